@@ -1,0 +1,13 @@
+# Warning and sanitizer flags as INTERFACE targets, linked by every gua target.
+add_library(gua_warnings INTERFACE)
+target_compile_options(gua_warnings INTERFACE
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor
+    -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough
+    $<$<BOOL:${GUA_WERROR}>:-Werror>)
+
+add_library(gua_sanitize INTERFACE)
+if(GUA_SANITIZE)
+    target_compile_options(gua_sanitize INTERFACE
+        -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+    target_link_options(gua_sanitize INTERFACE -fsanitize=address,undefined)
+endif()

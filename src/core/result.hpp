@@ -1,0 +1,48 @@
+// Result<T>: a value, or an Error the caller is expected to handle (fatal problems throw gua::Fatal).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace gua {
+
+/// A recoverable failure with a one-line, user-readable message.
+struct Error {
+    std::string message;
+};
+
+/// Holds either a T or an Error; check ok() before value().
+template <typename T> class Result {
+  public:
+    Result(T value) : m_data(std::in_place_index<0>, std::move(value)) {}
+    Result(Error error) : m_data(std::in_place_index<1>, std::move(error)) {}
+
+    bool ok() const { return m_data.index() == 0; }
+    explicit operator bool() const { return ok(); }
+    T& value() & { return std::get<0>(m_data); }
+    const T& value() const& { return std::get<0>(m_data); }
+    T&& value() && { return std::get<0>(std::move(m_data)); }
+    const Error& error() const { return std::get<1>(m_data); }
+    T value_or(T fallback) const { return ok() ? value() : std::move(fallback); }
+
+  private:
+    std::variant<T, Error> m_data;
+};
+
+/// Result of an operation without a value.
+template <> class Result<void> {
+  public:
+    Result() = default;
+    Result(Error error) : m_error(std::move(error)), m_ok(false) {}
+
+    bool ok() const { return m_ok; }
+    explicit operator bool() const { return m_ok; }
+    const Error& error() const { return m_error; }
+
+  private:
+    Error m_error;
+    bool m_ok = true;
+};
+
+} // namespace gua

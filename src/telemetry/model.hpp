@@ -1,0 +1,72 @@
+// The telemetry domain model: what a DeviceSource reports about cards and their processes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.hpp"
+#include "telemetry/identity.hpp"
+
+namespace gua::telemetry {
+
+/// Static facts about one card (a physical GPU or a MIG instance).
+struct DeviceInfo {
+    std::string uuid;                     ///< "GPU-…" or "MIG-…"; the stable key
+    int index = 0;                        ///< driver index (not stable across reboots)
+    std::string name;                     ///< model, e.g. "NVIDIA H100 80GB HBM3"
+    std::optional<std::int64_t> memory_total_mib;
+    std::string pci_bus_id;               ///< e.g. "00000000:3B:00.0"; empty when unknown
+    std::string parent_uuid;              ///< for MIG instances: the physical GPU's uuid
+};
+
+/// What kind of context a process has on a card.
+enum class ProcessType : std::uint8_t { compute = 0, graphics = 1, mps = 2 };
+
+/// Returns "compute", "graphics" or "mps".
+const char* to_string(ProcessType type);
+
+/// One process on one card at one poll.
+struct ProcessReading {
+    std::uint32_t pid = 0;
+    ProcessType type = ProcessType::compute;
+    std::optional<std::int64_t> mem_used_mib; ///< nullopt: the driver did not say
+    std::optional<double> sm_util_pct;        ///< mean SM % over the poll span; nullopt: unknown
+    /// Set by sources that already know the owner (synthetic workloads); the sampler then skips
+    /// /proc resolution. Real sources leave it empty.
+    std::optional<Identity> identity;
+};
+
+/// How the utilization of a poll was measured.
+enum class UtilSource : std::uint8_t {
+    none = 0,     ///< not measured (MIG, unsupported, error): "n/a", never 0 %
+    snapshot = 1, ///< one instantaneous reading (nvmlDeviceGetUtilizationRates)
+    samples = 2,  ///< the driver's sample buffer integrated over the poll span
+};
+
+/// One utilization sub-sample with its relative weight (time it represents, in microseconds).
+struct UtilSample {
+    double pct = 0;
+    DurationUs weight_us = 0;
+};
+
+/// Everything read from one card at one poll. The util samples cover the span since the previous
+/// poll of that card; their weights are relative and are rescaled to the real span by the sampler.
+struct DevicePoll {
+    std::string uuid;
+    bool lost = false; ///< the card fell off the bus (GPU_IS_LOST); all readings are empty
+    UtilSource util_source = UtilSource::none;
+    std::vector<UtilSample> util;
+    std::optional<int> mem_util_pct;
+    std::optional<std::int64_t> mem_used_mib;
+    std::optional<std::int64_t> power_mw;
+    std::optional<int> temperature_c;
+    std::optional<int> sm_clock_mhz;
+    std::optional<std::uint64_t> clock_event_reasons; ///< NVML clocks-event (throttle) bitmask
+    std::optional<std::uint64_t> energy_mj;           ///< energy counter since driver load
+    std::vector<ProcessReading> processes;
+    int read_errors = 0; ///< readings that failed with an unexpected error this poll
+};
+
+} // namespace gua::telemetry
