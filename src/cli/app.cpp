@@ -1,33 +1,58 @@
 // The command-line application: registers every subcommand by hand and maps errors to exit codes.
 #include "cli/app.hpp"
 
+#include "cli/command.hpp"
+#include "core/fatal.hpp"
+#include "core/version.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <exception>
-
-#include "core/fatal.hpp"
-#include "core/version.hpp"
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gua::cli {
 
 int main_entry(int argc, char** argv) {
-    CLI::App app{"gua: audit how NVIDIA GPUs are really used (active, idle-held, truly idle)"};
+    CLI::App app{"gua: audit how NVIDIA GPUs are really used — active, idle-held (memory held, "
+                 "SMs cold) and truly idle time, per card and per person."};
     app.set_version_flag("--version", std::string("gua ") + k_version);
     app.require_subcommand(1);
+    app.footer("Run `gua <command> --help` for the flags of a command.");
+    std::vector<std::pair<CLI::App*, Runner>> commands;
+    const auto add = [&](Runner (*reg)(CLI::App&)) {
+        Runner runner = reg(app);
+        commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+    };
+    add(register_report);
+    add(register_demo);
+    CLI::App* version = app.add_subcommand("version", "Print the version");
     try {
         app.parse(argc, argv);
+        if (version->parsed()) {
+            fmt::print("gua {}\n", k_version);
+            return 0;
+        }
+        for (auto& [cmd, run] : commands) {
+            if (cmd->parsed()) {
+                return run();
+            }
+        }
+        return 0;
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     } catch (const Fatal& e) {
+        std::fflush(stdout);
         fmt::print(stderr, "gua: {}\n", e.what());
         return static_cast<int>(e.code());
     } catch (const std::exception& e) {
-        fmt::print(stderr, "gua: internal error: {}\n", e.what());
+        std::fflush(stdout);
+        fmt::print(stderr, "gua: error: {}\n", e.what());
         return static_cast<int>(ExitCode::failure);
     }
-    return 0;
 }
 
 } // namespace gua::cli

@@ -6,7 +6,9 @@
 
 namespace gua {
 
-TimeUs SystemClock::wall_now() { return gua::wall_now(); }
+TimeUs SystemClock::wall_now() {
+    return gua::wall_now();
+}
 
 std::int64_t SystemClock::mono_now() {
     timespec ts{};

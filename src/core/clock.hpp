@@ -1,10 +1,11 @@
-// The clock seam: wall time for timestamps, monotonic time for scheduling; simulated in demos/tests.
+// The clock seam: wall time for timestamps, monotonic time for scheduling; simulated in
+// demos/tests.
 #pragma once
+
+#include "core/time.hpp"
 
 #include <atomic>
 #include <cstdint>
-
-#include "core/time.hpp"
 
 namespace gua {
 

@@ -1,11 +1,11 @@
 // Human durations on the command line: 200ms, 30s, 5m, 1.5h, 7d, 2w.
 #pragma once
 
-#include <string>
-#include <string_view>
-
 #include "core/result.hpp"
 #include "core/time.hpp"
+
+#include <string>
+#include <string_view>
 
 namespace gua {
 

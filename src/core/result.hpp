@@ -1,4 +1,5 @@
-// Result<T>: a value, or an Error the caller is expected to handle (fatal problems throw gua::Fatal).
+// Result<T>: a value, or an Error the caller is expected to handle (fatal problems throw
+// gua::Fatal).
 #pragma once
 
 #include <string>

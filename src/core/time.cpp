@@ -44,8 +44,8 @@ bool eat(std::string_view& s, char c) {
 } // namespace
 
 Result<TimeUs> parse_iso8601(std::string_view text) {
-    const Error bad{fmt::format("invalid time '{}' (expected ISO 8601, e.g. 2026-05-11T08:00:00Z)",
-                                text)};
+    const Error bad{
+        fmt::format("invalid time '{}' (expected ISO 8601, e.g. 2026-05-11T08:00:00Z)", text)};
     std::string_view s = text;
     std::tm tm{};
     int year = 0;
@@ -98,8 +98,8 @@ Result<TimeUs> parse_iso8601(std::string_view text) {
         }
         offset_s = sign * (oh * 3600 + om * 60);
     }
-    if (!s.empty() || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
-        minute > 59 || second > 60) {
+    if (!s.empty() || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 ||
+        second > 60) {
         return bad;
     }
     tm.tm_year = year - 1900;

@@ -1,11 +1,11 @@
 // Wall-clock time as UTC microseconds since the Unix epoch, and its ISO 8601 text form.
 #pragma once
 
+#include "core/result.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "core/result.hpp"
 
 namespace gua {
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gua needs to build and test, printing what it installs.
+# Already-installed packages are left alone; needs root or sudo only when something is missing.
+set -euo pipefail
+
+packages=(
+    cmake g++ ninja-build pkg-config make
+    libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
+    libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev
+    libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+    python3 jq tmux util-linux
+)
+if [ "${1:-}" = "--test" ]; then
+    # Real components used by the end-to-end tests.
+    packages+=(dpkg-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "gua setup: installing missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+else
+    echo "gua setup: need root or sudo to install: ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq || echo "gua setup: apt-get update failed; trying the cached lists" >&2
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "gua setup: installed ${missing[*]}"

@@ -1,0 +1,28 @@
+// Attribution of a card-tick's time to identities, without double counting.
+#pragma once
+
+#include "audit/card_tick.hpp"
+#include "audit/classify.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace gua::audit {
+
+/// One identity's share of a card-tick, in microseconds (fractional: shares split time).
+struct IdentityShare {
+    std::uint32_t identity = 0;
+    double active_us = 0;        ///< share of the card's active time
+    double idle_held_us = 0;     ///< share of the card's idle-held time
+    double idle_held_mib_us = 0; ///< memory held while its own SMs were idle × time (MiB·µs)
+};
+
+/// Splits `states` (the classification of `tick`) among the tick's identities: active time by
+/// per-process SM utilization share (by held memory when no process reports SM activity), idle-held
+/// time by held memory. Shares of one identity's processes are merged; the shares of a tick add up
+/// to active + idle_held. Active time with no process to carry it goes to `nobody`. Appends to
+/// `out` (cleared first) so the caller can reuse the vector.
+void attribute(const CardTick& tick, const StateTimes& states, const Thresholds& thresholds,
+               std::uint32_t nobody, std::vector<IdentityShare>& out);
+
+} // namespace gua::audit

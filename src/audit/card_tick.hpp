@@ -1,0 +1,50 @@
+// The audit's input: one card over one interval, with its processes, as read back from a store.
+#pragma once
+
+#include "core/time.hpp"
+#include "telemetry/model.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace gua::audit {
+
+/// Classification thresholds (configuration; defaults from DESIGN.md).
+struct Thresholds {
+    double active_util_pct = 10.0;   ///< SM utilization at or above this is active
+    std::int64_t held_mib = 100;     ///< holders together holding more than this hold the card
+    bool graphics_is_holder = false; ///< count graphics-only contexts (Xorg) as holders
+};
+
+/// The four efficiency buckets of utilization: <10 %, 10–70 %, 70–90 %, ≥90 %.
+enum class Bucket : std::uint8_t { idle = 0, underutilized = 1, productive = 2, compute_bound = 3 };
+inline constexpr std::size_t k_bucket_count = 4;
+/// Lower bounds of the buckets in percent.
+inline constexpr std::array<double, k_bucket_count> k_bucket_floor_pct{0.0, 10.0, 70.0, 90.0};
+
+/// Returns the bucket of a utilization value in percent.
+Bucket bucket_of(double util_pct);
+
+/// One process on a card during a card-tick. `identity` indexes the caller's identity table.
+struct ProcTick {
+    std::uint32_t identity = 0;
+    telemetry::ProcessType type = telemetry::ProcessType::compute;
+    std::optional<std::int64_t> mem_used_mib; ///< nullopt: unknown (still counts as holding)
+    std::optional<double> sm_util_pct;        ///< nullopt: no per-process reading
+};
+
+/// One card over [t0, t0 + duration). `gpu` indexes the caller's GPU table. When utilization was
+/// not measured (MIG, unsupported) active_us is nullopt and the buckets are all zero.
+struct CardTick {
+    std::uint32_t gpu = 0;
+    TimeUs t0 = 0;
+    DurationUs duration_us = 0;
+    std::optional<DurationUs> active_us; ///< time at or above the recording's active threshold
+    std::array<DurationUs, k_bucket_count> bucket_us{};
+    std::optional<double> util_pct; ///< time-weighted mean SM utilization
+    std::vector<ProcTick> processes;
+};
+
+} // namespace gua::audit

@@ -1,0 +1,34 @@
+// Card-tick classification: how a card's time splits into active, idle-held and truly idle.
+#pragma once
+
+#include "audit/card_tick.hpp"
+
+#include <cstdint>
+
+namespace gua::audit {
+
+/// Time of one or more card-ticks by state, in microseconds. `unmeasured` is time whose
+/// utilization was not available ("n/a", never counted as idle).
+struct StateTimes {
+    DurationUs active = 0;
+    DurationUs idle_held = 0;
+    DurationUs truly_idle = 0;
+    DurationUs unmeasured = 0;
+
+    DurationUs total() const { return active + idle_held + truly_idle + unmeasured; }
+    StateTimes& operator+=(const StateTimes& o);
+};
+
+/// True when `p` counts as holding the card: a compute or MPS context (or graphics when so
+/// configured).
+bool is_holder(const ProcTick& p, const Thresholds& thresholds);
+
+/// True when the card's holders together hold more than the threshold, or a holder's memory is
+/// unknown (a live context always holds memory; missing is not zero).
+bool is_held(const CardTick& tick, const Thresholds& thresholds);
+
+/// Splits the tick's duration: active = time at or above the active threshold; the rest is
+/// idle-held when the card is held, else truly idle; all of it unmeasured without utilization.
+StateTimes classify(const CardTick& tick, const Thresholds& thresholds);
+
+} // namespace gua::audit

@@ -1,0 +1,32 @@
+// Live classification helpers for freshly sampled ticks.
+#include "audit/from_tick.hpp"
+
+#include "audit/classify.hpp"
+
+namespace gua::audit {
+
+CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickRecord& card) {
+    CardTick c;
+    c.t0 = tick.t0;
+    c.duration_us = tick.duration_us;
+    c.active_us = card.active_us;
+    c.bucket_us = card.bucket_us;
+    c.util_pct = card.util_pct;
+    for (const telemetry::ProcessTick& p : card.processes) {
+        c.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct});
+    }
+    return c;
+}
+
+const char* dominant_state(const CardTick& card, const Thresholds& thresholds) {
+    const StateTimes t = classify(card, thresholds);
+    if (t.unmeasured > 0) {
+        return "n/a";
+    }
+    if (t.active >= t.idle_held && t.active >= t.truly_idle) {
+        return "active";
+    }
+    return t.idle_held >= t.truly_idle ? "idle-held" : "truly-idle";
+}
+
+} // namespace gua::audit

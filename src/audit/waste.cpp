@@ -1,0 +1,55 @@
+// Waste arithmetic and display rounding that preserves totals.
+#include "audit/waste.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace gua::audit {
+
+Waste compute_waste(const StateTimes& states, std::size_t cards_in_window) {
+    Waste w;
+    w.cards_in_window = cards_in_window;
+    w.idle_held_gpu_hours = to_hours(states.idle_held);
+    w.truly_idle_gpu_hours = to_hours(states.truly_idle);
+    const DurationUs measured = states.active + states.idle_held + states.truly_idle;
+    if (measured > 0) {
+        w.idle_held_share = static_cast<double>(states.idle_held) / static_cast<double>(measured);
+        w.truly_idle_share = static_cast<double>(states.truly_idle) / static_cast<double>(measured);
+    }
+    const double cards = static_cast<double>(cards_in_window);
+    w.idle_held_equiv_gpus = w.idle_held_share * cards;
+    w.truly_idle_equiv_gpus = w.truly_idle_share * cards;
+    w.policy_problem = w.idle_held_share > k_idle_held_policy_share;
+    return w;
+}
+
+std::vector<double> rounded_percentages(const std::vector<double>& shares, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+    std::vector<double> out(shares.size(), 0.0);
+    if (sum <= 0) {
+        return out;
+    }
+    const auto total_units = static_cast<long long>(std::llround(100.0 * scale));
+    std::vector<long long> units(shares.size());
+    std::vector<std::pair<double, std::size_t>> remainders;
+    long long used = 0;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        const double exact = shares[i] / sum * 100.0 * scale;
+        units[i] = static_cast<long long>(std::floor(exact));
+        used += units[i];
+        remainders.emplace_back(exact - static_cast<double>(units[i]), i);
+    }
+    std::stable_sort(remainders.begin(), remainders.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t k = 0; used < total_units && k < remainders.size(); ++k, ++used) {
+        ++units[remainders[k].second];
+    }
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        out[i] = static_cast<double>(units[i]) / scale;
+    }
+    return out;
+}
+
+} // namespace gua::audit

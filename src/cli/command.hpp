@@ -1,0 +1,20 @@
+// What every subcommand file provides: a registration function that returns a runner.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace gua::cli {
+
+/// Runs a parsed subcommand and returns its exit code; throws gua::Fatal for user errors.
+using Runner = std::function<int()>;
+
+/// Registers `gua report` on `app`; the returned runner reads the parsed options.
+Runner register_report(CLI::App& app);
+/// Registers `gua demo`.
+Runner register_demo(CLI::App& app);
+
+} // namespace gua::cli

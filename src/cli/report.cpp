@@ -1,0 +1,105 @@
+// `gua report`: the audit of a recorded window (prior-art compatible flags plus absolute ranges).
+#include "cli/command.hpp"
+#include "cli/report_options.hpp"
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "store/paths.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace gua::cli {
+
+namespace {
+
+struct ReportCommandOptions {
+    std::string db;
+    std::string since = "7d";
+    std::string until;
+    std::string from;
+    std::string to;
+    std::string interval;
+    std::string gpu;
+    std::string user;
+    ReportFlags flags;
+};
+
+TimeUs parse_time_flag(const std::string& flag, const std::string& text) {
+    Result<TimeUs> t = parse_iso8601(text);
+    if (!t) {
+        throw Fatal(fmt::format("{}: {}", flag, t.error().message), ExitCode::usage);
+    }
+    return t.value();
+}
+
+DurationUs parse_duration_flag(const std::string& flag, const std::string& text) {
+    Result<DurationUs> d = parse_duration(text);
+    if (!d) {
+        throw Fatal(fmt::format("{}: {}", flag, d.error().message), ExitCode::usage);
+    }
+    return d.value();
+}
+
+int run(const ReportCommandOptions& o) {
+    std::string db = o.db;
+    if (db.empty()) {
+        const std::optional<std::string> found = store::default_read_path();
+        if (!found) {
+            throw Fatal(fmt::format("no database found at {} or {} (start recording with `gua "
+                                    "daemon`, try `gua demo`, or pass --db PATH)",
+                                    store::user_db_path(), store::k_system_db_path));
+        }
+        db = *found;
+    }
+    report::BuildOptions b;
+    const TimeUs now = wall_now();
+    if (!o.from.empty() || !o.to.empty()) {
+        b.to = o.to.empty() ? now : parse_time_flag("--to", o.to);
+        b.from = o.from.empty() ? b.to - parse_duration_flag("--since", o.since)
+                                : parse_time_flag("--from", o.from);
+        b.window_label = format_duration(b.to - b.from);
+    } else {
+        b.to = o.until.empty() ? now : now - parse_duration_flag("--until", o.until);
+        const DurationUs since = parse_duration_flag("--since", o.since);
+        b.from = now - since;
+        b.window_label = o.until.empty() ? format_duration(since) : format_duration(b.to - b.from);
+    }
+    if (b.from >= b.to) {
+        throw Fatal(fmt::format("empty window: {} is not before {}", format_iso8601(b.from),
+                                format_iso8601(b.to)),
+                    ExitCode::usage);
+    }
+    if (!o.interval.empty()) {
+        b.interval_override = parse_duration_flag("--interval", o.interval);
+    }
+    if (!o.gpu.empty()) {
+        b.gpu = o.gpu;
+    }
+    if (!o.user.empty()) {
+        b.user = o.user;
+    }
+    return print_report(db, b, o.flags);
+}
+
+} // namespace
+
+Runner register_report(CLI::App& app) {
+    auto o = std::make_shared<ReportCommandOptions>();
+    CLI::App* cmd = app.add_subcommand("report", "Print the audit of a recorded window");
+    cmd->add_option("--db", o->db, "Database to read (default: the user's, else the system's)");
+    cmd->add_option("--since", o->since, "Window length back from --until/now (e.g. 30m, 7d, 2w)")
+        ->capture_default_str();
+    cmd->add_option("--until", o->until, "End the window this long ago (e.g. 1d)");
+    cmd->add_option("--from", o->from, "Absolute window start (ISO 8601, e.g. 2026-05-01)");
+    cmd->add_option("--to", o->to, "Absolute window end (ISO 8601; default now)");
+    cmd->add_option("--interval", o->interval,
+                    "Override the recorded tick duration (prior-art compatibility; not needed)");
+    cmd->add_option("--gpu", o->gpu, "Only this GPU (index or uuid prefix)");
+    cmd->add_option("--user", o->user, "Only card-ticks where this user had a process");
+    add_report_flags(*cmd, o->flags);
+    return [o] { return run(*o); };
+}
+
+} // namespace gua::cli

@@ -1,0 +1,251 @@
+// Report building: store → audit::WindowAccumulator → ReportModel.
+#include "report/build.hpp"
+
+#include "audit/window.hpp"
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "core/version.hpp"
+#include "store/reader.hpp"
+#include "store/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace gua::report {
+
+namespace {
+
+StateShares shares_of(const audit::StateTimes& t) {
+    StateShares s;
+    const double measured = static_cast<double>(t.active + t.idle_held + t.truly_idle);
+    if (measured > 0) {
+        s.active = static_cast<double>(t.active) / measured;
+        s.idle_held = static_cast<double>(t.idle_held) / measured;
+        s.truly_idle = static_cast<double>(t.truly_idle) / measured;
+    }
+    s.active_hours = to_hours(t.active);
+    s.idle_held_hours = to_hours(t.idle_held);
+    s.truly_idle_hours = to_hours(t.truly_idle);
+    s.unmeasured_hours = to_hours(t.unmeasured);
+    return s;
+}
+
+std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b) {
+    std::array<double, 4> out{};
+    const double total = static_cast<double>(b[0] + b[1] + b[2] + b[3]);
+    for (std::size_t i = 0; i < 4 && total > 0; ++i) {
+        out[i] = static_cast<double>(b[i]) / total;
+    }
+    return out;
+}
+
+std::string short_uuid(const std::string& uuid) {
+    const std::size_t dash = uuid.find('-');
+    if (dash == std::string::npos) {
+        return uuid.substr(0, 12);
+    }
+    return uuid.substr(0, std::min(uuid.size(), dash + 9));
+}
+
+/// Rescales a tick to the prior-art --interval override (keeping its state proportions).
+void apply_interval(audit::CardTick& tick, DurationUs interval) {
+    if (tick.duration_us <= 0) {
+        return;
+    }
+    const double scale = static_cast<double>(interval) / static_cast<double>(tick.duration_us);
+    if (tick.active_us) {
+        tick.active_us = std::llround(static_cast<double>(*tick.active_us) * scale);
+    }
+    for (DurationUs& b : tick.bucket_us) {
+        b = std::llround(static_cast<double>(b) * scale);
+    }
+    tick.duration_us = interval;
+}
+
+} // namespace
+
+ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz) {
+    store::check_readable(db);
+    store::Reader reader(db);
+    ReportModel m;
+    m.gua_version = k_version;
+    m.window_from = options.from;
+    m.window_to = options.to;
+    m.window_label = options.window_label;
+    m.time_zone = tz.name();
+    m.active_threshold_pct = options.thresholds.active_util_pct;
+    m.held_threshold_mib = options.thresholds.held_mib;
+
+    const std::vector<store::RunRow> runs = reader.runs();
+    if (!runs.empty()) {
+        m.host = runs.back().host;
+        m.driver_version = runs.back().driver_version;
+    }
+    std::set<DurationUs> intervals;
+    for (const store::RunRow& r : runs) {
+        if (r.started_us < options.to && r.ended_us.value_or(options.to) >= options.from) {
+            intervals.insert(r.interval_us);
+        }
+    }
+    if (options.interval_override) {
+        if (intervals.size() != 1 || *intervals.begin() != *options.interval_override) {
+            std::vector<std::string> recorded;
+            for (DurationUs i : intervals) {
+                recorded.push_back(format_duration(i));
+            }
+            m.notes.push_back(fmt::format(
+                "--interval {} overrides the recorded interval ({}); gua records each tick's "
+                "real duration, so --interval is not needed",
+                format_duration(*options.interval_override),
+                recorded.empty() ? "none in window"
+                                 : fmt::format("{}", fmt::join(recorded, ", "))));
+        }
+    }
+
+    const std::vector<store::GpuRow> gpus = reader.gpus();
+    std::optional<std::int64_t> gpu_filter;
+    if (options.gpu) {
+        for (const store::GpuRow& g : gpus) {
+            if (std::to_string(g.index) == *options.gpu || g.uuid.starts_with(*options.gpu)) {
+                gpu_filter = g.id;
+                break;
+            }
+        }
+        if (!gpu_filter) {
+            throw Fatal(fmt::format("--gpu {}: no such GPU in {} (known: {} GPUs)", *options.gpu,
+                                    db.path(), gpus.size()),
+                        ExitCode::usage);
+        }
+        m.filters.push_back("gpu=" + *options.gpu);
+    }
+    const std::vector<store::IdentityRow> identities = reader.identities();
+    std::set<std::uint32_t> user_ids;
+    if (options.user) {
+        for (const store::IdentityRow& i : identities) {
+            if (i.identity.user == *options.user) {
+                user_ids.insert(static_cast<std::uint32_t>(i.id));
+            }
+        }
+        if (user_ids.empty()) {
+            throw Fatal(fmt::format("--user {}: no such user in {}", *options.user, db.path()),
+                        ExitCode::usage);
+        }
+        m.filters.push_back("user=" + *options.user);
+    }
+
+    audit::WindowAccumulator acc(options.thresholds, 0,
+                                 [&tz](TimeUs t) { return tz.weekday_hour(t); });
+    audit::CardTick scaled;
+    reader.scan(options.from, options.to, [&](const audit::CardTick& tick) {
+        if (gpu_filter && tick.gpu != *gpu_filter) {
+            return;
+        }
+        if (!user_ids.empty() &&
+            std::none_of(tick.processes.begin(), tick.processes.end(),
+                         [&](const audit::ProcTick& p) { return user_ids.contains(p.identity); })) {
+            return;
+        }
+        if (options.interval_override) {
+            scaled = tick;
+            apply_interval(scaled, *options.interval_override);
+            acc.add(scaled);
+        } else {
+            acc.add(tick);
+        }
+    });
+
+    m.samples = acc.ticks();
+    m.headline = shares_of(acc.states());
+    const audit::StateTimes& st = acc.states();
+    m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle);
+    std::size_t cards = 0;
+    for (const store::GpuRow& g : gpus) {
+        const auto id = static_cast<std::size_t>(g.id);
+        if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
+            continue;
+        }
+        ++cards;
+        const audit::GpuTotals& t = acc.gpus()[id];
+        m.gpus.push_back(GpuRow{g.index, g.uuid, short_uuid(g.uuid), g.name, shares_of(t.states),
+                                bucket_shares(t.bucket_us), t.ticks});
+    }
+    m.waste = audit::compute_waste(st, cards);
+    m.buckets = bucket_shares(acc.bucket_us());
+    DurationUs bucket_total = 0;
+    for (DurationUs b : acc.bucket_us()) {
+        bucket_total += b;
+    }
+    m.bucket_hours = to_hours(bucket_total);
+
+    // §4: identities grouped by user name.
+    std::map<std::string, IdentityRow> by_user;
+    for (const store::IdentityRow& i : identities) {
+        const auto id = static_cast<std::size_t>(i.id);
+        if (id >= acc.identities().size() || acc.identities()[id].ticks == 0) {
+            continue;
+        }
+        const audit::IdentityTotals& t = acc.identities()[id];
+        IdentityRow& row = by_user[i.identity.user];
+        row.name = i.identity.user;
+        row.active_hours += to_hours(static_cast<DurationUs>(std::llround(t.active_us)));
+        row.idle_held_hours += to_hours(static_cast<DurationUs>(std::llround(t.idle_held_us)));
+        row.idle_held_gib_hours += t.idle_held_mib_us / 1024.0 / static_cast<double>(k_us_per_hour);
+        row.samples += t.ticks;
+    }
+    if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {
+        IdentityRow& row = by_user["(no process)"];
+        row.name = "(no process)";
+        row.active_hours += to_hours(static_cast<DurationUs>(acc.identities()[0].active_us));
+        row.samples += acc.identities()[0].ticks;
+    }
+    for (auto& [name, row] : by_user) {
+        row.gpu_hours = row.active_hours + row.idle_held_hours;
+        row.idle_held_share = row.gpu_hours > 0 ? row.idle_held_hours / row.gpu_hours : 0;
+        m.identities.push_back(row);
+    }
+    std::sort(m.identities.begin(), m.identities.end(), [](const auto& a, const auto& b) {
+        if (a.gpu_hours != b.gpu_hours) {
+            return a.gpu_hours > b.gpu_hours;
+        }
+        return a.name < b.name;
+    });
+    m.identities_total = m.identities.size();
+    if (m.identities.size() > options.top_identities) {
+        m.identities.resize(options.top_identities);
+    }
+
+    for (std::size_t d = 0; d < 7; ++d) {
+        for (std::size_t h = 0; h < 24; ++h) {
+            const audit::StateTimes& c = acc.heatmap()[d][h];
+            HeatCell& cell = m.heatmap[d][h];
+            cell.has_data = c.total() > 0;
+            const StateShares s = shares_of(c);
+            cell.active = s.active;
+            cell.idle_held = s.idle_held;
+            cell.truly_idle = s.truly_idle;
+            cell.card_hours = to_hours(c.total());
+        }
+    }
+
+    m.coverage.first = acc.first();
+    m.coverage.last_end = acc.last_end();
+    DurationUs gap_total = 0;
+    for (const audit::Gap& g : acc.gaps()) {
+        m.coverage.gaps.emplace_back(g.from, g.to);
+        gap_total += g.to - g.from;
+    }
+    if (acc.first() && options.to > options.from) {
+        const DurationUs recorded = std::min(*acc.last_end(), options.to) -
+                                    std::max(*acc.first(), options.from) - gap_total;
+        m.coverage.covered_share = std::clamp(static_cast<double>(recorded) /
+                                                  static_cast<double>(options.to - options.from),
+                                              0.0, 1.0);
+    }
+    return m;
+}
+
+} // namespace gua::report

@@ -1,0 +1,31 @@
+// Building a ReportModel from a gua SQLite database through the audit math.
+#pragma once
+
+#include "audit/card_tick.hpp"
+#include "core/timezone.hpp"
+#include "report/model.hpp"
+#include "store/database.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace gua::report {
+
+/// What to report on.
+struct BuildOptions {
+    TimeUs from = 0;
+    TimeUs to = 0;
+    std::string window_label;
+    audit::Thresholds thresholds;
+    std::optional<std::string> gpu;              ///< index ("0") or uuid prefix ("GPU-0a7c")
+    std::optional<std::string> user;             ///< only card-ticks where this user had a process
+    std::optional<DurationUs> interval_override; ///< prior-art compatible --interval
+    std::size_t top_identities = 10;
+};
+
+/// Reads the window from `db` and computes every section. Throws Fatal for a filter that
+/// matches nothing known to the database.
+ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz);
+
+} // namespace gua::report

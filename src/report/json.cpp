@@ -1,0 +1,111 @@
+// The JSON report: every number of the text report, with a schema_version (docs/report-json.md).
+#include "core/time.hpp"
+#include "report/render.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace gua::report {
+
+namespace {
+
+using nlohmann::json;
+
+json opt_time(const std::optional<TimeUs>& t) {
+    return t ? json(format_iso8601(*t)) : json();
+}
+
+json shares(const StateShares& s) {
+    return json{{"active", s.active},
+                {"idle_held", s.idle_held},
+                {"truly_idle", s.truly_idle},
+                {"active_gpu_hours", s.active_hours},
+                {"idle_held_gpu_hours", s.idle_held_hours},
+                {"truly_idle_gpu_hours", s.truly_idle_hours},
+                {"unmeasured_gpu_hours", s.unmeasured_hours}};
+}
+
+json buckets(const std::array<double, 4>& b) {
+    return json{
+        {"idle", b[0]}, {"underutilized", b[1]}, {"productive", b[2]}, {"compute_bound", b[3]}};
+}
+
+} // namespace
+
+std::string render_json(const ReportModel& m) {
+    json j;
+    j["schema_version"] = m.schema_version;
+    j["gua_version"] = m.gua_version;
+    j["host"] = m.host;
+    j["driver_version"] = m.driver_version;
+    j["window"] = {{"from", format_iso8601(m.window_from)},
+                   {"to", format_iso8601(m.window_to)},
+                   {"label", m.window_label},
+                   {"time_zone", m.time_zone},
+                   {"filters", m.filters}};
+    j["notes"] = m.notes;
+    j["thresholds"] = {{"active_util_pct", m.active_threshold_pct},
+                       {"held_mib", m.held_threshold_mib}};
+    j["samples"] = m.samples;
+    j["headline"] = shares(m.headline);
+    const audit::Waste& w = m.waste;
+    j["waste"] = {{"idle_held_gpu_hours", w.idle_held_gpu_hours},
+                  {"truly_idle_gpu_hours", w.truly_idle_gpu_hours},
+                  {"idle_held_share", w.idle_held_share},
+                  {"truly_idle_share", w.truly_idle_share},
+                  {"idle_held_equiv_gpus", w.idle_held_equiv_gpus},
+                  {"truly_idle_equiv_gpus", w.truly_idle_equiv_gpus},
+                  {"gpus_in_window", w.cards_in_window},
+                  {"observed_gpu_hours", m.observed_card_hours}};
+    j["policy_verdict"] = {{"idle_held_share", w.idle_held_share},
+                           {"limit", audit::k_idle_held_policy_share},
+                           {"allocation_policy_problem", w.policy_problem}};
+    json gpus = json::array();
+    for (const GpuRow& g : m.gpus) {
+        gpus.push_back({{"index", g.index},
+                        {"uuid", g.uuid},
+                        {"model", g.model},
+                        {"samples", g.samples},
+                        {"states", shares(g.shares)},
+                        {"efficiency", buckets(g.buckets)}});
+    }
+    j["gpus"] = gpus;
+    json ids = json::array();
+    for (const IdentityRow& r : m.identities) {
+        ids.push_back({{"name", r.name},
+                       {"gpu_hours", r.gpu_hours},
+                       {"active_gpu_hours", r.active_hours},
+                       {"idle_held_gpu_hours", r.idle_held_hours},
+                       {"idle_held_share", r.idle_held_share},
+                       {"idle_held_gib_hours", r.idle_held_gib_hours},
+                       {"samples", r.samples}});
+    }
+    j["identities"] = {{"top", ids}, {"total", m.identities_total}};
+    json cells = json::array();
+    for (std::size_t d = 0; d < 7; ++d) {
+        for (std::size_t h = 0; h < 24; ++h) {
+            const HeatCell& c = m.heatmap[d][h];
+            if (c.has_data) {
+                cells.push_back({{"weekday", d},
+                                 {"hour", h},
+                                 {"active", c.active},
+                                 {"idle_held", c.idle_held},
+                                 {"truly_idle", c.truly_idle},
+                                 {"gpu_hours", c.card_hours}});
+            }
+        }
+    }
+    j["heatmap"] = {{"time_zone", m.time_zone}, {"cells", cells}};
+    j["efficiency"] = buckets(m.buckets);
+    j["efficiency"]["measured_gpu_hours"] = m.bucket_hours;
+    json gaps = json::array();
+    for (const auto& [from, to] : m.coverage.gaps) {
+        gaps.push_back({{"from", format_iso8601(from)}, {"to", format_iso8601(to)}});
+    }
+    j["coverage"] = {{"first_sample", opt_time(m.coverage.first)},
+                     {"last_sample_end", opt_time(m.coverage.last_end)},
+                     {"recorded_share", m.coverage.covered_share},
+                     {"gaps", gaps}};
+    return j.dump(2) + "\n";
+}
+
+} // namespace gua::report

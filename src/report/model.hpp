@@ -1,0 +1,93 @@
+// ReportModel: the finished numbers of a report. Renderers only format it.
+#pragma once
+
+#include "audit/waste.hpp"
+#include "core/time.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gua::report {
+
+/// Shares of a set of state times, as fractions of measured time (sum to 1 or all 0).
+struct StateShares {
+    double active = 0;
+    double idle_held = 0;
+    double truly_idle = 0;
+    double active_hours = 0;
+    double idle_held_hours = 0;
+    double truly_idle_hours = 0;
+    double unmeasured_hours = 0; ///< utilization n/a (e.g. MIG): excluded from the shares
+};
+
+/// §3: one card.
+struct GpuRow {
+    int index = 0;
+    std::string uuid;
+    std::string short_uuid; ///< first 8 hex digits after the prefix, e.g. "GPU-0a7c3e1f"
+    std::string model;
+    StateShares shares;
+    std::array<double, 4> buckets{}; ///< efficiency bucket shares (sum to 1 when measured)
+    std::uint64_t samples = 0;
+};
+
+/// §4: one identity (a user, or a group of users).
+struct IdentityRow {
+    std::string name;
+    double gpu_hours = 0; ///< active + idle-held hours attributed (no double counting)
+    double active_hours = 0;
+    double idle_held_hours = 0;
+    double idle_held_share = 0; ///< idle_held_hours / gpu_hours
+    double idle_held_gib_hours = 0;
+    std::uint64_t samples = 0; ///< card-ticks with a process of this identity
+};
+
+/// §5: one weekday × hour cell (weekday 0 = Sunday). Empty when no card-tick fell in it.
+struct HeatCell {
+    bool has_data = false;
+    double active = 0;
+    double idle_held = 0;
+    double truly_idle = 0;
+    double card_hours = 0;
+};
+
+/// Coverage of the window by recorded data.
+struct Coverage {
+    std::optional<TimeUs> first;
+    std::optional<TimeUs> last_end;
+    std::vector<std::pair<TimeUs, TimeUs>> gaps;
+    double covered_share = 0; ///< recorded wall time / window span (≤ 1)
+};
+
+/// A finished report.
+struct ReportModel {
+    int schema_version = 1;
+    std::string gua_version;
+    std::string host;
+    std::string driver_version;
+    TimeUs window_from = 0;
+    TimeUs window_to = 0;
+    std::string window_label; ///< e.g. "7d" or "2026-05-01T00:00:00Z → 2026-05-08T00:00:00Z"
+    std::string time_zone;    ///< heatmap zone name, e.g. "UTC"
+    std::vector<std::string> filters; ///< e.g. "gpu=0", "user=alice"
+    std::vector<std::string> notes;   ///< warnings shown with the report (e.g. --interval)
+    double active_threshold_pct = 10;
+    std::int64_t held_threshold_mib = 100;
+
+    std::uint64_t samples = 0; ///< card-ticks in the window
+    StateShares headline;
+    audit::Waste waste;
+    double observed_card_hours = 0;
+    std::vector<GpuRow> gpus;
+    std::vector<IdentityRow> identities; ///< sorted by gpu_hours descending, then name
+    std::size_t identities_total = 0;    ///< before truncation to the top N
+    std::array<std::array<HeatCell, 24>, 7> heatmap{};
+    std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window
+    double bucket_hours = 0;         ///< measured card-hours behind the bucket shares
+    Coverage coverage;
+};
+
+} // namespace gua::report

@@ -1,0 +1,305 @@
+// The text report, in the prior art's section order and shape, with gua's corrected numbers.
+#include "audit/waste.hpp"
+#include "core/duration.hpp"
+#include "report/render.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <iterator>
+
+namespace gua::report {
+
+namespace {
+
+constexpr std::array<const char*, 7> k_weekdays{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+constexpr std::string_view k_ramp = " .:-=+*#%@";
+
+struct Style {
+    bool color;
+    std::string paint(std::string_view code, const std::string& s) const {
+        return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
+    }
+};
+
+std::string repeat(std::string_view glyph, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+        out += glyph;
+    }
+    return out;
+}
+
+/// Cells per state for the bar: largest remainder, and never hide a non-zero state.
+std::array<int, 3> bar_cells(const StateShares& s, int width) {
+    std::array<double, 3> share{s.active, s.idle_held, s.truly_idle};
+    std::array<int, 3> cells{};
+    const double sum = share[0] + share[1] + share[2];
+    if (sum <= 0 || width <= 0) {
+        return cells;
+    }
+    int used = 0;
+    std::array<double, 3> rem{};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const double exact = share[i] / sum * width;
+        cells[i] = static_cast<int>(std::floor(exact));
+        rem[i] = exact - cells[i];
+        used += cells[i];
+    }
+    while (used < width) {
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < 3; ++i) {
+            if (rem[i] > rem[best]) {
+                best = i;
+            }
+        }
+        ++cells[best];
+        rem[best] = -1;
+        ++used;
+    }
+    for (std::size_t i = 0; i < 3 && width >= 3; ++i) {
+        if (share[i] > 0 && cells[i] == 0) {
+            std::size_t donor = 0;
+            for (std::size_t j = 1; j < 3; ++j) {
+                if (cells[j] > cells[donor]) {
+                    donor = j;
+                }
+            }
+            --cells[donor];
+            ++cells[i];
+        }
+    }
+    return cells;
+}
+
+/// GPU-hours with enough decimals to be non-zero on short windows.
+std::string hours(double h) {
+    if (h >= 1000) {
+        return fmt::format("{:.0f}", h);
+    }
+    if (h >= 0.1 || h == 0) {
+        return fmt::format("{:.2f}", h);
+    }
+    return fmt::format("{:.4f}", h);
+}
+
+std::array<double, 3> pct3(const StateShares& s) {
+    const auto p = audit::rounded_percentages({s.active, s.idle_held, s.truly_idle}, 1);
+    return {p[0], p[1], p[2]};
+}
+
+void headline(std::string& out, const ReportModel& m, const TextOptions& o, const Style& st) {
+    out += "§1 Headline\n";
+    if (m.samples == 0) {
+        out += "  (no samples in window)\n";
+        return;
+    }
+    const auto cells = bar_cells(m.headline, o.width);
+    out += "  " + st.paint("32", repeat("█", cells[0])) + st.paint("33", repeat("▒", cells[1])) +
+           st.paint("2", repeat("░", cells[2])) + "\n";
+    const auto p = pct3(m.headline);
+    out += fmt::format("  active       █  {:5.1f}%  {:>10} GPU-hours\n", p[0],
+                       hours(m.headline.active_hours));
+    out += fmt::format("  idle-held    ▒  {:5.1f}%  {:>10} GPU-hours\n", p[1],
+                       hours(m.headline.idle_held_hours));
+    out += fmt::format("  truly-idle   ░  {:5.1f}%  {:>10} GPU-hours\n", p[2],
+                       hours(m.headline.truly_idle_hours));
+    if (m.headline.unmeasured_hours > 0) {
+        out += fmt::format("  n/a             {:>10} GPU-hours without a utilization reading "
+                           "(MIG or unsupported), not counted above\n",
+                           hours(m.headline.unmeasured_hours));
+    }
+    out += fmt::format("  ({} samples)\n", m.samples);
+}
+
+void waste(std::string& out, const ReportModel& m) {
+    out += "§2 Waste\n";
+    if (m.samples == 0) {
+        out += "  (no samples in window)\n";
+        return;
+    }
+    const audit::Waste& w = m.waste;
+    out += fmt::format("  idle-held   {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
+                       hours(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
+    out += fmt::format("  truly-idle  {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
+                       hours(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
+    out += fmt::format("  ({} GPU{} in window, {} GPU-hours observed; idle-held blocks other "
+                       "users, truly-idle is free capacity)\n",
+                       w.cards_in_window, w.cards_in_window == 1 ? "" : "s",
+                       hours(m.observed_card_hours));
+}
+
+void per_gpu(std::string& out, const ReportModel& m) {
+    out += "§3 Per-GPU\n";
+    if (m.gpus.empty()) {
+        out += "  (no GPU cards in window)\n";
+        return;
+    }
+    out += "  gpu  uuid          model                      active  idle-held  truly-idle  "
+           "samples\n";
+    for (const GpuRow& g : m.gpus) {
+        const auto p = pct3(g.shares);
+        const bool measured = g.shares.active + g.shares.idle_held + g.shares.truly_idle > 0;
+        if (measured) {
+            out += fmt::format("  {:>3}  {:<12}  {:<25} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>7}\n",
+                               g.index, g.short_uuid, g.model.substr(0, 25), p[0], p[1], p[2],
+                               g.samples);
+        } else {
+            out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {:>10}  {:>7}\n", g.index,
+                               g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", "n/a", g.samples);
+        }
+    }
+}
+
+void identities(std::string& out, const ReportModel& m) {
+    out += "§4 Top identities\n";
+    if (m.identities.empty()) {
+        out += "  (no processes in window)\n";
+        return;
+    }
+    out += "  identity              gpu-hours   idle-held  idle GiB-hours  samples\n";
+    for (const IdentityRow& r : m.identities) {
+        out += fmt::format("  {:<20} {:>10}  {:9.1f}%  {:>14}  {:>7}\n", r.name.substr(0, 20),
+                           hours(r.gpu_hours), r.idle_held_share * 100.0,
+                           hours(r.idle_held_gib_hours), r.samples);
+    }
+    if (m.identities_total > m.identities.size()) {
+        out +=
+            fmt::format("  (top {} of {} identities)\n", m.identities.size(), m.identities_total);
+    }
+    out += "  (GPU-hours = active + idle-held time split by SM share and held memory; they add "
+           "up to the card-hours)\n";
+}
+
+void heatmap(std::string& out, const ReportModel& m) {
+    out += fmt::format("§5 Time-of-day heatmap ({}, share of active time)\n", m.time_zone);
+    if (m.samples == 0) {
+        out += "  (no samples in window)\n";
+        return;
+    }
+    out += "       ";
+    for (int h = 0; h < 24; ++h) {
+        out += fmt::format(" {}", h % 10);
+    }
+    out += "\n";
+    for (std::size_t d = 0; d < 7; ++d) {
+        std::string row = fmt::format("  {}  ", k_weekdays[d]);
+        for (std::size_t h = 0; h < 24; ++h) {
+            const HeatCell& c = m.heatmap[d][h];
+            char glyph = ' ';
+            if (c.has_data) {
+                const auto level = static_cast<std::size_t>(std::lround(c.active * 9.0));
+                glyph = k_ramp[std::max<std::size_t>(1, std::min<std::size_t>(level, 9))];
+            }
+            row += ' ';
+            row += glyph;
+        }
+        out += row + "\n";
+    }
+    out += "  (blank: no data; . = ≤10 % active … @ = 100 % active)\n";
+}
+
+void efficiency(std::string& out, const ReportModel& m) {
+    out += "§6 Efficiency\n";
+    if (m.bucket_hours <= 0) {
+        out += "  (no utilization measured in window)\n";
+        return;
+    }
+    static constexpr std::array<const char*, 4> k_names{
+        "idle           <10%", "underutilized  10-70%", "productive     70-90%",
+        "compute-bound  >=90%"};
+    const auto p =
+        audit::rounded_percentages({m.buckets[0], m.buckets[1], m.buckets[2], m.buckets[3]}, 1);
+    for (std::size_t i = 0; i < 4; ++i) {
+        out += fmt::format("  {:<22} {:5.1f}%  {}\n", k_names[i], p[i],
+                           repeat("■", static_cast<int>(std::lround(p[i] / 5.0))));
+    }
+    out += fmt::format("  (share of {} measured GPU-hours by SM utilization)\n",
+                       hours(m.bucket_hours));
+}
+
+void verdict(std::string& out, const ReportModel& m) {
+    out += "Verdict\n";
+    if (m.samples == 0) {
+        out += "  (no samples in window)\n";
+        return;
+    }
+    const double pct = audit::rounded_percentages(
+        {m.headline.active, m.headline.idle_held, m.headline.truly_idle}, 1)[1];
+    if (m.waste.policy_problem) {
+        out += fmt::format(
+            "  Idle-held is {:.1f}% of observed GPU time, above the 20% rule: this is an "
+            "allocation-policy problem, not a hardware shortage. Reclaim idle sessions before "
+            "buying more GPUs.\n",
+            pct);
+    } else {
+        out += fmt::format("  Idle-held is {:.1f}% of observed GPU time, within the 20% rule: "
+                           "allocation policy is not the bottleneck.\n",
+                           pct);
+    }
+}
+
+void coverage(std::string& out, const ReportModel& m) {
+    out += "Data coverage\n";
+    if (!m.coverage.first) {
+        out += "  (no samples in window)\n";
+        return;
+    }
+    out += fmt::format("  first sample {}, last sample ends {}; {:.1f}% of the window recorded\n",
+                       format_iso8601(*m.coverage.first), format_iso8601(*m.coverage.last_end),
+                       m.coverage.covered_share * 100.0);
+    if (m.coverage.gaps.empty()) {
+        out += "  no gaps\n";
+        return;
+    }
+    out += fmt::format("  {} gap{} without data (daemon not running):\n", m.coverage.gaps.size(),
+                       m.coverage.gaps.size() == 1 ? "" : "s");
+    const std::size_t shown = std::min<std::size_t>(m.coverage.gaps.size(), 5);
+    for (std::size_t i = 0; i < shown; ++i) {
+        const auto& [from, to] = m.coverage.gaps[i];
+        out += fmt::format("    {} → {} ({})\n", format_iso8601(from), format_iso8601(to),
+                           format_duration(to - from));
+    }
+    if (shown < m.coverage.gaps.size()) {
+        out += fmt::format("    … and {} more\n", m.coverage.gaps.size() - shown);
+    }
+}
+
+} // namespace
+
+std::string render_text(const ReportModel& m, const TextOptions& o) {
+    const Style st{o.color};
+    std::string out = fmt::format("gua — {}", m.host.empty() ? "(no data recorded)" : m.host);
+    if (!m.driver_version.empty()) {
+        out += fmt::format(" (driver {})", m.driver_version);
+    }
+    out += fmt::format("  Window: {} → {} ({})", format_iso8601(m.window_from),
+                       format_iso8601(m.window_to), m.window_label);
+    for (const std::string& f : m.filters) {
+        out += "  [" + f + "]";
+    }
+    out += "\n";
+    for (const std::string& n : m.notes) {
+        out += "note: " + n + "\n";
+    }
+    out += "\n";
+    headline(out, m, o, st);
+    out += "\n";
+    waste(out, m);
+    out += "\n";
+    per_gpu(out, m);
+    out += "\n";
+    identities(out, m);
+    out += "\n";
+    heatmap(out, m);
+    out += "\n";
+    efficiency(out, m);
+    out += "\n";
+    verdict(out, m);
+    out += "\n";
+    coverage(out, m);
+    return out;
+}
+
+} // namespace gua::report

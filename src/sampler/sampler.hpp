@@ -1,0 +1,54 @@
+// Sampler: the tick loop — polls the source every ≤ 5 s, folds polls into ticks on an
+// anti-drift monotonic schedule, and hands each finished tick to a callback.
+#pragma once
+
+#include "core/clock.hpp"
+#include "identity/resolver.hpp"
+#include "telemetry/device_source.hpp"
+#include "telemetry/tick.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace gua::sampler {
+
+/// How the sampler runs.
+struct SamplerOptions {
+    DurationUs interval_us = 30 * k_us_per_second; ///< length of a tick
+    DurationUs max_poll_us = 5 * k_us_per_second;  ///< polls happen at least this often
+    double active_threshold_pct = 10.0;
+    std::optional<std::uint64_t> max_ticks; ///< stop after this many ticks (demo, tests)
+};
+
+/// Runs the loop on one thread.
+class Sampler {
+  public:
+    /// The source, clock and resolver must outlive the sampler.
+    Sampler(telemetry::DeviceSource& source, Clock& clock, identity::Resolver& resolver,
+            SamplerOptions options);
+
+    /// Polls and ticks until `stop` is set or max_ticks is reached. A tick in progress when stop
+    /// is set is finished early (shorter duration) and delivered. `on_tick` exceptions propagate.
+    /// `on_overrun` (optional) is told how late a tick started when the loop fell behind.
+    void run(const std::atomic<bool>& stop,
+             const std::function<void(const telemetry::Tick&)>& on_tick,
+             const std::function<void(DurationUs)>& on_overrun = {});
+
+    /// Number of ticks delivered so far.
+    std::uint64_t ticks() const { return m_ticks; }
+
+  private:
+    void refresh_devices();
+
+    telemetry::DeviceSource& m_source;
+    Clock& m_clock;
+    identity::Resolver& m_resolver;
+    SamplerOptions m_options;
+    std::uint64_t m_ticks = 0;
+    std::unordered_map<std::string, telemetry::DeviceInfo> m_devices;
+};
+
+} // namespace gua::sampler

@@ -1,0 +1,170 @@
+// sqlite3 handle and statement wrappers.
+#include "store/database.hpp"
+
+#include "core/fatal.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+namespace gua::store {
+
+namespace {
+
+[[noreturn]] void fail(sqlite3* db, std::string_view what) {
+    throw Fatal(fmt::format("database error: {}: {}", what, db ? sqlite3_errmsg(db) : "?"));
+}
+
+} // namespace
+
+Statement::Statement(sqlite3* db, std::string_view sql) : m_db(db) {
+    if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                           &m_stmt, nullptr) != SQLITE_OK) {
+        fail(db, fmt::format("preparing '{}'", sql.substr(0, 60)));
+    }
+}
+
+Statement::Statement(Statement&& other) noexcept : m_db(other.m_db), m_stmt(other.m_stmt) {
+    other.m_stmt = nullptr;
+}
+
+Statement::~Statement() {
+    sqlite3_finalize(m_stmt);
+}
+
+void Statement::bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(m_stmt, index, value);
+}
+void Statement::bind(int index, double value) {
+    sqlite3_bind_double(m_stmt, index, value);
+}
+void Statement::bind(int index, std::string_view value) {
+    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()),
+                      SQLITE_TRANSIENT);
+}
+void Statement::bind_null(int index) {
+    sqlite3_bind_null(m_stmt, index);
+}
+
+bool Statement::step() {
+    const int rc = sqlite3_step(m_stmt);
+    if (rc == SQLITE_ROW) {
+        return true;
+    }
+    if (rc == SQLITE_DONE) {
+        return false;
+    }
+    const std::string sql = sqlite3_sql(m_stmt) ? sqlite3_sql(m_stmt) : "";
+    sqlite3_reset(m_stmt);
+    fail(m_db, fmt::format("running '{}'", sql.substr(0, 60)));
+}
+
+void Statement::run() {
+    step();
+    reset();
+}
+
+void Statement::reset() {
+    sqlite3_reset(m_stmt);
+    sqlite3_clear_bindings(m_stmt);
+}
+
+bool Statement::is_null(int column) const {
+    return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
+}
+std::int64_t Statement::int64(int column) const {
+    return sqlite3_column_int64(m_stmt, column);
+}
+double Statement::real(int column) const {
+    return sqlite3_column_double(m_stmt, column);
+}
+std::string Statement::text(int column) const {
+    const auto* p = sqlite3_column_text(m_stmt, column);
+    return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+}
+std::optional<std::int64_t> Statement::opt_int64(int column) const {
+    if (is_null(column)) {
+        return std::nullopt;
+    }
+    return int64(column);
+}
+std::optional<double> Statement::opt_real(int column) const {
+    if (is_null(column)) {
+        return std::nullopt;
+    }
+    return real(column);
+}
+
+Database::Database(const std::string& path, OpenMode mode) : m_path(path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (mode != OpenMode::create && !fs::exists(path, ec)) {
+        throw Fatal(fmt::format("database {} does not exist (is the daemon recording? see `gua "
+                                "status`, or pass --db PATH)",
+                                path),
+                    ExitCode::failure);
+    }
+    if (mode == OpenMode::create) {
+        const fs::path parent = fs::path(path).parent_path();
+        if (!parent.empty()) {
+            fs::create_directories(parent, ec);
+        }
+    }
+    int flags = SQLITE_OPEN_NOMUTEX;
+    flags |= mode == OpenMode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    if (mode == OpenMode::create) {
+        flags |= SQLITE_OPEN_CREATE;
+    }
+    if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
+        const std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        throw Fatal(fmt::format("cannot open database {}: {}", path, msg));
+    }
+    sqlite3_busy_timeout(m_db, 5000);
+    sqlite3_extended_result_codes(m_db, 1);
+    if (mode != OpenMode::read_only) {
+        exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+    }
+}
+
+Database::~Database() {
+    sqlite3_close(m_db);
+}
+
+void Database::exec(std::string_view sql) {
+    char* err = nullptr;
+    const std::string owned(sql);
+    if (sqlite3_exec(m_db, owned.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+        const std::string msg = err ? err : "unknown error";
+        sqlite3_free(err);
+        throw Fatal(fmt::format("database error in {}: {}", m_path, msg));
+    }
+}
+
+Statement Database::prepare(std::string_view sql) {
+    return Statement(m_db, sql);
+}
+
+std::int64_t Database::scalar(std::string_view sql) {
+    Statement st(m_db, sql);
+    return st.step() ? st.int64(0) : 0;
+}
+
+Transaction::Transaction(Database& db) : m_db(db) {
+    m_db.exec("BEGIN IMMEDIATE");
+}
+
+Transaction::~Transaction() {
+    if (!m_done) {
+        sqlite3_exec(m_db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+}
+
+void Transaction::commit() {
+    m_db.exec("COMMIT");
+    m_done = true;
+}
+
+} // namespace gua::store

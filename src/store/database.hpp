@@ -1,0 +1,98 @@
+// Thin RAII wrappers over sqlite3 handles and statements; every failure becomes gua::Fatal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gua::store {
+
+/// How to open a database file.
+enum class OpenMode {
+    read_only,  ///< the file must exist; never written
+    read_write, ///< the file must exist
+    create,     ///< created (with parent directories) when missing
+};
+
+/// A prepared statement. Bind indexes are 1-based; column indexes 0-based.
+class Statement {
+  public:
+    Statement(sqlite3* db, std::string_view sql);
+    ~Statement();
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    Statement(Statement&& other) noexcept;
+    Statement& operator=(Statement&&) = delete;
+
+    void bind(int index, std::int64_t value);
+    void bind(int index, double value);
+    void bind(int index, std::string_view value);
+    void bind_null(int index);
+    template <typename T> void bind(int index, const std::optional<T>& value) {
+        if (value) {
+            bind(index, *value);
+        } else {
+            bind_null(index);
+        }
+    }
+    /// Advances; true while a row is available. Throws Fatal on errors.
+    bool step();
+    /// Steps a statement that returns no rows, then resets it for reuse.
+    void run();
+    /// Resets for re-execution and clears bindings.
+    void reset();
+
+    bool is_null(int column) const;
+    std::int64_t int64(int column) const;
+    double real(int column) const;
+    std::string text(int column) const;
+    std::optional<std::int64_t> opt_int64(int column) const;
+    std::optional<double> opt_real(int column) const;
+
+  private:
+    sqlite3* m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+};
+
+/// An open SQLite connection configured for gua (WAL, synchronous=NORMAL, busy timeout).
+class Database {
+  public:
+    /// Opens `path`. A missing file with mode read_only/read_write is a Fatal naming the path.
+    Database(const std::string& path, OpenMode mode);
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    /// Runs one or more statements without results.
+    void exec(std::string_view sql);
+    /// Prepares a statement on this connection.
+    Statement prepare(std::string_view sql);
+    /// Returns the first column of the first row of `sql` as an integer (0 when no row).
+    std::int64_t scalar(std::string_view sql);
+    const std::string& path() const { return m_path; }
+    sqlite3* handle() const { return m_db; }
+
+  private:
+    std::string m_path;
+    sqlite3* m_db = nullptr;
+};
+
+/// Runs BEGIN IMMEDIATE now; COMMIT on commit(), ROLLBACK when destroyed without it.
+class Transaction {
+  public:
+    explicit Transaction(Database& db);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    void commit();
+
+  private:
+    Database& m_db;
+    bool m_done = false;
+};
+
+} // namespace gua::store

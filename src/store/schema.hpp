@@ -1,0 +1,22 @@
+// The database schema: numbered migrations gated by PRAGMA user_version, and the file's identity.
+#pragma once
+
+#include "store/database.hpp"
+
+#include <cstdint>
+
+namespace gua::store {
+
+/// PRAGMA application_id of every gua database ("GUA1").
+inline constexpr std::int64_t k_application_id = 0x47554131;
+/// The schema version this binary writes and understands.
+inline constexpr std::int64_t k_schema_version = 1;
+
+/// Brings `db` up to k_schema_version, one transaction per migration. Throws Fatal for a file of
+/// another application or a newer schema (written by a newer gua).
+void migrate(Database& db);
+
+/// Checks, without writing, that `db` is a gua database this binary can read. Throws Fatal.
+void check_readable(Database& db);
+
+} // namespace gua::store

@@ -1,0 +1,219 @@
+// Synthetic workloads. "classic" reproduces the prior art's demo exactly (§7 of its reference).
+#include "telemetry/synthetic.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <random>
+
+namespace gua::telemetry {
+
+namespace {
+
+Identity person(std::string user, std::uint32_t uid, std::string command) {
+    Identity id;
+    id.user = std::move(user);
+    id.uid = uid;
+    id.command = std::move(command);
+    return id;
+}
+
+ProcessReading proc(std::uint32_t pid, ProcessType type, std::int64_t mib, Identity who,
+                    std::optional<double> sm = std::nullopt) {
+    ProcessReading p;
+    p.pid = pid;
+    p.type = type;
+    p.mem_used_mib = mib;
+    p.sm_util_pct = sm;
+    p.identity = std::move(who);
+    return p;
+}
+
+/// Fills `poll` with one steady reading for the whole span.
+void steady(DevicePoll& poll, double pct, DurationUs span) {
+    poll.util_source = UtilSource::samples;
+    poll.util.push_back(UtilSample{pct, std::max<DurationUs>(span, 1)});
+}
+
+/// Fills `poll` with 1/6 s driver samples alternating between `high` and `low` every `period`.
+void bursty(DevicePoll& poll, double high, double low, DurationUs period, TimeUs from, TimeUs to) {
+    constexpr DurationUs k_sample = k_us_per_second / 6;
+    poll.util_source = UtilSource::samples;
+    for (TimeUs t = from; t < to; t += k_sample) {
+        const bool on = ((t / period) % 2) == 0;
+        poll.util.push_back(UtilSample{on ? high : low, std::min(k_sample, to - t)});
+    }
+}
+
+using Step = std::function<void(std::vector<DevicePoll>&, std::int64_t tick, TimeUs from, TimeUs to,
+                                std::mt19937_64& rng)>;
+
+struct Spec {
+    WorkloadInfo info;
+    std::vector<DeviceInfo> devices;
+    Step step;
+};
+
+DeviceInfo card(int index, std::string name, std::int64_t mib) {
+    return DeviceInfo{"GPU-" + std::to_string(index) + "a7c3e1f-5b2d-4e8a-9c6f-0d1e2f3a4b5" +
+                          std::to_string(index),
+                      index,
+                      std::move(name),
+                      mib,
+                      "00000000:" + std::to_string(index + 10) + ":00.0",
+                      ""};
+}
+
+std::vector<Spec> specs() {
+    std::vector<Spec> out;
+    // The prior art's FakeTier: GPU-0 trains then idles holding memory then frees; GPU-1 holds a
+    // notebook; GPU-2 only has Xorg.
+    out.push_back(Spec{
+        {"classic", "the prior art's demo: a training cycle, an idle notebook, an Xorg-only card",
+         30, k_us_per_second},
+        {card(0, "NVIDIA A100-SXM4-80GB", 81920), card(1, "NVIDIA A100-SXM4-80GB", 81920),
+         card(2, "NVIDIA A100-SXM4-80GB", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t tick, TimeUs from, TimeUs to,
+           std::mt19937_64&) {
+            const DurationUs span = to - from;
+            const std::int64_t phase = tick % 5;
+            const Identity alice = person("alice", 1001, "python3");
+            if (phase < 2) {
+                steady(polls[0], 80, span);
+                polls[0].processes.push_back(proc(1234, ProcessType::compute, 70000, alice));
+            } else if (phase < 4) {
+                steady(polls[0], 2, span);
+                polls[0].processes.push_back(proc(1234, ProcessType::compute, 70000, alice));
+            } else {
+                steady(polls[0], 0, span);
+            }
+            steady(polls[1], 2, span);
+            polls[1].processes.push_back(
+                proc(5678, ProcessType::compute, 8000, person("bob", 1002, "ipykernel")));
+            polls[1].processes.push_back(proc(9999, ProcessType::compute, 200, Identity{}));
+            steady(polls[2], 0, span);
+            polls[2].processes.push_back(
+                proc(1100, ProcessType::graphics, 128, person("root", 0, "Xorg")));
+        }});
+    // A data-loader-starved trainer: bursts of 100 % between stretches of 0 %.
+    out.push_back(Spec{
+        {"bursty",
+         "a data-loader-starved trainer (bursts of 100 % between 0 %) beside a steady one", 60,
+         10 * k_us_per_second},
+        {card(0, "NVIDIA H100 80GB HBM3", 81559), card(1, "NVIDIA H100 80GB HBM3", 81559)},
+        [](std::vector<DevicePoll>& polls, std::int64_t, TimeUs from, TimeUs to, std::mt19937_64&) {
+            bursty(polls[0], 100, 0, 2 * k_us_per_second, from, to);
+            polls[0].processes.push_back(
+                proc(2001, ProcessType::compute, 42000, person("carol", 1003, "python3"), 50));
+            steady(polls[1], 45, to - from);
+            polls[1].processes.push_back(
+                proc(2002, ProcessType::compute, 30000, person("dave", 1004, "python3"), 45));
+        }});
+    // A notebook abandoned overnight: work in office hours, memory held all night.
+    out.push_back(Spec{
+        {"overnight",
+         "a notebook abandoned overnight and over the weekend (one week, 10 min ticks)", 7 * 24 * 6,
+         10 * k_us_per_minute},
+        {card(0, "NVIDIA A100 80GB PCIe", 81920), card(1, "NVIDIA A100 80GB PCIe", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t, TimeUs from, TimeUs to,
+           std::mt19937_64& rng) {
+            const DurationUs span = to - from;
+            const std::int64_t hour = (from / k_us_per_hour) % 24;
+            const std::int64_t weekday = (from / k_us_per_day + 4) % 7; // 1970-01-01 was a Thursday
+            const bool office = weekday >= 1 && weekday <= 5 && hour >= 9 && hour < 18;
+            std::uniform_real_distribution<double> jitter(0, 8);
+            Identity erin = person("erin", 1005, "python3");
+            erin.jupyter_kernel = "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
+            steady(polls[0], office ? 60 + jitter(rng) : jitter(rng) / 4, span);
+            polls[0].processes.push_back(proc(3001, ProcessType::compute, 38000, erin));
+            steady(polls[1], office && hour < 12 ? 85 : 0, span);
+            if (office && hour < 12) {
+                polls[1].processes.push_back(
+                    proc(3002, ProcessType::compute, 20000, person("frank", 1006, "torchrun")));
+            }
+        }});
+    // Two tenants on one card: one trains, the other holds 20 GiB and does nothing.
+    out.push_back(
+        Spec{{"cotenants", "two users share one card: one trains, the other holds 20 GiB idle", 60,
+              10 * k_us_per_second},
+             {card(0, "NVIDIA L40S", 46068)},
+             [](std::vector<DevicePoll>& polls, std::int64_t tick, TimeUs from, TimeUs to,
+                std::mt19937_64&) {
+                 const bool training = tick % 3 != 2;
+                 steady(polls[0], training ? 75 : 3, to - from);
+                 polls[0].processes.push_back(proc(4001, ProcessType::compute, 16000,
+                                                   person("grace", 1007, "python3"),
+                                                   training ? 75.0 : 0.0));
+                 polls[0].processes.push_back(proc(4002, ProcessType::compute, 20480,
+                                                   person("heidi", 1008, "ipykernel"), 0.0));
+             }});
+    return out;
+}
+
+class SyntheticSource final : public DeviceSource {
+  public:
+    SyntheticSource(Spec spec, TimeUs origin, DurationUs interval, std::uint64_t seed)
+        : m_spec(std::move(spec)), m_origin(origin), m_interval(std::max<DurationUs>(interval, 1)),
+          m_rng(seed) {}
+
+    std::string driver_version() override { return "560.35.05-synthetic"; }
+    std::vector<DeviceInfo> devices() override { return m_spec.devices; }
+
+    std::vector<DevicePoll> poll(TimeUs now) override {
+        const TimeUs from = m_previous.value_or(now);
+        m_previous = now;
+        std::vector<DevicePoll> polls(m_spec.devices.size());
+        for (std::size_t i = 0; i < polls.size(); ++i) {
+            polls[i].uuid = m_spec.devices[i].uuid;
+            polls[i].mem_util_pct = 0;
+            polls[i].temperature_c = 40;
+            polls[i].power_mw = 70000;
+            polls[i].sm_clock_mhz = 1410;
+        }
+        const std::int64_t tick = (from - m_origin) / m_interval;
+        m_spec.step(polls, tick, from, std::max(now, from + 1), m_rng);
+        for (DevicePoll& p : polls) {
+            std::int64_t used = 0;
+            for (const ProcessReading& r : p.processes) {
+                used += r.mem_used_mib.value_or(0);
+            }
+            p.mem_used_mib = used;
+            if (!p.util.empty() && p.util.front().pct >= 10) {
+                p.power_mw = 350000;
+                p.temperature_c = 68;
+            }
+        }
+        return polls;
+    }
+
+  private:
+    Spec m_spec;
+    TimeUs m_origin;
+    DurationUs m_interval;
+    std::mt19937_64 m_rng;
+    std::optional<TimeUs> m_previous;
+};
+
+} // namespace
+
+const std::vector<WorkloadInfo>& workloads() {
+    static const std::vector<WorkloadInfo> k_list = [] {
+        std::vector<WorkloadInfo> v;
+        for (const Spec& s : specs()) {
+            v.push_back(s.info);
+        }
+        return v;
+    }();
+    return k_list;
+}
+
+std::unique_ptr<DeviceSource> make_synthetic_source(std::string_view name, TimeUs origin,
+                                                    DurationUs interval_us, std::uint64_t seed) {
+    for (Spec& s : specs()) {
+        if (s.info.name == name) {
+            return std::make_unique<SyntheticSource>(std::move(s), origin, interval_us, seed);
+        }
+    }
+    return nullptr;
+}
+
+} // namespace gua::telemetry

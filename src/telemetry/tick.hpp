@@ -1,0 +1,53 @@
+// Tick: one sampling interval folded from polls — what the store, the exporter and policy consume.
+#pragma once
+
+#include "core/time.hpp"
+#include "telemetry/model.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gua::telemetry {
+
+/// One process on one card over a tick (the union of the tick's polls).
+struct ProcessTick {
+    std::uint32_t pid = 0;
+    std::optional<std::uint64_t> start_ticks; ///< /proc start time; nullopt when unknown
+    Identity identity;
+    ProcessType type = ProcessType::compute;
+    std::optional<std::int64_t> mem_used_mib; ///< the largest reading of the tick
+    std::optional<double> sm_util_pct;        ///< time-weighted mean over polls that had one
+};
+
+/// One card over one tick. Utilization is summarised as time in the four efficiency buckets
+/// (<10, 10–70, 70–90, ≥90 %) and time at or above the active threshold.
+struct CardTickRecord {
+    DeviceInfo device;
+    UtilSource util_source = UtilSource::none;
+    std::optional<double> util_pct;      ///< time-weighted mean SM %
+    std::optional<DurationUs> active_us; ///< nullopt when utilization was not measured
+    std::array<DurationUs, 4> bucket_us{};
+    std::uint32_t util_samples = 0; ///< sub-samples folded into this card-tick
+    std::optional<int> mem_util_pct;
+    std::optional<std::int64_t> mem_used_mib;
+    std::optional<std::int64_t> power_mw;
+    std::optional<int> temperature_c;
+    std::optional<int> sm_clock_mhz;
+    std::optional<std::uint64_t> clock_event_reasons;
+    int read_errors = 0;
+    std::vector<ProcessTick> processes;
+};
+
+/// All cards over [t0, t0 + duration).
+struct Tick {
+    std::uint64_t seq = 0; ///< 0-based tick number within the run
+    TimeUs t0 = 0;
+    DurationUs duration_us = 0;
+    std::vector<CardTickRecord> cards;
+    std::vector<std::string> lost_uuids; ///< cards that fell off the bus during the tick
+};
+
+} // namespace gua::telemetry
