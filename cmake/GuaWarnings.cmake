@@ -3,6 +3,8 @@ add_library(gua_warnings INTERFACE)
 target_compile_options(gua_warnings INTERFACE
     -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor
     -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough
+    # GCC 12 reports std::optional members as "maybe uninitialized" at -O2 (false positives).
+    $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>
     $<$<BOOL:${GUA_WERROR}>:-Werror>)
 
 add_library(gua_sanitize INTERFACE)

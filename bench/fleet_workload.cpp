@@ -1,0 +1,156 @@
+// FREE → RUN → HOLD → FREE per card, as described in the prior art's reference §10.
+#include "fleet_workload.hpp"
+
+#include <array>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gua::bench {
+
+namespace {
+
+enum class Phase { free, run, hold };
+
+struct Proc {
+    std::uint32_t pid;
+    int who; ///< index into k_people; 5 = unresolved
+    std::int64_t mib;
+};
+
+struct Card {
+    Phase phase = Phase::free;
+    std::int64_t left = 0; ///< ticks left in the phase
+    bool ends_in_hold = false;
+    std::vector<Proc> procs;
+};
+
+constexpr std::array<const char*, 5> k_people{"alice", "bob", "carol", "dave", "erin"};
+constexpr std::array<std::int64_t, 5> k_sizes{40, 900, 8000, 24000, 70000};
+
+std::string uuid_of(int i, std::mt19937_64& rng) {
+    static constexpr char k_hex[] = "0123456789abcdef";
+    std::string u = "GPU-";
+    for (int g : {8, 4, 4, 4, 12}) {
+        for (int k = 0; k < g; ++k) {
+            u += k_hex[(rng() + static_cast<unsigned>(i)) % 16];
+        }
+        u += '-';
+    }
+    u.pop_back();
+    return u;
+}
+
+} // namespace
+
+FleetTruth generate_fleet(const FleetOptions& o,
+                          const std::function<void(const telemetry::Tick&)>& sink) {
+    std::mt19937_64 rng(o.seed);
+    std::uniform_real_distribution<double> uni(0.0, 1.0);
+    const auto between = [&](double lo_s, double hi_s) {
+        const double s = lo_s + uni(rng) * (hi_s - lo_s);
+        return std::max<std::int64_t>(
+            1, static_cast<std::int64_t>(s * k_us_per_second / static_cast<double>(o.interval_us)));
+    };
+    std::vector<telemetry::DeviceInfo> devices;
+    std::vector<Card> cards(static_cast<std::size_t>(o.gpus));
+    for (int i = 0; i < o.gpus; ++i) {
+        devices.push_back(
+            telemetry::DeviceInfo{uuid_of(i, rng), i, "NVIDIA A100-SXM4-80GB", 81920, "", ""});
+    }
+    std::vector<telemetry::Identity> people;
+    for (const char* name : k_people) {
+        telemetry::Identity id;
+        id.user = name;
+        id.uid = static_cast<std::uint32_t>(1000 + people.size());
+        id.command = "python3";
+        people.push_back(id);
+    }
+    people.push_back(telemetry::Identity{}); // unresolved
+    std::uint32_t next_pid = 10000;
+    FleetTruth truth;
+    telemetry::Tick tick;
+    tick.duration_us = o.interval_us;
+    tick.cards.resize(devices.size());
+
+    for (std::int64_t n = 0; n < o.ticks; ++n) {
+        tick.seq = static_cast<std::uint64_t>(n);
+        tick.t0 = o.start + n * o.interval_us;
+        const std::int64_t hour = (tick.t0 / k_us_per_hour) % 24;
+        const std::int64_t weekday = (tick.t0 / k_us_per_day + 4) % 7;
+        const bool office = weekday >= 1 && weekday <= 5 && hour >= 8 && hour < 20;
+        for (std::size_t c = 0; c < cards.size(); ++c) {
+            Card& card = cards[c];
+            if (card.left <= 0) {
+                if (card.phase == Phase::free) {
+                    if (uni(rng) < (office ? 0.8 : 0.3)) {
+                        card.phase = Phase::run;
+                        card.left = between(3600, 12 * 3600);
+                        card.ends_in_hold = uni(rng) < 0.6;
+                        card.procs.clear();
+                        const double r = uni(rng);
+                        const int n_procs = r < 0.5 ? 1 : (r < 0.75 ? 2 : 3);
+                        const int who = static_cast<int>(rng() % 6);
+                        for (int k = 0; k < n_procs; ++k) {
+                            card.procs.push_back(Proc{next_pid++, who, k_sizes[rng() % 5]});
+                        }
+                        if (uni(rng) < 0.15) {
+                            card.procs.push_back(Proc{next_pid++, static_cast<int>(rng() % 6),
+                                                      uni(rng) < 0.5 ? 300 : 5000});
+                        }
+                    } else {
+                        card.left = between(1800, 4 * 3600);
+                    }
+                } else if (card.phase == Phase::run && card.ends_in_hold) {
+                    card.phase = Phase::hold;
+                    card.left = between(1800, 24 * 3600);
+                } else {
+                    card.phase = Phase::free;
+                    card.procs.clear();
+                    card.left = between(1800, 6 * 3600);
+                }
+            }
+            --card.left;
+            double util = 0;
+            if (card.phase == Phase::run) {
+                util = uni(rng) < 0.1 ? 5 + uni(rng) * 95 : 40 + uni(rng) * 60;
+            } else if (card.phase == Phase::hold) {
+                util = uni(rng) < 0.05 ? uni(rng) * 12 : uni(rng) * 3;
+            }
+            util = static_cast<double>(static_cast<int>(util)); // NVML reports whole percent
+            telemetry::CardTickRecord& r = tick.cards[c];
+            r = telemetry::CardTickRecord{};
+            r.device = devices[c];
+            r.util_source = telemetry::UtilSource::snapshot;
+            r.util_pct = util;
+            r.util_samples = 1;
+            const bool active = util >= 10;
+            r.active_us = active ? o.interval_us : 0;
+            const std::size_t bucket = util >= 90 ? 3 : util >= 70 ? 2 : util >= 10 ? 1 : 0;
+            r.bucket_us[bucket] = o.interval_us;
+            std::int64_t held = 0;
+            for (const Proc& p : card.procs) {
+                telemetry::ProcessTick pt;
+                pt.pid = p.pid;
+                pt.start_ticks = p.pid * 100ULL;
+                pt.identity = people[static_cast<std::size_t>(p.who)];
+                pt.mem_used_mib = p.mib;
+                r.processes.push_back(pt);
+                held += p.mib;
+            }
+            r.mem_used_mib = held;
+            truth.processes += static_cast<std::int64_t>(card.procs.size());
+            if (active) {
+                ++truth.active;
+            } else if (held > 100) {
+                ++truth.idle_held;
+            } else {
+                ++truth.truly_idle;
+            }
+        }
+        sink(tick);
+    }
+    return truth;
+}
+
+} // namespace gua::bench

@@ -1,0 +1,34 @@
+// The reference workload of the prior art's measurements (its §10): 12 GPUs with jobs, idle-held
+// tails and free spells on a weekday pattern. Used by benchmarks and by tests that need volume.
+#pragma once
+
+#include "core/time.hpp"
+#include "telemetry/tick.hpp"
+
+#include <cstdint>
+#include <functional>
+
+namespace gua::bench {
+
+/// Shape of the generated history.
+struct FleetOptions {
+    int gpus = 12;
+    std::int64_t ticks = 86400; ///< 30 days at 30 s
+    DurationUs interval_us = 30 * k_us_per_second;
+    TimeUs start = 1777593600LL * k_us_per_second; ///< 2026-05-01T00:00:00Z (a Friday)
+    std::uint64_t seed = 42;
+};
+
+/// Ground truth counted while generating, in card-ticks (one sample per tick).
+struct FleetTruth {
+    std::int64_t active = 0;
+    std::int64_t idle_held = 0;
+    std::int64_t truly_idle = 0;
+    std::int64_t processes = 0;
+};
+
+/// Generates `options.ticks` ticks deterministically and hands each to `sink` in time order.
+FleetTruth generate_fleet(const FleetOptions& options,
+                          const std::function<void(const telemetry::Tick&)>& sink);
+
+} // namespace gua::bench

@@ -1,0 +1,114 @@
+// Google Benchmark programs: the write path per tick, the report over a fleet history, the demo.
+#include "core/clock.hpp"
+#include "core/timezone.hpp"
+#include "fleet_workload.hpp"
+#include "identity/resolver.hpp"
+#include "report/build.hpp"
+#include "report/render.hpp"
+#include "sampler/sampler.hpp"
+#include "store/schema.hpp"
+#include "store/writer.hpp"
+#include "telemetry/synthetic.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using namespace gua;
+
+std::string temp_path(const std::string& name) {
+    const char* dir = std::getenv("GUA_BENCH_DIR");
+    return std::string(dir != nullptr ? dir : "/tmp") + "/" + name + "-" +
+           std::to_string(getpid()) + ".db";
+}
+
+/// Write cost of one 12-GPU tick (1.28 processes per card on average), WAL + synchronous=NORMAL.
+void BM_WriteTick12Gpus(benchmark::State& state) {
+    const std::string path = temp_path("bench-write");
+    {
+        store::Database db(path, store::OpenMode::create);
+        store::migrate(db);
+        bench::FleetOptions o;
+        o.ticks = 2880;
+        store::Writer writer(db, store::RunInfo{"bench", "x", "bench", o.interval_us, 10, 0});
+        std::vector<telemetry::Tick> ticks;
+        bench::generate_fleet(o, [&](const telemetry::Tick& t) { ticks.push_back(t); });
+        std::int64_t n = 0;
+        for (auto _ : state) {
+            telemetry::Tick& t = ticks[static_cast<std::size_t>(n) % ticks.size()];
+            t.t0 = o.start + n * o.interval_us; // always a new row, as in the daemon
+            writer.write(t);
+            ++n;
+        }
+    }
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::remove(path + "-shm");
+}
+BENCHMARK(BM_WriteTick12Gpus)->Unit(benchmark::kMicrosecond);
+
+/// The report over a whole generated history (path from GUA_BENCH_FLEET_DB, days from
+/// GUA_BENCH_FLEET_DAYS), text rendering included.
+void BM_ReportFleet(benchmark::State& state) {
+    const char* db_path = std::getenv("GUA_BENCH_FLEET_DB");
+    if (db_path == nullptr) {
+        state.SkipWithError("set GUA_BENCH_FLEET_DB (bench/run.sh does)");
+        return;
+    }
+    const TimeZone tz = TimeZone::load("UTC").value();
+    bench::FleetOptions o;
+    const char* days = std::getenv("GUA_BENCH_FLEET_DAYS");
+    const std::int64_t d = days != nullptr ? std::atoll(days) : 30;
+    for (auto _ : state) {
+        store::Database db(db_path, store::OpenMode::read_only);
+        report::BuildOptions b;
+        b.from = o.start;
+        b.to = o.start + d * k_us_per_day;
+        b.window_label = std::to_string(d) + "d";
+        const report::ReportModel m = report::build_report(db, b, tz);
+        benchmark::DoNotOptimize(report::render_text(m, report::TextOptions{}));
+    }
+}
+BENCHMARK(BM_ReportFleet)->Unit(benchmark::kMillisecond);
+
+/// `gua demo` (classic workload) in process: sampler → writer → report, on a fresh database.
+void BM_DemoClassic(benchmark::State& state) {
+    const TimeZone tz = TimeZone::load("UTC").value();
+    for (auto _ : state) {
+        const std::string path = temp_path("bench-demo");
+        {
+            SimulatedClock clock(1767607200LL * k_us_per_second);
+            auto source =
+                telemetry::make_synthetic_source("classic", clock.wall_now(), k_us_per_second, 1);
+            store::Database db(path, store::OpenMode::create);
+            store::migrate(db);
+            store::Writer writer(db, store::RunInfo{"demo", "x", "synthetic:classic",
+                                                    k_us_per_second, 10, clock.wall_now()});
+            identity::Resolver resolver;
+            sampler::SamplerOptions so;
+            so.interval_us = k_us_per_second;
+            so.max_ticks = 30;
+            sampler::Sampler sampler(*source, clock, resolver, so);
+            const std::atomic<bool> stop{false};
+            sampler.run(stop, [&](const telemetry::Tick& t) { writer.write(t); });
+            report::BuildOptions b;
+            b.from = 1767607200LL * k_us_per_second;
+            b.to = clock.wall_now();
+            const report::ReportModel m = report::build_report(db, b, tz);
+            benchmark::DoNotOptimize(report::render_text(m, report::TextOptions{}));
+        }
+        std::filesystem::remove(path);
+        std::filesystem::remove(path + "-wal");
+        std::filesystem::remove(path + "-shm");
+    }
+}
+BENCHMARK(BM_DemoClassic)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
