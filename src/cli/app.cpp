@@ -29,6 +29,7 @@ int main_entry(int argc, char** argv) {
     };
     add(register_report);
     add(register_demo);
+    add(register_daemon);
     CLI::App* version = app.add_subcommand("version", "Print the version");
     try {
         app.parse(argc, argv);

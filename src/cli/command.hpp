@@ -16,5 +16,7 @@ using Runner = std::function<int()>;
 Runner register_report(CLI::App& app);
 /// Registers `gua demo`.
 Runner register_demo(CLI::App& app);
+/// Registers `gua daemon`.
+Runner register_daemon(CLI::App& app);
 
 } // namespace gua::cli

@@ -1,0 +1,76 @@
+// `gua daemon`: record every card-tick from NVML into the database until stopped.
+#include "daemon/daemon.hpp"
+
+#include "cli/command.hpp"
+#include "config/config.hpp"
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "nvml/open.hpp"
+#include "store/paths.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace gua::cli {
+
+namespace {
+
+struct DaemonCommandOptions {
+    std::string db;
+    std::string interval;
+    std::string config;
+    std::string nvml_library;
+    std::string log;
+    bool quiet = false;
+    std::optional<std::uint64_t> max_ticks;
+};
+
+int run(const DaemonCommandOptions& o) {
+    Result<config::Config> cfg = config::load_effective_config(o.config);
+    if (!cfg) {
+        throw Fatal(cfg.error().message, ExitCode::usage);
+    }
+    daemon::DaemonOptions d;
+    d.db = !o.db.empty() ? o.db : cfg.value().db.value_or(store::default_write_path());
+    d.interval_us = cfg.value().interval_us.value_or(30 * k_us_per_second);
+    if (!o.interval.empty()) {
+        const Result<DurationUs> parsed = parse_duration(o.interval);
+        if (!parsed) {
+            throw Fatal("--interval: " + parsed.error().message, ExitCode::usage);
+        }
+        d.interval_us = parsed.value();
+    }
+    if (d.interval_us < 100 * k_us_per_ms) {
+        throw Fatal("--interval: must be at least 100ms", ExitCode::usage);
+    }
+    d.config_path = o.config.empty() ? cfg.value().path : o.config;
+    d.log_path = o.log;
+    d.quiet = o.quiet;
+    d.max_ticks = o.max_ticks;
+    const std::string library = o.nvml_library;
+    return daemon::run_daemon(d, [library] { return nvml::open_nvml_source(library); });
+}
+
+} // namespace
+
+Runner register_daemon(CLI::App& app) {
+    auto o = std::make_shared<DaemonCommandOptions>();
+    CLI::App* cmd = app.add_subcommand("daemon", "Record GPU usage from NVML until stopped");
+    cmd->add_option("--db", o->db,
+                    "Database to write (default: /var/lib/gua/gua.db as root, "
+                    "else ~/.local/state/gua/gua.db)");
+    cmd->add_option("--interval", o->interval, "Tick length (default 30s)");
+    cmd->add_option("--config", o->config,
+                    "Config file (default: ~/.config/gua/gua.toml or "
+                    "/etc/gua/gua.toml if present)");
+    cmd->add_option("--nvml-library", o->nvml_library,
+                    "Path of libnvidia-ml.so.1 (default: $GUA_NVML_LIBRARY, else the system's)");
+    cmd->add_option("--log", o->log, "Append log lines to this file (SIGHUP reopens it)");
+    cmd->add_flag("--quiet,-q", o->quiet, "No line per tick");
+    cmd->add_option("--ticks", o->max_ticks, "Stop after this many ticks");
+    return [o] { return run(*o); };
+}
+
+} // namespace gua::cli

@@ -1,0 +1,35 @@
+// gua.toml: thresholds and daemon settings shared by the daemon and the report.
+#pragma once
+
+#include "audit/card_tick.hpp"
+#include "core/result.hpp"
+#include "core/time.hpp"
+
+#include <optional>
+#include <string>
+
+namespace gua::config {
+
+/// Settings from gua.toml. Every field has a default, so an empty file is valid.
+struct Config {
+    std::string path; ///< the file this came from; empty for built-in defaults
+    audit::Thresholds thresholds;
+    std::optional<DurationUs> interval_us; ///< [daemon] interval
+    std::optional<std::string> db;         ///< [daemon] db
+};
+
+/// Parses the TOML text `text` (named `path` in errors). Errors say file, line and key, e.g.
+/// "gua.toml:3: thresholds.active_util_pct: expected a number between 0 and 100".
+Result<Config> parse_config(const std::string& text, const std::string& path);
+
+/// Reads and parses `path`. A missing file is an error naming it.
+Result<Config> load_config(const std::string& path);
+
+/// The config file to use when none is given: $XDG_CONFIG_HOME/gua/gua.toml (or
+/// ~/.config/gua/gua.toml) for a user if it exists, else /etc/gua/gua.toml if it exists.
+std::optional<std::string> find_config_file();
+
+/// Loads `explicit_path` if non-empty, else the file find_config_file() finds, else defaults.
+Result<Config> load_effective_config(const std::string& explicit_path);
+
+} // namespace gua::config

@@ -1,0 +1,158 @@
+// Daemon lifecycle: probe → lock → migrate → sample/write loop → final flush.
+#include "daemon/daemon.hpp"
+
+#include "audit/from_tick.hpp"
+#include "config/config.hpp"
+#include "core/clock.hpp"
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "daemon/lock.hpp"
+#include "daemon/log.hpp"
+#include "daemon/signals.hpp"
+#include "identity/resolver.hpp"
+#include "sampler/sampler.hpp"
+#include "store/schema.hpp"
+#include "store/writer.hpp"
+
+#include <fmt/format.h>
+#include <systemd/sd-daemon.h>
+
+#include <algorithm>
+#include <array>
+#include <unistd.h>
+
+namespace gua::daemon {
+
+namespace {
+
+std::string hostname() {
+    std::array<char, 256> buf{};
+    if (gethostname(buf.data(), buf.size() - 1) != 0) {
+        return "unknown";
+    }
+    return buf.data();
+}
+
+bool is_version_mismatch(const Error& e) {
+    return e.message.find("mismatch") != std::string::npos;
+}
+
+std::unique_ptr<telemetry::DeviceSource>
+open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, Clock& clock) {
+    DurationUs backoff = 5 * k_us_per_second;
+    while (true) {
+        Result<std::unique_ptr<telemetry::DeviceSource>> source = open_source();
+        if (source) {
+            return std::move(source).value();
+        }
+        if (!is_version_mismatch(source.error())) {
+            throw Fatal(source.error().message, ExitCode::no_driver);
+        }
+        log.line(
+            fmt::format("{}; retrying in {}", source.error().message, format_duration(backoff)));
+        clock.sleep_until(clock.mono_now() + backoff, flags.stop);
+        if (flags.stop.load()) {
+            throw Fatal(source.error().message, ExitCode::no_driver);
+        }
+        backoff = std::min<DurationUs>(backoff * 2, 5 * k_us_per_minute);
+    }
+}
+
+std::string tick_summary(const telemetry::Tick& tick, const audit::Thresholds& thresholds) {
+    std::string line = fmt::format("tick {}", tick.seq);
+    std::size_t procs = 0;
+    int errors = 0;
+    for (const telemetry::CardTickRecord& c : tick.cards) {
+        const audit::CardTick card = audit::to_card_tick(tick, c);
+        line += fmt::format("  GPU-{}={}", c.device.index, audit::dominant_state(card, thresholds));
+        procs += c.processes.size();
+        errors += c.read_errors;
+    }
+    for (const std::string& lost : tick.lost_uuids) {
+        line += fmt::format("  {}=LOST", lost);
+    }
+    line += fmt::format("  ({} processes", procs);
+    if (errors > 0) {
+        line += fmt::format(", {} read errors", errors);
+    }
+    return line + ")";
+}
+
+} // namespace
+
+int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
+    SignalFlags& flags = install_signal_handlers();
+    Log log(options.log_path);
+    SystemClock clock;
+    Result<config::Config> cfg = config::load_effective_config(options.config_path);
+    if (!cfg) {
+        throw Fatal(cfg.error().message, ExitCode::usage);
+    }
+    audit::Thresholds thresholds = cfg.value().thresholds;
+
+    std::unique_ptr<telemetry::DeviceSource> source =
+        open_with_retry(open_source, flags, log, clock);
+    const std::string driver = source->driver_version();
+    const std::size_t cards = source->devices().size();
+
+    DatabaseLock lock(options.db);
+    store::Database db(options.db, store::OpenMode::create);
+    store::migrate(db);
+    db.exec("PRAGMA journal_size_limit = 67108864");
+    store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,
+                                            options.interval_us, thresholds.active_util_pct,
+                                            clock.wall_now()});
+    log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
+                         hostname(), driver.empty() ? "?" : driver, cards,
+                         format_duration(options.interval_us), options.db));
+    sd_notify(0, "READY=1");
+
+    identity::Resolver resolver;
+    sampler::SamplerOptions so;
+    so.interval_us = options.interval_us;
+    so.active_threshold_pct = thresholds.active_util_pct;
+    so.max_ticks = options.max_ticks;
+    sampler::Sampler sampler(*source, clock, resolver, so);
+    std::uint64_t failed_writes = 0;
+    sampler.run(
+        flags.stop,
+        [&](const telemetry::Tick& tick) {
+            try {
+                writer.write(tick);
+            } catch (const Fatal& e) {
+                ++failed_writes;
+                log.line(fmt::format("tick {} not written: {}", tick.seq, e.what()));
+            }
+            if (!options.quiet) {
+                log.line(tick_summary(tick, thresholds));
+            }
+            sd_notify(0, "WATCHDOG=1");
+            if (flags.reload.exchange(false)) {
+                log.reopen();
+                Result<config::Config> fresh = config::load_effective_config(options.config_path);
+                if (fresh) {
+                    thresholds = fresh.value().thresholds;
+                    log.line("configuration reloaded (the active threshold applies from the "
+                             "next daemon start)");
+                } else {
+                    log.line("configuration not reloaded: " + fresh.error().message);
+                }
+            }
+        },
+        [&](DurationUs late) {
+            log.line(fmt::format("tick overran its schedule by {}; skipping ahead without "
+                                 "catch-up",
+                                 format_duration(late)));
+        });
+    sd_notify(0, "STOPPING=1");
+    writer.finish(clock.wall_now());
+    const std::int64_t total = db.scalar("SELECT count(*) FROM card_tick");
+    log.line(fmt::format(
+        "gua daemon stopped after {} ticks; {}: {} card-tick rows written, {} in "
+        "total{}",
+        sampler.ticks(), options.db, writer.card_rows(), total,
+        failed_writes > 0 ? fmt::format(" ({} ticks failed to write)", failed_writes) : ""));
+    return 0;
+}
+
+} // namespace gua::daemon

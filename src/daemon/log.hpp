@@ -1,0 +1,27 @@
+// The daemon's log: timestamped lines to stderr or to a file that SIGHUP reopens (logrotate).
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace gua::daemon {
+
+/// Writes one line per message. Not thread-safe (the daemon logs from its sampling thread).
+class Log {
+  public:
+    /// Logs to `path`, or to stderr when empty. Throws Fatal when the file cannot be opened.
+    explicit Log(std::string path);
+    ~Log();
+    Log(const Log&) = delete;
+    Log& operator=(const Log&) = delete;
+    /// Writes "2026-05-11T08:00:00Z message\n" and flushes.
+    void line(const std::string& message);
+    /// Reopens the file (after rotation); keeps the old stream if reopening fails.
+    void reopen();
+
+  private:
+    std::string m_path;
+    std::FILE* m_file = nullptr;
+};
+
+} // namespace gua::daemon
