@@ -1,0 +1,240 @@
+// The hand-declared subset of NVML's C ABI that gua uses (Debian ships no nvml.h). Names follow
+// NVIDIA's header so they can be grepped; values and layouts are from nvml-notes §2–§4 (x86-64).
+// Only src/nvml/ and the fake driver (tests/fake_nvml/) include this file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gua::nvml {
+
+/// Return code of every NVML call (an int-sized C enum; values stable from 11.x to 13.3).
+enum nvmlReturn_t : int {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NO_PERMISSION = 4,
+    NVML_ERROR_ALREADY_INITIALIZED = 5,
+    NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_INSUFFICIENT_POWER = 8,
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+    NVML_ERROR_TIMEOUT = 10,
+    NVML_ERROR_IRQ_ISSUE = 11,
+    NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+    NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+    NVML_ERROR_CORRUPTED_INFOROM = 14,
+    NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_RESET_REQUIRED = 16,
+    NVML_ERROR_OPERATING_SYSTEM = 17,
+    NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+    NVML_ERROR_IN_USE = 19,
+    NVML_ERROR_MEMORY = 20,
+    NVML_ERROR_NO_DATA = 21,
+    NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+    NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+    NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+    NVML_ERROR_DEPRECATED = 26,
+    NVML_ERROR_NOT_READY = 27,
+    NVML_ERROR_GPU_NOT_FOUND = 28,
+    NVML_ERROR_INVALID_STATE = 29,
+    NVML_ERROR_RESET_TYPE_NOT_SUPPORTED = 30,
+    NVML_ERROR_UNKNOWN = 999,
+};
+
+/// Opaque device handle (a physical GPU or a MIG instance); owned by the library.
+struct nvmlDevice_st;
+using nvmlDevice_t = nvmlDevice_st*;
+
+/// Sample rings readable with nvmlDeviceGetSamples.
+enum nvmlSamplingType_t : int {
+    NVML_TOTAL_POWER_SAMPLES = 0,
+    NVML_GPU_UTILIZATION_SAMPLES = 1,
+    NVML_MEMORY_UTILIZATION_SAMPLES = 2,
+};
+
+/// Which member of nvmlValue_t a sample carries.
+enum nvmlValueType_t : int {
+    NVML_VALUE_TYPE_DOUBLE = 0,
+    NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+    NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+    NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+    NVML_VALUE_TYPE_SIGNED_INT = 5,
+    NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+};
+
+/// Clock domains of nvmlDeviceGetClockInfo.
+enum nvmlClockType_t : int {
+    NVML_CLOCK_GRAPHICS = 0,
+    NVML_CLOCK_SM = 1,
+    NVML_CLOCK_MEM = 2,
+    NVML_CLOCK_VIDEO = 3,
+};
+
+/// Temperature sensors; only the GPU die sensor exists.
+enum nvmlTemperatureSensors_t : int { NVML_TEMPERATURE_GPU = 0 };
+
+/// MIG mode values of nvmlDeviceGetMigMode.
+inline constexpr unsigned int NVML_DEVICE_MIG_DISABLE = 0;
+inline constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
+
+/// String buffer sizes the header documents (UUID/name V2 sizes, driver version).
+inline constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
+inline constexpr unsigned int NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
+inline constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
+
+/// GPU instance / compute instance id of a process that is not on a MIG instance.
+inline constexpr unsigned int NVML_INSTANCE_ID_NONE = 0xFFFFFFFFu;
+/// usedGpuMemory value meaning "not available".
+inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = ~0ULL;
+
+/// Percent of the last sample period the GPU (and memory controller) was busy.
+struct nvmlUtilization_t {
+    unsigned int gpu;
+    unsigned int memory;
+};
+
+/// nvmlDeviceGetMemoryInfo (v1): bytes; `used` includes driver-reserved memory.
+struct nvmlMemory_t {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+};
+
+/// nvmlDeviceGetMemoryInfo_v2: bytes; total = reserved + used + free. Set version first.
+struct nvmlMemory_v2_t {
+    unsigned int version;
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+};
+inline constexpr unsigned int nvmlMemory_v2 =
+    static_cast<unsigned int>(sizeof(nvmlMemory_v2_t)) | (2u << 24);
+
+/// Entry written by the unversioned (v1) running-process calls: 16 bytes.
+struct nvmlProcessInfo_v1_t {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+};
+
+/// Entry written by the _v2 and (outside R535.43–.86) _v3 running-process calls: 24 bytes.
+struct nvmlProcessInfo_v2_t {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+};
+using nvmlProcessInfo_t = nvmlProcessInfo_v2_t;
+
+/// 32-byte entry: nvmlProcessDetail_v1_t, and what _v3 wrote on R535.43–535.86.
+struct nvmlProcessDetail_v1_t {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+    unsigned long long usedGpuCcProtectedMemory;
+};
+
+/// One per-process utilization entry of nvmlDeviceGetProcessUtilization; timeStamp in µs.
+struct nvmlProcessUtilizationSample_t {
+    unsigned int pid;
+    unsigned long long timeStamp;
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+};
+
+/// A sample value; read the member named by the call's nvmlValueType_t.
+union nvmlValue_t {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    unsigned short usVal;
+};
+
+/// One entry of a driver sample ring; timeStamp in µs (domain opaque, see notes §14).
+struct nvmlSample_t {
+    unsigned long long timeStamp;
+    nvmlValue_t sampleValue;
+};
+
+/// PCI identity; busId is "domain:bus:device.function" (v2/v3), busIdLegacy the short form.
+struct nvmlPciInfo_t {
+    char busIdLegacy[16];
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    char busId[32];
+};
+
+/// nvmlDeviceGetTemperatureV argument (≥ 12.8); set version and sensorType first.
+struct nvmlTemperature_v1_t {
+    unsigned int version;
+    nvmlTemperatureSensors_t sensorType;
+    int temperature;
+};
+inline constexpr unsigned int nvmlTemperature_v1 =
+    static_cast<unsigned int>(sizeof(nvmlTemperature_v1_t)) | (1u << 24);
+
+static_assert(sizeof(nvmlReturn_t) == 4);
+static_assert(sizeof(nvmlDevice_t) == 8);
+static_assert(sizeof(nvmlUtilization_t) == 8);
+static_assert(sizeof(nvmlMemory_t) == 24);
+static_assert(offsetof(nvmlMemory_t, free) == 8 && offsetof(nvmlMemory_t, used) == 16);
+static_assert(sizeof(nvmlMemory_v2_t) == 40 && nvmlMemory_v2 == 0x02000028u);
+static_assert(offsetof(nvmlMemory_v2_t, total) == 8 && offsetof(nvmlMemory_v2_t, reserved) == 16);
+static_assert(offsetof(nvmlMemory_v2_t, free) == 24 && offsetof(nvmlMemory_v2_t, used) == 32);
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
+static_assert(offsetof(nvmlProcessInfo_v1_t, usedGpuMemory) == 8);
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
+static_assert(offsetof(nvmlProcessInfo_v2_t, usedGpuMemory) == 8);
+static_assert(offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16);
+static_assert(offsetof(nvmlProcessInfo_v2_t, computeInstanceId) == 20);
+static_assert(sizeof(nvmlProcessDetail_v1_t) == 32);
+static_assert(offsetof(nvmlProcessDetail_v1_t, usedGpuCcProtectedMemory) == 24);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, memUtil) == 20);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, decUtil) == 28);
+static_assert(sizeof(nvmlValue_t) == 8);
+static_assert(sizeof(nvmlSample_t) == 16 && offsetof(nvmlSample_t, sampleValue) == 8);
+static_assert(sizeof(nvmlPciInfo_t) == 68);
+static_assert(offsetof(nvmlPciInfo_t, domain) == 16 && offsetof(nvmlPciInfo_t, busId) == 36);
+static_assert(offsetof(nvmlPciInfo_t, pciSubSystemId) == 32);
+static_assert(sizeof(nvmlTemperature_v1_t) == 12 && nvmlTemperature_v1 == 0x0100000cu);
+
+/// Function types of the entry points in entry_points.def (one per distinct C signature).
+using ReturnFn = nvmlReturn_t();
+using ErrorStringFn = const char*(nvmlReturn_t);
+using StringFn = nvmlReturn_t(char*, unsigned int);
+using CountFn = nvmlReturn_t(unsigned int*);
+using HandleByIndexFn = nvmlReturn_t(unsigned int, nvmlDevice_t*);
+using DeviceStringFn = nvmlReturn_t(nvmlDevice_t, char*, unsigned int);
+using DevicePciFn = nvmlReturn_t(nvmlDevice_t, nvmlPciInfo_t*);
+using DeviceUintFn = nvmlReturn_t(nvmlDevice_t, unsigned int*);
+using DeviceUllFn = nvmlReturn_t(nvmlDevice_t, unsigned long long*);
+using DeviceStructFn = nvmlReturn_t(nvmlDevice_t, void*);
+using DeviceUtilizationFn = nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*);
+using DeviceSamplesFn = nvmlReturn_t(nvmlDevice_t, nvmlSamplingType_t, unsigned long long,
+                                     nvmlValueType_t*, unsigned int*, nvmlSample_t*);
+using DeviceProcessesFn = nvmlReturn_t(nvmlDevice_t, unsigned int*, void*);
+using DeviceProcessUtilFn = nvmlReturn_t(nvmlDevice_t, nvmlProcessUtilizationSample_t*,
+                                         unsigned int*, unsigned long long);
+using DeviceTemperatureVFn = nvmlReturn_t(nvmlDevice_t, nvmlTemperature_v1_t*);
+using DeviceTemperatureFn = nvmlReturn_t(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned int*);
+using DeviceClockFn = nvmlReturn_t(nvmlDevice_t, nvmlClockType_t, unsigned int*);
+using DeviceMigModeFn = nvmlReturn_t(nvmlDevice_t, unsigned int*, unsigned int*);
+using DeviceMigHandleFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlDevice_t*);
+
+} // namespace gua::nvml

@@ -1,0 +1,319 @@
+// One poll of one card: each reading is a driver call whose return code decides between a
+// value, "not supported" (nullopt), a counted read error, or a lost card.
+#include "nvml/card_reader.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "nvml/process_list.hpp"
+
+namespace gua::nvml {
+namespace {
+
+constexpr std::uint64_t k_bytes_per_mib = 1024 * 1024;
+constexpr unsigned int k_max_process_samples = 4096;
+constexpr unsigned int k_sample_headroom = 16;
+
+/// Classifies the return codes of one card's poll.
+class Status {
+  public:
+    /// True on success; counts unexpected failures; NOT_SUPPORTED and a missing symbol are silent.
+    bool ok(nvmlReturn_t rc) {
+        switch (rc) {
+        case NVML_SUCCESS:
+            return true;
+        case NVML_ERROR_NOT_SUPPORTED:
+        case NVML_ERROR_FUNCTION_NOT_FOUND:
+            return false;
+        case NVML_ERROR_GPU_IS_LOST:
+            m_lost = true;
+            return false;
+        default:
+            ++m_errors;
+            return false;
+        }
+    }
+    bool lost() const { return m_lost; }
+    int errors() const { return m_errors; }
+
+  private:
+    bool m_lost = false;
+    int m_errors = 0;
+};
+
+bool unsupported(nvmlReturn_t rc) {
+    return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
+double value_of(nvmlValueType_t type, const nvmlValue_t& v) {
+    switch (type) {
+    case NVML_VALUE_TYPE_DOUBLE:
+        return v.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+        return v.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+        return static_cast<double>(v.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+        return static_cast<double>(v.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        return static_cast<double>(v.sllVal);
+    case NVML_VALUE_TYPE_SIGNED_INT:
+        return v.siVal;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+        return v.usVal;
+    }
+    return -1.0;
+}
+
+/// Reads the GPU-utilization ring after `cursor`; NOT_FOUND (or an empty size reply) = no samples.
+nvmlReturn_t read_ring(const Library& lib, nvmlDevice_t h, std::uint64_t cursor,
+                       std::vector<RingSample>& out) {
+    nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
+    unsigned int count = 0;
+    nvmlReturn_t rc = lib.call<Entry::device_get_samples>(h, NVML_GPU_UTILIZATION_SAMPLES, cursor,
+                                                          &type, &count, nullptr);
+    if (rc != NVML_SUCCESS || count == 0) {
+        return rc == NVML_SUCCESS ? NVML_ERROR_NOT_FOUND : rc;
+    }
+    std::vector<nvmlSample_t> buffer(count + k_sample_headroom);
+    count = static_cast<unsigned int>(buffer.size());
+    rc = lib.call<Entry::device_get_samples>(h, NVML_GPU_UTILIZATION_SAMPLES, cursor, &type,
+                                             &count, buffer.data());
+    if (rc != NVML_SUCCESS) {
+        return rc;
+    }
+    buffer.resize(std::min<std::size_t>(count, buffer.size()));
+    for (const nvmlSample_t& s : buffer) {
+        out.push_back({s.timeStamp, value_of(type, s.sampleValue)});
+    }
+    return NVML_SUCCESS;
+}
+
+void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& state,
+                      Status& status, telemetry::DevicePoll& poll) {
+    nvmlUtilization_t rates{};
+    std::optional<double> snapshot;
+    if (status.ok(lib.call<Entry::device_get_utilization_rates>(card.handle, &rates))) {
+        snapshot = rates.gpu <= 100 ? std::optional<double>(rates.gpu) : std::nullopt;
+        poll.mem_util_pct =
+            rates.memory <= 100 ? std::optional<int>(static_cast<int>(rates.memory)) : std::nullopt;
+    }
+    const std::optional<DurationUs> span =
+        card.last_poll ? std::optional<DurationUs>(now - *card.last_poll) : std::nullopt;
+    if (card.samples_supported && lib.has(Entry::device_get_samples)) {
+        std::vector<RingSample> batch;
+        const bool priming = !card.util.primed() || !span;
+        const nvmlReturn_t rc = read_ring(lib, card.handle, priming ? 0 : card.util.cursor_us(), batch);
+        if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) {
+            if (priming) {
+                card.util.prime(batch);
+            } else {
+                RingFold fold = card.util.fold(std::move(batch), *span, snapshot);
+                state.diagnostics.junk_util_samples += fold.junk;
+                state.diagnostics.lost_sample_batches += fold.lost_samples ? 1 : 0;
+                if (!fold.samples.empty()) {
+                    poll.util = std::move(fold.samples);
+                    poll.util_source = telemetry::UtilSource::samples;
+                    return;
+                }
+            }
+        } else if (unsupported(rc)) {
+            card.samples_supported = false;
+        } else {
+            status.ok(rc);
+        }
+    }
+    if (snapshot) {
+        poll.util = {{*snapshot, std::max<DurationUs>(span.value_or(1), 1)}};
+        poll.util_source = telemetry::UtilSource::snapshot;
+    }
+}
+
+void read_memory(const Library& lib, const Card& card, Status& status,
+                 telemetry::DevicePoll& poll) {
+    if (lib.variant(Entry::device_get_memory_info) == 0) {
+        nvmlMemory_v2_t memory{};
+        memory.version = nvmlMemory_v2;
+        if (status.ok(lib.call<Entry::device_get_memory_info>(card.handle, &memory))) {
+            poll.mem_used_mib = bytes_to_mib(memory.used);
+        }
+        return;
+    }
+    nvmlMemory_t memory{};
+    if (status.ok(lib.call<Entry::device_get_memory_info>(card.handle, &memory))) {
+        poll.mem_used_mib = bytes_to_mib(memory.used);
+    }
+}
+
+telemetry::ProcessType process_type(ListKind kind) {
+    switch (kind) {
+    case ListKind::graphics:
+        return telemetry::ProcessType::graphics;
+    case ListKind::mps:
+        return telemetry::ProcessType::mps;
+    case ListKind::compute:
+        break;
+    }
+    return telemetry::ProcessType::compute;
+}
+
+template <Entry E>
+void read_list(const Library& lib, const Card& card, ListKind kind, SourceState& state,
+               Status& status, telemetry::DevicePoll& poll) {
+    std::size_t& stride = state.process_stride[static_cast<std::size_t>(kind)];
+    const ProcessListRead read = read_process_list(
+        [&](unsigned int* count, void* infos) { return lib.call<E>(card.handle, count, infos); },
+        stride, card.memory_total_bytes);
+    if (read.rc != NVML_SUCCESS) {
+        status.ok(read.rc);
+        return;
+    }
+    if (read.list.stride != 0 && read.list.stride != stride) {
+        stride = read.list.stride;
+        ++state.diagnostics.stride_corrections;
+    }
+    state.diagnostics.dropped_process_entries += read.list.dropped;
+    for (const RawProcess& p : merge_duplicate_pids(read.list.processes)) {
+        telemetry::ProcessReading reading;
+        reading.pid = p.pid;
+        reading.type = process_type(kind);
+        if (p.used_bytes) {
+            reading.mem_used_mib = bytes_to_mib(*p.used_bytes);
+        }
+        poll.processes.push_back(reading);
+    }
+}
+
+/// Reads per-process samples after `cursor`; NOT_FOUND and empty replies are "no samples".
+nvmlReturn_t read_process_samples(const Library& lib, nvmlDevice_t h, std::uint64_t cursor,
+                                  std::vector<ProcessUtilEntry>& out) {
+    unsigned int count = 0;
+    nvmlReturn_t rc = lib.call<Entry::device_get_process_utilization>(h, nullptr, &count, cursor);
+    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 3; ++attempt) {
+        std::vector<nvmlProcessUtilizationSample_t> buffer(
+            std::min(count, k_max_process_samples) + k_sample_headroom);
+        count = static_cast<unsigned int>(buffer.size());
+        rc = lib.call<Entry::device_get_process_utilization>(h, buffer.data(), &count, cursor);
+        if (rc == NVML_SUCCESS) {
+            buffer.resize(std::min<std::size_t>(count, buffer.size()));
+            for (const auto& s : buffer) {
+                out.push_back({s.pid, s.timeStamp, s.smUtil});
+            }
+        }
+    }
+    return rc == NVML_ERROR_NOT_FOUND ? NVML_SUCCESS : rc;
+}
+
+void read_process_utilization(const Library& lib, Card& card, SourceState& state,
+                              Status& status, telemetry::DevicePoll& poll) {
+    std::vector<ProcessUtilEntry> entries;
+    const bool priming = !card.process_util.primed() || !card.last_poll;
+    const nvmlReturn_t rc = read_process_samples(
+        lib, card.handle, priming ? 0 : card.process_util.cursor_us(), entries);
+    if (rc != NVML_SUCCESS) {
+        status.ok(rc);
+        return;
+    }
+    if (priming) {
+        card.process_util.prime(entries);
+        return;
+    }
+    std::vector<std::uint32_t> pids;
+    for (const auto& p : poll.processes) {
+        pids.push_back(p.pid);
+    }
+    const auto util = card.process_util.fold(entries, pids, state.diagnostics.junk_process_samples);
+    // A pid in several lists gets its SM share once: compute first, then MPS, then graphics.
+    std::unordered_set<std::uint32_t> assigned;
+    for (const auto type : {telemetry::ProcessType::compute, telemetry::ProcessType::mps,
+                            telemetry::ProcessType::graphics}) {
+        for (auto& p : poll.processes) {
+            if (p.type == type) {
+                p.sm_util_pct = assigned.insert(p.pid).second ? util.at(p.pid) : 0.0;
+            }
+        }
+    }
+}
+
+void read_sensors(const Library& lib, const Card& card, Status& status,
+                  telemetry::DevicePoll& poll) {
+    unsigned int value = 0;
+    unsigned long long wide = 0;
+    if (status.ok(lib.call<Entry::device_get_power_usage>(card.handle, &value))) {
+        poll.power_mw = value;
+    }
+    if (status.ok(lib.call<Entry::device_get_total_energy_consumption>(card.handle, &wide))) {
+        poll.energy_mj = wide;
+    }
+    nvmlTemperature_v1_t temperature{nvmlTemperature_v1, NVML_TEMPERATURE_GPU, 0};
+    const nvmlReturn_t rc = lib.call<Entry::device_get_temperature_v>(card.handle, &temperature);
+    if (rc == NVML_SUCCESS) {
+        poll.temperature_c = temperature.temperature;
+    } else if (unsupported(rc) || rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+        if (status.ok(lib.call<Entry::device_get_temperature>(card.handle, NVML_TEMPERATURE_GPU,
+                                                              &value))) {
+            poll.temperature_c = static_cast<int>(value);
+        }
+    } else {
+        status.ok(rc);
+    }
+    if (status.ok(lib.call<Entry::device_get_clock_info>(card.handle, NVML_CLOCK_SM, &value))) {
+        poll.sm_clock_mhz = static_cast<int>(value);
+    }
+    if (status.ok(lib.call<Entry::device_get_clocks_event_reasons>(card.handle, &wide))) {
+        poll.clock_event_reasons = wide;
+    }
+}
+
+} // namespace
+
+std::int64_t bytes_to_mib(std::uint64_t bytes) {
+    return static_cast<std::int64_t>((bytes + k_bytes_per_mib / 2) / k_bytes_per_mib);
+}
+
+nvmlReturn_t read_uuid(const Library& library, nvmlDevice_t handle, std::string& uuid) {
+    char buffer[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+    const nvmlReturn_t rc =
+        library.call<Entry::device_get_uuid>(handle, &buffer[0], NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+    buffer[sizeof(buffer) - 1] = '\0';
+    if (rc == NVML_SUCCESS) {
+        uuid = buffer;
+    }
+    return rc;
+}
+
+telemetry::DevicePoll read_card(const Library& library, Card& card, TimeUs now,
+                                SourceState& state) {
+    telemetry::DevicePoll poll;
+    poll.uuid = card.info.uuid;
+    Status status;
+    const bool mig = card.mig_slot.has_value();
+    if (!mig) {
+        read_utilization(library, card, now, state, status, poll);
+    }
+    read_memory(library, card, status, poll);
+    read_list<Entry::device_get_compute_running_processes>(library, card, ListKind::compute, state,
+                                                           status, poll);
+    read_list<Entry::device_get_graphics_running_processes>(library, card, ListKind::graphics,
+                                                            state, status, poll);
+    read_list<Entry::device_get_mps_compute_running_processes>(library, card, ListKind::mps, state,
+                                                               status, poll);
+    if (!mig && !status.lost()) {
+        read_process_utilization(library, card, state, status, poll);
+        read_sensors(library, card, status, poll);
+    }
+    if (status.lost()) {
+        card.lost = true;
+        telemetry::DevicePoll lost_poll;
+        lost_poll.uuid = card.info.uuid;
+        lost_poll.lost = true;
+        return lost_poll;
+    }
+    poll.read_errors = status.errors();
+    card.last_poll = now;
+    return poll;
+}
+
+} // namespace gua::nvml

@@ -1,0 +1,193 @@
+// NvmlSource: card enumeration (MIG instances included), re-probing of lost cards, and the poll
+// loop over cards; reading one card lives in card_reader.cpp.
+#include "nvml/nvml_source.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "nvml/card_reader.hpp"
+
+namespace gua::nvml {
+namespace {
+
+std::string bounded(const char* text, std::size_t capacity) {
+    return std::string(text, strnlen(text, capacity));
+}
+
+telemetry::DevicePoll lost_poll(const Card& card) {
+    telemetry::DevicePoll poll;
+    poll.uuid = card.info.uuid;
+    poll.lost = true;
+    return poll;
+}
+
+} // namespace
+
+NvmlSource::NvmlSource(std::unique_ptr<Library> library) : m_library(std::move(library)) {
+    m_state.process_stride = {
+        m_library->process_info_stride(Entry::device_get_compute_running_processes),
+        m_library->process_info_stride(Entry::device_get_graphics_running_processes),
+        m_library->process_info_stride(Entry::device_get_mps_compute_running_processes)};
+}
+
+std::string NvmlSource::driver_version() { return m_library->driver_version(); }
+
+std::vector<telemetry::DeviceInfo> NvmlSource::devices() {
+    enumerate();
+    std::vector<telemetry::DeviceInfo> out;
+    out.reserve(m_cards.size());
+    for (const Card& card : m_cards) {
+        out.push_back(card.info);
+    }
+    return out;
+}
+
+std::vector<telemetry::DevicePoll> NvmlSource::poll(TimeUs now) {
+    if (!m_enumerated) {
+        enumerate();
+    }
+    std::vector<telemetry::DevicePoll> out;
+    out.reserve(m_cards.size());
+    for (Card& card : m_cards) {
+        if (card.lost && !reprobe(card)) {
+            out.push_back(lost_poll(card));
+            continue;
+        }
+        out.push_back(read_card(*m_library, card, now, m_state));
+    }
+    return out;
+}
+
+void NvmlSource::enumerate() {
+    m_enumerated = true;
+    unsigned int count = 0;
+    if (m_library->call<Entry::device_get_count>(&count) != NVML_SUCCESS) {
+        return;
+    }
+    std::vector<Card> fresh;
+    for (unsigned int index = 0; index < count; ++index) {
+        nvmlDevice_t handle = nullptr;
+        const nvmlReturn_t rc = m_library->call<Entry::device_get_handle_by_index>(index, &handle);
+        if (rc == NVML_SUCCESS) {
+            add_physical(index, handle, fresh);
+        } else if (rc == NVML_ERROR_GPU_IS_LOST) {
+            for (const Card& old : m_cards) {
+                if (old.index == index) {
+                    fresh.push_back(old);
+                    fresh.back().lost = true;
+                }
+            }
+        }
+    }
+    for (Card& card : fresh) {
+        const auto old = std::find_if(m_cards.begin(), m_cards.end(), [&](const Card& c) {
+            return c.info.uuid == card.info.uuid;
+        });
+        if (old != m_cards.end() && !card.lost) {
+            card.samples_supported = old->samples_supported;
+            card.last_poll = old->last_poll;
+            card.util = old->util;
+            card.process_util = old->process_util;
+        }
+    }
+    m_cards = std::move(fresh);
+}
+
+void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vector<Card>& fresh) {
+    Card physical;
+    physical.handle = handle;
+    physical.index = index;
+    if (!describe(handle, physical)) {
+        return;
+    }
+    unsigned int current = 0;
+    unsigned int pending = 0;
+    if (m_library->call<Entry::device_get_mig_mode>(handle, &current, &pending) == NVML_SUCCESS &&
+        current == NVML_DEVICE_MIG_ENABLE) {
+        unsigned int slots = 0;
+        m_library->call<Entry::device_get_max_mig_device_count>(handle, &slots);
+        bool any = false;
+        for (unsigned int slot = 0; slot < slots; ++slot) {
+            Card mig;
+            mig.index = index;
+            mig.mig_slot = slot;
+            if (m_library->call<Entry::device_get_mig_device_handle_by_index>(
+                    handle, slot, &mig.handle) != NVML_SUCCESS ||
+                !describe(mig.handle, mig)) {
+                continue;
+            }
+            mig.info.parent_uuid = physical.info.uuid;
+            fresh.push_back(std::move(mig));
+            any = true;
+        }
+        if (any) {
+            return;
+        }
+    }
+    fresh.push_back(std::move(physical));
+}
+
+bool NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
+    if (read_uuid(*m_library, handle, card.info.uuid) != NVML_SUCCESS) {
+        return false;
+    }
+    card.info.index = static_cast<int>(card.index);
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+    if (m_library->call<Entry::device_get_name>(handle, &name[0], NVML_DEVICE_NAME_V2_BUFFER_SIZE) ==
+        NVML_SUCCESS) {
+        card.info.name = bounded(name, sizeof(name));
+    }
+    nvmlPciInfo_t pci{};
+    if (m_library->call<Entry::device_get_pci_info>(handle, &pci) == NVML_SUCCESS) {
+        const bool legacy_only = m_library->variant(Entry::device_get_pci_info) == 2;
+        card.info.pci_bus_id = legacy_only || pci.busId[0] == '\0'
+                                   ? bounded(pci.busIdLegacy, sizeof(pci.busIdLegacy))
+                                   : bounded(pci.busId, sizeof(pci.busId));
+    }
+    std::optional<std::uint64_t> total;
+    if (m_library->variant(Entry::device_get_memory_info) == 0) {
+        nvmlMemory_v2_t memory{};
+        memory.version = nvmlMemory_v2;
+        if (m_library->call<Entry::device_get_memory_info>(handle, &memory) == NVML_SUCCESS) {
+            total = memory.total;
+        }
+    } else {
+        nvmlMemory_t memory{};
+        if (m_library->call<Entry::device_get_memory_info>(handle, &memory) == NVML_SUCCESS) {
+            total = memory.total;
+        }
+    }
+    if (total && *total > 0) {
+        card.memory_total_bytes = total;
+        card.info.memory_total_mib = bytes_to_mib(*total);
+    }
+    return true;
+}
+
+bool NvmlSource::reprobe(Card& card) const {
+    nvmlDevice_t handle = nullptr;
+    if (m_library->call<Entry::device_get_handle_by_index>(card.index, &handle) != NVML_SUCCESS) {
+        return false;
+    }
+    if (card.mig_slot) {
+        nvmlDevice_t mig = nullptr;
+        if (m_library->call<Entry::device_get_mig_device_handle_by_index>(
+                handle, *card.mig_slot, &mig) != NVML_SUCCESS) {
+            return false;
+        }
+        handle = mig;
+    }
+    std::string uuid;
+    if (read_uuid(*m_library, handle, uuid) != NVML_SUCCESS || uuid != card.info.uuid) {
+        return false;
+    }
+    card.handle = handle;
+    card.lost = false;
+    card.util.reset();
+    card.process_util.reset();
+    card.last_poll.reset();
+    return true;
+}
+
+} // namespace gua::nvml

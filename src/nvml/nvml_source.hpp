@@ -1,0 +1,46 @@
+// NvmlSource: telemetry::DeviceSource on top of the NVML driver library (real or fake).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nvml/card.hpp"
+#include "nvml/library.hpp"
+#include "telemetry/device_source.hpp"
+
+namespace gua::nvml {
+
+/// Enumerates cards (MIG instances as their own cards) and reads them through `Library`.
+/// A card whose GPU fell off the bus is reported lost and re-probed on every later poll.
+class NvmlSource final : public telemetry::DeviceSource {
+  public:
+    /// Takes ownership of an opened (initialized) library.
+    explicit NvmlSource(std::unique_ptr<Library> library);
+
+    /// Driver version from nvmlSystemGetDriverVersion; empty when unknown.
+    std::string driver_version() override;
+    /// Re-enumerates: physical GPUs by index; a GPU in MIG mode with instances is replaced by
+    /// its instances (uuid "MIG-…", parent_uuid set). Indices without permission are skipped.
+    std::vector<telemetry::DeviceInfo> devices() override;
+    /// Reads every card once (enumerating first if devices() was never called).
+    std::vector<telemetry::DevicePoll> poll(TimeUs now) override;
+
+    /// The loaded library (bound symbols, path) for diagnostics.
+    const Library& library() const { return *m_library; }
+    /// Driver oddities worked around so far.
+    const NvmlDiagnostics& diagnostics() const { return m_state.diagnostics; }
+
+  private:
+    void enumerate();
+    void add_physical(unsigned int index, nvmlDevice_t handle, std::vector<Card>& fresh);
+    bool describe(nvmlDevice_t handle, Card& card) const;
+    bool reprobe(Card& card) const;
+
+    std::unique_ptr<Library> m_library;
+    std::vector<Card> m_cards;
+    SourceState m_state;
+    bool m_enumerated = false;
+};
+
+} // namespace gua::nvml

@@ -1,0 +1,22 @@
+// The entry point the daemon uses to read real GPUs: NVML behind the DeviceSource seam, without
+// exposing any NVML type.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/result.hpp"
+#include "telemetry/device_source.hpp"
+
+namespace gua::nvml {
+
+/// Environment variable naming the NVML library when no --nvml-library flag is given.
+inline constexpr const char* k_library_env = "GUA_NVML_LIBRARY";
+
+/// Opens NVML as a DeviceSource from `library_override` if non-empty, else from $GUA_NVML_LIBRARY
+/// if set and non-empty, else libnvidia-ml.so.1. Errors as nvml::Library::open (missing driver,
+/// driver/library version mismatch — retry later —, failed init).
+Result<std::unique_ptr<telemetry::DeviceSource>>
+open_nvml_source(const std::string& library_override);
+
+} // namespace gua::nvml

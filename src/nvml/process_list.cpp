@@ -1,0 +1,149 @@
+// Reading and decoding NVML running-process lists, defensively (nvml-notes §5, §12).
+#include "nvml/process_list.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gua::nvml {
+namespace {
+
+constexpr std::size_t k_max_stride = sizeof(nvmlProcessDetail_v1_t);
+constexpr int k_max_data_calls = 5;
+constexpr unsigned int k_max_entries = 4096;
+constexpr std::uint32_t k_max_pid = 1u << 22;
+constexpr std::uint32_t k_max_instance_id = 64;
+
+template <typename Info> Info load(const std::byte* data, std::size_t offset) {
+    Info info{};
+    std::memcpy(&info, data + offset, sizeof(Info));
+    return info;
+}
+
+std::optional<std::uint64_t> memory_of(unsigned long long used) {
+    if (used == NVML_VALUE_NOT_AVAILABLE_ULL) {
+        return std::nullopt;
+    }
+    return used;
+}
+
+bool instance_ok(std::uint32_t id) { return id == NVML_INSTANCE_ID_NONE || id < k_max_instance_id; }
+
+} // namespace
+
+std::vector<RawProcess> decode_process_infos(const std::byte* data, std::size_t count,
+                                             std::size_t stride) {
+    std::vector<RawProcess> out;
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        RawProcess p;
+        if (stride == sizeof(nvmlProcessInfo_v1_t)) {
+            const auto info = load<nvmlProcessInfo_v1_t>(data, i * stride);
+            p.pid = info.pid;
+            p.used_bytes = memory_of(info.usedGpuMemory);
+        } else {
+            const auto info = load<nvmlProcessInfo_v2_t>(data, i * stride);
+            p.pid = info.pid;
+            p.used_bytes = memory_of(info.usedGpuMemory);
+            p.gpu_instance_id = info.gpuInstanceId;
+            p.compute_instance_id = info.computeInstanceId;
+        }
+        out.push_back(p);
+    }
+    return out;
+}
+
+bool plausible(const RawProcess& process, std::optional<std::uint64_t> memory_total_bytes) {
+    if (process.pid == 0 || process.pid > k_max_pid) {
+        return false;
+    }
+    if (memory_total_bytes && process.used_bytes && *process.used_bytes > *memory_total_bytes) {
+        return false;
+    }
+    return instance_ok(process.gpu_instance_id) && instance_ok(process.compute_instance_id);
+}
+
+DecodedProcesses decode_checked(const std::byte* data, std::size_t count, std::size_t stride,
+                                std::optional<std::uint64_t> memory_total_bytes) {
+    const auto all_plausible = [&](const std::vector<RawProcess>& list) {
+        return std::all_of(list.begin(), list.end(), [&](const RawProcess& p) {
+            return plausible(p, memory_total_bytes);
+        });
+    };
+    DecodedProcesses out{decode_process_infos(data, count, stride), stride, 0};
+    const bool wide_stride = stride == sizeof(nvmlProcessInfo_v2_t) || stride == k_max_stride;
+    if (wide_stride && count > 1 && plausible(out.processes.front(), memory_total_bytes) &&
+        !all_plausible(out.processes)) {
+        const std::size_t other =
+            stride == k_max_stride ? sizeof(nvmlProcessInfo_v2_t) : k_max_stride;
+        auto retry = decode_process_infos(data, count, other);
+        if (all_plausible(retry)) {
+            return {std::move(retry), other, 0};
+        }
+    }
+    const auto bad = std::remove_if(out.processes.begin(), out.processes.end(),
+                                    [&](const RawProcess& p) { return !plausible(p, memory_total_bytes); });
+    out.dropped = static_cast<int>(out.processes.end() - bad);
+    out.processes.erase(bad, out.processes.end());
+    return out;
+}
+
+ProcessListRead read_process_list(const ProcessListCall& call, std::size_t stride,
+                                  std::optional<std::uint64_t> memory_total_bytes) {
+    unsigned int count = 0;
+    nvmlReturn_t rc = call(&count, nullptr);
+    if (rc == NVML_SUCCESS) {
+        return {};
+    }
+    std::vector<std::byte> buffer;
+    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < k_max_data_calls;
+         ++attempt) {
+        const unsigned int capacity = std::min(2 * std::min(count, k_max_entries) + 5, k_max_entries);
+        buffer.assign(static_cast<std::size_t>(capacity) * k_max_stride, std::byte{0});
+        count = capacity;
+        rc = call(&count, buffer.data());
+        if (rc == NVML_SUCCESS) {
+            const std::size_t written = std::min(count, capacity);
+            return {NVML_SUCCESS, decode_checked(buffer.data(), written, stride, memory_total_bytes)};
+        }
+    }
+    return {rc, {}};
+}
+
+std::vector<RawProcess> merge_duplicate_pids(const std::vector<RawProcess>& processes) {
+    struct Share {
+        std::uint32_t gpu_instance_id;
+        std::uint32_t compute_instance_id;
+        std::optional<std::uint64_t> used_bytes;
+    };
+    std::vector<RawProcess> out;
+    std::vector<std::vector<Share>> shares; // per entry of `out`: memory per MIG instance
+    for (const RawProcess& p : processes) {
+        const auto it = std::find_if(out.begin(), out.end(),
+                                     [&](const RawProcess& q) { return q.pid == p.pid; });
+        if (it == out.end()) {
+            out.push_back(p);
+            shares.push_back({{p.gpu_instance_id, p.compute_instance_id, p.used_bytes}});
+            continue;
+        }
+        auto& list = shares[static_cast<std::size_t>(it - out.begin())];
+        const auto same = std::find_if(list.begin(), list.end(), [&](const Share& s) {
+            return s.gpu_instance_id == p.gpu_instance_id &&
+                   s.compute_instance_id == p.compute_instance_id;
+        });
+        if (same == list.end()) {
+            list.push_back({p.gpu_instance_id, p.compute_instance_id, p.used_bytes});
+        } else if (p.used_bytes) {
+            same->used_bytes = std::max(same->used_bytes.value_or(0), *p.used_bytes);
+        }
+        std::optional<std::uint64_t> total;
+        for (const Share& s : list) {
+            if (s.used_bytes) {
+                total = total.value_or(0) + *s.used_bytes;
+            }
+        }
+        it->used_bytes = total;
+    }
+    return out;
+}
+
+} // namespace gua::nvml
