@@ -1,12 +1,112 @@
-// Placeholder until the identity resolver lands.
+// identity::Resolver: reads /proc/<pid>/{stat,status,loginuid,cgroup,cmdline} and caches the
+// result.
 #include "identity/resolver.hpp"
 
+#include "identity/cgroup.hpp"
+#include "identity/cmdline.hpp"
+#include "identity/proc_file.hpp"
+
+#include <utility>
+
 namespace gua::identity {
+namespace {
 
-Resolver::Resolver(std::string proc_root) : m_proc_root(std::move(proc_root)) {}
+constexpr std::size_t k_max_small_file = 64 * 1024;
+// Kernel connection files usually come last on long command lines, so read argv generously.
+constexpr std::size_t k_max_cmdline = 1024 * 1024;
 
-ProcessFacts Resolver::resolve(std::uint32_t /*pid*/) { return ProcessFacts{}; }
+} // namespace
 
-void Resolver::sweep() {}
+Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid)
+    : m_proc_root(std::move(proc_root)), m_first_person_uid(first_person_uid) {}
+
+ProcessFacts Resolver::resolve(std::uint32_t pid) {
+    const std::optional<ProcStat> stat = read_stat(pid);
+    if (!stat) {
+        m_cache.erase(pid);
+        return ProcessFacts{};
+    }
+    // The same start time means the same process; a different comm means it exec'd another program
+    // (e.g. a wrapper script that became python), which may have changed its argv and uid.
+    if (auto it = m_cache.find(pid); it != m_cache.end() &&
+                                     it->second.facts.start_ticks == stat->start_ticks &&
+                                     it->second.facts.identity.command == stat->comm) {
+        it->second.seen = true;
+        return it->second.facts;
+    }
+    ProcessFacts facts = resolve_uncached(pid, *stat);
+    if (facts.start_ticks) {
+        m_cache.insert_or_assign(pid, Entry{facts, true});
+    } else {
+        m_cache.erase(pid);
+    }
+    return facts;
+}
+
+void Resolver::sweep() {
+    std::erase_if(m_cache, [](const auto& item) { return !item.second.seen; });
+    for (auto& [pid, entry] : m_cache) {
+        entry.seen = false;
+    }
+    std::erase_if(m_names, [](const auto& item) { return !item.second.has_value(); });
+}
+
+std::optional<ProcStat> Resolver::read_stat(std::uint32_t pid) const {
+    const Result<std::string> text = read_proc_file(pid_path(pid, "stat"), k_max_small_file);
+    if (!text) {
+        return std::nullopt;
+    }
+    Result<ProcStat> stat = parse_proc_stat(text.value());
+    if (!stat) {
+        return std::nullopt;
+    }
+    return std::move(stat).value();
+}
+
+// Reads each file independently: a file that cannot be read leaves its fields unknown. A final
+// re-read of stat turns "the process exited or its pid was reused meanwhile" into unknown.
+ProcessFacts Resolver::resolve_uncached(std::uint32_t pid, const ProcStat& stat) {
+    telemetry::Identity identity;
+    identity.command = stat.comm;
+    if (const auto status = read_proc_file(pid_path(pid, "status"), k_max_small_file)) {
+        if (const auto uid = parse_status_real_uid(status.value())) {
+            identity.uid = uid.value();
+        }
+    }
+    if (const auto login = read_proc_file(pid_path(pid, "loginuid"), k_max_small_file)) {
+        identity.login_uid = parse_loginuid(login.value());
+    }
+    identity.user = user_for(attributed_uid(identity.uid, identity.login_uid, m_first_person_uid));
+    if (const auto cgroup = read_proc_file(pid_path(pid, "cgroup"), k_max_small_file)) {
+        CgroupFacts facts = parse_cgroup(cgroup.value());
+        identity.container_id = std::move(facts.container_id);
+        identity.pod_uid = std::move(facts.pod_uid);
+        identity.slurm_job = std::move(facts.slurm_job);
+        identity.systemd_unit = std::move(facts.systemd_unit);
+    }
+    if (const auto cmdline = read_proc_file(pid_path(pid, "cmdline"), k_max_cmdline)) {
+        identity.jupyter_kernel = jupyter_kernel_id(split_cmdline(cmdline.value()));
+    }
+    const std::optional<ProcStat> again = read_stat(pid);
+    if (!again || again->start_ticks != stat.start_ticks) {
+        return ProcessFacts{};
+    }
+    return ProcessFacts{std::move(identity), stat.start_ticks};
+}
+
+std::string Resolver::user_for(std::optional<std::uint32_t> uid) {
+    if (!uid) {
+        return user_label(uid, std::nullopt);
+    }
+    auto it = m_names.find(*uid);
+    if (it == m_names.end()) {
+        it = m_names.emplace(*uid, passwd_name(*uid)).first;
+    }
+    return user_label(uid, it->second);
+}
+
+std::string Resolver::pid_path(std::uint32_t pid, const char* file) const {
+    return m_proc_root + '/' + std::to_string(pid) + '/' + file;
+}
 
 } // namespace gua::identity

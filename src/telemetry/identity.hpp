@@ -7,22 +7,27 @@
 
 namespace gua::telemetry {
 
-/// Who a process belongs to. `user` is never empty: a name, "uid:N" when the uid has no passwd
-/// entry, or "unknown" when not even the uid could be read. Other fields are empty when unknown.
+/// Who a process belongs to. `user` is never empty: a name, "uid:N" when the attributed uid has no
+/// passwd entry, or "unknown" when not even a uid could be read. Other fields are empty when
+/// unknown. `user` names the real uid, or the login uid when the real uid is a system account
+/// (docs/identity.md).
 struct Identity {
     std::string user = "unknown";
-    std::optional<std::uint32_t> uid;
-    std::string command;        ///< comm (process name), e.g. "python3"
-    std::string container_id;   ///< Docker/containerd/CRI-O container id (64 hex chars)
-    std::string pod_uid;        ///< Kubernetes pod UID
-    std::string slurm_job;      ///< Slurm job id
-    std::string systemd_unit;   ///< systemd unit or user slice, e.g. "jupyter.service"
+    std::optional<std::uint32_t> uid; ///< real uid of the process (status `Uid:`)
+    std::string command;              ///< comm (process name), e.g. "python3"
+    std::string container_id;         ///< Docker/containerd/CRI-O container id (64 hex chars)
+    std::string pod_uid;              ///< Kubernetes pod UID
+    std::string slurm_job;            ///< Slurm job id
+    std::string systemd_unit; ///< innermost systemd unit, e.g. "jupyter.service", "session-3.scope"
     std::string jupyter_kernel; ///< Jupyter kernel id from ipykernel's connection file name
+    std::optional<std::uint32_t> login_uid; ///< audit login uid (/proc/<pid>/loginuid) when set
 
     friend bool operator==(const Identity&, const Identity&) = default;
 };
 
 /// The identity used for a process whose owner cannot be determined.
-inline Identity unknown_identity() { return Identity{}; }
+inline Identity unknown_identity() {
+    return Identity{};
+}
 
 } // namespace gua::telemetry
