@@ -1,96 +1,146 @@
-// Attribution of card time to identities (DESIGN.md "No double counting").
+// Attribution of card time to identities (DESIGN.md "No double counting"), in exact integers.
 #include "audit/attribute.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gua::audit {
 
 namespace {
 
-IdentityShare& share_of(std::vector<IdentityShare>& out, std::uint32_t identity) {
-    for (IdentityShare& s : out) {
+__extension__ using Int128 = __int128;
+
+IdentityShareUs& share_of(std::vector<IdentityShareUs>& out, std::uint32_t identity) {
+    for (IdentityShareUs& s : out) {
         if (s.identity == identity) {
             return s;
         }
     }
-    out.push_back(IdentityShare{identity});
+    out.push_back(IdentityShareUs{identity});
     return out.back();
 }
 
 /// Memory weight of a process: its memory, or the held threshold when the driver did not say.
-double mem_weight(const ProcTick& p, const Thresholds& thresholds) {
-    return static_cast<double>(
-        std::max<std::int64_t>(p.mem_used_mib.value_or(thresholds.held_mib), 0));
+std::int64_t mem_weight(const ProcTick& p, const Thresholds& thresholds) {
+    return std::max<std::int64_t>(p.mem_used_mib.value_or(thresholds.held_mib), 0);
 }
 
-/// Splits `amount` over the processes accepted by `pick`, by `weight`; falls back to an equal
-/// split when all weights are zero. Returns false when no process was picked.
+/// SM weight of a process in 0.01 % units (0 without a reading).
+std::int64_t sm_weight(const ProcTick& p) {
+    return p.sm_util_pct ? std::max<std::int64_t>(std::llround(*p.sm_util_pct * 100.0), 0) : 0;
+}
+
+struct Part {
+    const ProcTick* process;
+    std::int64_t weight;
+    std::int64_t amount = 0;
+    std::int64_t remainder = 0;
+};
+
+/// Splits `amount` exactly over the processes accepted by `pick`, in proportion to `weight`
+/// (equally when all weights are zero); leftover microseconds go to the largest remainders.
+/// Returns false when no process was picked.
 template <typename Pick, typename Weight, typename Add>
-bool split(const CardTick& tick, double amount, Pick pick, Weight weight, Add add) {
-    double total = 0;
-    std::size_t count = 0;
+bool split(const CardTick& tick, DurationUs amount, Pick pick, Weight weight, Add add,
+           std::vector<Part>& parts) {
+    parts.clear();
+    Int128 total = 0;
     for (const ProcTick& p : tick.processes) {
         if (pick(p)) {
-            total += weight(p);
-            ++count;
+            parts.push_back(Part{&p, weight(p)});
+            total += parts.back().weight;
         }
     }
-    if (count == 0) {
+    if (parts.empty()) {
         return false;
     }
-    for (const ProcTick& p : tick.processes) {
-        if (pick(p)) {
-            const double w = total > 0 ? weight(p) / total : 1.0 / static_cast<double>(count);
-            add(p, amount * w);
+    if (total == 0) {
+        for (Part& part : parts) {
+            part.weight = 1;
         }
+        total = static_cast<Int128>(parts.size());
+    }
+    DurationUs assigned = 0;
+    for (Part& part : parts) {
+        const Int128 scaled = static_cast<Int128>(amount) * part.weight;
+        part.amount = static_cast<std::int64_t>(scaled / total);
+        part.remainder = static_cast<std::int64_t>(scaled % total);
+        assigned += part.amount;
+    }
+    for (DurationUs left = amount - assigned; left > 0; --left) {
+        Part* best = &parts.front();
+        for (Part& part : parts) {
+            if (part.remainder > best->remainder) {
+                best = &part;
+            }
+        }
+        ++best->amount;
+        best->remainder = -1;
+    }
+    for (const Part& part : parts) {
+        add(*part.process, part.amount);
     }
     return true;
 }
 
 } // namespace
 
-void attribute(const CardTick& tick, const StateTimes& states, const Thresholds& thresholds,
-               std::uint32_t nobody, std::vector<IdentityShare>& out) {
+void attribute_us(const CardTick& tick, const StateTimes& states, const Thresholds& thresholds,
+                  std::uint32_t nobody, std::vector<IdentityShareUs>& out) {
     out.clear();
+    std::vector<Part> parts;
+    parts.reserve(tick.processes.size());
     const auto holder = [&](const ProcTick& p) { return is_holder(p, thresholds); };
     const auto any = [](const ProcTick&) { return true; };
     const auto by_mem = [&](const ProcTick& p) { return mem_weight(p, thresholds); };
-    const auto by_sm = [](const ProcTick& p) { return p.sm_util_pct.value_or(0.0); };
 
     if (states.active > 0) {
-        const double active = static_cast<double>(states.active);
-        const auto add_active = [&](const ProcTick& p, double us) {
+        const auto add_active = [&](const ProcTick& p, DurationUs us) {
             share_of(out, p.identity).active_us += us;
         };
-        double sm_total = 0;
+        std::int64_t sm_total = 0;
         for (const ProcTick& p : tick.processes) {
-            sm_total += p.sm_util_pct.value_or(0.0);
+            sm_total += sm_weight(p);
         }
-        const bool done = (sm_total > 0 && split(tick, active, any, by_sm, add_active)) ||
-                          split(tick, active, holder, by_mem, add_active) ||
-                          split(tick, active, any, by_mem, add_active);
+        const bool done =
+            (sm_total > 0 && split(tick, states.active, any, sm_weight, add_active, parts)) ||
+            split(tick, states.active, holder, by_mem, add_active, parts) ||
+            split(tick, states.active, any, by_mem, add_active, parts);
         if (!done) {
-            share_of(out, nobody).active_us += active;
+            share_of(out, nobody).active_us += states.active;
         }
     }
     if (states.idle_held > 0) {
-        split(tick, static_cast<double>(states.idle_held), holder, by_mem,
-              [&](const ProcTick& p, double us) { share_of(out, p.identity).idle_held_us += us; });
+        split(
+            tick, states.idle_held, holder, by_mem,
+            [&](const ProcTick& p, DurationUs us) { share_of(out, p.identity).idle_held_us += us; },
+            parts);
     }
     // Idle-held memory per process: its own SMs idle (per-process reading below the active
     // threshold), or, without a per-process reading, whenever the card was not active.
-    const double card_idle = static_cast<double>(states.idle_held + states.truly_idle);
+    const DurationUs card_idle = states.idle_held + states.truly_idle;
     for (const ProcTick& p : tick.processes) {
         if (!holder(p)) {
             continue;
         }
-        const double idle_us = p.sm_util_pct ? (*p.sm_util_pct < thresholds.active_util_pct
-                                                    ? static_cast<double>(tick.duration_us)
-                                                    : 0.0)
-                                             : card_idle;
+        const DurationUs idle_us =
+            p.sm_util_pct ? (*p.sm_util_pct < thresholds.active_util_pct ? tick.duration_us : 0)
+                          : card_idle;
         if (idle_us > 0) {
             share_of(out, p.identity).idle_held_mib_us += mem_weight(p, thresholds) * idle_us;
         }
+    }
+}
+
+void attribute(const CardTick& tick, const StateTimes& states, const Thresholds& thresholds,
+               std::uint32_t nobody, std::vector<IdentityShare>& out) {
+    std::vector<IdentityShareUs> exact;
+    attribute_us(tick, states, thresholds, nobody, exact);
+    out.clear();
+    for (const IdentityShareUs& s : exact) {
+        out.push_back(IdentityShare{s.identity, static_cast<double>(s.active_us),
+                                    static_cast<double>(s.idle_held_us),
+                                    static_cast<double>(s.idle_held_mib_us)});
     }
 }
 

@@ -9,7 +9,16 @@
 
 namespace gua::audit {
 
-/// One identity's share of a card-tick, in microseconds (fractional: shares split time).
+/// One identity's share of a card-tick in whole microseconds. Integer shares make sums exact and
+/// independent of order, so hourly rollups add up to exactly what the raw card-ticks give.
+struct IdentityShareUs {
+    std::uint32_t identity = 0;
+    DurationUs active_us = 0;          ///< share of the card's active time
+    DurationUs idle_held_us = 0;       ///< share of the card's idle-held time
+    std::int64_t idle_held_mib_us = 0; ///< memory held while its own SMs were idle × time (MiB·µs)
+};
+
+/// The same share as doubles (whole-microsecond values), for callers that sum in floating point.
 struct IdentityShare {
     std::uint32_t identity = 0;
     double active_us = 0;        ///< share of the card's active time
@@ -18,10 +27,15 @@ struct IdentityShare {
 };
 
 /// Splits `states` (the classification of `tick`) among the tick's identities: active time by
-/// per-process SM utilization share (by held memory when no process reports SM activity), idle-held
-/// time by held memory. Shares of one identity's processes are merged; the shares of a tick add up
-/// to active + idle_held. Active time with no process to carry it goes to `nobody`. Appends to
-/// `out` (cleared first) so the caller can reuse the vector.
+/// per-process SM utilization share (0.01 % resolution; by held memory when no process reports SM
+/// activity), idle-held time by held memory. Each split is exact in whole microseconds (largest
+/// remainder, ties to the earlier process), so the shares of a tick add up to active + idle_held.
+/// Shares of one identity's processes are merged. Active time with no process to carry it goes to
+/// `nobody`. Clears `out` first so the caller can reuse the vector.
+void attribute_us(const CardTick& tick, const StateTimes& states, const Thresholds& thresholds,
+                  std::uint32_t nobody, std::vector<IdentityShareUs>& out);
+
+/// attribute_us() with the shares converted to doubles. Clears `out` first.
 void attribute(const CardTick& tick, const StateTimes& states, const Thresholds& thresholds,
                std::uint32_t nobody, std::vector<IdentityShare>& out);
 

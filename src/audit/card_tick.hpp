@@ -16,6 +16,7 @@ struct Thresholds {
     double active_util_pct = 10.0;   ///< SM utilization at or above this is active
     std::int64_t held_mib = 100;     ///< holders together holding more than this hold the card
     bool graphics_is_holder = false; ///< count graphics-only contexts (Xorg) as holders
+    friend bool operator==(const Thresholds&, const Thresholds&) = default;
 };
 
 /// The four efficiency buckets of utilization: <10 %, 10–70 %, 70–90 %, ≥90 %.

@@ -1,13 +1,67 @@
-// WindowAccumulator: the single place where card-ticks become window totals.
+// WindowAccumulator: the single place where card-ticks (or hourly rollups of them) become window
+// totals.
 #include "audit/window.hpp"
 
 #include <algorithm>
 
 namespace gua::audit {
 
+namespace {
+
+constexpr DurationUs k_quarter_us = 15 * k_us_per_minute;
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+    return a / b - (a % b < 0 ? 1 : 0);
+}
+
+DurationUs allowed_gap(DurationUs duration_us) {
+    return std::max<DurationUs>(2 * duration_us, k_us_per_minute);
+}
+
+} // namespace
+
+IdentityTotals& IdentityTotals::operator+=(const IdentityTotals& o) {
+    active_us += o.active_us;
+    idle_held_us += o.idle_held_us;
+    idle_held_mib_ms += o.idle_held_mib_ms;
+    ticks += o.ticks;
+    return *this;
+}
+
+void CoverageTracker::add(TimeUs t0, DurationUs duration_us, TimeUs end) {
+    if (!m_first) {
+        m_first = t0;
+        m_first_duration_us = duration_us;
+    } else if (m_last_end && t0 - *m_last_end > allowed_gap(duration_us)) {
+        m_gaps.push_back(Gap{*m_last_end, t0});
+    }
+    m_last_end = std::max(m_last_end.value_or(end), end);
+}
+
+void CoverageTracker::append_gaps(const std::vector<Gap>& gaps) {
+    m_gaps.insert(m_gaps.end(), gaps.begin(), gaps.end());
+}
+
+std::optional<CoverageSummary> CoverageTracker::summary() const {
+    if (!m_first || !m_last_end) {
+        return std::nullopt;
+    }
+    return CoverageSummary{*m_first, m_first_duration_us, *m_last_end, m_gaps};
+}
+
 WindowAccumulator::WindowAccumulator(Thresholds thresholds, std::uint32_t nobody,
                                      WeekdayHourFn weekday_hour)
     : m_thresholds(thresholds), m_nobody(nobody), m_weekday_hour(std::move(weekday_hour)) {}
+
+std::pair<int, int> WindowAccumulator::cell_of(TimeUs t) {
+    // Zone offsets are whole quarter hours, so the cell is constant within a UTC quarter hour.
+    const std::int64_t quarter = floor_div(t, k_quarter_us);
+    if (quarter != m_cached_quarter) {
+        m_cached_quarter = quarter;
+        m_cached_cell = m_weekday_hour(quarter * k_quarter_us);
+    }
+    return m_cached_cell;
+}
 
 void WindowAccumulator::add(const CardTick& tick) {
     const StateTimes states = classify(tick, m_thresholds);
@@ -25,38 +79,65 @@ void WindowAccumulator::add(const CardTick& tick) {
         m_bucket_us[b] += tick.bucket_us[b];
     }
 
-    attribute(tick, states, m_thresholds, m_nobody, m_shares);
-    for (const IdentityShare& s : m_shares) {
+    attribute_us(tick, states, m_thresholds, m_nobody, m_shares);
+    for (const IdentityShareUs& s : m_shares) {
         if (m_identities.size() <= s.identity) {
             m_identities.resize(s.identity + 1);
         }
         IdentityTotals& id = m_identities[s.identity];
         id.active_us += s.active_us;
         id.idle_held_us += s.idle_held_us;
-        id.idle_held_mib_us += s.idle_held_mib_us;
+        id.idle_held_mib_ms += s.idle_held_mib_us / 1000;
         ++id.ticks;
     }
 
-    // Zone offsets are whole quarter hours, so the cell is constant within a UTC quarter hour.
-    constexpr DurationUs k_quarter = 15 * k_us_per_minute;
-    const std::int64_t quarter = tick.t0 / k_quarter - (tick.t0 % k_quarter < 0 ? 1 : 0);
-    if (quarter != m_cached_quarter) {
-        m_cached_quarter = quarter;
-        m_cached_cell = m_weekday_hour(quarter * k_quarter);
-    }
-    m_heatmap[static_cast<std::size_t>(m_cached_cell.first)]
-             [static_cast<std::size_t>(m_cached_cell.second)] += states;
+    const auto [weekday, hour] = cell_of(tick.t0);
+    m_heatmap[static_cast<std::size_t>(weekday)][static_cast<std::size_t>(hour)] += states;
+    m_coverage.add(tick.t0, tick.duration_us, tick.t0 + tick.duration_us);
+}
 
-    const TimeUs end = tick.t0 + tick.duration_us;
-    if (!m_first) {
-        m_first = tick.t0;
-    } else if (m_last_end) {
-        const DurationUs allowed = std::max<DurationUs>(2 * tick.duration_us, k_us_per_minute);
-        if (tick.t0 - *m_last_end > allowed) {
-            m_gaps.push_back(Gap{*m_last_end, tick.t0});
+bool WindowAccumulator::can_add_hour(const HourTotals& hour) const {
+    const std::pair<int, int> cell = m_weekday_hour(hour.hour_start);
+    for (int q = 1; q < 4; ++q) {
+        if (m_weekday_hour(hour.hour_start + q * k_quarter_us) != cell) {
+            return false;
         }
     }
-    m_last_end = std::max(m_last_end.value_or(end), end);
+    const CoverageSummary& c = hour.coverage;
+    return !m_coverage.last_end() || *m_coverage.last_end() <= c.first_t0 + c.first_duration_us;
+}
+
+void WindowAccumulator::add_hour(const HourTotals& hour) {
+    StateTimes hour_states;
+    for (const HourCard& card : hour.cards) {
+        const GpuTotals& t = card.totals;
+        hour_states += t.states;
+        m_ticks += t.ticks;
+        if (m_gpus.size() <= card.gpu) {
+            m_gpus.resize(card.gpu + 1);
+        }
+        GpuTotals& gpu = m_gpus[card.gpu];
+        gpu.states += t.states;
+        gpu.ticks += t.ticks;
+        for (std::size_t b = 0; b < k_bucket_count; ++b) {
+            gpu.bucket_us[b] += t.bucket_us[b];
+            m_bucket_us[b] += t.bucket_us[b];
+        }
+    }
+    m_states += hour_states;
+    for (const HourIdentity& i : hour.identities) {
+        const std::uint32_t index = i.identity == 0 ? m_nobody : i.identity;
+        if (m_identities.size() <= index) {
+            m_identities.resize(index + 1);
+        }
+        m_identities[index] += i.totals;
+    }
+    const auto [weekday, h] = cell_of(hour.hour_start);
+    m_heatmap[static_cast<std::size_t>(weekday)][static_cast<std::size_t>(h)] += hour_states;
+
+    const CoverageSummary& c = hour.coverage;
+    m_coverage.add(c.first_t0, c.first_duration_us, c.last_end);
+    m_coverage.append_gaps(c.gaps);
 }
 
 } // namespace gua::audit

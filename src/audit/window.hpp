@@ -1,4 +1,5 @@
-// WindowTotals: everything the report needs, accumulated card-tick by card-tick over a window.
+// WindowTotals: everything the report needs, accumulated card-tick by card-tick (or hour by hour
+// from rollups) over a window.
 #pragma once
 
 #include "audit/attribute.hpp"
@@ -21,25 +22,80 @@ struct GpuTotals {
     std::uint64_t ticks = 0;
 };
 
-/// Totals for one identity (indexes the caller's identity table).
+/// Totals for one identity (indexes the caller's identity table), in exact integers.
 struct IdentityTotals {
-    double active_us = 0;
-    double idle_held_us = 0;
-    double idle_held_mib_us = 0;
-    std::uint64_t ticks = 0; ///< card-ticks in which the identity had a process
+    DurationUs active_us = 0;
+    DurationUs idle_held_us = 0;
+    std::int64_t idle_held_mib_ms = 0; ///< Σ over card-ticks of ⌊idle-held MiB·µs / 1000⌋
+    std::uint64_t ticks = 0;           ///< card-ticks in which the identity received a share
+
+    IdentityTotals& operator+=(const IdentityTotals& o);
 };
 
 /// A stretch of the window with no card-tick at all (daemon down): "no data", never idle.
 struct Gap {
     TimeUs from = 0;
     TimeUs to = 0;
+    friend bool operator==(const Gap&, const Gap&) = default;
+};
+
+/// Coverage of a run of card-ticks: its first tick, its end and the gaps between its own ticks.
+struct CoverageSummary {
+    TimeUs first_t0 = 0;
+    DurationUs first_duration_us = 0;
+    TimeUs last_end = 0;
+    std::vector<Gap> gaps;
+};
+
+/// Detects gaps in a sequence of card-ticks added in non-decreasing t0 order: a gap is a stretch
+/// longer than twice the local tick duration (and at least 1 minute) that no tick covers.
+class CoverageTracker {
+  public:
+    /// Adds a tick [t0, t0 + duration_us), or a stretch of ticks whose first tick is that one
+    /// and whose latest end is `end`.
+    void add(TimeUs t0, DurationUs duration_us, TimeUs end);
+    std::optional<TimeUs> first() const { return m_first; }
+    std::optional<TimeUs> last_end() const { return m_last_end; }
+    const std::vector<Gap>& gaps() const { return m_gaps; }
+    /// Appends gaps found elsewhere (those of a rollup's own ticks).
+    void append_gaps(const std::vector<Gap>& gaps);
+    /// Everything added so far; nullopt when nothing was added.
+    std::optional<CoverageSummary> summary() const;
+
+  private:
+    std::optional<TimeUs> m_first;
+    DurationUs m_first_duration_us = 0;
+    std::optional<TimeUs> m_last_end;
+    std::vector<Gap> m_gaps;
+};
+
+/// One card's totals over one UTC hour.
+struct HourCard {
+    std::uint32_t gpu = 0;
+    GpuTotals totals;
+};
+
+/// One identity's totals over one UTC hour. Identity 0 stands for `nobody` (active time with no
+/// visible process); the accumulator maps it to its own nobody index.
+struct HourIdentity {
+    std::uint32_t identity = 0;
+    IdentityTotals totals;
+};
+
+/// Everything an accumulator keeps about the card-ticks of one UTC hour (an hourly rollup).
+struct HourTotals {
+    TimeUs hour_start = 0;
+    std::vector<HourCard> cards;
+    std::vector<HourIdentity> identities;
+    CoverageSummary coverage;
 };
 
 /// Maps a UTC time to (weekday 0 = Sunday, hour 0–23) in the report's time zone.
 using WeekdayHourFn = std::function<std::pair<int, int>(TimeUs)>;
 
 /// Sums classification, attribution, buckets, the weekday × hour grid and coverage. Ticks must be
-/// added in non-decreasing t0 order (for gap detection). Pure: no I/O.
+/// added in non-decreasing t0 order (for gap detection). Pure: no I/O. Adding an hour's rollup
+/// with add_hour() yields exactly the totals of adding its card-ticks when can_add_hour() says so.
 class WindowAccumulator {
   public:
     /// `nobody` is the identity index that receives active time with no visible process.
@@ -47,6 +103,13 @@ class WindowAccumulator {
 
     /// Adds one card-tick.
     void add(const CardTick& tick);
+    /// True when `hour` (whose ticks all start after every tick added so far) can be added whole
+    /// with exactly the result of adding its ticks: the hour lies in one heatmap cell of the
+    /// report's zone, and no tick added so far ends after the hour's first tick does.
+    bool can_add_hour(const HourTotals& hour) const;
+    /// Adds a whole hour. Exact when can_add_hour(); otherwise an approximation (the heatmap cell
+    /// of the hour's start, coverage merged as stored).
+    void add_hour(const HourTotals& hour);
 
     const Thresholds& thresholds() const { return m_thresholds; }
     const StateTimes& states() const { return m_states; }
@@ -58,12 +121,16 @@ class WindowAccumulator {
     const std::vector<IdentityTotals>& identities() const { return m_identities; }
     /// [weekday][hour] state times.
     const std::array<std::array<StateTimes, 24>, 7>& heatmap() const { return m_heatmap; }
-    std::optional<TimeUs> first() const { return m_first; }
-    std::optional<TimeUs> last_end() const { return m_last_end; }
+    std::optional<TimeUs> first() const { return m_coverage.first(); }
+    std::optional<TimeUs> last_end() const { return m_coverage.last_end(); }
     /// Gaps longer than twice the local tick duration (and at least 1 minute) between ticks.
-    const std::vector<Gap>& gaps() const { return m_gaps; }
+    const std::vector<Gap>& gaps() const { return m_coverage.gaps(); }
+    /// Coverage of everything added so far; nullopt when nothing was added.
+    std::optional<CoverageSummary> coverage() const { return m_coverage.summary(); }
 
   private:
+    std::pair<int, int> cell_of(TimeUs t);
+
     Thresholds m_thresholds;
     std::uint32_t m_nobody;
     WeekdayHourFn m_weekday_hour;
@@ -73,10 +140,8 @@ class WindowAccumulator {
     std::vector<GpuTotals> m_gpus;
     std::vector<IdentityTotals> m_identities;
     std::array<std::array<StateTimes, 24>, 7> m_heatmap{};
-    std::optional<TimeUs> m_first;
-    std::optional<TimeUs> m_last_end;
-    std::vector<Gap> m_gaps;
-    std::vector<IdentityShare> m_shares;
+    CoverageTracker m_coverage;
+    std::vector<IdentityShareUs> m_shares;
     std::int64_t m_cached_quarter = std::numeric_limits<std::int64_t>::min();
     std::pair<int, int> m_cached_cell{0, 0};
 };

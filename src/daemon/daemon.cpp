@@ -11,6 +11,7 @@
 #include "daemon/signals.hpp"
 #include "identity/resolver.hpp"
 #include "sampler/sampler.hpp"
+#include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
 
@@ -146,7 +147,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
         });
     sd_notify(0, "STOPPING=1");
     writer.finish(clock.wall_now());
-    const std::int64_t total = db.scalar("SELECT count(*) FROM card_tick");
+    const std::uint64_t total = store::Reader(db).card_tick_count();
     log.line(fmt::format(
         "gua daemon stopped after {} ticks; {}: {} card-tick rows written, {} in "
         "total{}",

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -64,6 +65,10 @@ void apply_interval(audit::CardTick& tick, DurationUs interval) {
         b = std::llround(static_cast<double>(b) * scale);
     }
     tick.duration_us = interval;
+}
+
+TimeUs raw_start(const std::optional<std::pair<TimeUs, TimeUs>>& raw) {
+    return raw ? raw->first : std::numeric_limits<TimeUs>::max();
 }
 
 } // namespace
@@ -139,24 +144,44 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
 
     audit::WindowAccumulator acc(options.thresholds, 0,
                                  [&tz](TimeUs t) { return tz.weekday_hour(t); });
-    audit::CardTick scaled;
-    reader.scan(options.from, options.to, [&](const audit::CardTick& tick) {
-        if (gpu_filter && tick.gpu != *gpu_filter) {
-            return;
+    if (user_ids.empty() && !options.interval_override) {
+        const store::WindowSources sources =
+            reader.accumulate(options.from, options.to, gpu_filter, acc);
+        if (sources.approximate_hours > 0) {
+            m.notes.push_back(fmt::format(
+                "{} hours older than the raw retention come from hourly rollups computed with "
+                "other thresholds or binned by UTC hour (approximate)",
+                sources.approximate_hours));
         }
-        if (!user_ids.empty() &&
-            std::none_of(tick.processes.begin(), tick.processes.end(),
-                         [&](const audit::ProcTick& p) { return user_ids.contains(p.identity); })) {
-            return;
+    } else {
+        const auto raw = reader.span();
+        const auto rolled = reader.rollup_span();
+        if (rolled && (!raw || rolled->first < raw->first) && options.from < raw_start(raw)) {
+            m.notes.push_back(fmt::format(
+                "--user and --interval need raw card-ticks, kept only since {}; older hours are "
+                "left out",
+                raw ? format_iso8601(raw->first) : std::string("(none kept)")));
         }
-        if (options.interval_override) {
-            scaled = tick;
-            apply_interval(scaled, *options.interval_override);
-            acc.add(scaled);
-        } else {
-            acc.add(tick);
-        }
-    });
+        audit::CardTick scaled;
+        reader.scan(options.from, options.to, [&](const audit::CardTick& tick) {
+            if (gpu_filter && tick.gpu != *gpu_filter) {
+                return;
+            }
+            if (!user_ids.empty() && std::none_of(tick.processes.begin(), tick.processes.end(),
+                                                  [&](const audit::ProcTick& p) {
+                                                      return user_ids.contains(p.identity);
+                                                  })) {
+                return;
+            }
+            if (options.interval_override) {
+                scaled = tick;
+                apply_interval(scaled, *options.interval_override);
+                acc.add(scaled);
+            } else {
+                acc.add(tick);
+            }
+        });
+    }
 
     m.samples = acc.ticks();
     m.headline = shares_of(acc.states());
@@ -191,15 +216,16 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         const audit::IdentityTotals& t = acc.identities()[id];
         IdentityRow& row = by_user[i.identity.user];
         row.name = i.identity.user;
-        row.active_hours += to_hours(static_cast<DurationUs>(std::llround(t.active_us)));
-        row.idle_held_hours += to_hours(static_cast<DurationUs>(std::llround(t.idle_held_us)));
-        row.idle_held_gib_hours += t.idle_held_mib_us / 1024.0 / static_cast<double>(k_us_per_hour);
+        row.active_hours += to_hours(t.active_us);
+        row.idle_held_hours += to_hours(t.idle_held_us);
+        row.idle_held_gib_hours += static_cast<double>(t.idle_held_mib_ms) / 1024.0 /
+                                   static_cast<double>(k_us_per_hour / k_us_per_ms);
         row.samples += t.ticks;
     }
     if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {
         IdentityRow& row = by_user["(no process)"];
         row.name = "(no process)";
-        row.active_hours += to_hours(static_cast<DurationUs>(acc.identities()[0].active_us));
+        row.active_hours += to_hours(acc.identities()[0].active_us);
         row.samples += acc.identities()[0].ticks;
     }
     for (auto& [name, row] : by_user) {

@@ -124,6 +124,11 @@ Database::Database(const std::string& path, OpenMode mode) : m_path(path) {
     }
     sqlite3_busy_timeout(m_db, 5000);
     sqlite3_extended_result_codes(m_db, 1);
+    if (mode == OpenMode::create && scalar("SELECT count(*) FROM sqlite_schema") == 0) {
+        // Only takes effect before the first table (and before the switch to WAL writes page 1):
+        // retention can then return freed pages to the file system in small steps.
+        exec("PRAGMA auto_vacuum = INCREMENTAL");
+    }
     if (mode != OpenMode::read_only) {
         exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
     }
@@ -141,6 +146,14 @@ void Database::exec(std::string_view sql) {
         sqlite3_free(err);
         throw Fatal(fmt::format("database error in {}: {}", m_path, msg));
     }
+}
+
+void Database::exec_noexcept(const char* sql) noexcept {
+    sqlite3_exec(m_db, sql, nullptr, nullptr, nullptr);
+}
+
+bool Database::in_transaction() const {
+    return sqlite3_get_autocommit(m_db) == 0;
 }
 
 Statement Database::prepare(std::string_view sql) {

@@ -69,6 +69,10 @@ class Database {
 
     /// Runs one or more statements without results.
     void exec(std::string_view sql);
+    /// Runs `sql` ignoring errors (for cleanup paths that must not throw).
+    void exec_noexcept(const char* sql) noexcept;
+    /// True while a transaction is open on this connection.
+    bool in_transaction() const;
     /// Prepares a statement on this connection.
     Statement prepare(std::string_view sql);
     /// Returns the first column of the first row of `sql` as an integer (0 when no row).

@@ -1,9 +1,41 @@
-// Read path: dimensions, and a merge of card_tick and proc_tick rows in (t0, gpu) order.
+// Read path: dimensions, raw card-ticks decoded from tick blocks, and windows that combine
+// hourly rollups with raw card-ticks.
 #include "store/reader.hpp"
+
+#include "store/raw.hpp"
+#include "store/rollup.hpp"
 
 #include <algorithm>
 
 namespace gua::store {
+
+namespace {
+
+/// Rolled-up hours read per read transaction.
+constexpr std::int64_t k_chunk_hours = 7 * 24;
+
+/// BEGIN … COMMIT of a read transaction, unless the caller already has one.
+class ReadTransaction {
+  public:
+    explicit ReadTransaction(Database& db) : m_db(db), m_own(!db.in_transaction()) {
+        if (m_own) {
+            m_db.exec("BEGIN");
+        }
+    }
+    ~ReadTransaction() {
+        if (m_own) {
+            m_db.exec_noexcept("COMMIT");
+        }
+    }
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+  private:
+    Database& m_db;
+    bool m_own;
+};
+
+} // namespace
 
 std::vector<RunRow> Reader::runs() {
     std::vector<RunRow> out;
@@ -51,65 +83,116 @@ std::vector<IdentityRow> Reader::identities() {
 }
 
 std::optional<std::pair<TimeUs, TimeUs>> Reader::span() {
-    Statement st = m_db.prepare("SELECT min(t0_us), max(t0_us) FROM card_tick");
+    Statement st = m_db.prepare("SELECT min(t0_us), max(end_us) FROM tick_block");
     if (!st.step() || st.is_null(0)) {
         return std::nullopt;
     }
     return std::pair<TimeUs, TimeUs>{st.int64(0), st.int64(1)};
 }
 
-void Reader::scan(TimeUs from, TimeUs to, const std::function<void(const audit::CardTick&)>& fn) {
-    Statement cards = m_db.prepare(
-        "SELECT t0_us, gpu_id, duration_us, active_us, idle_us, underutilized_us, productive_us, "
-        "compute_bound_us, util_pct FROM card_tick WHERE t0_us >= ? AND t0_us < ? "
-        "ORDER BY t0_us, gpu_id");
-    Statement procs = m_db.prepare(
-        "SELECT p.t0_us, p.gpu_id, pr.identity_id, p.type, p.mem_used_mib, p.sm_util_pct "
-        "FROM proc_tick p JOIN process pr ON pr.id = p.process_id "
-        "WHERE p.t0_us >= ? AND p.t0_us < ? ORDER BY p.t0_us, p.gpu_id");
-    audit::CardTick tick;
-    const auto span_hint = span();
-    TimeUs start = span_hint ? std::max(from, span_hint->first) : to;
-    const TimeUs stop = span_hint ? std::min(to, span_hint->second + 1) : from;
-    while (start < stop) {
-        const TimeUs end = std::min(stop, start + k_us_per_day);
-        m_db.exec("BEGIN");
-        cards.bind(1, std::int64_t{start});
-        cards.bind(2, std::int64_t{end});
-        procs.bind(1, std::int64_t{start});
-        procs.bind(2, std::int64_t{end});
-        bool have_proc = procs.step();
-        while (cards.step()) {
-            tick.t0 = cards.int64(0);
-            const std::int64_t gpu = cards.int64(1);
-            tick.gpu = static_cast<std::uint32_t>(gpu);
-            tick.duration_us = cards.int64(2);
-            tick.active_us = cards.opt_int64(3);
-            for (int b = 0; b < 4; ++b) {
-                tick.bucket_us[static_cast<std::size_t>(b)] = cards.int64(4 + b);
-            }
-            tick.util_pct = cards.opt_real(8);
-            tick.processes.clear();
-            while (have_proc && (procs.int64(0) < tick.t0 ||
-                                 (procs.int64(0) == tick.t0 && procs.int64(1) < gpu))) {
-                have_proc = procs.step();
-            }
-            while (have_proc && procs.int64(0) == tick.t0 && procs.int64(1) == gpu) {
-                audit::ProcTick p;
-                p.identity = static_cast<std::uint32_t>(procs.int64(2));
-                p.type = static_cast<telemetry::ProcessType>(procs.int64(3));
-                p.mem_used_mib = procs.opt_int64(4);
-                p.sm_util_pct = procs.opt_real(5);
-                tick.processes.push_back(p);
-                have_proc = procs.step();
-            }
-            fn(tick);
-        }
-        cards.reset();
-        procs.reset();
-        m_db.exec("COMMIT");
-        start = end;
+std::uint64_t Reader::card_tick_count() {
+    return static_cast<std::uint64_t>(
+        m_db.scalar("SELECT coalesce(sum(n_ticks * json_array_length(cards)), 0) FROM tick_block"));
+}
+
+std::optional<std::pair<TimeUs, TimeUs>> Reader::rollup_span() {
+    Statement st = m_db.prepare("SELECT min(hour), max(hour) FROM rollup_hour");
+    if (!st.step() || st.is_null(0)) {
+        return std::nullopt;
     }
+    return std::pair<TimeUs, TimeUs>{st.int64(0) * k_us_per_hour,
+                                     (st.int64(1) + 1) * k_us_per_hour};
+}
+
+void Reader::scan(TimeUs from, TimeUs to, const std::function<void(const audit::CardTick&)>& fn) {
+    from = std::clamp(from, k_time_min, k_time_max);
+    to = std::clamp(to, k_time_min, k_time_max);
+    const auto raw = span();
+    if (!raw || from >= to) {
+        return;
+    }
+    from = std::max(from, raw->first);
+    to = std::min(to, raw->second + 1);
+    BlockScanner scanner(m_db);
+    ProcessIdentities identities(m_db);
+    audit::CardTick tick;
+    while (from < to) {
+        const TimeUs end = std::min(to, (hour_of(from) + k_chunk_hours) * k_us_per_hour);
+        ReadTransaction tx(m_db);
+        scanner.scan(from, end, [&](const DecodedTicks& d) {
+            for (const StoredCardTick& t : d.ticks) {
+                to_audit(d, t, identities, tick);
+                fn(tick);
+            }
+        });
+        from = end;
+    }
+}
+
+WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int64_t> gpu,
+                                 audit::WindowAccumulator& acc) {
+    WindowSources sources;
+    from = std::clamp(from, k_time_min, k_time_max);
+    to = std::clamp(to, k_time_min, k_time_max);
+    const auto raw = span();
+    const auto rolled = rollup_span();
+    if (from >= to || (!raw && !rolled)) {
+        return sources;
+    }
+    const TimeUs first =
+        std::min(raw ? raw->first : k_time_max, rolled ? rolled->first : k_time_max);
+    const TimeUs last =
+        std::max(raw ? raw->second : k_time_min, rolled ? rolled->second : k_time_min);
+    from = std::max(from, hour_of(first) * k_us_per_hour);
+    to = std::min(to, last + 1);
+    const std::int64_t raw_first_hour = raw ? hour_of(raw->first) : std::int64_t{k_time_max};
+    BlockScanner scanner(m_db);
+    ProcessIdentities identities(m_db);
+    RollupReader rollups(m_db, gpu);
+    std::vector<StoredHour> hours;
+    audit::CardTick tick;
+    const auto add_raw = [&](TimeUs a, TimeUs b) {
+        if (a >= b) {
+            return;
+        }
+        scanner.scan(a, b, [&](const DecodedTicks& d) {
+            for (const StoredCardTick& t : d.ticks) {
+                if (gpu && t.gpu_id != *gpu) {
+                    continue;
+                }
+                to_audit(d, t, identities, tick);
+                acc.add(tick);
+                ++sources.raw_ticks;
+            }
+        });
+    };
+    for (std::int64_t chunk = hour_of(from); chunk * k_us_per_hour < to; chunk += k_chunk_hours) {
+        const TimeUs chunk_end = std::min(to, (chunk + k_chunk_hours) * k_us_per_hour);
+        ReadTransaction tx(m_db);
+        rollups.read(chunk, chunk + k_chunk_hours, hours);
+        TimeUs pos = std::max(from, chunk * k_us_per_hour);
+        for (const StoredHour& h : hours) {
+            const TimeUs start = h.totals.hour_start;
+            if (start < from || start + k_us_per_hour > to) {
+                continue;
+            }
+            add_raw(pos, start);
+            pos = start;
+            if (h.totals.cards.empty()) {
+                pos = start + k_us_per_hour;
+            } else if (h.thresholds == acc.thresholds() && acc.can_add_hour(h.totals)) {
+                acc.add_hour(h.totals);
+                ++sources.rollup_hours;
+                pos = start + k_us_per_hour;
+            } else if (h.hour < raw_first_hour) {
+                acc.add_hour(h.totals);
+                ++sources.approximate_hours;
+                pos = start + k_us_per_hour;
+            }
+        }
+        add_raw(pos, chunk_end);
+    }
+    return sources;
 }
 
 } // namespace gua::store

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "audit/card_tick.hpp"
+#include "audit/window.hpp"
 #include "store/database.hpp"
 #include "telemetry/identity.hpp"
 
@@ -42,19 +43,38 @@ struct IdentityRow {
     telemetry::Identity identity;
 };
 
-/// Reads a gua database. Every query runs in short read transactions (one per day of data),
-/// so a report never blocks the daemon's WAL checkpoints for long.
+/// Where the totals of Reader::accumulate() came from.
+struct WindowSources {
+    std::uint64_t rollup_hours = 0; ///< whole hours added from rollups (exact)
+    std::uint64_t raw_ticks = 0;    ///< card-ticks added one by one
+    /// Hours beyond the raw retention added from rollups although that is not exact (other
+    /// thresholds, a time zone with a non-whole-hour offset): an approximation.
+    std::uint64_t approximate_hours = 0;
+};
+
+/// Reads a gua database. Every query runs in short read transactions (at most a week of data
+/// each), so a report never blocks the daemon's WAL checkpoints for long.
 class Reader {
   public:
     explicit Reader(Database& db) : m_db(db) {}
     std::vector<RunRow> runs();
     std::vector<GpuRow> gpus();
     std::vector<IdentityRow> identities();
-    /// First and last card-tick start times, if any.
+    /// Start of the first and end of the last raw card-tick, if any.
     std::optional<std::pair<TimeUs, TimeUs>> span();
-    /// Calls `fn` for each card-tick with from <= t0 < to, ordered by (t0, gpu id), with its
+    /// Number of raw card-ticks stored.
+    std::uint64_t card_tick_count();
+    /// Start of the first and end of the last rolled-up hour, if any.
+    std::optional<std::pair<TimeUs, TimeUs>> rollup_span();
+    /// Calls `fn` for each raw card-tick with from <= t0 < to, ordered by (t0, gpu id), with its
     /// processes (identity = identity row id). The CardTick is reused between calls.
     void scan(TimeUs from, TimeUs to, const std::function<void(const audit::CardTick&)>& fn);
+    /// Adds everything recorded with from <= t0 < to (only GPU id `gpu` when given) to `acc`, in
+    /// time order: whole UTC hours from their rollups where that gives exactly the result of
+    /// adding their card-ticks (same thresholds as `acc`, see WindowAccumulator::can_add_hour),
+    /// raw card-ticks elsewhere. Hours whose raw card-ticks are gone use their rollup anyway.
+    WindowSources accumulate(TimeUs from, TimeUs to, std::optional<std::int64_t> gpu,
+                             audit::WindowAccumulator& acc);
 
   private:
     Database& m_db;

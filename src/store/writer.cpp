@@ -1,7 +1,9 @@
-// The write path: dimension upserts (cached) and one transaction per tick.
+// The write path: dimension upserts (cached), tick blocks rewritten in place as they grow, and
+// rollups of hours that the writer has moved past.
 #include "store/writer.hpp"
 
 #include "core/version.hpp"
+#include "store/raw.hpp"
 
 #include <fmt/format.h>
 
@@ -21,30 +23,74 @@ template <typename T> std::optional<std::int64_t> widen(const std::optional<T>& 
     return static_cast<std::int64_t>(*v);
 }
 
+std::string stream_assignments() {
+    std::string out;
+    for (std::size_t i = 0; i < k_stream_count; ++i) {
+        out += fmt::format(", {} = ?{}", k_stream_columns[i], 4 + i);
+    }
+    return out;
+}
+
+void bind_stream(Statement& st, int index, const std::string& text) {
+    if (text.empty()) {
+        st.bind_null(index);
+    } else {
+        st.bind(index, std::string_view(text));
+    }
+}
+
 } // namespace
 
 Writer::Writer(Database& db, const RunInfo& run)
-    : m_db(db),
-      m_insert_card(db.prepare(
-          "INSERT OR REPLACE INTO card_tick (t0_us, gpu_id, run_id, duration_us, util_source, "
-          "util_pct, active_us, idle_us, underutilized_us, productive_us, compute_bound_us, "
-          "mem_util_pct, mem_used_mib, power_mw, temperature_c, sm_clock_mhz, clock_events, "
-          "read_errors) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-      m_insert_proc(db.prepare("INSERT OR REPLACE INTO proc_tick (t0_us, gpu_id, process_id, "
-                               "type, mem_used_mib, sm_util_pct) VALUES (?,?,?,?,?,?)")) {
+    : m_db(db), m_thresholds{run.active_threshold_pct, run.held_mib, run.graphics_is_holder},
+      m_insert_block(db.prepare(fmt::format(
+          "INSERT INTO tick_block (id, t0_us, end_us, run_id, n_ticks, tick_us, cards, procs, {}) "
+          "VALUES (-?3, ?1, ?2, ?3, ?4, ?5, ?6, ?7{})",
+          [] {
+              std::string columns;
+              for (std::size_t i = 0; i < k_stream_count; ++i) {
+                  columns += fmt::format("{}{}", i == 0 ? "" : ", ", k_stream_columns[i]);
+              }
+              return columns;
+          }(),
+          [] {
+              std::string out;
+              for (std::size_t i = 0; i < k_stream_count; ++i) {
+                  out += fmt::format(", ?{}", 8 + i);
+              }
+              return out;
+          }()))),
+      m_update_block(
+          db.prepare(fmt::format("UPDATE tick_block SET end_us = ?2, n_ticks = ?3{} WHERE id = ?1",
+                                 stream_assignments()))),
+      m_close_block(db.prepare("UPDATE tick_block SET id = (SELECT coalesce(max(id), 0) + 1 FROM "
+                               "tick_block WHERE id > 0) WHERE id = ?")),
+      m_rollups(db) {
     Transaction tx(m_db);
     Statement st = m_db.prepare("INSERT INTO run (host, driver_version, source, gua_version, "
-                                "interval_us, active_threshold_pct, started_us) "
-                                "VALUES (?,?,?,?,?,?,?)");
+                                "interval_us, active_threshold_pct, held_mib, graphics_is_holder, "
+                                "started_us) VALUES (?,?,?,?,?,?,?,?,?)");
     st.bind(1, run.host);
     st.bind(2, run.driver_version);
     st.bind(3, run.source);
     st.bind(4, std::string_view(k_version));
     st.bind(5, std::int64_t{run.interval_us});
     st.bind(6, run.active_threshold_pct);
-    st.bind(7, std::int64_t{run.started_us});
+    st.bind(7, std::int64_t{run.held_mib});
+    st.bind(8, std::int64_t{run.graphics_is_holder ? 1 : 0});
+    st.bind(9, std::int64_t{run.started_us});
     st.run();
     m_run_id = m_db.scalar("SELECT last_insert_rowid()");
+    // Open blocks of runs that ended without finish() become ordinary closed blocks.
+    Statement open = m_db.prepare("SELECT id FROM tick_block WHERE id < 0 ORDER BY id DESC");
+    std::vector<std::int64_t> orphans;
+    while (open.step()) {
+        orphans.push_back(open.int64(0));
+    }
+    for (std::int64_t id : orphans) {
+        m_close_block.bind(1, id);
+        m_close_block.run();
+    }
     tx.commit();
 }
 
@@ -114,49 +160,123 @@ std::int64_t Writer::process_id(const telemetry::ProcessTick& p) {
     return id;
 }
 
-void Writer::write(const telemetry::Tick& tick) {
-    Transaction tx(m_db);
-    for (const telemetry::CardTickRecord& c : tick.cards) {
-        const std::int64_t gpu = gpu_id(c.device);
-        Statement& st = m_insert_card;
-        st.bind(1, std::int64_t{tick.t0});
-        st.bind(2, gpu);
-        st.bind(3, m_run_id);
-        st.bind(4, std::int64_t{tick.duration_us});
-        st.bind(5, static_cast<std::int64_t>(c.util_source));
-        st.bind(6, c.util_pct);
-        st.bind(7, widen(c.active_us));
-        for (int b = 0; b < 4; ++b) {
-            st.bind(8 + b, std::int64_t{c.bucket_us[static_cast<std::size_t>(b)]});
+void Writer::enter_hour(std::int64_t hour) {
+    if (!m_pending_loaded) {
+        for (std::int64_t h : m_rollups.hours_without_rollup()) {
+            m_pending_hours.insert(h);
         }
-        st.bind(12, widen(c.mem_util_pct));
-        st.bind(13, c.mem_used_mib);
-        st.bind(14, c.power_mw);
-        st.bind(15, widen(c.temperature_c));
-        st.bind(16, widen(c.sm_clock_mhz));
-        st.bind(17, widen(c.clock_event_reasons));
-        st.bind(18, std::int64_t{c.read_errors});
+        m_pending_loaded = true;
+    }
+    if (m_hour == hour) {
+        return;
+    }
+    m_hour = hour;
+    if (m_pending_hours.insert(hour).second && m_rollups.exists(hour)) {
+        m_rollups.drop(hour);
+    }
+}
+
+void Writer::store_block() {
+    const BlockRow& row = m_block.row();
+    if (row.id == 0) {
+        m_close_block.bind(1, -m_run_id);
+        m_close_block.run();
+        Statement& st = m_insert_block;
+        st.bind(1, std::int64_t{row.t0_us});
+        st.bind(2, std::int64_t{row.end_us});
+        st.bind(3, row.run_id);
+        st.bind(4, row.n_ticks);
+        st.bind(5, std::int64_t{row.tick_us});
+        st.bind(6, std::string_view(row.cards));
+        st.bind(7, std::string_view(row.procs));
+        for (std::size_t i = 0; i < k_stream_count; ++i) {
+            bind_stream(st, 8 + static_cast<int>(i), row.streams[i]);
+        }
         st.run();
-        ++m_card_rows;
+        m_block.set_id(-m_run_id);
+        return;
+    }
+    Statement& st = m_update_block;
+    st.bind(1, row.id);
+    st.bind(2, std::int64_t{row.end_us});
+    st.bind(3, row.n_ticks);
+    for (std::size_t i = 0; i < k_stream_count; ++i) {
+        bind_stream(st, 4 + static_cast<int>(i), row.streams[i]);
+    }
+    st.run();
+}
+
+void Writer::append(const telemetry::Tick& tick) {
+    if (tick.cards.empty()) {
+        return;
+    }
+    m_layout.gpus.clear();
+    m_layout.procs.clear();
+    for (std::size_t slot = 0; slot < tick.cards.size(); ++slot) {
+        const telemetry::CardTickRecord& c = tick.cards[slot];
+        m_layout.gpus.push_back(gpu_id(c.device));
         for (const telemetry::ProcessTick& p : c.processes) {
-            Statement& ps = m_insert_proc;
-            ps.bind(1, std::int64_t{tick.t0});
-            ps.bind(2, gpu);
-            ps.bind(3, process_id(p));
-            ps.bind(4, static_cast<std::int64_t>(p.type));
-            ps.bind(5, p.mem_used_mib);
-            ps.bind(6, p.sm_util_pct);
-            ps.run();
+            m_layout.procs.push_back(BlockLayout::Proc{
+                static_cast<std::int64_t>(slot), process_id(p), static_cast<std::int64_t>(p.type)});
         }
     }
-    tx.commit();
+    const std::int64_t hour = hour_of(tick.t0);
+    enter_hour(hour);
+    if (m_block.fits(m_layout, tick.t0)) {
+        m_block.append(tick);
+    } else {
+        m_block.start(m_run_id, m_layout, tick);
+    }
+    store_block();
+    m_card_rows += tick.cards.size();
+    roll_up_before(hour * k_us_per_hour);
+}
+
+void Writer::roll_up_before(TimeUs t) {
+    if (!m_pending_loaded) {
+        for (std::int64_t h : m_rollups.hours_without_rollup()) {
+            m_pending_hours.insert(h);
+        }
+        m_pending_loaded = true;
+    }
+    const std::int64_t limit = hour_of(t);
+    while (!m_pending_hours.empty() && *m_pending_hours.begin() < limit) {
+        m_rollups.build(*m_pending_hours.begin(), m_thresholds);
+        m_pending_hours.erase(m_pending_hours.begin());
+    }
+}
+
+void Writer::write(const telemetry::Tick& tick) {
+    try {
+        Transaction tx(m_db);
+        append(tick);
+        tx.commit();
+    } catch (...) {
+        discard_unsaved();
+        throw;
+    }
+}
+
+void Writer::discard_unsaved() {
+    m_block = BlockBuilder{};
+    m_pending_loaded = false;
+    m_pending_hours.clear();
+    m_hour.reset();
+    m_gpus.clear();
+    m_identities.clear();
+    m_processes.clear();
 }
 
 void Writer::finish(TimeUs ended_us) {
+    Transaction tx(m_db);
     Statement st = m_db.prepare("UPDATE run SET ended_us = ? WHERE id = ?");
     st.bind(1, std::int64_t{ended_us});
     st.bind(2, m_run_id);
     st.run();
+    m_close_block.bind(1, -m_run_id);
+    m_close_block.run();
+    tx.commit();
+    m_block = BlockBuilder{};
 }
 
 } // namespace gua::store

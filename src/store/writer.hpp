@@ -1,10 +1,17 @@
-// store::Writer: appends ticks to the database, one transaction per tick, with dimension caches.
+// store::Writer: appends ticks to the database (tick blocks, one transaction per tick) with
+// dimension caches, and keeps the hourly rollups of finished hours up to date. The block being
+// filled lives at rowid −run id and moves to the end of the table when it closes, so closed
+// blocks are packed densely.
 #pragma once
 
+#include "audit/card_tick.hpp"
+#include "store/block.hpp"
 #include "store/database.hpp"
+#include "store/rollup.hpp"
 #include "telemetry/tick.hpp"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -18,6 +25,8 @@ struct RunInfo {
     DurationUs interval_us = 0;
     double active_threshold_pct = 10.0;
     TimeUs started_us = 0;
+    std::int64_t held_mib = 100;     ///< rollups use these thresholds (with active_threshold_pct)
+    bool graphics_is_holder = false; ///< rollups count graphics contexts as holders
 };
 
 /// Writes ticks of one run. The database must already be migrated. Not thread-safe.
@@ -25,24 +34,45 @@ class Writer {
   public:
     /// Records the run and keeps `db` (which must outlive the writer).
     Writer(Database& db, const RunInfo& run);
-    /// Writes every card-tick and process-tick of `tick` in one BEGIN IMMEDIATE transaction.
+    /// Writes `tick` in one BEGIN IMMEDIATE transaction (see append()). When it fails nothing of
+    /// the tick is stored and the next tick starts afresh.
     void write(const telemetry::Tick& tick);
-    /// Stamps the run's end time.
+    /// Writes `tick` inside the caller's transaction: extends the open tick block (or starts one)
+    /// and, when the tick is in a later hour than earlier ticks, computes the rollups of the hours
+    /// it left behind. A tick in an hour that already has a rollup invalidates that rollup. When
+    /// the caller's transaction rolls back, the caller must call discard_unsaved().
+    void append(const telemetry::Tick& tick);
+    /// Forgets cached state that a rolled-back transaction may have made stale.
+    void discard_unsaved();
+    /// Computes the rollups of every hour before `t` that has raw card-ticks but no rollup (the
+    /// caller's transaction). Used by importers once they are done.
+    void roll_up_before(TimeUs t);
+    /// Stamps the run's end time and closes the open block (its own transaction).
     void finish(TimeUs ended_us);
     std::int64_t run_id() const { return m_run_id; }
-    /// Card-tick rows written by this writer.
+    /// Card-ticks written by this writer.
     std::uint64_t card_rows() const { return m_card_rows; }
 
   private:
     std::int64_t gpu_id(const telemetry::DeviceInfo& device);
     std::int64_t identity_id(const telemetry::Identity& identity);
     std::int64_t process_id(const telemetry::ProcessTick& p);
+    void enter_hour(std::int64_t hour);
+    void store_block();
 
     Database& m_db;
     std::int64_t m_run_id = 0;
+    audit::Thresholds m_thresholds;
     std::uint64_t m_card_rows = 0;
-    Statement m_insert_card;
-    Statement m_insert_proc;
+    Statement m_insert_block;
+    Statement m_update_block;
+    Statement m_close_block;
+    BlockBuilder m_block;
+    BlockLayout m_layout;
+    RollupBuilder m_rollups;
+    bool m_pending_loaded = false;
+    std::set<std::int64_t> m_pending_hours;
+    std::optional<std::int64_t> m_hour;
     std::unordered_map<std::string, std::pair<std::int64_t, telemetry::DeviceInfo>> m_gpus;
     std::unordered_map<std::string, std::int64_t> m_identities;
     std::unordered_map<std::string, std::int64_t> m_processes;

@@ -1,0 +1,159 @@
+// Encoding of ticks into the open block of a writer.
+#include "store/block.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gua::store {
+
+namespace {
+
+template <typename T> std::uint64_t non_negative(const std::optional<T>& v) {
+    if (!v) {
+        return codec::k_null;
+    }
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(static_cast<std::int64_t>(*v), 0));
+}
+
+std::uint64_t rounded(const std::optional<double>& v, double scale) {
+    if (!v || !std::isfinite(*v)) {
+        return codec::k_null;
+    }
+    return static_cast<std::uint64_t>(std::max<long long>(std::llround(*v * scale), 0));
+}
+
+std::uint64_t watts(const std::optional<std::int64_t>& mw) {
+    if (!mw) {
+        return codec::k_null;
+    }
+    return static_cast<std::uint64_t>(
+        std::max<long long>(std::llround(static_cast<double>(*mw) / 1000.0), 0));
+}
+
+/// Shape code of a card-tick: null when unmeasured, 0–7 when one bucket holds the whole tick and
+/// active time is 0 or all of it (bucket + 4 when active), else k_shape_explicit.
+std::uint64_t shape_of(const telemetry::CardTickRecord& c, DurationUs duration_us) {
+    const auto& b = c.bucket_us;
+    if (!c.active_us) {
+        return std::all_of(b.begin(), b.end(), [](DurationUs x) { return x == 0; })
+                   ? codec::k_null
+                   : k_shape_explicit;
+    }
+    const DurationUs a = *c.active_us;
+    if (a != 0 && a != duration_us) {
+        return k_shape_explicit;
+    }
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        bool one_hot = b[i] == duration_us;
+        for (std::size_t j = 0; j < b.size() && one_hot; ++j) {
+            one_hot = j == i || b[j] == 0;
+        }
+        if (one_hot) {
+            return i + (a == duration_us && duration_us != 0 ? 4 : 0);
+        }
+    }
+    return k_shape_explicit;
+}
+
+} // namespace
+
+std::size_t period_of(Stream s, std::size_t cards, std::size_t procs) {
+    switch (s) {
+    case Stream::t0_delta:
+    case Stream::dur_delta:
+        return 1;
+    case Stream::shape_us:
+        return k_shape_values;
+    case Stream::proc_mem_mib:
+    case Stream::proc_sm_cpct:
+        return procs;
+    default:
+        return cards;
+    }
+}
+
+std::int64_t hour_of(TimeUs t) {
+    return t / k_us_per_hour - (t % k_us_per_hour < 0 ? 1 : 0);
+}
+
+bool BlockBuilder::fits(const BlockLayout& layout, TimeUs t0) const {
+    if (empty() || hour_of(t0) != m_hour || layout != m_layout) {
+        return false;
+    }
+    std::size_t bytes = m_row.cards.size() + m_row.procs.size();
+    for (const std::string& s : m_row.streams) {
+        bytes += s.size();
+    }
+    return bytes < k_max_bytes;
+}
+
+void BlockBuilder::start(std::int64_t run_id, const BlockLayout& layout,
+                         const telemetry::Tick& tick) {
+    m_layout = layout;
+    m_hour = hour_of(tick.t0);
+    m_row = BlockRow{};
+    m_row.run_id = run_id;
+    m_row.t0_us = tick.t0;
+    m_row.end_us = tick.t0 + tick.duration_us;
+    m_row.tick_us = tick.duration_us;
+    m_row.cards = fmt::format("[{}]", fmt::join(layout.gpus, ","));
+    std::string procs;
+    for (const BlockLayout::Proc& p : layout.procs) {
+        procs +=
+            fmt::format("{}[{},{},{}]", procs.empty() ? "" : ",", p.slot, p.process_id, p.type);
+    }
+    m_row.procs = "[" + procs + "]";
+    for (std::size_t i = 0; i < k_stream_count; ++i) {
+        m_streams[i].clear(
+            period_of(static_cast<Stream>(i), layout.gpus.size(), layout.procs.size()));
+    }
+    m_last_end = tick.t0;
+    encode(tick);
+}
+
+void BlockBuilder::append(const telemetry::Tick& tick) {
+    encode(tick);
+}
+
+void BlockBuilder::encode(const telemetry::Tick& tick) {
+    const auto put = [this](Stream s, std::uint64_t v) {
+        m_streams[static_cast<std::size_t>(s)].append(v);
+    };
+    put(Stream::t0_delta, codec::zigzag(tick.t0 - m_last_end));
+    put(Stream::dur_delta, codec::zigzag(tick.duration_us - m_row.tick_us));
+    for (const telemetry::CardTickRecord& c : tick.cards) {
+        put(Stream::util_source, static_cast<std::uint64_t>(c.util_source));
+        put(Stream::util_pct, rounded(c.util_pct, 1.0));
+        const std::uint64_t shape = shape_of(c, tick.duration_us);
+        put(Stream::shape, shape);
+        if (shape == k_shape_explicit) {
+            put(Stream::shape_us, c.active_us ? codec::zigzag(*c.active_us) : codec::k_null);
+            for (DurationUs b : c.bucket_us) {
+                put(Stream::shape_us, codec::zigzag(b));
+            }
+        }
+        put(Stream::mem_util_pct, non_negative(c.mem_util_pct));
+        put(Stream::mem_used_mib, non_negative(c.mem_used_mib));
+        put(Stream::power_w, watts(c.power_mw));
+        put(Stream::temperature_c, non_negative(c.temperature_c));
+        put(Stream::sm_clock_mhz, non_negative(c.sm_clock_mhz));
+        put(Stream::clock_events, c.clock_event_reasons
+                                      ? std::min(*c.clock_event_reasons, codec::k_null - 1)
+                                      : codec::k_null);
+        put(Stream::read_errors, static_cast<std::uint64_t>(std::max(c.read_errors, 0)));
+        for (const telemetry::ProcessTick& p : c.processes) {
+            put(Stream::proc_mem_mib, non_negative(p.mem_used_mib));
+            put(Stream::proc_sm_cpct, rounded(p.sm_util_pct, 100.0));
+        }
+    }
+    ++m_row.n_ticks;
+    m_last_end = tick.t0 + tick.duration_us;
+    m_row.end_us = std::max(m_row.end_us, m_last_end);
+    for (std::size_t i = 0; i < k_stream_count; ++i) {
+        m_row.streams[i] = m_streams[i].text();
+    }
+}
+
+} // namespace gua::store

@@ -1,0 +1,154 @@
+// Tick blocks: the raw storage of card-ticks. A block holds consecutive ticks of one run within one
+// UTC hour with the same cards and processes; per-tick values live in code-point streams.
+#pragma once
+
+#include "core/time.hpp"
+#include "store/codec.hpp"
+#include "telemetry/model.hpp"
+#include "telemetry/tick.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gua::store {
+
+/// The value streams of a block, in column order (docs/schema.md lists their meaning).
+enum class Stream : std::size_t {
+    t0_delta,     ///< per tick: zigzag(t0 − end of the previous tick)
+    dur_delta,    ///< per tick: zigzag(duration − tick_us)
+    util_source,  ///< per card-tick: 0 none, 1 snapshot, 2 driver sample buffer
+    util_pct,     ///< per card-tick: mean SM utilization, whole percent
+    shape,        ///< per card-tick: active/bucket pattern (see shape_us)
+    shape_us,     ///< 5 values (active, 4 buckets) per card-tick whose shape is 8 (explicit)
+    mem_util_pct, ///< per card-tick
+    mem_used_mib, ///< per card-tick
+    power_w,      ///< per card-tick, whole watts
+    temperature_c,
+    sm_clock_mhz,
+    clock_events,
+    read_errors,
+    proc_mem_mib, ///< per process-tick
+    proc_sm_cpct, ///< per process-tick: SM utilization in 0.01 %
+};
+inline constexpr std::size_t k_stream_count = 15;
+/// Column names of the streams, in Stream order.
+inline constexpr std::array<std::string_view, k_stream_count> k_stream_columns{
+    "t0_delta",     "dur_delta",    "util_source",  "util_pct",     "shape",
+    "shape_us",     "mem_util_pct", "mem_used_mib", "power_w",      "temperature_c",
+    "sm_clock_mhz", "clock_events", "read_errors",  "proc_mem_mib", "proc_sm_cpct"};
+/// Shape code of a card-tick whose active and bucket times are listed in shape_us.
+inline constexpr std::uint64_t k_shape_explicit = 8;
+/// Values per explicit shape in shape_us (active, then the four buckets).
+inline constexpr std::size_t k_shape_values = 5;
+
+/// Values per tick of stream `s` in a block with `cards` card and `procs` process slots.
+std::size_t period_of(Stream s, std::size_t cards, std::size_t procs);
+
+/// One tick_block row.
+struct BlockRow {
+    std::int64_t id = 0;
+    TimeUs t0_us = 0;  ///< start of the first tick
+    TimeUs end_us = 0; ///< latest end of its ticks
+    std::int64_t run_id = 0;
+    std::int64_t n_ticks = 0;
+    DurationUs tick_us = 0; ///< duration of the first tick
+    std::string cards;      ///< JSON array of gpu ids in slot order
+    std::string procs;      ///< JSON array of [slot, process id, type]
+    std::array<std::string, k_stream_count> streams;
+};
+
+/// Which cards and processes a tick has, as store ids: blocks only hold ticks of one layout.
+struct BlockLayout {
+    std::vector<std::int64_t> gpus; ///< gpu id per card slot, in the tick's card order
+    struct Proc {
+        std::int64_t slot = 0;
+        std::int64_t process_id = 0;
+        std::int64_t type = 0;
+        friend bool operator==(const Proc&, const Proc&) = default;
+    };
+    std::vector<Proc> procs; ///< in the tick's card order, then process order
+    friend bool operator==(const BlockLayout&, const BlockLayout&) = default;
+};
+
+/// Floor of `t` to its UTC hour, as an hour number since the epoch.
+std::int64_t hour_of(TimeUs t);
+
+/// Builds a writer's open block tick by tick. Quantisation (whole percent, whole watts, 0.01 %
+/// per-process SM) happens here; everything else is stored exactly.
+class BlockBuilder {
+  public:
+    /// Blocks are closed when their encoded size reaches this (they then fit one page).
+    static constexpr std::size_t k_max_bytes = 3000;
+
+    bool empty() const { return m_row.n_ticks == 0; }
+    /// True when a tick with `layout` starting at `t0` may extend the open block.
+    bool fits(const BlockLayout& layout, TimeUs t0) const;
+    /// Starts a new block (id 0) of run `run_id` holding `tick`, whose cards and processes are
+    /// described by `layout`.
+    void start(std::int64_t run_id, const BlockLayout& layout, const telemetry::Tick& tick);
+    /// Appends `tick`; fits() must have been true.
+    void append(const telemetry::Tick& tick);
+    /// The row as it must be stored now.
+    const BlockRow& row() const { return m_row; }
+    /// Records the rowid the block got when inserted.
+    void set_id(std::int64_t id) { m_row.id = id; }
+
+  private:
+    void encode(const telemetry::Tick& tick);
+
+    BlockRow m_row;
+    BlockLayout m_layout;
+    std::int64_t m_hour = 0;
+    TimeUs m_last_end = 0;
+    std::array<codec::StreamWriter, k_stream_count> m_streams;
+};
+
+/// One process of a stored card-tick.
+struct StoredProc {
+    std::int64_t process_id = 0;
+    telemetry::ProcessType type = telemetry::ProcessType::compute;
+    std::optional<std::int64_t> mem_used_mib;
+    std::optional<double> sm_util_pct;
+};
+
+/// One card-tick as stored, every recorded field; its processes are
+/// `procs[proc_begin, proc_begin + proc_count)` of the DecodedTicks it belongs to.
+struct StoredCardTick {
+    TimeUs t0 = 0;
+    DurationUs duration_us = 0;
+    std::int64_t gpu_id = 0;
+    std::int64_t run_id = 0;
+    telemetry::UtilSource util_source = telemetry::UtilSource::none;
+    std::optional<double> util_pct;
+    std::optional<DurationUs> active_us;
+    std::array<DurationUs, 4> bucket_us{};
+    std::optional<std::int64_t> mem_util_pct;
+    std::optional<std::int64_t> mem_used_mib;
+    std::optional<std::int64_t> power_mw;
+    std::optional<std::int64_t> temperature_c;
+    std::optional<std::int64_t> sm_clock_mhz;
+    std::optional<std::int64_t> clock_events;
+    std::int64_t read_errors = 0;
+    std::uint32_t proc_begin = 0;
+    std::uint32_t proc_count = 0;
+};
+
+/// Card-ticks decoded from blocks.
+struct DecodedTicks {
+    std::vector<StoredCardTick> ticks;
+    std::vector<StoredProc> procs;
+    void clear() {
+        ticks.clear();
+        procs.clear();
+    }
+};
+
+/// Appends the card-ticks of `row` to `out` in block order (tick, then card slot). Returns false
+/// when the row is malformed.
+bool decode_block(const BlockRow& row, DecodedTicks& out);
+
+} // namespace gua::store
