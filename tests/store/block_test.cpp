@@ -1,0 +1,200 @@
+// Tick blocks: what the writer stores reads back unchanged (after the documented quantisation),
+// through the C++ decoder and through the administrator views.
+#include "random_ticks.hpp"
+#include "store/raw.hpp"
+#include "store/reader.hpp"
+#include "store/writer.hpp"
+#include "temp_db.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gua::store {
+namespace {
+
+constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
+
+RunInfo run_info() {
+    return RunInfo{"test", "1", "test", 30 * k_us_per_second, 10.0, k_start};
+}
+
+std::vector<StoredCardTick> scan_all(Database& db, DecodedTicks& all) {
+    BlockScanner scanner(db);
+    scanner.scan(k_time_min, k_time_max, [&](const DecodedTicks& d) {
+        for (const StoredCardTick& t : d.ticks) {
+            StoredCardTick copy = t;
+            copy.proc_begin = static_cast<std::uint32_t>(all.procs.size());
+            all.procs.insert(all.procs.end(), d.procs.begin() + t.proc_begin,
+                             d.procs.begin() + t.proc_begin + t.proc_count);
+            all.ticks.push_back(copy);
+        }
+    });
+    return all.ticks;
+}
+
+TEST(Blocks, RoundTripThroughWriterAndDecoder) {
+    testing::TempDb t;
+    testing::RandomHistoryOptions o;
+    o.quantised = true;
+    o.clock_steps = false;
+    o.ticks = 600;
+    const auto history = testing::random_history(11, k_start, o);
+    {
+        Writer w(t.db, run_info());
+        for (const telemetry::Tick& tick : history) {
+            w.write(tick);
+        }
+        w.finish(history.back().t0);
+    }
+    std::map<std::string, std::int64_t> gpu_ids;
+    for (const GpuRow& g : Reader(t.db).gpus()) {
+        gpu_ids[g.uuid] = g.id;
+    }
+    struct Expected {
+        const telemetry::Tick* tick;
+        const telemetry::CardTickRecord* card;
+        std::int64_t gpu;
+    };
+    std::vector<Expected> expected;
+    for (const telemetry::Tick& tick : history) {
+        for (const telemetry::CardTickRecord& c : tick.cards) {
+            expected.push_back(Expected{&tick, &c, gpu_ids.at(c.device.uuid)});
+        }
+    }
+    std::stable_sort(expected.begin(), expected.end(), [](const Expected& a, const Expected& b) {
+        return a.tick->t0 != b.tick->t0 ? a.tick->t0 < b.tick->t0 : a.gpu < b.gpu;
+    });
+    DecodedTicks all;
+    const std::vector<StoredCardTick> got = scan_all(t.db, all);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const StoredCardTick& g = got[i];
+        const telemetry::CardTickRecord& c = *expected[i].card;
+        ASSERT_EQ(g.t0, expected[i].tick->t0) << i;
+        ASSERT_EQ(g.duration_us, expected[i].tick->duration_us) << i;
+        ASSERT_EQ(g.gpu_id, expected[i].gpu);
+        EXPECT_EQ(g.util_source, c.util_source);
+        EXPECT_EQ(g.util_pct, c.util_pct);
+        EXPECT_EQ(g.active_us, c.active_us);
+        EXPECT_EQ(g.bucket_us, c.bucket_us);
+        EXPECT_EQ(g.power_mw, c.power_mw);
+        EXPECT_EQ(g.temperature_c, c.temperature_c);
+        EXPECT_EQ(g.sm_clock_mhz, c.sm_clock_mhz);
+        EXPECT_EQ(g.mem_util_pct, c.mem_util_pct);
+        EXPECT_EQ(g.mem_used_mib, c.mem_used_mib);
+        EXPECT_EQ(g.read_errors, c.read_errors);
+        ASSERT_EQ(g.proc_count, c.processes.size());
+        for (std::size_t k = 0; k < c.processes.size(); ++k) {
+            const StoredProc& p = all.procs[g.proc_begin + k];
+            EXPECT_EQ(p.type, c.processes[k].type);
+            EXPECT_EQ(p.mem_used_mib, c.processes[k].mem_used_mib);
+            EXPECT_EQ(p.sm_util_pct, c.processes[k].sm_util_pct);
+        }
+    }
+    EXPECT_EQ(Reader(t.db).card_tick_count(), got.size());
+}
+
+TEST(Blocks, ViewsAgreeWithTheDecoder) {
+    testing::TempDb t;
+    testing::RandomHistoryOptions o;
+    o.ticks = 300;
+    const auto history = testing::random_history(5, k_start, o);
+    Writer w(t.db, run_info());
+    for (const telemetry::Tick& tick : history) {
+        w.write(tick);
+    }
+    DecodedTicks all;
+    std::vector<StoredCardTick> got = scan_all(t.db, all);
+    Statement st = t.db.prepare(
+        "SELECT t0_us, gpu_id, duration_us, util_source, util_pct, active_us, idle_us, "
+        "underutilized_us, productive_us, compute_bound_us, mem_util_pct, mem_used_mib, power_mw, "
+        "temperature_c, sm_clock_mhz, clock_events, read_errors FROM card_tick "
+        "ORDER BY t0_us, gpu_id");
+    std::size_t i = 0;
+    const auto same = [](const std::optional<std::int64_t>& a, const Statement& s, int col) {
+        return a ? (!s.is_null(col) && s.int64(col) == *a) : s.is_null(col);
+    };
+    while (st.step()) {
+        ASSERT_LT(i, got.size());
+        const StoredCardTick& g = got[i++];
+        ASSERT_EQ(st.int64(0), g.t0);
+        ASSERT_EQ(st.int64(1), g.gpu_id);
+        EXPECT_EQ(st.int64(2), g.duration_us);
+        EXPECT_EQ(st.int64(3), static_cast<std::int64_t>(g.util_source));
+        EXPECT_EQ(st.opt_real(4), g.util_pct);
+        EXPECT_TRUE(same(g.active_us, st, 5)) << i;
+        for (int b = 0; b < 4; ++b) {
+            EXPECT_EQ(st.int64(6 + b), g.bucket_us[static_cast<std::size_t>(b)]) << i;
+        }
+        EXPECT_TRUE(same(g.mem_util_pct, st, 10));
+        EXPECT_TRUE(same(g.mem_used_mib, st, 11));
+        EXPECT_TRUE(same(g.power_mw, st, 12));
+        EXPECT_TRUE(same(g.temperature_c, st, 13));
+        EXPECT_TRUE(same(g.sm_clock_mhz, st, 14));
+        EXPECT_TRUE(same(g.clock_events, st, 15));
+        EXPECT_EQ(st.int64(16), g.read_errors);
+    }
+    EXPECT_EQ(i, got.size());
+    std::size_t procs = 0;
+    for (const StoredCardTick& g : got) {
+        procs += g.proc_count;
+    }
+    EXPECT_EQ(static_cast<std::size_t>(t.db.scalar("SELECT count(*) FROM proc_tick")), procs);
+    EXPECT_EQ(static_cast<std::size_t>(t.db.scalar("SELECT count(*) FROM process_tick")), procs);
+    EXPECT_EQ(static_cast<std::size_t>(t.db.scalar("SELECT count(*) FROM card_tick_state")),
+              got.size());
+}
+
+TEST(Blocks, QuantisesUtilizationPowerAndPerProcessSm) {
+    testing::TempDb t;
+    telemetry::Tick tick;
+    tick.t0 = k_start;
+    tick.duration_us = 30 * k_us_per_second;
+    telemetry::CardTickRecord c;
+    c.device = testing::random_device(0);
+    c.util_source = telemetry::UtilSource::samples;
+    c.util_pct = 37.6;
+    c.active_us = 12345;
+    c.bucket_us = {100, 200, 300, tick.duration_us - 600};
+    c.power_mw = 245499;
+    c.mem_used_mib = -5;
+    telemetry::ProcessTick p;
+    p.pid = 1;
+    p.sm_util_pct = 9.996;
+    p.mem_used_mib = 500;
+    c.processes.push_back(p);
+    tick.cards.push_back(c);
+    Writer w(t.db, run_info());
+    w.write(tick);
+    DecodedTicks all;
+    const auto got = scan_all(t.db, all);
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_EQ(got[0].util_pct, 38.0);
+    EXPECT_EQ(got[0].power_mw, 245000);
+    EXPECT_EQ(got[0].mem_used_mib, 0);
+    EXPECT_EQ(got[0].active_us, 12345);
+    EXPECT_EQ(got[0].bucket_us, c.bucket_us);
+    EXPECT_EQ(all.procs[0].sm_util_pct, 10.0);
+}
+
+TEST(Blocks, ClosedBlocksMoveToTheEndAndOrphansAreClosed) {
+    testing::TempDb t;
+    testing::RandomHistoryOptions o;
+    o.ticks = 200;
+    const auto history = testing::random_history(3, k_start, o);
+    {
+        Writer w(t.db, run_info());
+        for (const telemetry::Tick& tick : history) {
+            w.write(tick);
+        }
+        EXPECT_EQ(t.db.scalar("SELECT count(*) FROM tick_block WHERE id < 0"), 1);
+    }
+    Writer again(t.db, run_info());
+    EXPECT_EQ(t.db.scalar("SELECT count(*) FROM tick_block WHERE id < 0"), 0);
+    EXPECT_EQ(t.db.scalar("PRAGMA auto_vacuum"), 2);
+}
+
+} // namespace
+} // namespace gua::store

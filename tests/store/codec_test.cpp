@@ -1,0 +1,102 @@
+// Value streams: round trips in every mode and width, and the SQL decoder used by the views.
+#include "store/codec.hpp"
+#include "store/database.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+namespace gua::store {
+namespace {
+
+std::vector<std::uint64_t> round_trip(const std::vector<std::uint64_t>& values, std::size_t period,
+                                      std::string* text = nullptr) {
+    codec::StreamWriter w;
+    w.clear(period);
+    for (std::uint64_t v : values) {
+        w.append(v);
+    }
+    std::vector<std::uint64_t> out;
+    EXPECT_TRUE(codec::decode(w.text(), values.size(), period, out));
+    if (text != nullptr) {
+        *text = w.text();
+    }
+    return out;
+}
+
+TEST(Codec, ConstantPeriodicAndVaryingStreams) {
+    std::string text;
+    EXPECT_EQ(round_trip({7, 7, 7, 7}, 2, &text), (std::vector<std::uint64_t>{7, 7, 7, 7}));
+    EXPECT_EQ(text, "a\x09");
+    EXPECT_EQ(round_trip({1, 2, 1, 2, 1}, 2, &text), (std::vector<std::uint64_t>{1, 2, 1, 2, 1}));
+    EXPECT_EQ(text, "Q\x03\x04");
+    EXPECT_EQ(round_trip({1, 2, 1, 3}, 2, &text), (std::vector<std::uint64_t>{1, 2, 1, 3}));
+    EXPECT_EQ(text, "A\x03\x04\x03\x05");
+    EXPECT_EQ(round_trip({codec::k_null, 5}, 1), (std::vector<std::uint64_t>{codec::k_null, 5}));
+}
+
+TEST(Codec, WidensForLargeValues) {
+    const std::vector<std::uint64_t> values{
+        0, 0xD7FE, 0xD800, 1ULL << 20, 1ULL << 45, codec::k_null - 1, 3};
+    EXPECT_EQ(round_trip(values, 1), values);
+}
+
+TEST(Codec, RejectsMalformedText) {
+    std::vector<std::uint64_t> out;
+    EXPECT_FALSE(codec::decode("Z\x03", 1, 1, out));
+    EXPECT_FALSE(codec::decode("A\x03", 2, 1, out));
+    EXPECT_FALSE(codec::decode("A\x03\x03\x03", 2, 1, out));
+    EXPECT_FALSE(codec::decode("A\xff", 1, 1, out));
+}
+
+TEST(Codec, ZigzagRoundTrips) {
+    for (std::int64_t v : {0LL, -1LL, 1LL, -123456789LL, 1LL << 40}) {
+        EXPECT_EQ(codec::unzigzag(codec::zigzag(v)), v);
+    }
+    EXPECT_EQ(codec::zigzag(-1), 1U);
+}
+
+RC_GTEST_PROP(CodecProperty, DecodeInvertsAppend, ()) {
+    const auto period = *rc::gen::inRange<std::size_t>(1, 5);
+    const auto values = *rc::gen::container<std::vector<std::uint64_t>>(
+        rc::gen::oneOf(rc::gen::inRange<std::uint64_t>(0, 4), rc::gen::arbitrary<std::uint64_t>(),
+                       rc::gen::just(codec::k_null)));
+    codec::StreamWriter w;
+    w.clear(period);
+    for (std::uint64_t v : values) {
+        w.append(v);
+    }
+    std::vector<std::uint64_t> out;
+    RC_ASSERT(codec::decode(w.text(), values.size(), period, out));
+    RC_ASSERT(out == values);
+}
+
+RC_GTEST_PROP(CodecProperty, SqlDecoderAgrees, ()) {
+    const auto period = *rc::gen::inRange<std::size_t>(1, 4);
+    const auto values =
+        *rc::gen::nonEmpty(rc::gen::container<std::vector<std::uint64_t>>(rc::gen::oneOf(
+            rc::gen::inRange<std::uint64_t>(0, 3), rc::gen::inRange<std::uint64_t>(0, 1ULL << 62),
+            rc::gen::just(codec::k_null))));
+    codec::StreamWriter w;
+    w.clear(period);
+    for (std::uint64_t v : values) {
+        w.append(v);
+    }
+    Database db(":memory:", OpenMode::create);
+    Statement st = db.prepare(fmt::format("SELECT {}", codec::value_sql("?1", "?2", "?3")));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        st.bind(1, std::string_view(w.text()));
+        st.bind(2, static_cast<std::int64_t>(i));
+        st.bind(3, static_cast<std::int64_t>(period));
+        RC_ASSERT(st.step());
+        if (values[i] == codec::k_null) {
+            RC_ASSERT(st.is_null(0));
+        } else {
+            RC_ASSERT(static_cast<std::uint64_t>(st.int64(0)) == values[i]);
+        }
+        st.reset();
+    }
+}
+
+} // namespace
+} // namespace gua::store
