@@ -33,6 +33,35 @@ Result<void> check_keys(const std::string& path, const toml::table& table, const
     return {};
 }
 
+/// [retention] raw = "90d", rollup = "forever": a duration or "forever".
+Result<void> parse_retention(const std::string& path, const toml::table& root, Config& c) {
+    const toml::table* t = root["retention"].as_table();
+    if (t == nullptr) {
+        return {};
+    }
+    if (auto r = check_keys(path, *t, "retention", {"raw", "rollup"}); !r) {
+        return r.error();
+    }
+    for (const char* key : {"raw", "rollup"}) {
+        const toml::node* n = t->get(key);
+        if (n == nullptr) {
+            continue;
+        }
+        const std::optional<std::string> v = n->value<std::string>();
+        std::optional<DurationUs> period;
+        if (!v || *v != "forever") {
+            const Result<DurationUs> d = v ? parse_duration(*v) : Result<DurationUs>(Error{"x"});
+            if (!d || d.value() < k_us_per_hour) {
+                return at(path, *n, std::string("retention.") + key,
+                          "expected a duration of at least 1h (such as \"90d\") or \"forever\"");
+            }
+            period = d.value();
+        }
+        (std::string(key) == "raw" ? c.retention.raw_us : c.retention.rollup_us) = period;
+    }
+    return {};
+}
+
 } // namespace
 
 Result<Config> parse_config(const std::string& text, const std::string& path) {
@@ -44,8 +73,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     }
     Config c;
     c.path = path;
-    if (auto r =
-            check_keys(path, root, "", {"thresholds", "daemon", "pricing", "report", "policy"});
+    if (auto r = check_keys(path, root, "",
+                            {"thresholds", "daemon", "pricing", "report", "policy", "retention"});
         !r) {
         return r.error();
     }
@@ -97,6 +126,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
             }
             c.db = *v;
         }
+    }
+    if (auto r = parse_retention(path, root, c); !r) {
+        return r.error();
     }
     return c;
 }

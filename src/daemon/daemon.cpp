@@ -12,6 +12,7 @@
 #include "identity/resolver.hpp"
 #include "sampler/sampler.hpp"
 #include "store/reader.hpp"
+#include "store/retention.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
 
@@ -102,7 +103,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     db.exec("PRAGMA journal_size_limit = 67108864");
     store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,
                                             options.interval_us, thresholds.active_util_pct,
-                                            clock.wall_now()});
+                                            clock.wall_now(), thresholds.held_mib,
+                                            thresholds.graphics_is_holder});
+    store::Retention retention(db, cfg.value().retention);
     log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
                          hostname(), driver.empty() ? "?" : driver, cards,
                          format_duration(options.interval_us), options.db));
@@ -123,6 +126,11 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             } catch (const Fatal& e) {
                 ++failed_writes;
                 log.line(fmt::format("tick {} not written: {}", tick.seq, e.what()));
+            }
+            try {
+                retention.step(clock.wall_now());
+            } catch (const Fatal& e) {
+                log.line(fmt::format("retention step failed: {}", e.what()));
             }
             if (!options.quiet) {
                 log.line(tick_summary(tick, thresholds));
