@@ -18,5 +18,9 @@ Runner register_report(CLI::App& app);
 Runner register_demo(CLI::App& app);
 /// Registers `gua daemon`.
 Runner register_daemon(CLI::App& app);
+/// Registers `gua db` (stats, check, vacuum, backup).
+Runner register_db(CLI::App& app);
+/// Registers `gua import`.
+Runner register_import(CLI::App& app);
 
 } // namespace gua::cli

@@ -182,6 +182,22 @@ std::vector<std::int64_t> RollupBuilder::hours_without_rollup() {
     return hours;
 }
 
+std::size_t build_missing_rollups(Database& db, TimeUs before,
+                                  const audit::Thresholds& thresholds) {
+    RollupBuilder builder(db);
+    const std::int64_t limit = hour_of(before);
+    std::vector<std::int64_t> hours = builder.hours_without_rollup();
+    std::erase_if(hours, [&](std::int64_t h) { return h >= limit; });
+    for (std::size_t i = 0; i < hours.size(); i += 24) {
+        Transaction tx(db);
+        for (std::size_t k = i; k < std::min(hours.size(), i + 24); ++k) {
+            builder.build(hours[k], thresholds);
+        }
+        tx.commit();
+    }
+    return hours.size();
+}
+
 RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
     : m_gpu(gpu),
       m_hours(db.prepare("SELECT hour, active_util_pct, held_mib, graphics_is_holder, "

@@ -42,6 +42,10 @@ class RollupBuilder {
     Statement m_exists;
 };
 
+/// Builds the rollups of every hour before the hour of `before` that has raw card-ticks but no
+/// rollup, with `thresholds`, one transaction per day of hours. Returns how many it built.
+std::size_t build_missing_rollups(Database& db, TimeUs before, const audit::Thresholds& thresholds);
+
 /// Reads rollups back. With a gpu, only that card's rows with that card's own coverage;
 /// otherwise all cards and the coverage of all cards together. `db` must outlive it.
 class RollupReader {

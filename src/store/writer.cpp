@@ -229,7 +229,9 @@ void Writer::append(const telemetry::Tick& tick) {
     }
     store_block();
     m_card_rows += tick.cards.size();
-    roll_up_before(hour * k_us_per_hour);
+    if (!m_defer_rollups) {
+        roll_up_before(hour * k_us_per_hour);
+    }
 }
 
 void Writer::roll_up_before(TimeUs t) {

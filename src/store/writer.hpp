@@ -42,6 +42,9 @@ class Writer {
     /// it left behind. A tick in an hour that already has a rollup invalidates that rollup. When
     /// the caller's transaction rolls back, the caller must call discard_unsaved().
     void append(const telemetry::Tick& tick);
+    /// Stops computing rollups as hours pass (bulk imports build them once at the end with
+    /// build_missing_rollups()).
+    void defer_rollups() { m_defer_rollups = true; }
     /// Forgets cached state that a rolled-back transaction may have made stale.
     void discard_unsaved();
     /// Computes the rollups of every hour before `t` that has raw card-ticks but no rollup (the
@@ -71,6 +74,7 @@ class Writer {
     BlockLayout m_layout;
     RollupBuilder m_rollups;
     bool m_pending_loaded = false;
+    bool m_defer_rollups = false;
     std::set<std::int64_t> m_pending_hours;
     std::optional<std::int64_t> m_hour;
     std::unordered_map<std::string, std::pair<std::int64_t, telemetry::DeviceInfo>> m_gpus;

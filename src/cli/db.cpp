@@ -1,0 +1,132 @@
+// `gua db stats|check|vacuum|backup FILE`: maintenance of the database file.
+#include "cli/command.hpp"
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "store/maintenance.hpp"
+#include "store/paths.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace gua::cli {
+
+namespace {
+
+struct DbOptions {
+    std::string db;
+    std::string backup_file;
+};
+
+std::string bytes(std::int64_t n) {
+    if (n >= 1000000) {
+        return fmt::format("{:.1f} MB", static_cast<double>(n) / 1e6);
+    }
+    if (n >= 10 << 10) {
+        return fmt::format("{:.1f} kB", static_cast<double>(n) / 1e3);
+    }
+    return fmt::format("{} B", n);
+}
+
+std::string span_text(const std::optional<std::pair<TimeUs, TimeUs>>& span) {
+    if (!span) {
+        return "none";
+    }
+    return fmt::format("{} → {} ({})", format_iso8601(span->first), format_iso8601(span->second),
+                       format_duration(std::max<DurationUs>(span->second - span->first, 1)));
+}
+
+std::string resolve(const std::string& db) {
+    if (!db.empty()) {
+        return db;
+    }
+    if (const std::optional<std::string> found = store::default_read_path()) {
+        return *found;
+    }
+    throw Fatal(fmt::format("no database found at {} or {} (pass --db PATH)", store::user_db_path(),
+                            store::k_system_db_path));
+}
+
+int run_stats(const DbOptions& o) {
+    store::Database db(resolve(o.db), store::OpenMode::read_only);
+    const store::DbStats s = store::collect_stats(db);
+    const std::int64_t file = s.page_size * s.page_count;
+    fmt::print("database     {} (schema {}, auto_vacuum {})\n", db.path(), s.schema_version,
+               s.auto_vacuum);
+    fmt::print("size         {} ({} pages of {} B, {} free), WAL {}\n", bytes(file), s.page_count,
+               s.page_size, s.freelist_pages, bytes(s.wal_bytes));
+    fmt::print("raw          {} card-ticks in {} blocks{}, {}\n", s.card_ticks, s.blocks,
+               s.card_ticks > 0
+                   ? fmt::format(" ({:.1f} B per card-tick in the file)",
+                                 static_cast<double>(file) / static_cast<double>(s.card_ticks))
+                   : "",
+               span_text(s.raw_span));
+    fmt::print("rollups      {} hours, {}\n", s.rollup_hours, span_text(s.rollup_span));
+    fmt::print("dimensions   {} runs, {} GPUs, {} identities, {} processes\n", s.runs, s.gpus,
+               s.identities, s.processes);
+    for (const store::TableSize& t : s.tables) {
+        fmt::print("  {:<28} {:>12}\n", t.name, bytes(t.bytes));
+    }
+    return 0;
+}
+
+int run_check(const DbOptions& o) {
+    store::Database db(resolve(o.db), store::OpenMode::read_only);
+    const std::vector<std::string> problems = store::check_database(db);
+    if (problems.empty()) {
+        fmt::print("{}: ok (integrity, foreign keys, every tick block decodes)\n", db.path());
+        return 0;
+    }
+    for (const std::string& p : problems) {
+        fmt::print("{}: {}\n", db.path(), p);
+    }
+    return static_cast<int>(ExitCode::failure);
+}
+
+int run_vacuum(const DbOptions& o) {
+    store::Database db(resolve(o.db), store::OpenMode::read_write);
+    const auto [before, after] = store::vacuum_database(db);
+    fmt::print("{}: {} → {}\n", db.path(), bytes(before), bytes(after));
+    return 0;
+}
+
+int run_backup(const DbOptions& o) {
+    store::Database db(resolve(o.db), store::OpenMode::read_only);
+    store::backup_database(db, o.backup_file);
+    fmt::print("{}: backed up to {}\n", db.path(), o.backup_file);
+    return 0;
+}
+
+} // namespace
+
+Runner register_db(CLI::App& app) {
+    auto o = std::make_shared<DbOptions>();
+    CLI::App* cmd = app.add_subcommand("db", "Database maintenance: stats, check, vacuum, backup");
+    cmd->require_subcommand(1);
+    cmd->add_option("--db", o->db, "Database (default: the user's, else the system's)");
+    CLI::App* stats = cmd->add_subcommand("stats", "Sizes, rows, time spans and WAL size");
+    CLI::App* check = cmd->add_subcommand("check", "Full integrity check (exit 1 on problems)");
+    CLI::App* vacuum =
+        cmd->add_subcommand("vacuum", "Return free pages and rebuild the file (brief write lock)");
+    CLI::App* backup =
+        cmd->add_subcommand("backup", "Consistent copy to FILE, safe while the daemon runs");
+    backup->add_option("FILE", o->backup_file, "New file to write")->required();
+    for (CLI::App* sub : {stats, check, vacuum, backup}) {
+        sub->add_option("--db", o->db, "Database (default: the user's, else the system's)");
+    }
+    return [o, stats, check, vacuum] {
+        if (stats->parsed()) {
+            return run_stats(*o);
+        }
+        if (check->parsed()) {
+            return run_check(*o);
+        }
+        if (vacuum->parsed()) {
+            return run_vacuum(*o);
+        }
+        return run_backup(*o);
+    };
+}
+
+} // namespace gua::cli

@@ -1,0 +1,109 @@
+// The real binary: `gua import` (summary line, one-line errors) and `gua db stats|check|vacuum|
+// backup`.
+#include "../store/prior_art_files.hpp"
+#include "../store/temp_db.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace gua {
+namespace {
+
+struct Output {
+    int rc = -1;
+    std::string out;
+    std::string err;
+};
+
+Output run(const testing::TempDir& dir, const std::string& args) {
+    const std::string out = dir.file("stdout"), err = dir.file("stderr");
+    const int status =
+        std::system((std::string(GUA_BINARY) + " " + args + " >" + out + " 2>" + err).c_str());
+    const auto slurp = [](const std::string& p) {
+        std::ifstream in(p);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    };
+    return Output{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::size_t lines(const std::string& s) {
+    return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+TEST(ImportCli, ImportsPrintsOneSummaryLineAndThenNothingMore) {
+    testing::TempDir dir;
+    const std::string old = dir.file("old.db");
+    {
+        testing::PriorArtDb f(old, testing::PriorVersion::v1_8_fresh);
+        f.add_host("oldhost");
+        const TimeUs start = 1777593600LL * k_us_per_second;
+        testing::fill_workload(f, 2, 200, start, 30 * k_us_per_second, f.add_run(start, 30), 9);
+    }
+    const std::string db = dir.file("gua.db");
+    Output o = run(dir, "import --from gpu-usage-audit " + old + " --db " + db);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    EXPECT_EQ(lines(o.out), 1U);
+    EXPECT_NE(o.out.find("imported 400 card-ticks"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("0 already present"), std::string::npos) << o.out;
+    o = run(dir, "import --from gpu-usage-audit " + old + " --db " + db);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    EXPECT_NE(o.out.find("imported 0 card-ticks"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("400 already present"), std::string::npos) << o.out;
+
+    o = run(dir, "db stats --db " + db);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    EXPECT_NE(o.out.find("400 card-ticks"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("auto_vacuum incremental"), std::string::npos) << o.out;
+    o = run(dir, "db check --db " + db);
+    EXPECT_EQ(o.rc, 0) << o.out << o.err;
+    const std::string copy = dir.file("copy.db");
+    o = run(dir, "db backup " + copy + " --db " + db);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    o = run(dir, "db check --db " + copy);
+    EXPECT_EQ(o.rc, 0) << o.out << o.err;
+    o = run(dir, "db stats --db " + copy);
+    EXPECT_NE(o.out.find("400 card-ticks"), std::string::npos) << o.out;
+    o = run(dir, "db backup " + copy + " --db " + db);
+    EXPECT_EQ(o.rc, 2);
+    EXPECT_EQ(lines(o.err), 1U) << o.err;
+    o = run(dir, "db vacuum --db " + db);
+    EXPECT_EQ(o.rc, 0) << o.err;
+}
+
+TEST(ImportCli, BadInputIsOneLineAndExitCodeTwo) {
+    testing::TempDir dir;
+    const std::string text = dir.file("notes.txt");
+    std::ofstream(text) << "not a database, not even close; just text long enough to matter\n";
+    for (const std::string& args :
+         {"import --from gpu-usage-audit " + text + " --db " + dir.file("a.db"),
+          "import --from collectd " + text + " --db " + dir.file("a.db"),
+          "import --from gpu-usage-audit " + dir.file("missing.db") + " --db " + dir.file("a.db"),
+          "import --from gpu-usage-audit " + text + " --interval 30 --db " + dir.file("a.db")}) {
+        const Output o = run(dir, args);
+        EXPECT_EQ(o.rc, 2) << args << ": " << o.err;
+        EXPECT_EQ(lines(o.err), 1U) << args << ": " << o.err;
+        EXPECT_TRUE(o.out.empty()) << o.out;
+    }
+}
+
+TEST(DbCli, CheckFindsACorruptBlock) {
+    testing::TempDir dir;
+    const std::string db = dir.file("gua.db");
+    ASSERT_EQ(run(dir, "demo --quiet --db " + db).rc, 0);
+    {
+        store::Database d(db, store::OpenMode::read_write);
+        d.exec("UPDATE tick_block SET util_pct = 'Zjunk' WHERE id = (SELECT min(id) FROM "
+               "tick_block)");
+    }
+    const Output o = run(dir, "db check --db " + db);
+    EXPECT_EQ(o.rc, 1);
+    EXPECT_NE(o.out.find("does not decode"), std::string::npos) << o.out;
+}
+
+} // namespace
+} // namespace gua
