@@ -111,7 +111,9 @@ void Reader::scan(TimeUs from, TimeUs to, const std::function<void(const audit::
     if (!raw || from >= to) {
         return;
     }
-    from = std::max(from, raw->first);
+    // A block's ticks all start in the hour of its first tick, though not always after it (the
+    // clock may step back), so the hour is the safe lower bound.
+    from = std::max(from, hour_of(raw->first) * k_us_per_hour);
     to = std::min(to, raw->second + 1);
     BlockScanner scanner(m_db);
     ProcessIdentities identities(m_db);

@@ -60,7 +60,8 @@ class Reader {
     std::vector<RunRow> runs();
     std::vector<GpuRow> gpus();
     std::vector<IdentityRow> identities();
-    /// Start of the first and end of the last raw card-tick, if any.
+    /// Start of the first tick block and end of the last raw card-tick, if any (after a clock
+    /// step back, ticks may start up to an hour before the first block).
     std::optional<std::pair<TimeUs, TimeUs>> span();
     /// Number of raw card-ticks stored.
     std::uint64_t card_tick_count();

@@ -7,6 +7,8 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <ctime>
 #include <optional>
 #include <random>
 #include <stdexcept>
