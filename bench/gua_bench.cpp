@@ -1,4 +1,5 @@
-// Google Benchmark programs: the write path per tick, the report over a fleet history, the demo.
+// Google Benchmark programs: the write path per tick (rollups included), the report over fleet
+// histories of 30 days and a year, and the demo.
 #include "core/clock.hpp"
 #include "core/timezone.hpp"
 #include "fleet_workload.hpp"
@@ -27,7 +28,14 @@ std::string temp_path(const std::string& name) {
            std::to_string(getpid()) + ".db";
 }
 
-/// Write cost of one 12-GPU tick (1.28 processes per card on average), WAL + synchronous=NORMAL.
+void remove_db(const std::string& path) {
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::filesystem::remove(path + suffix);
+    }
+}
+
+/// Write cost of one 12-GPU tick (1.28 processes per card on average), WAL + synchronous=NORMAL,
+/// one transaction per tick, including the hourly rollups (every 120th tick starts a new hour).
 void BM_WriteTick12Gpus(benchmark::State& state) {
     const std::string path = temp_path("bench-write");
     {
@@ -41,40 +49,49 @@ void BM_WriteTick12Gpus(benchmark::State& state) {
         std::int64_t n = 0;
         for (auto _ : state) {
             telemetry::Tick& t = ticks[static_cast<std::size_t>(n) % ticks.size()];
-            t.t0 = o.start + n * o.interval_us; // always a new row, as in the daemon
+            t.t0 = o.start + n * o.interval_us; // always a new tick, as in the daemon
             writer.write(t);
             ++n;
         }
+        state.counters["hours"] = static_cast<double>(n) / 120.0;
     }
-    std::filesystem::remove(path);
-    std::filesystem::remove(path + "-wal");
-    std::filesystem::remove(path + "-shm");
+    remove_db(path);
 }
 BENCHMARK(BM_WriteTick12Gpus)->Unit(benchmark::kMicrosecond);
 
-/// The report over a whole generated history (path from GUA_BENCH_FLEET_DB, days from
-/// GUA_BENCH_FLEET_DAYS), text rendering included.
-void BM_ReportFleet(benchmark::State& state) {
-    const char* db_path = std::getenv("GUA_BENCH_FLEET_DB");
-    if (db_path == nullptr) {
-        state.SkipWithError("set GUA_BENCH_FLEET_DB (bench/run.sh does)");
+/// The report over `days` of a generated history whose file is named by the environment
+/// variable `env` (bench/run.sh sets them), text rendering included. The window starts 17 min
+/// 23 s past an hour, like `--since` does, so partial hours at both edges come from raw ticks.
+void report_fleet(benchmark::State& state, const char* env, const char* days_env) {
+    const char* db_path = std::getenv(env);
+    const char* days_text = std::getenv(days_env);
+    if (db_path == nullptr || days_text == nullptr) {
+        state.SkipWithError("set the database and its days (bench/run.sh does)");
         return;
     }
     const TimeZone tz = TimeZone::load("UTC").value();
-    bench::FleetOptions o;
-    const char* days = std::getenv("GUA_BENCH_FLEET_DAYS");
-    const std::int64_t d = days != nullptr ? std::atoll(days) : 30;
+    const std::int64_t days = std::atoll(days_text);
+    const bench::FleetOptions o;
     for (auto _ : state) {
         store::Database db(db_path, store::OpenMode::read_only);
         report::BuildOptions b;
-        b.from = o.start;
-        b.to = o.start + d * k_us_per_day;
-        b.window_label = std::to_string(d) + "d";
+        b.from = o.start + 17 * k_us_per_minute + 23 * k_us_per_second;
+        b.to = b.from + days * k_us_per_day;
+        b.window_label = std::to_string(days) + "d";
         const report::ReportModel m = report::build_report(db, b, tz);
         benchmark::DoNotOptimize(report::render_text(m, report::TextOptions{}));
     }
 }
-BENCHMARK(BM_ReportFleet)->Unit(benchmark::kMillisecond);
+
+void BM_ReportMonth12Gpus(benchmark::State& state) {
+    report_fleet(state, "GUA_BENCH_MONTH_DB", "GUA_BENCH_MONTH_DAYS");
+}
+BENCHMARK(BM_ReportMonth12Gpus)->Unit(benchmark::kMillisecond);
+
+void BM_ReportYear16Gpus(benchmark::State& state) {
+    report_fleet(state, "GUA_BENCH_YEAR_DB", "GUA_BENCH_YEAR_DAYS");
+}
+BENCHMARK(BM_ReportYear16Gpus)->Unit(benchmark::kMillisecond);
 
 /// `gua demo` (classic workload) in process: sampler → writer → report, on a fresh database.
 void BM_DemoClassic(benchmark::State& state) {
@@ -102,9 +119,7 @@ void BM_DemoClassic(benchmark::State& state) {
             const report::ReportModel m = report::build_report(db, b, tz);
             benchmark::DoNotOptimize(report::render_text(m, report::TextOptions{}));
         }
-        std::filesystem::remove(path);
-        std::filesystem::remove(path + "-wal");
-        std::filesystem::remove(path + "-shm");
+        remove_db(path);
     }
 }
 BENCHMARK(BM_DemoClassic)->Unit(benchmark::kMillisecond);

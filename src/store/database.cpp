@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <array>
 #include <filesystem>
 
 namespace gua::store {
@@ -135,7 +136,24 @@ Database::Database(const std::string& path, OpenMode mode) : m_path(path) {
 }
 
 Database::~Database() {
+    for (sqlite3_stmt* st : m_cached) {
+        sqlite3_finalize(st);
+    }
     sqlite3_close(m_db);
+}
+
+void Database::run_cached(Cached which) {
+    static constexpr std::array<const char*, 2> k_sql{"BEGIN IMMEDIATE", "COMMIT"};
+    const auto i = static_cast<std::size_t>(which);
+    if (m_cached[i] == nullptr && sqlite3_prepare_v3(m_db, k_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                                                     &m_cached[i], nullptr) != SQLITE_OK) {
+        fail(m_db, k_sql[i]);
+    }
+    const int rc = sqlite3_step(m_cached[i]);
+    sqlite3_reset(m_cached[i]);
+    if (rc != SQLITE_DONE) {
+        fail(m_db, fmt::format("running '{}' on {}", k_sql[i], m_path));
+    }
 }
 
 void Database::exec(std::string_view sql) {
@@ -166,7 +184,7 @@ std::int64_t Database::scalar(std::string_view sql) {
 }
 
 Transaction::Transaction(Database& db) : m_db(db) {
-    m_db.exec("BEGIN IMMEDIATE");
+    m_db.run_cached(Database::Cached::begin_immediate);
 }
 
 Transaction::~Transaction() {
@@ -176,7 +194,7 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
-    m_db.exec("COMMIT");
+    m_db.run_cached(Database::Cached::commit);
     m_done = true;
 }
 

@@ -1,6 +1,7 @@
 // Thin RAII wrappers over sqlite3 handles and statements; every failure becomes gua::Fatal.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -80,9 +81,15 @@ class Database {
     const std::string& path() const { return m_path; }
     sqlite3* handle() const { return m_db; }
 
+    /// Statements kept prepared for the per-tick path.
+    enum class Cached : std::size_t { begin_immediate = 0, commit = 1 };
+    /// Runs one of them; throws Fatal on errors.
+    void run_cached(Cached which);
+
   private:
     std::string m_path;
     sqlite3* m_db = nullptr;
+    std::array<sqlite3_stmt*, 2> m_cached{};
 };
 
 /// Runs BEGIN IMMEDIATE now; COMMIT on commit(), ROLLBACK when destroyed without it.

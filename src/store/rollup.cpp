@@ -55,7 +55,21 @@ struct CardAcc {
 
 RollupBuilder::RollupBuilder(Database& db)
     : m_db(db), m_scanner(db), m_identities(db),
-      m_exists(db.prepare("SELECT 1 FROM rollup_hour WHERE hour = ?")) {}
+      m_exists(db.prepare("SELECT 1 FROM rollup_hour WHERE hour = ?")),
+      m_insert_hour(db.prepare(
+          "INSERT INTO rollup_hour (hour, active_util_pct, held_mib, graphics_is_holder, "
+          "first_t0_us, first_duration_us, last_end_us, gaps) VALUES (?,?,?,?,?,?,?,?)")),
+      m_insert_gpu(db.prepare(
+          "INSERT INTO rollup_gpu (hour, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
+          "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, "
+          "first_t0_us, first_duration_us, last_end_us, gaps) "
+          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+      m_insert_identity(
+          db.prepare("INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, "
+                     "idle_held_us, idle_held_mib_ms) VALUES (?,?,?,?,?,?,?)")),
+      m_delete{db.prepare("DELETE FROM rollup_hour WHERE hour = ?"),
+               db.prepare("DELETE FROM rollup_gpu WHERE hour = ?"),
+               db.prepare("DELETE FROM rollup_identity WHERE hour = ?")} {}
 
 bool RollupBuilder::exists(std::int64_t hour) {
     m_exists.bind(1, std::int64_t{hour});
@@ -65,8 +79,7 @@ bool RollupBuilder::exists(std::int64_t hour) {
 }
 
 void RollupBuilder::drop(std::int64_t hour) {
-    for (const char* table : {"rollup_hour", "rollup_gpu", "rollup_identity"}) {
-        Statement st = m_db.prepare(fmt::format("DELETE FROM {} WHERE hour = ?", table));
+    for (Statement& st : m_delete) {
         st.bind(1, std::int64_t{hour});
         st.run();
     }
@@ -106,9 +119,7 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         return false;
     }
     drop(hour);
-    Statement h = m_db.prepare(
-        "INSERT INTO rollup_hour (hour, active_util_pct, held_mib, graphics_is_holder, "
-        "first_t0_us, first_duration_us, last_end_us, gaps) VALUES (?,?,?,?,?,?,?,?)");
+    Statement& h = m_insert_hour;
     h.bind(1, std::int64_t{hour});
     h.bind(2, thresholds.active_util_pct);
     h.bind(3, std::int64_t{thresholds.held_mib});
@@ -120,13 +131,8 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
     h.run();
     std::sort(cards.begin(), cards.end(),
               [](const CardAcc& a, const CardAcc& b) { return a.gpu_id < b.gpu_id; });
-    Statement g = m_db.prepare(
-        "INSERT INTO rollup_gpu (hour, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
-        "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, first_t0_us, "
-        "first_duration_us, last_end_us, gaps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Statement i = m_db.prepare(
-        "INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, idle_held_us, "
-        "idle_held_mib_ms) VALUES (?,?,?,?,?,?,?)");
+    Statement& g = m_insert_gpu;
+    Statement& i = m_insert_identity;
     for (const CardAcc& card : cards) {
         const audit::GpuTotals& t = card.acc.gpus().at(0);
         const audit::CoverageSummary c = *card.acc.coverage();

@@ -7,6 +7,7 @@
 #include "store/database.hpp"
 #include "store/raw.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -40,6 +41,10 @@ class RollupBuilder {
     BlockScanner m_scanner;
     ProcessIdentities m_identities;
     Statement m_exists;
+    Statement m_insert_hour;
+    Statement m_insert_gpu;
+    Statement m_insert_identity;
+    std::array<Statement, 3> m_delete;
 };
 
 /// Builds the rollups of every hour before the hour of `before` that has raw card-ticks but no

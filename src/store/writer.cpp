@@ -140,6 +140,17 @@ std::int64_t Writer::identity_id(const telemetry::Identity& i) {
 }
 
 std::int64_t Writer::process_id(const telemetry::ProcessTick& p) {
+    // Fast path: the same process as last time it was seen (no key formatting per tick).
+    const std::pair<std::uint32_t, std::uint64_t> seen{p.pid, p.start_ticks.value_or(~0ULL)};
+    if (auto it = m_recent.find(seen); it != m_recent.end() && it->second.first == p.identity) {
+        return it->second.second;
+    }
+    const std::int64_t id = process_id_slow(p);
+    m_recent[seen] = {p.identity, id};
+    return id;
+}
+
+std::int64_t Writer::process_id_slow(const telemetry::ProcessTick& p) {
     const std::int64_t identity = identity_id(p.identity);
     const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", p.pid,
                                         p.start_ticks ? static_cast<long long>(*p.start_ticks) : -1,
@@ -267,6 +278,7 @@ void Writer::discard_unsaved() {
     m_gpus.clear();
     m_identities.clear();
     m_processes.clear();
+    m_recent.clear();
 }
 
 void Writer::finish(TimeUs ended_us) {

@@ -60,6 +60,7 @@ class Writer {
     std::int64_t gpu_id(const telemetry::DeviceInfo& device);
     std::int64_t identity_id(const telemetry::Identity& identity);
     std::int64_t process_id(const telemetry::ProcessTick& p);
+    std::int64_t process_id_slow(const telemetry::ProcessTick& p);
     void enter_hour(std::int64_t hour);
     void store_block();
 
@@ -80,6 +81,15 @@ class Writer {
     std::unordered_map<std::string, std::pair<std::int64_t, telemetry::DeviceInfo>> m_gpus;
     std::unordered_map<std::string, std::int64_t> m_identities;
     std::unordered_map<std::string, std::int64_t> m_processes;
+    struct PidHash {
+        std::size_t operator()(const std::pair<std::uint32_t, std::uint64_t>& k) const {
+            return std::hash<std::uint64_t>{}(k.second * 0x9E3779B97F4A7C15ULL ^ k.first);
+        }
+    };
+    /// (pid, start ticks) → (identity, process id) of the last tick: the per-tick fast path.
+    std::unordered_map<std::pair<std::uint32_t, std::uint64_t>,
+                       std::pair<telemetry::Identity, std::int64_t>, PidHash>
+        m_recent;
 };
 
 } // namespace gua::store
