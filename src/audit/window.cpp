@@ -96,22 +96,28 @@ void WindowAccumulator::add(const CardTick& tick) {
     m_coverage.add(tick.t0, tick.duration_us, tick.t0 + tick.duration_us);
 }
 
-bool WindowAccumulator::can_add_hour(const HourTotals& hour) const {
-    const std::pair<int, int> cell = m_weekday_hour(hour.hour_start);
-    for (int q = 1; q < 4; ++q) {
-        if (m_weekday_hour(hour.hour_start + q * k_quarter_us) != cell) {
+bool WindowAccumulator::can_add_rollup(const RollupTotals& rollup) const {
+    std::optional<TimeUs> last_end = m_coverage.last_end();
+    for (const HourSlice& h : rollup.hours) {
+        const std::pair<int, int> cell = m_weekday_hour(h.hour_start);
+        for (int q = 1; q < 4; ++q) {
+            if (m_weekday_hour(h.hour_start + q * k_quarter_us) != cell) {
+                return false;
+            }
+        }
+        const CoverageSummary& c = h.coverage;
+        if (last_end && *last_end > c.first_t0 + c.first_duration_us) {
             return false;
         }
+        last_end = std::max(last_end.value_or(c.last_end), c.last_end);
     }
-    const CoverageSummary& c = hour.coverage;
-    return !m_coverage.last_end() || *m_coverage.last_end() <= c.first_t0 + c.first_duration_us;
+    return true;
 }
 
-void WindowAccumulator::add_hour(const HourTotals& hour) {
-    StateTimes hour_states;
-    for (const HourCard& card : hour.cards) {
+void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
+    for (const RollupCard& card : rollup.cards) {
         const GpuTotals& t = card.totals;
-        hour_states += t.states;
+        m_states += t.states;
         m_ticks += t.ticks;
         if (m_gpus.size() <= card.gpu) {
             m_gpus.resize(card.gpu + 1);
@@ -124,20 +130,20 @@ void WindowAccumulator::add_hour(const HourTotals& hour) {
             m_bucket_us[b] += t.bucket_us[b];
         }
     }
-    m_states += hour_states;
-    for (const HourIdentity& i : hour.identities) {
+    for (const RollupIdentity& i : rollup.identities) {
         const std::uint32_t index = i.identity == 0 ? m_nobody : i.identity;
         if (m_identities.size() <= index) {
             m_identities.resize(index + 1);
         }
         m_identities[index] += i.totals;
     }
-    const auto [weekday, h] = cell_of(hour.hour_start);
-    m_heatmap[static_cast<std::size_t>(weekday)][static_cast<std::size_t>(h)] += hour_states;
-
-    const CoverageSummary& c = hour.coverage;
-    m_coverage.add(c.first_t0, c.first_duration_us, c.last_end);
-    m_coverage.append_gaps(c.gaps);
+    for (const HourSlice& h : rollup.hours) {
+        const auto [weekday, hour] = cell_of(h.hour_start);
+        m_heatmap[static_cast<std::size_t>(weekday)][static_cast<std::size_t>(hour)] += h.states;
+        const CoverageSummary& c = h.coverage;
+        m_coverage.add(c.first_t0, c.first_duration_us, c.last_end);
+        m_coverage.append_gaps(c.gaps);
+    }
 }
 
 } // namespace gua::audit

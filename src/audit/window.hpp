@@ -69,33 +69,41 @@ class CoverageTracker {
     std::vector<Gap> m_gaps;
 };
 
-/// One card's totals over one UTC hour.
-struct HourCard {
+/// One card's totals over a rollup's hours.
+struct RollupCard {
     std::uint32_t gpu = 0;
     GpuTotals totals;
 };
 
-/// One identity's totals over one UTC hour. Identity 0 stands for `nobody` (active time with no
-/// visible process); the accumulator maps it to its own nobody index.
-struct HourIdentity {
+/// One identity's totals over a rollup's hours. Identity 0 stands for `nobody` (active time with
+/// no visible process); the accumulator maps it to its own nobody index.
+struct RollupIdentity {
     std::uint32_t identity = 0;
     IdentityTotals totals;
 };
 
-/// Everything an accumulator keeps about the card-ticks of one UTC hour (an hourly rollup).
-struct HourTotals {
+/// One UTC hour of a rollup: the state times of its cards together (for the heatmap) and the
+/// coverage of its ticks.
+struct HourSlice {
     TimeUs hour_start = 0;
-    std::vector<HourCard> cards;
-    std::vector<HourIdentity> identities;
+    StateTimes states;
     CoverageSummary coverage;
+};
+
+/// The totals of the card-ticks of consecutive UTC hours (an hourly or a daily rollup), in the
+/// form WindowAccumulator can add in one go. `hours` lists the hours that have ticks, ascending.
+struct RollupTotals {
+    std::vector<RollupCard> cards;
+    std::vector<RollupIdentity> identities;
+    std::vector<HourSlice> hours;
 };
 
 /// Maps a UTC time to (weekday 0 = Sunday, hour 0–23) in the report's time zone.
 using WeekdayHourFn = std::function<std::pair<int, int>(TimeUs)>;
 
 /// Sums classification, attribution, buckets, the weekday × hour grid and coverage. Ticks must be
-/// added in non-decreasing t0 order (for gap detection). Pure: no I/O. Adding an hour's rollup
-/// with add_hour() yields exactly the totals of adding its card-ticks when can_add_hour() says so.
+/// added in non-decreasing t0 order (for gap detection). Pure: no I/O. Adding a rollup with
+/// add_rollup() yields exactly the totals of adding its card-ticks when can_add_rollup() says so.
 class WindowAccumulator {
   public:
     /// `nobody` is the identity index that receives active time with no visible process.
@@ -103,13 +111,14 @@ class WindowAccumulator {
 
     /// Adds one card-tick.
     void add(const CardTick& tick);
-    /// True when `hour` (whose ticks all start after every tick added so far) can be added whole
-    /// with exactly the result of adding its ticks: the hour lies in one heatmap cell of the
-    /// report's zone, and no tick added so far ends after the hour's first tick does.
-    bool can_add_hour(const HourTotals& hour) const;
-    /// Adds a whole hour. Exact when can_add_hour(); otherwise an approximation (the heatmap cell
-    /// of the hour's start, coverage merged as stored).
-    void add_hour(const HourTotals& hour);
+    /// True when `rollup` (whose ticks all start after every tick added so far) can be added
+    /// whole with exactly the result of adding its ticks: each of its hours lies in one heatmap
+    /// cell of the report's zone, and at each hour's start no earlier tick ends after the hour's
+    /// first tick does.
+    bool can_add_rollup(const RollupTotals& rollup) const;
+    /// Adds a whole rollup. Exact when can_add_rollup(); otherwise an approximation (the heatmap
+    /// cell of each hour's start, coverage merged as stored).
+    void add_rollup(const RollupTotals& rollup);
 
     const Thresholds& thresholds() const { return m_thresholds; }
     const StateTimes& states() const { return m_states; }

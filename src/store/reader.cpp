@@ -151,8 +151,10 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
     BlockScanner scanner(m_db);
     ProcessIdentities identities(m_db);
     RollupReader rollups(m_db, gpu);
-    std::vector<StoredHour> hours;
+    std::vector<StoredRollup> hours;
+    std::vector<StoredRollup> days;
     audit::CardTick tick;
+    TimeUs pos = from;
     const auto add_raw = [&](TimeUs a, TimeUs b) {
         if (a >= b) {
             return;
@@ -168,31 +170,59 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
             }
         });
     };
-    for (std::int64_t chunk = hour_of(from); chunk * k_us_per_hour < to; chunk += k_chunk_hours) {
-        const TimeUs chunk_end = std::min(to, (chunk + k_chunk_hours) * k_us_per_hour);
-        ReadTransaction tx(m_db);
-        rollups.read(chunk, chunk + k_chunk_hours, hours);
-        TimeUs pos = std::max(from, chunk * k_us_per_hour);
-        for (const StoredHour& h : hours) {
-            const TimeUs start = h.totals.hour_start;
-            if (start < from || start + k_us_per_hour > to) {
+    // Adds [pos, end) hour by hour: hourly rollups where exact (or where the raw ticks are gone),
+    // raw ticks elsewhere.
+    const auto by_hours = [&](TimeUs end) {
+        if (pos >= end) {
+            return;
+        }
+        rollups.hours(hour_of(pos), hour_of(end - 1) + 1, hours);
+        for (const StoredRollup& h : hours) {
+            const TimeUs start = h.first_hour * k_us_per_hour;
+            if (start < pos || start + k_us_per_hour > end) {
                 continue;
             }
             add_raw(pos, start);
             pos = start;
             if (h.totals.cards.empty()) {
                 pos = start + k_us_per_hour;
-            } else if (h.thresholds == acc.thresholds() && acc.can_add_hour(h.totals)) {
-                acc.add_hour(h.totals);
+            } else if (h.thresholds == acc.thresholds() && acc.can_add_rollup(h.totals)) {
+                acc.add_rollup(h.totals);
                 ++sources.rollup_hours;
                 pos = start + k_us_per_hour;
-            } else if (h.hour < raw_first_hour) {
-                acc.add_hour(h.totals);
+            } else if (h.first_hour < raw_first_hour) {
+                acc.add_rollup(h.totals);
                 ++sources.approximate_hours;
                 pos = start + k_us_per_hour;
             }
         }
-        add_raw(pos, chunk_end);
+        add_raw(pos, end);
+        pos = end;
+    };
+    constexpr std::int64_t k_chunk_days = k_chunk_hours / 24;
+    for (std::int64_t chunk = day_of_hour(hour_of(from)); pos < to; chunk += k_chunk_days) {
+        const TimeUs chunk_end = std::min(to, (chunk + k_chunk_days) * k_us_per_day);
+        ReadTransaction tx(m_db);
+        if (gpu) {
+            days.clear(); // daily rollups have no per-card coverage: hour by hour
+        } else {
+            rollups.days(chunk, chunk + k_chunk_days, days);
+        }
+        for (const StoredRollup& d : days) {
+            const TimeUs start = d.first_hour * k_us_per_hour;
+            if (start < pos || start + k_us_per_day > to || d.thresholds != acc.thresholds() ||
+                d.hours_with_ticks != static_cast<std::int64_t>(d.totals.hours.size())) {
+                continue;
+            }
+            by_hours(start);
+            if (acc.can_add_rollup(d.totals)) {
+                acc.add_rollup(d.totals);
+                sources.rollup_hours += d.totals.hours.size();
+                ++sources.rollup_days;
+                pos = start + k_us_per_day;
+            }
+        }
+        by_hours(chunk_end);
     }
     return sources;
 }

@@ -46,6 +46,7 @@ struct IdentityRow {
 /// Where the totals of Reader::accumulate() came from.
 struct WindowSources {
     std::uint64_t rollup_hours = 0; ///< whole hours added from rollups (exact)
+    std::uint64_t rollup_days = 0;  ///< of which in whole days from daily rollups
     std::uint64_t raw_ticks = 0;    ///< card-ticks added one by one
     /// Hours beyond the raw retention added from rollups although that is not exact (other
     /// thresholds, a time zone with a non-whole-hour offset): an approximation.

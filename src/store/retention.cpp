@@ -3,6 +3,7 @@
 
 #include "store/block.hpp"
 #include "store/raw.hpp"
+#include "store/rollup.hpp"
 
 #include <fmt/format.h>
 
@@ -76,6 +77,12 @@ std::int64_t Retention::delete_rollups(TimeUs now) {
         for (const char* table : {"rollup_hour", "rollup_gpu", "rollup_identity"}) {
             Statement del = m_db.prepare(fmt::format("DELETE FROM {} WHERE hour <= ?", table));
             del.bind(1, std::int64_t{last});
+            del.run();
+        }
+        // A daily rollup whose hours are (partly) gone is gone too.
+        for (const char* table : {"rollup_day", "rollup_day_gpu", "rollup_day_identity"}) {
+            Statement del = m_db.prepare(fmt::format("DELETE FROM {} WHERE day <= ?", table));
+            del.bind(1, std::int64_t{day_of_hour(last)});
             del.run();
         }
     }

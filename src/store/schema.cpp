@@ -62,11 +62,45 @@ CREATE TABLE rollup_hour (
     active_util_pct REAL NOT NULL,
     held_mib INTEGER NOT NULL,
     graphics_is_holder INTEGER NOT NULL,
+    active_us INTEGER NOT NULL,
+    idle_held_us INTEGER NOT NULL,
+    truly_idle_us INTEGER NOT NULL,
+    unmeasured_us INTEGER NOT NULL,
     first_t0_us INTEGER NOT NULL,
     first_duration_us INTEGER NOT NULL,
     last_end_us INTEGER NOT NULL,
     gaps TEXT
 );
+CREATE TABLE rollup_day (
+    day INTEGER PRIMARY KEY,
+    hours INTEGER NOT NULL,
+    active_util_pct REAL NOT NULL,
+    held_mib INTEGER NOT NULL,
+    graphics_is_holder INTEGER NOT NULL
+);
+CREATE TABLE rollup_day_gpu (
+    day INTEGER NOT NULL,
+    gpu_id INTEGER NOT NULL,
+    ticks INTEGER NOT NULL,
+    active_us INTEGER NOT NULL,
+    idle_held_us INTEGER NOT NULL,
+    truly_idle_us INTEGER NOT NULL,
+    unmeasured_us INTEGER NOT NULL,
+    idle_us INTEGER NOT NULL,
+    underutilized_us INTEGER NOT NULL,
+    productive_us INTEGER NOT NULL,
+    compute_bound_us INTEGER NOT NULL,
+    PRIMARY KEY (day, gpu_id)
+) WITHOUT ROWID;
+CREATE TABLE rollup_day_identity (
+    day INTEGER NOT NULL,
+    identity_id INTEGER NOT NULL,
+    ticks INTEGER NOT NULL,
+    active_us INTEGER NOT NULL,
+    idle_held_us INTEGER NOT NULL,
+    idle_held_mib_ms INTEGER NOT NULL,
+    PRIMARY KEY (day, identity_id)
+) WITHOUT ROWID;
 CREATE TABLE rollup_gpu (
     hour INTEGER NOT NULL,
     gpu_id INTEGER NOT NULL,

@@ -171,13 +171,21 @@ std::int64_t Writer::process_id_slow(const telemetry::ProcessTick& p) {
     return id;
 }
 
-void Writer::enter_hour(std::int64_t hour) {
-    if (!m_pending_loaded) {
-        for (std::int64_t h : m_rollups.hours_without_rollup()) {
-            m_pending_hours.insert(h);
-        }
-        m_pending_loaded = true;
+void Writer::load_pending() {
+    if (m_pending_loaded) {
+        return;
     }
+    for (std::int64_t h : m_rollups.hours_without_rollup()) {
+        m_pending_hours.insert(h);
+    }
+    for (std::int64_t d : m_rollups.days_without_rollup()) {
+        m_pending_days.insert(d);
+    }
+    m_pending_loaded = true;
+}
+
+void Writer::enter_hour(std::int64_t hour) {
+    load_pending();
     if (m_hour == hour) {
         return;
     }
@@ -246,16 +254,16 @@ void Writer::append(const telemetry::Tick& tick) {
 }
 
 void Writer::roll_up_before(TimeUs t) {
-    if (!m_pending_loaded) {
-        for (std::int64_t h : m_rollups.hours_without_rollup()) {
-            m_pending_hours.insert(h);
-        }
-        m_pending_loaded = true;
-    }
+    load_pending();
     const std::int64_t limit = hour_of(t);
     while (!m_pending_hours.empty() && *m_pending_hours.begin() < limit) {
         m_rollups.build(*m_pending_hours.begin(), m_thresholds);
+        m_pending_days.insert(day_of_hour(*m_pending_hours.begin()));
         m_pending_hours.erase(m_pending_hours.begin());
+    }
+    while (!m_pending_days.empty() && (*m_pending_days.begin() + 1) * 24 <= limit) {
+        m_rollups.build_day(*m_pending_days.begin());
+        m_pending_days.erase(m_pending_days.begin());
     }
 }
 
@@ -274,6 +282,7 @@ void Writer::discard_unsaved() {
     m_block = BlockBuilder{};
     m_pending_loaded = false;
     m_pending_hours.clear();
+    m_pending_days.clear();
     m_hour.reset();
     m_gpus.clear();
     m_identities.clear();

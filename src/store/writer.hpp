@@ -61,6 +61,7 @@ class Writer {
     std::int64_t identity_id(const telemetry::Identity& identity);
     std::int64_t process_id(const telemetry::ProcessTick& p);
     std::int64_t process_id_slow(const telemetry::ProcessTick& p);
+    void load_pending();
     void enter_hour(std::int64_t hour);
     void store_block();
 
@@ -77,6 +78,7 @@ class Writer {
     bool m_pending_loaded = false;
     bool m_defer_rollups = false;
     std::set<std::int64_t> m_pending_hours;
+    std::set<std::int64_t> m_pending_days;
     std::optional<std::int64_t> m_hour;
     std::unordered_map<std::string, std::pair<std::int64_t, telemetry::DeviceInfo>> m_gpus;
     std::unordered_map<std::string, std::int64_t> m_identities;

@@ -109,6 +109,7 @@ RC_GTEST_PROP(RollupProperty, RollupsPlusRawEqualRawOnly, ()) {
     RC_ASSERT(span.has_value());
     const std::vector<std::string> zones{"UTC", "Asia/Kolkata", "Europe/Berlin", "Asia/Kathmandu"};
     bool rollups_used = false;
+    bool days_used = false;
     for (int w = 0; w < 6; ++w) {
         const TimeZone tz =
             TimeZone::load(zones[static_cast<std::size_t>(*rc::gen::inRange(0, 4))]).value();
@@ -136,9 +137,11 @@ RC_GTEST_PROP(RollupProperty, RollupsPlusRawEqualRawOnly, ()) {
         const store::WindowSources sources = reader.accumulate(from, to, gpu, mixed);
         RC_ASSERT(sources.approximate_hours == 0U);
         rollups_used = rollups_used || sources.rollup_hours > 0;
+        days_used = days_used || sources.rollup_days > 0;
         expect_same(raw_only, mixed);
     }
-    RC_CLASSIFY(rollups_used, "rollups used");
+    RC_CLASSIFY(rollups_used, "hourly rollups used");
+    RC_CLASSIFY(days_used, "daily rollups used");
 }
 
 TEST(Rollups, ThirtyDaysOfWholeHoursComeFromRollups) {
@@ -157,6 +160,7 @@ TEST(Rollups, ThirtyDaysOfWholeHoursComeFromRollups) {
     audit::WindowAccumulator mixed(audit::Thresholds{}, 0, [](TimeUs) { return std::pair{0, 0}; });
     const store::WindowSources s = reader.accumulate(span.first, span.second, std::nullopt, mixed);
     EXPECT_GT(s.rollup_hours, 10U);
+    EXPECT_GT(s.rollup_days, 0U);
     EXPECT_EQ(raw_only.ticks(), mixed.ticks());
     EXPECT_EQ(raw_only.states().idle_held, mixed.states().idle_held);
     EXPECT_EQ(raw_only.gaps().size(), mixed.gaps().size());

@@ -1,14 +1,13 @@
-// Rollup computation (one WindowAccumulator per card over the hour's canonical tick order) and
-// the rollup tables' read path.
+// Rollup computation: one WindowAccumulator per card over the hour's canonical tick order; daily
+// rollups are sums of the hourly ones.
 #include "store/rollup.hpp"
-
-#include "core/fatal.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace gua::store {
 
@@ -25,23 +24,6 @@ std::optional<std::string> gaps_json(const std::vector<audit::Gap>& gaps) {
     return j.dump();
 }
 
-std::vector<audit::Gap> parse_gaps(const std::string& text) {
-    std::vector<audit::Gap> gaps;
-    if (text.empty()) {
-        return gaps;
-    }
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_array()) {
-        return gaps;
-    }
-    for (const nlohmann::json& g : j) {
-        if (g.is_array() && g.size() == 2) {
-            gaps.push_back(audit::Gap{g[0].get<TimeUs>(), g[1].get<TimeUs>()});
-        }
-    }
-    return gaps;
-}
-
 std::pair<int, int> no_cell(TimeUs) {
     return {0, 0};
 }
@@ -51,6 +33,9 @@ struct CardAcc {
     audit::WindowAccumulator acc;
 };
 
+constexpr const char* k_hour_of_t0 =
+    "CASE WHEN t0_us >= 0 THEN t0_us / 3600000000 ELSE -((-t0_us - 1) / 3600000000) - 1 END";
+
 } // namespace
 
 RollupBuilder::RollupBuilder(Database& db)
@@ -58,7 +43,8 @@ RollupBuilder::RollupBuilder(Database& db)
       m_exists(db.prepare("SELECT 1 FROM rollup_hour WHERE hour = ?")),
       m_insert_hour(db.prepare(
           "INSERT INTO rollup_hour (hour, active_util_pct, held_mib, graphics_is_holder, "
-          "first_t0_us, first_duration_us, last_end_us, gaps) VALUES (?,?,?,?,?,?,?,?)")),
+          "active_us, idle_held_us, truly_idle_us, unmeasured_us, first_t0_us, "
+          "first_duration_us, last_end_us, gaps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")),
       m_insert_gpu(db.prepare(
           "INSERT INTO rollup_gpu (hour, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
           "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, "
@@ -69,7 +55,10 @@ RollupBuilder::RollupBuilder(Database& db)
                      "idle_held_us, idle_held_mib_ms) VALUES (?,?,?,?,?,?,?)")),
       m_delete{db.prepare("DELETE FROM rollup_hour WHERE hour = ?"),
                db.prepare("DELETE FROM rollup_gpu WHERE hour = ?"),
-               db.prepare("DELETE FROM rollup_identity WHERE hour = ?")} {}
+               db.prepare("DELETE FROM rollup_identity WHERE hour = ?")},
+      m_delete_day{db.prepare("DELETE FROM rollup_day WHERE day = ?"),
+                   db.prepare("DELETE FROM rollup_day_gpu WHERE day = ?"),
+                   db.prepare("DELETE FROM rollup_day_identity WHERE day = ?")} {}
 
 bool RollupBuilder::exists(std::int64_t hour) {
     m_exists.bind(1, std::int64_t{hour});
@@ -78,17 +67,26 @@ bool RollupBuilder::exists(std::int64_t hour) {
     return found;
 }
 
+void RollupBuilder::drop_day(std::int64_t day) {
+    for (Statement& st : m_delete_day) {
+        st.bind(1, std::int64_t{day});
+        st.run();
+    }
+}
+
 void RollupBuilder::drop(std::int64_t hour) {
     for (Statement& st : m_delete) {
         st.bind(1, std::int64_t{hour});
         st.run();
     }
+    drop_day(day_of_hour(hour));
 }
 
 bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds) {
     std::vector<CardAcc> cards;
     std::vector<std::uint32_t> local_to_identity{0};
     audit::CoverageTracker host;
+    audit::StateTimes host_states;
     audit::CardTick tick;
     m_scanner.scan(hour * k_us_per_hour, (hour + 1) * k_us_per_hour, [&](const DecodedTicks& d) {
         for (const StoredCardTick& t : d.ticks) {
@@ -119,15 +117,26 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         return false;
     }
     drop(hour);
+    for (const CardAcc& card : cards) {
+        host_states += card.acc.states();
+    }
     Statement& h = m_insert_hour;
-    h.bind(1, std::int64_t{hour});
+    const std::array<std::int64_t, 10> hour_values{hour,
+                                                   thresholds.held_mib,
+                                                   thresholds.graphics_is_holder ? 1 : 0,
+                                                   host_states.active,
+                                                   host_states.idle_held,
+                                                   host_states.truly_idle,
+                                                   host_states.unmeasured,
+                                                   coverage->first_t0,
+                                                   coverage->first_duration_us,
+                                                   coverage->last_end};
+    h.bind(1, hour_values[0]);
     h.bind(2, thresholds.active_util_pct);
-    h.bind(3, std::int64_t{thresholds.held_mib});
-    h.bind(4, std::int64_t{thresholds.graphics_is_holder ? 1 : 0});
-    h.bind(5, std::int64_t{coverage->first_t0});
-    h.bind(6, std::int64_t{coverage->first_duration_us});
-    h.bind(7, std::int64_t{coverage->last_end});
-    h.bind(8, gaps_json(coverage->gaps));
+    for (std::size_t k = 1; k < hour_values.size(); ++k) {
+        h.bind(2 + static_cast<int>(k), hour_values[k]);
+    }
+    h.bind(12, gaps_json(coverage->gaps));
     h.run();
     std::sort(cards.begin(), cards.end(),
               [](const CardAcc& a, const CardAcc& b) { return a.gpu_id < b.gpu_id; });
@@ -176,16 +185,77 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
     return true;
 }
 
+bool RollupBuilder::build_day(std::int64_t day) {
+    const std::int64_t first = day * 24;
+    Statement pending = m_db.prepare(
+        fmt::format("SELECT 1 FROM tick_block WHERE t0_us >= ?1 AND t0_us < ?2 AND ({}) NOT IN "
+                    "(SELECT hour FROM rollup_hour WHERE hour >= ?3 AND hour < ?4) LIMIT 1",
+                    k_hour_of_t0));
+    pending.bind(1, std::int64_t{first * k_us_per_hour});
+    pending.bind(2, std::int64_t{(first + 24) * k_us_per_hour});
+    pending.bind(3, std::int64_t{first});
+    pending.bind(4, std::int64_t{first + 24});
+    if (pending.step()) {
+        return false;
+    }
+    Statement kinds = m_db.prepare(
+        "SELECT count(*), count(DISTINCT active_util_pct || '/' || held_mib || '/' || "
+        "graphics_is_holder), max(active_util_pct), max(held_mib), max(graphics_is_holder) "
+        "FROM rollup_hour WHERE hour >= ? AND hour < ?");
+    kinds.bind(1, std::int64_t{first});
+    kinds.bind(2, std::int64_t{first + 24});
+    if (!kinds.step() || kinds.int64(0) == 0 || kinds.int64(1) != 1) {
+        return false;
+    }
+    drop_day(day);
+    Statement d = m_db.prepare("INSERT INTO rollup_day (day, hours, active_util_pct, held_mib, "
+                               "graphics_is_holder) VALUES (?,?,?,?,?)");
+    d.bind(1, std::int64_t{day});
+    d.bind(2, kinds.int64(0));
+    d.bind(3, kinds.real(2));
+    d.bind(4, kinds.int64(3));
+    d.bind(5, kinds.int64(4));
+    d.run();
+    Statement g = m_db.prepare(
+        "INSERT INTO rollup_day_gpu SELECT ?1, gpu_id, sum(ticks), sum(active_us), "
+        "sum(idle_held_us), sum(truly_idle_us), sum(unmeasured_us), sum(idle_us), "
+        "sum(underutilized_us), sum(productive_us), sum(compute_bound_us) FROM rollup_gpu "
+        "WHERE hour >= ?2 AND hour < ?3 GROUP BY gpu_id");
+    Statement i = m_db.prepare(
+        "INSERT INTO rollup_day_identity SELECT ?1, identity_id, sum(ticks), sum(active_us), "
+        "sum(idle_held_us), sum(idle_held_mib_ms) FROM rollup_identity "
+        "WHERE hour >= ?2 AND hour < ?3 GROUP BY identity_id");
+    for (Statement* st : {&g, &i}) {
+        st->bind(1, std::int64_t{day});
+        st->bind(2, std::int64_t{first});
+        st->bind(3, std::int64_t{first + 24});
+        st->run();
+    }
+    return true;
+}
+
 std::vector<std::int64_t> RollupBuilder::hours_without_rollup() {
     std::vector<std::int64_t> hours;
-    Statement st =
-        m_db.prepare("SELECT DISTINCT h FROM (SELECT CASE WHEN t0_us >= 0 THEN t0_us / 3600000000 "
-                     "ELSE -((-t0_us - 1) / 3600000000) - 1 END AS h FROM tick_block) "
-                     "WHERE h NOT IN (SELECT hour FROM rollup_hour) ORDER BY h");
+    Statement st = m_db.prepare(fmt::format("SELECT DISTINCT h FROM (SELECT {} AS h FROM "
+                                            "tick_block) WHERE h NOT IN (SELECT hour FROM "
+                                            "rollup_hour) ORDER BY h",
+                                            k_hour_of_t0));
     while (st.step()) {
         hours.push_back(st.int64(0));
     }
     return hours;
+}
+
+std::vector<std::int64_t> RollupBuilder::days_without_rollup() {
+    std::vector<std::int64_t> days;
+    Statement st = m_db.prepare(
+        "SELECT DISTINCT d FROM (SELECT CASE WHEN hour >= 0 THEN hour / 24 ELSE "
+        "-((-hour - 1) / 24) - 1 END AS d FROM rollup_hour) WHERE d NOT IN (SELECT day FROM "
+        "rollup_day) ORDER BY d");
+    while (st.step()) {
+        days.push_back(st.int64(0));
+    }
+    return days;
 }
 
 std::size_t build_missing_rollups(Database& db, TimeUs before,
@@ -201,94 +271,14 @@ std::size_t build_missing_rollups(Database& db, TimeUs before,
         }
         tx.commit();
     }
+    Transaction tx(db);
+    for (std::int64_t day : builder.days_without_rollup()) {
+        if ((day + 1) * 24 <= limit) {
+            builder.build_day(day);
+        }
+    }
+    tx.commit();
     return hours.size();
-}
-
-RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
-    : m_gpu(gpu),
-      m_hours(db.prepare("SELECT hour, active_util_pct, held_mib, graphics_is_holder, "
-                         "first_t0_us, first_duration_us, last_end_us, gaps FROM rollup_hour "
-                         "WHERE hour >= ? AND hour < ? ORDER BY hour")),
-      m_cards(db.prepare(std::string("SELECT hour, gpu_id, ticks, active_us, idle_held_us, "
-                                     "truly_idle_us, unmeasured_us, idle_us, underutilized_us, "
-                                     "productive_us, compute_bound_us, first_t0_us, "
-                                     "first_duration_us, last_end_us, gaps FROM rollup_gpu "
-                                     "WHERE hour >= ?1 AND hour < ?2") +
-                         (gpu ? " AND gpu_id = ?3" : "") + " ORDER BY hour, gpu_id")),
-      m_identities(db.prepare(std::string("SELECT hour, identity_id, ticks, active_us, "
-                                          "idle_held_us, idle_held_mib_ms FROM rollup_identity "
-                                          "WHERE hour >= ?1 AND hour < ?2") +
-                              (gpu ? " AND gpu_id = ?3" : "") +
-                              " ORDER BY hour, gpu_id, identity_id")) {}
-
-void RollupReader::read(std::int64_t first_hour, std::int64_t end_hour,
-                        std::vector<StoredHour>& out) {
-    out.clear();
-    m_hours.bind(1, std::int64_t{first_hour});
-    m_hours.bind(2, std::int64_t{end_hour});
-    while (m_hours.step()) {
-        StoredHour h;
-        h.hour = m_hours.int64(0);
-        h.thresholds.active_util_pct = m_hours.real(1);
-        h.thresholds.held_mib = m_hours.int64(2);
-        h.thresholds.graphics_is_holder = m_hours.int64(3) != 0;
-        h.totals.hour_start = h.hour * k_us_per_hour;
-        if (!m_gpu) {
-            h.totals.coverage = audit::CoverageSummary{
-                m_hours.int64(4), m_hours.int64(5), m_hours.int64(6), parse_gaps(m_hours.text(7))};
-        }
-        out.push_back(std::move(h));
-    }
-    m_hours.reset();
-    for (Statement* st : {&m_cards, &m_identities}) {
-        st->bind(1, std::int64_t{first_hour});
-        st->bind(2, std::int64_t{end_hour});
-        if (m_gpu) {
-            st->bind(3, std::int64_t{*m_gpu});
-        }
-    }
-    std::size_t at = 0;
-    const auto find = [&](std::int64_t hour) -> StoredHour* {
-        while (at < out.size() && out[at].hour < hour) {
-            ++at;
-        }
-        return at < out.size() && out[at].hour == hour ? &out[at] : nullptr;
-    };
-    while (m_cards.step()) {
-        StoredHour* h = find(m_cards.int64(0));
-        if (h == nullptr) {
-            continue;
-        }
-        audit::HourCard c;
-        c.gpu = static_cast<std::uint32_t>(m_cards.int64(1));
-        c.totals.ticks = static_cast<std::uint64_t>(m_cards.int64(2));
-        c.totals.states = audit::StateTimes{m_cards.int64(3), m_cards.int64(4), m_cards.int64(5),
-                                            m_cards.int64(6)};
-        for (std::size_t b = 0; b < 4; ++b) {
-            c.totals.bucket_us[b] = m_cards.int64(7 + static_cast<int>(b));
-        }
-        if (m_gpu) {
-            h->totals.coverage =
-                audit::CoverageSummary{m_cards.int64(11), m_cards.int64(12), m_cards.int64(13),
-                                       parse_gaps(m_cards.text(14))};
-        }
-        h->totals.cards.push_back(c);
-    }
-    m_cards.reset();
-    at = 0;
-    while (m_identities.step()) {
-        StoredHour* h = find(m_identities.int64(0));
-        if (h == nullptr) {
-            continue;
-        }
-        audit::HourIdentity i;
-        i.identity = static_cast<std::uint32_t>(m_identities.int64(1));
-        i.totals = audit::IdentityTotals{m_identities.int64(3), m_identities.int64(4),
-                                         m_identities.int64(5),
-                                         static_cast<std::uint64_t>(m_identities.int64(2))};
-        h->totals.identities.push_back(i);
-    }
-    m_identities.reset();
 }
 
 } // namespace gua::store
