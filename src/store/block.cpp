@@ -33,7 +33,8 @@ std::uint64_t watts(const std::optional<std::int64_t>& mw) {
 }
 
 /// Shape code of a card-tick: null when unmeasured, 0–7 when one bucket holds the whole tick and
-/// active time is 0 or all of it (bucket + 4 when active), else k_shape_explicit.
+/// active time is 0 or all of it (bucket + 4 when active), else k_shape_partial when active time
+/// and bucket 3 follow from buckets 0–2, else k_shape_explicit.
 std::uint64_t shape_of(const telemetry::CardTickRecord& c, DurationUs duration_us) {
     const auto& b = c.bucket_us;
     if (!c.active_us) {
@@ -43,7 +44,9 @@ std::uint64_t shape_of(const telemetry::CardTickRecord& c, DurationUs duration_u
     }
     const DurationUs a = *c.active_us;
     if (a != 0 && a != duration_us) {
-        return k_shape_explicit;
+        return a == duration_us - b[0] && b[3] == duration_us - b[0] - b[1] - b[2]
+                   ? k_shape_partial
+                   : k_shape_explicit;
     }
     for (std::size_t i = 0; i < b.size(); ++i) {
         bool one_hot = b[i] == duration_us;
@@ -54,7 +57,8 @@ std::uint64_t shape_of(const telemetry::CardTickRecord& c, DurationUs duration_u
             return i + (a == duration_us && duration_us != 0 ? 4 : 0);
         }
     }
-    return k_shape_explicit;
+    return a == duration_us - b[0] && b[3] == duration_us - b[0] - b[1] - b[2] ? k_shape_partial
+                                                                               : k_shape_explicit;
 }
 
 } // namespace
@@ -63,9 +67,8 @@ std::size_t period_of(Stream s, std::size_t cards, std::size_t procs) {
     switch (s) {
     case Stream::t0_delta:
     case Stream::dur_delta:
-        return 1;
     case Stream::shape_us:
-        return k_shape_values;
+        return 1;
     case Stream::proc_mem_mib:
     case Stream::proc_sm_cpct:
         return procs;
@@ -128,7 +131,11 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
         put(Stream::util_pct, rounded(c.util_pct, 1.0));
         const std::uint64_t shape = shape_of(c, tick.duration_us);
         put(Stream::shape, shape);
-        if (shape == k_shape_explicit) {
+        if (shape == k_shape_partial) {
+            for (std::size_t b = 0; b < 3; ++b) {
+                put(Stream::shape_us, codec::zigzag(c.bucket_us[b]));
+            }
+        } else if (shape == k_shape_explicit) {
             put(Stream::shape_us, c.active_us ? codec::zigzag(*c.active_us) : codec::k_null);
             for (DurationUs b : c.bucket_us) {
                 put(Stream::shape_us, codec::zigzag(b));

@@ -23,7 +23,7 @@ enum class Stream : std::size_t {
     util_source,  ///< per card-tick: 0 none, 1 snapshot, 2 driver sample buffer
     util_pct,     ///< per card-tick: mean SM utilization, whole percent
     shape,        ///< per card-tick: active/bucket pattern (see shape_us)
-    shape_us,     ///< 5 values (active, 4 buckets) per card-tick whose shape is 8 (explicit)
+    shape_us,     ///< values of the card-ticks whose shape is partial (3) or explicit (5)
     mem_util_pct, ///< per card-tick
     mem_used_mib, ///< per card-tick
     power_w,      ///< per card-tick, whole watts
@@ -40,10 +40,11 @@ inline constexpr std::array<std::string_view, k_stream_count> k_stream_columns{
     "t0_delta",     "dur_delta",    "util_source",  "util_pct",     "shape",
     "shape_us",     "mem_util_pct", "mem_used_mib", "power_w",      "temperature_c",
     "sm_clock_mhz", "clock_events", "read_errors",  "proc_mem_mib", "proc_sm_cpct"};
-/// Shape code of a card-tick whose active and bucket times are listed in shape_us.
-inline constexpr std::uint64_t k_shape_explicit = 8;
-/// Values per explicit shape in shape_us (active, then the four buckets).
-inline constexpr std::size_t k_shape_values = 5;
+/// Shape code of a card-tick whose buckets 0–2 are listed in shape_us, active time being the
+/// rest of bucket 0 and bucket 3 the rest of the tick (the sampler's usual partial tick).
+inline constexpr std::uint64_t k_shape_partial = 8;
+/// Shape code of a card-tick whose active and four bucket times are all listed in shape_us.
+inline constexpr std::uint64_t k_shape_explicit = 9;
 
 /// Values per tick of stream `s` in a block with `cards` card and `procs` process slots.
 std::size_t period_of(Stream s, std::size_t cards, std::size_t procs);
@@ -81,8 +82,9 @@ std::int64_t hour_of(TimeUs t);
 /// per-process SM) happens here; everything else is stored exactly.
 class BlockBuilder {
   public:
-    /// Blocks are closed when their encoded size reaches this (they then fit one page).
-    static constexpr std::size_t k_max_bytes = 3000;
+    /// Blocks are closed when their encoded size reaches this, so that two closed blocks share
+    /// a 4 kB page.
+    static constexpr std::size_t k_max_bytes = 1800;
 
     bool empty() const { return m_row.n_ticks == 0; }
     /// True when a tick with `layout` starting at `t0` may extend the open block.

@@ -63,9 +63,11 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
         } else if (s == Stream::proc_mem_mib || s == Stream::proc_sm_cpct) {
             count = n * procs;
         } else if (s == Stream::shape_us) {
-            count = k_shape_values * static_cast<std::size_t>(
-                                         std::count(stream(Stream::shape).begin(),
-                                                    stream(Stream::shape).end(), k_shape_explicit));
+            const std::vector<std::uint64_t>& shapes = stream(Stream::shape);
+            count = 3 * static_cast<std::size_t>(
+                            std::count(shapes.begin(), shapes.end(), k_shape_partial)) +
+                    5 * static_cast<std::size_t>(
+                            std::count(shapes.begin(), shapes.end(), k_shape_explicit));
         }
         if (!codec::decode(row.streams[i], count, period_of(s, cards, procs), v[i])) {
             return false;
@@ -75,7 +77,7 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
     for (std::size_t j = 0; j < procs; ++j) {
         slot_procs[static_cast<std::size_t>(layout.procs[j].slot)].push_back(j);
     }
-    std::size_t explicit_index = 0;
+    std::size_t explicit_pos = 0;
     TimeUs prev_end = row.t0_us;
     for (std::size_t k = 0; k < n; ++k) {
         const TimeUs t0 = prev_end + codec::unzigzag(stream(Stream::t0_delta)[k]);
@@ -94,17 +96,25 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
                 t.util_pct = static_cast<double>(*u);
             }
             const std::uint64_t shape = at(Stream::shape);
-            if (shape == k_shape_explicit) {
-                const std::vector<std::uint64_t>& ex = stream(Stream::shape_us);
-                const std::size_t base = k_shape_values * explicit_index++;
-                if (ex[base] != codec::k_null) {
-                    t.active_us = codec::unzigzag(ex[base]);
+            const std::vector<std::uint64_t>& ex = stream(Stream::shape_us);
+            if (shape == k_shape_partial) {
+                DurationUs rest = duration;
+                for (std::size_t b = 0; b < 3; ++b) {
+                    t.bucket_us[b] = codec::unzigzag(ex[explicit_pos++]);
+                    rest -= t.bucket_us[b];
+                }
+                t.bucket_us[3] = rest;
+                t.active_us = duration - t.bucket_us[0];
+            } else if (shape == k_shape_explicit) {
+                if (ex[explicit_pos] != codec::k_null) {
+                    t.active_us = codec::unzigzag(ex[explicit_pos]);
                 }
                 for (std::size_t b = 0; b < 4; ++b) {
-                    t.bucket_us[b] = codec::unzigzag(ex[base + 1 + b]);
+                    t.bucket_us[b] = codec::unzigzag(ex[explicit_pos + 1 + b]);
                 }
+                explicit_pos += 5;
             } else if (shape != codec::k_null) {
-                if (shape > k_shape_explicit) {
+                if (shape > 7) {
                     return false;
                 }
                 t.active_us = (shape & 4) != 0 ? duration : 0;

@@ -2,6 +2,7 @@
 // delta streams); card_tick and proc_tick decode each stream at the value's index.
 #include "store/views.hpp"
 
+#include "store/block.hpp"
 #include "store/codec.hpp"
 
 #include <fmt/format.h>
@@ -35,11 +36,26 @@ SELECT block_id, k, t0_us, duration_us FROM tk;
         signed_value("b.t0_delta", "tk.k + 1", "1"), signed_value("b.dur_delta", "tk.k + 1", "1"));
 }
 
+/// SQL: how many of the first `i` values of the shape stream (width 1) are `code`.
+std::string shape_count(std::uint64_t code) {
+    const auto count = [&](const std::string& text) {
+        return fmt::format("(length({0}) - length(replace({0}, char({1}), '')))", text, code + 2);
+    };
+    return fmt::format("(CASE WHEN unicode(shape) >= 97 THEN (CASE WHEN unicode(substr(shape, 2, "
+                       "1)) = {0} THEN i ELSE 0 END) WHEN unicode(shape) >= 81 THEN (i / n_cards) "
+                       "* {1} + {2} ELSE {3} END)",
+                       code + 2, count("substr(shape, 2, n_cards)"),
+                       count("substr(shape, 2, i % n_cards)"), count("substr(shape, 2, i)"));
+}
+
 std::string card_tick_view() {
-    const auto bucket = [](int b) {
-        return fmt::format("CASE WHEN shape IS NULL THEN 0 WHEN shape < 8 THEN (shape % 4 = {0}) "
-                           "* duration_us ELSE {1} END",
-                           b, signed_value("shape_us", fmt::format("5 * e + {}", b + 1), "5"));
+    const auto ex = [](int k) { return signed_value("shape_us", fmt::format("e + {}", k), "1"); };
+    const auto bucket = [&](int b) {
+        return fmt::format(
+            "CASE WHEN shape IS NULL THEN 0 WHEN shape < 8 THEN (shape % 4 = {0}) "
+            "* duration_us WHEN shape = 8 THEN {1} ELSE {2} END",
+            b, b < 3 ? ex(b) : fmt::format("duration_us - {} - {} - {}", ex(0), ex(1), ex(2)),
+            ex(b + 1));
     };
     const auto card = [](std::string_view column) { return value(column, "i", "n_cards"); };
     const std::string held_mib = fmt::format(
@@ -50,20 +66,15 @@ std::string card_tick_view() {
         R"sql(CREATE VIEW card_tick AS
 SELECT t0_us, gpu_id, run_id, duration_us, util_source, util_pct,
        CASE WHEN shape IS NULL THEN NULL WHEN shape < 8 THEN (shape >= 4) * duration_us
-            ELSE {0} END AS active_us,
-       {1} AS idle_us, {2} AS underutilized_us, {3} AS productive_us, {4} AS compute_bound_us,
+            WHEN shape = 8 THEN duration_us - {0} ELSE {1} END AS active_us,
+       {2} AS idle_us, {3} AS underutilized_us, {4} AS productive_us, {5} AS compute_bound_us,
        mem_util_pct, mem_used_mib, power_w * 1000 AS power_mw, temperature_c, sm_clock_mhz,
        clock_events, read_errors, held_mib
 FROM (SELECT t0_us, gpu_id, run_id, duration_us, shape_us,
-             {5} AS util_source, {6} AS util_pct, {7} AS shape,
-             CASE WHEN unicode(shape) >= 97 THEN i
-                  WHEN unicode(shape) >= 81 THEN
-                      (i / n_cards) * (n_cards - length(replace(substr(shape, 2, n_cards),
-                                                                char(10), '')))
-                      + (i % n_cards) - length(replace(substr(shape, 2, i % n_cards), char(10), ''))
-                  ELSE i - length(replace(substr(shape, 2, i), char(10), '')) END AS e,
-             {8} AS mem_util_pct, {9} AS mem_used_mib, {10} AS power_w, {11} AS temperature_c,
-             {12} AS sm_clock_mhz, {13} AS clock_events, {14} AS read_errors, {15} AS held_mib
+             {6} AS util_source, {7} AS util_pct, {8} AS shape,
+             3 * {17} + 5 * {18} AS e,
+             {9} AS mem_util_pct, {10} AS mem_used_mib, {11} AS power_w, {12} AS temperature_c,
+             {13} AS sm_clock_mhz, {14} AS clock_events, {15} AS read_errors, {16} AS held_mib
       FROM (SELECT tk.t0_us, tk.duration_us, tk.k, c.key AS slot, c.value AS gpu_id, b.run_id,
                    b.procs, b.util_source, b.util_pct, b.shape, b.shape_us, b.mem_util_pct,
                    b.mem_used_mib, b.power_w, b.temperature_c, b.sm_clock_mhz, b.clock_events,
@@ -72,10 +83,10 @@ FROM (SELECT t0_us, gpu_id, run_id, duration_us, shape_us,
             FROM block_tick tk JOIN tick_block b ON b.id = tk.block_id
             JOIN json_each(b.cards) c));
 )sql",
-        signed_value("shape_us", "5 * e", "5"), bucket(0), bucket(1), bucket(2), bucket(3),
-        card("util_source"), card("util_pct"), card("shape"), card("mem_util_pct"),
-        card("mem_used_mib"), card("power_w"), card("temperature_c"), card("sm_clock_mhz"),
-        card("clock_events"), card("read_errors"), held_mib);
+        ex(0), ex(0), bucket(0), bucket(1), bucket(2), bucket(3), card("util_source"),
+        card("util_pct"), card("shape"), card("mem_util_pct"), card("mem_used_mib"),
+        card("power_w"), card("temperature_c"), card("sm_clock_mhz"), card("clock_events"),
+        card("read_errors"), held_mib, shape_count(k_shape_partial), shape_count(k_shape_explicit));
 }
 
 std::string proc_tick_view() {

@@ -121,7 +121,8 @@ inline std::vector<telemetry::Tick> random_history(std::uint64_t seed, TimeUs st
                     left -= r.bucket_us[b];
                 }
                 r.bucket_us[3] = left;
-                r.active_us = pick(d + 1);
+                // Usually active = everything from 10 % up (the sampler's default threshold).
+                r.active_us = pick(3) == 0 ? pick(d + 1) : d - r.bucket_us[0];
             }
             if (pick(3) == 0) {
                 r.power_mw = o.quantised ? 1000 * pick(400) : pick(400000);
