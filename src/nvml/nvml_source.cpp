@@ -2,11 +2,11 @@
 // loop over cards; reading one card lives in card_reader.cpp.
 #include "nvml/nvml_source.hpp"
 
+#include "nvml/card_reader.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
-
-#include "nvml/card_reader.hpp"
 
 namespace gua::nvml {
 namespace {
@@ -31,7 +31,9 @@ NvmlSource::NvmlSource(std::unique_ptr<Library> library) : m_library(std::move(l
         m_library->process_info_stride(Entry::device_get_mps_compute_running_processes)};
 }
 
-std::string NvmlSource::driver_version() { return m_library->driver_version(); }
+std::string NvmlSource::driver_version() {
+    return m_library->driver_version();
+}
 
 std::vector<telemetry::DeviceInfo> NvmlSource::devices() {
     enumerate();
@@ -81,9 +83,8 @@ void NvmlSource::enumerate() {
         }
     }
     for (Card& card : fresh) {
-        const auto old = std::find_if(m_cards.begin(), m_cards.end(), [&](const Card& c) {
-            return c.info.uuid == card.info.uuid;
-        });
+        const auto old = std::find_if(m_cards.begin(), m_cards.end(),
+                                      [&](const Card& c) { return c.info.uuid == card.info.uuid; });
         if (old != m_cards.end() && !card.lost) {
             card.samples_supported = old->samples_supported;
             card.last_poll = old->last_poll;
@@ -134,8 +135,8 @@ bool NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
     }
     card.info.index = static_cast<int>(card.index);
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-    if (m_library->call<Entry::device_get_name>(handle, &name[0], NVML_DEVICE_NAME_V2_BUFFER_SIZE) ==
-        NVML_SUCCESS) {
+    if (m_library->call<Entry::device_get_name>(handle, &name[0],
+                                                NVML_DEVICE_NAME_V2_BUFFER_SIZE) == NVML_SUCCESS) {
         card.info.name = bounded(name, sizeof(name));
     }
     nvmlPciInfo_t pci{};
@@ -172,8 +173,8 @@ bool NvmlSource::reprobe(Card& card) const {
     }
     if (card.mig_slot) {
         nvmlDevice_t mig = nullptr;
-        if (m_library->call<Entry::device_get_mig_device_handle_by_index>(
-                handle, *card.mig_slot, &mig) != NVML_SUCCESS) {
+        if (m_library->call<Entry::device_get_mig_device_handle_by_index>(handle, *card.mig_slot,
+                                                                          &mig) != NVML_SUCCESS) {
             return false;
         }
         handle = mig;

@@ -1,13 +1,13 @@
 // NvmlSource: telemetry::DeviceSource on top of the NVML driver library (real or fake).
 #pragma once
 
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "nvml/card.hpp"
 #include "nvml/library.hpp"
 #include "telemetry/device_source.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace gua::nvml {
 
