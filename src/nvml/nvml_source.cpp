@@ -74,12 +74,7 @@ void NvmlSource::enumerate() {
         if (rc == NVML_SUCCESS) {
             add_physical(index, handle, fresh);
         } else if (rc == NVML_ERROR_GPU_IS_LOST) {
-            for (const Card& old : m_cards) {
-                if (old.index == index) {
-                    fresh.push_back(old);
-                    fresh.back().lost = true;
-                }
-            }
+            keep_lost(index, fresh);
         }
     }
     for (Card& card : fresh) {
@@ -99,7 +94,10 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
     Card physical;
     physical.handle = handle;
     physical.index = index;
-    if (!describe(handle, physical)) {
+    if (const nvmlReturn_t rc = describe(handle, physical); rc != NVML_SUCCESS) {
+        if (rc == NVML_ERROR_GPU_IS_LOST) {
+            keep_lost(index, fresh);
+        }
         return;
     }
     unsigned int current = 0;
@@ -115,7 +113,7 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
             mig.mig_slot = slot;
             if (m_library->call<Entry::device_get_mig_device_handle_by_index>(
                     handle, slot, &mig.handle) != NVML_SUCCESS ||
-                !describe(mig.handle, mig)) {
+                describe(mig.handle, mig) != NVML_SUCCESS) {
                 continue;
             }
             mig.info.parent_uuid = physical.info.uuid;
@@ -129,9 +127,18 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
     fresh.push_back(std::move(physical));
 }
 
-bool NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
-    if (read_uuid(*m_library, handle, card.info.uuid) != NVML_SUCCESS) {
-        return false;
+void NvmlSource::keep_lost(unsigned int index, std::vector<Card>& fresh) const {
+    for (const Card& old : m_cards) {
+        if (old.index == index) {
+            fresh.push_back(old);
+            fresh.back().lost = true;
+        }
+    }
+}
+
+nvmlReturn_t NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
+    if (const nvmlReturn_t rc = read_uuid(*m_library, handle, card.info.uuid); rc != NVML_SUCCESS) {
+        return rc;
     }
     card.info.index = static_cast<int>(card.index);
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
@@ -163,7 +170,7 @@ bool NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
         card.memory_total_bytes = total;
         card.info.memory_total_mib = bytes_to_mib(*total);
     }
-    return true;
+    return NVML_SUCCESS;
 }
 
 bool NvmlSource::reprobe(Card& card) const {

@@ -122,6 +122,9 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h,
         if (handle.mig >= 0 || d.mig) {
             return NVML_ERROR_NOT_SUPPORTED;
         }
+        if (utilization == nullptr) {
+            return NVML_ERROR_INVALID_ARGUMENT;
+        }
         utilization->gpu = drv().snapshot_util(handle.device);
         utilization->memory = static_cast<unsigned int>(std::lround(d.mem_util.at(drv().now())));
         return NVML_SUCCESS;

@@ -176,6 +176,9 @@ Scenario load_scenario(const std::string& path) {
             throw std::runtime_error("process on unknown device");
         }
     }
+    for (const std::string& name : get_or(abi, "missing_symbols", std::vector<std::string>{})) {
+        s.faults.push_back({name, -1, 0, k_forever, 13}); // FUNCTION_NOT_FOUND at call time
+    }
     for (const json& f : get_or(j, "faults", json::array())) {
         s.faults.push_back({f.at("function").get<std::string>(), get_or(f, "device", -1),
                             get_or(f, "from", 0.0), get_or(f, "to", k_forever),

@@ -161,6 +161,25 @@ TEST(NvmlSource, SanityChecksCatchAStrideTheSymbolRuleGotWrong) {
     EXPECT_EQ(source->diagnostics().stride_corrections, 1); // remembered
 }
 
+TEST(NvmlSource, TakesPidsFromTheEnvironmentAndCallsMissingSymbolsUnsupported) {
+    setenv("GUA_TEST_NVML_PID", "31337", 1);
+    json scenario = {
+        {"devices", {busy_gpu()}},
+        {"processes",
+         {{{"device", 0}, {"pid_env", "GUA_TEST_NVML_PID"}, {"memory_mib", {{0, 640}}}}}},
+        {"abi", {{"missing_symbols", {"nvmlDeviceGetPowerUsage"}}}}};
+    FakeDriver fake(scenario);
+    auto source = fake.source();
+    unsetenv("GUA_TEST_NVML_PID");
+    ASSERT_TRUE(source);
+    const auto poll = source->poll(wall_at(0)).at(0);
+    ASSERT_EQ(poll.processes.size(), 1u);
+    EXPECT_EQ(poll.processes[0].pid, 31337u);
+    EXPECT_EQ(poll.processes[0].mem_used_mib, 640);
+    EXPECT_FALSE(poll.power_mw.has_value());
+    EXPECT_EQ(poll.read_errors, 0);
+}
+
 TEST(NvmlSource, LostGpuIsReportedWhileTheOtherIsReadAndIsReprobedLater) {
     json second = busy_gpu();
     second["uuid"] = "GPU-1";

@@ -78,6 +78,30 @@ TEST(NvmlUtilIntegration, BurstyLoadMatchesGroundTruthWhereSnapshotsMissIt) {
     }
 }
 
+TEST(NvmlUtilIntegration, BootRelativeTimestampsAreTreatedAsOpaque) {
+    const json device = {
+        {"uuid", "GPU-0"}, {"timestamp_domain", "boot"}, {"util", bursts(0.5, 2, 120)}};
+    FakeDriver fake(json{{"devices", {device}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    EXPECT_NEAR(integrated_share(*source, fake, {0, 5, 10, 15, 20, 25, 30}), 25.0, 2.0);
+}
+
+TEST(NvmlUtilIntegration, ARingPolledTooSlowlyIsReportedAndNotDilutedWithIdle) {
+    const json device = {{"uuid", "GPU-0"}, {"util", {{0, 70}}}};
+    FakeDriver fake(json{{"devices", {device}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    fake.set_time(20); // the ring is full at startup
+    source->poll(wall_at(20));
+    fake.set_time(50); // 30 s later: the 100-entry ring only covers the last 16.7 s
+    const auto poll = source->poll(wall_at(50)).at(0);
+    EXPECT_EQ(poll.util_source, UtilSource::samples);
+    EXPECT_EQ(poll.util.size(), 100u);
+    EXPECT_NEAR(poll_mean(poll), 70.0, 1e-9);
+    EXPECT_EQ(source->diagnostics().lost_sample_batches, 1);
+}
+
 TEST(NvmlUtilIntegration, DryRingMeansIdleNotMissing) {
     const json device = {
         {"uuid", "GPU-0"}, {"util_idle_mode", "dry"}, {"util", {{0, 0}, {10, 100}, {12, 0}}}};
