@@ -12,7 +12,7 @@
 namespace gua::nvml {
 namespace {
 
-constexpr std::uint64_t k_bytes_per_mib = 1024 * 1024;
+constexpr std::uint64_t k_bytes_per_mib = 1024ULL * 1024ULL;
 constexpr unsigned int k_max_process_samples = 4096;
 constexpr unsigned int k_sample_headroom = 16;
 
