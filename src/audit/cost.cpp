@@ -63,7 +63,7 @@ std::int64_t cost_cents(DurationUs time_us, std::int64_t micros_per_gpu_hour) {
     return cents + remainder / divisor + (2 * (remainder % divisor) >= divisor ? 1 : 0);
 }
 
-std::int64_t cost_cents(double time_us, std::int64_t micros_per_gpu_hour) {
+std::int64_t share_cost_cents(double time_us, std::int64_t micros_per_gpu_hour) {
     return cost_cents(static_cast<DurationUs>(std::llround(std::max(time_us, 0.0))),
                       micros_per_gpu_hour);
 }

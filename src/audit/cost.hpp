@@ -55,7 +55,7 @@ std::optional<std::int64_t> to_micros(double units_per_gpu_hour);
 std::int64_t cost_cents(DurationUs time_us, std::int64_t micros_per_gpu_hour);
 
 /// The same for a fractional time (attribution shares), rounded to whole microseconds first.
-std::int64_t cost_cents(double time_us, std::int64_t micros_per_gpu_hour);
+std::int64_t share_cost_cents(double time_us, std::int64_t micros_per_gpu_hour);
 
 /// The cost of card time by state, in cents; each state is priced (and rounded) on its own.
 struct StateCost {

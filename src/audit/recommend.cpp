@@ -81,7 +81,7 @@ void settle(const Context& ctx, Recommendation& r) {
         const CardEvidence& card = ctx.input.cards[key.first];
         const double us = card.pools[static_cast<std::size_t>(key.second)];
         r.addressed_gpu_hours += us / static_cast<double>(k_us_per_hour);
-        r.addressed_cents += cost_cents(us, card.micros_per_gpu_hour);
+        r.addressed_cents += share_cost_cents(us, card.micros_per_gpu_hour);
         addressed_value += ctx.values[key.first][static_cast<std::size_t>(key.second)];
         max_recovery = std::max(max_recovery, recovery);
         if (std::find(r.pools.begin(), r.pools.end(), key.second) == r.pools.end()) {
@@ -108,7 +108,7 @@ Advice recommend(const RecommendInput& input) {
                        static_cast<double>(k_us_per_hour);
             card_pools_us += us;
             advice.pool_gpu_hours[p] += us / static_cast<double>(k_us_per_hour);
-            advice.pool_cents[p] += cost_cents(us, card.micros_per_gpu_hour);
+            advice.pool_cents[p] += share_cost_cents(us, card.micros_per_gpu_hour);
             advice.pool_micros[p] += value[p];
         }
         ctx.values.push_back(value);
