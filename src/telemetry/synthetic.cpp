@@ -165,6 +165,22 @@ std::vector<Spec> specs() {
                 }
             }
         }});
+    // A small notebook parked on a big card between experiments, next to a busy trainer.
+    out.push_back(Spec{
+        {"notebook", "an 8 GiB notebook parked on an 80 GB card 30 % of the time, beside a trainer",
+         60, 10 * k_us_per_second},
+        {card(0, "NVIDIA A100-SXM4-80GB", 81920), card(1, "NVIDIA A100-SXM4-80GB", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t tick, TimeUs from, TimeUs to,
+           std::mt19937_64&) {
+            const bool running = tick % 10 < 7;
+            steady(polls[0], running ? 80 : 1, to - from);
+            polls[0].processes.push_back(proc(5501, ProcessType::compute, 8192,
+                                              person("mallory", 1013, "ipykernel"),
+                                              running ? 80.0 : 1.0));
+            steady(polls[1], 85, to - from);
+            polls[1].processes.push_back(
+                proc(5502, ProcessType::compute, 60000, person("nina", 1014, "torchrun"), 85.0));
+        }});
     // Small batches on a big card: steady 40 % with most of the memory free.
     out.push_back(Spec{
         {"steady-under", "a trainer steady at 40 % SM with most of the memory free", 60,
