@@ -159,7 +159,7 @@ void render_recommendations_text(std::string& out, const ReportModel& m) {
     const audit::Combination& c = a.combination;
     std::string product;
     for (const audit::GroupFactor& g : c.groups) {
-        product += fmt::format("(1 − {:.3f})", g.fraction);
+        product += fmt::format("(1−{:.3f})", g.fraction);
     }
     std::vector<std::string> overlaps;
     for (const audit::GroupFactor& g : c.groups) {
@@ -181,7 +181,7 @@ void render_recommendations_text(std::string& out, const ReportModel& m) {
         c.groups.size(), c.groups.size() == 1 ? "" : "s",
         overlaps.empty() ? "" : fmt::format(" ({})", fmt::join(overlaps, "; ")));
     if (c.rate_reduction > 0) {
-        line += fmt::format("; spot composes multiplicatively: 1 − (1 − {:.3f})(1 − {:.3f})",
+        line += fmt::format("; spot composes multiplicatively: 1 − (1−{:.3f})(1−{:.3f})",
                             c.utilization, c.rate_reduction);
     }
     if (c.capped) {
