@@ -24,6 +24,9 @@ struct ReportFlags {
 /// Adds the presentation flags to `cmd`.
 void add_report_flags(CLI::App& cmd, ReportFlags& flags);
 
+/// Prints a finished report on stdout in the chosen format. Returns the exit code.
+int print_model(const report::ReportModel& model, const ReportFlags& flags);
+
 /// Builds and prints the report for `options` from the database at `db_path` on stdout.
 /// Returns the exit code.
 int print_report(const std::string& db_path, report::BuildOptions options,
