@@ -36,23 +36,30 @@ std::string sanitize_user(std::string_view user) {
 Metrics::Metrics(MetricsOptions options) : m_options(std::move(options)) {}
 
 const std::string& Metrics::label_for(const std::string& user) {
-    std::string clean = sanitize_user(user);
-    const auto it = m_user_label.find(clean);
-    if (it != m_user_label.end()) {
-        return it->second;
+    if (const auto cached = m_raw_label.find(user); cached != m_raw_label.end()) {
+        return cached->second;
     }
-    // A label, once given, is kept for the life of the process so every series stays monotonic.
-    const bool own = m_restoring || m_own_labels < m_options.max_users;
-    m_own_labels += own ? 1 : 0;
-    std::string label = own ? clean : std::string(k_other_user);
-    return m_user_label.emplace(std::move(clean), std::move(label)).first->second;
+    std::string clean = sanitize_user(user);
+    auto it = m_user_label.find(clean);
+    if (it == m_user_label.end()) {
+        // A label, once given, is kept for the life of the process so every series stays
+        // monotonic.
+        const bool own = m_restoring || m_own_labels < m_options.max_users;
+        m_own_labels += own ? 1 : 0;
+        std::string label = own ? clean : std::string(k_other_user);
+        it = m_user_label.emplace(std::move(clean), std::move(label)).first;
+    }
+    return m_raw_label.emplace(user, it->second).first->second;
 }
 
 void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
                   const std::vector<std::string>& users) {
     const audit::StateTimes states = audit::classify(tick, m_options.thresholds);
-    GpuTotals& gpu = m_gpus[card.uuid];
-    gpu.labels = card;
+    const auto [slot, fresh] = m_gpus.try_emplace(card.uuid);
+    GpuTotals& gpu = slot->second;
+    if (fresh || gpu.labels.index != card.index || gpu.labels.model != card.model) {
+        gpu.labels = card;
+    }
     gpu.states += states;
     ++gpu.ticks;
     for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
@@ -61,9 +68,8 @@ void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
     const auto nobody = static_cast<std::uint32_t>(users.size());
     audit::attribute(tick, states, m_options.thresholds, nobody, m_shares);
     for (const audit::IdentityShare& s : m_shares) {
-        const std::string label =
-            s.identity < nobody ? label_for(users[s.identity]) : std::string(k_no_process_user);
-        UserTotals& u = m_users[label];
+        UserTotals& u = s.identity < nobody ? m_users[label_for(users[s.identity])]
+                                            : m_users[std::string(k_no_process_user)];
         u.active_us += s.active_us;
         u.idle_held_us += s.idle_held_us;
         u.idle_held_mib_us += s.idle_held_mib_us;
@@ -93,6 +99,11 @@ void Metrics::end_restore() {
         other.ticks += folded.ticks;
         m_users.erase(label);
         for (auto& [clean, mapped] : m_user_label) {
+            if (mapped == label) {
+                mapped = std::string(k_other_user);
+            }
+        }
+        for (auto& [raw, mapped] : m_raw_label) {
             if (mapped == label) {
                 mapped = std::string(k_other_user);
             }

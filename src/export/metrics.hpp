@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace gua::exporter {
@@ -98,9 +99,10 @@ class Metrics {
 
     MetricsOptions m_options;
     bool m_restoring = false;
-    std::map<std::string, GpuTotals> m_gpus;         ///< by uuid
-    std::map<std::string, UserTotals> m_users;       ///< by user label
-    std::map<std::string, std::string> m_user_label; ///< sanitized user → label
+    std::map<std::string, GpuTotals> m_gpus;                  ///< by uuid
+    std::map<std::string, UserTotals> m_users;                ///< by user label
+    std::map<std::string, std::string> m_user_label;          ///< sanitized user → label
+    std::unordered_map<std::string, std::string> m_raw_label; ///< user → label (cache)
     std::size_t m_own_labels = 0;
     std::map<std::string, Reading> m_readings; ///< cards of the latest tick, by uuid
     Health m_health;

@@ -139,7 +139,7 @@ void per_gpu(std::string& out, const ReportModel& m) {
     const bool fleet = !m.hosts.empty();
     out += fmt::format("  {}gpu  uuid          model                      active  idle-held  "
                        "truly-idle  samples\n",
-                       fleet ? fmt::format("{:<21} ", "host") : "");
+                       fleet ? fmt::format("{:<21}  ", "host") : "");
     for (const GpuRow& g : m.gpus) {
         const auto p = pct3(g.shares);
         const bool measured = g.shares.active + g.shares.idle_held + g.shares.truly_idle > 0;
@@ -157,7 +157,8 @@ void per_gpu(std::string& out, const ReportModel& m) {
 
 void per_host(std::string& out, const ReportModel& m) {
     out += "Per host\n";
-    out += "  host                  gpus  active  idle-held  truly-idle   GPU-hours  recorded\n";
+    out += fmt::format("  {:<21} {:>5} {:>7}  {:>9}  {:>10}  {:>10}  {:>8}\n", "host", "gpus",
+                       "active", "idle-held", "truly-idle", "GPU-hours", "recorded");
     for (const HostRow& h : m.hosts) {
         const auto p = pct3(h.shares);
         out += fmt::format(

@@ -1,6 +1,7 @@
 // End to end: a real Prometheus scrapes two gua daemons ("hosts" on their own fake-NVML
 // scenarios); `gua report --prometheus` over the window must equal the sum of the two hosts'
-// SQLite reports within one scrape interval per card, and promtool must accept the exposition.
+// SQLite reports within one scrape interval per card (one host restarts inside the window), and
+// promtool must accept the exposition.
 #include "fleet/daemon_host.hpp"
 #include "fleet/prometheus_server.hpp"
 
@@ -98,9 +99,13 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     ASSERT_TRUE(prom.wait_ready(30s)) << read_file((dir / "prom" / "prometheus.log").string());
 
     DaemonHost a(dir, "host-a", scenario_a(), pa, {{"HOLDER_1", a1.pid()}, {"HOLDER_2", a2.pid()}});
-    DaemonHost b(dir, "host-b", scenario_b(), pb, {{"HOLDER_1", b1.pid()}});
+    const auto start_b = [&] {
+        return std::make_unique<DaemonHost>(dir, "host-b", scenario_b(), pb,
+                                            Env{{"HOLDER_1", b1.pid()}});
+    };
+    std::unique_ptr<DaemonHost> b = start_b();
     ASSERT_TRUE(prom.wait_value("count(up == 1)", 2, 40s))
-        << read_file(a.log()) << read_file(b.log());
+        << read_file(a.log()) << read_file(b->log());
 
     // promtool accepts a real scrape.
     const HttpResponse scrape = http_get(pa, "/metrics");
@@ -115,12 +120,20 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     // A 20 s window inside the daemons' lifetime, on whole seconds (the report flags' precision).
     const TimeUs from = (wall_now() / k_us_per_second + 2) * k_us_per_second;
     const TimeUs to = from + 20 * k_us_per_second;
+    // Host B restarts inside the window: its counters continue from its database.
+    ASSERT_TRUE(wait_for([&] { return wall_now() > from + 8 * k_us_per_second; }, 20s));
+    EXPECT_EQ(b->stop(), 0) << read_file(b->log());
+    b = start_b();
     ASSERT_TRUE(wait_for([&] { return wall_now() > to + 1500 * k_us_per_ms; }, 40s));
-    ASSERT_TRUE(a.running() && b.running()) << read_file(a.log()) << read_file(b.log());
+    ASSERT_TRUE(a.running() && b->running()) << read_file(a.log()) << read_file(b->log());
+    const std::string b_log = read_file(b->log());
+    const std::size_t restored = b_log.rfind("counters restored from ");
+    ASSERT_NE(restored, std::string::npos) << b_log;
+    EXPECT_NE(b_log.substr(restored + 23, 2), "0 ") << b_log;
 
     const json fleet = report(dir, {"--prometheus", prom.url()}, from, to, "fleet");
     const json ra = report(dir, {"--db", a.db()}, from, to, "host-a");
-    const json rb = report(dir, {"--db", b.db()}, from, to, "host-b");
+    const json rb = report(dir, {"--db", b->db()}, from, to, "host-b");
     ASSERT_FALSE(fleet.empty());
     ASSERT_FALSE(ra.empty());
     ASSERT_FALSE(rb.empty());
@@ -171,7 +184,7 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
         EXPECT_GT(r["gpu_hours"].get<double>(), 5.0 / 3600) << r["name"];
     }
     EXPECT_EQ(a.stop(), 0) << read_file(a.log());
-    EXPECT_EQ(b.stop(), 0) << read_file(b.log());
+    EXPECT_EQ(b->stop(), 0) << read_file(b->log());
     std::filesystem::remove_all(dir);
 }
 
