@@ -72,15 +72,13 @@ std::string render_json(const ReportModel& m) {
         }
     }
     j["gpus"] = gpus;
-    json hosts = json::array();
     for (const HostRow& h : m.hosts) {
-        hosts.push_back({{"host", h.host},
-                         {"gpus", h.gpus},
-                         {"samples", h.samples},
-                         {"recorded_share", h.covered_share},
-                         {"states", shares(h.shares)}});
+        j["hosts"].push_back({{"host", h.host},
+                              {"gpus", h.gpus},
+                              {"samples", h.samples},
+                              {"recorded_share", h.covered_share},
+                              {"states", shares(h.shares)}});
     }
-    j["hosts"] = hosts;
     json ids = json::array();
     for (const IdentityRow& r : m.identities) {
         ids.push_back({{"name", r.name},
