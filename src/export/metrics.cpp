@@ -73,7 +73,13 @@ void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
         u.active_us += s.active_us;
         u.idle_held_us += s.idle_held_us;
         u.idle_held_mib_us += s.idle_held_mib_us;
-        ++u.ticks;
+    }
+    audit::presence(tick, m_options.thresholds, m_present);
+    for (const audit::Presence& p : m_present) {
+        ++m_users[label_for(users[p.identity])].ticks;
+    }
+    if (tick.processes.empty() && !m_shares.empty()) {
+        ++m_users[std::string(k_no_process_user)].ticks;
     }
 }
 

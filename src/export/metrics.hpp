@@ -107,6 +107,7 @@ class Metrics {
     std::map<std::string, Reading> m_readings; ///< cards of the latest tick, by uuid
     Health m_health;
     std::vector<audit::IdentityShare> m_shares;
+    std::vector<audit::Presence> m_present;
     audit::CardTick m_scratch;
 };
 

@@ -41,7 +41,7 @@ void declare(Exposition& e) {
              "Memory a user's processes held while their own SMs were idle, times the time held, "
              "in byte-seconds.");
     e.family("gua_identity_card_ticks_total", counter,
-             "Card-ticks in which a user's processes got a share of the card.");
+             "Card-ticks in which a user had a process on the card.");
     e.family("gua_gpu_info", gauge, "Card metadata; the value is always 1.");
     e.family("gua_gpu_utilization_ratio", gauge,
              "Time-weighted mean SM utilization over the latest tick (0-1).");

@@ -123,7 +123,7 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
                       "; per-user attribution needs gua's daemon (§4 is empty)");
 
     const DurationUs step = coverage_step(o.from, o.to);
-    const Presence presence = presence_of(
+    const SeriesPresence presence = presence_of(
         prom.query_range(fmt::format("count by ({}) (DCGM_FI_DEV_GPU_UTIL)", fleet.host_label),
                          o.from, o.to, step),
         fleet.host_label, o.from, o.to, step);

@@ -42,7 +42,7 @@ ReportModel start_fleet_model(const PrometheusClient& prom, const BuildOptions& 
 
 /// Per-host presence of a series over the window (for coverage): the fleet's first and last
 /// present time, gaps when no host reported, each host's covered share.
-struct Presence {
+struct SeriesPresence {
     std::map<std::string, double> host_share;
     std::optional<TimeUs> first;
     std::optional<TimeUs> last_end;
@@ -51,8 +51,8 @@ struct Presence {
 };
 
 /// Samples `series` (one per host, labelled by `host_label`) from a query_range over the window.
-Presence presence_of(const std::vector<PromSeries>& series, const std::string& host_label,
-                     TimeUs from, TimeUs to, DurationUs step);
+SeriesPresence presence_of(const std::vector<PromSeries>& series, const std::string& host_label,
+                           TimeUs from, TimeUs to, DurationUs step);
 
 /// The query_range step for coverage: the window in about 1000 steps, at least 1 s.
 DurationUs coverage_step(TimeUs from, TimeUs to);
@@ -63,6 +63,6 @@ void rank_identities(ReportModel& m, std::vector<IdentityRow> rows, std::size_t 
 /// Fills m.hosts from each host's state times, the GPU rows (which carry their host) and the
 /// hosts' covered shares, and names the fleet in m.host.
 void summarise_hosts(ReportModel& m, const std::map<std::string, audit::StateTimes>& states,
-                     const Presence& presence, const std::string& url);
+                     const SeriesPresence& presence, const std::string& url);
 
 } // namespace gua::report

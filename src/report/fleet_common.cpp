@@ -34,9 +34,9 @@ DurationUs coverage_step(TimeUs from, TimeUs to) {
     return std::max<DurationUs>((to - from) / 1000, k_us_per_second);
 }
 
-Presence presence_of(const std::vector<PromSeries>& series, const std::string& host_label,
-                     TimeUs from, TimeUs to, DurationUs step) {
-    Presence p;
+SeriesPresence presence_of(const std::vector<PromSeries>& series, const std::string& host_label,
+                           TimeUs from, TimeUs to, DurationUs step) {
+    SeriesPresence p;
     const auto points = static_cast<double>(std::max<DurationUs>((to - from) / step + 1, 1));
     std::set<TimeUs> any;
     for (const PromSeries& s : series) {
@@ -84,7 +84,7 @@ void rank_identities(ReportModel& m, std::vector<IdentityRow> rows, std::size_t 
 }
 
 void summarise_hosts(ReportModel& m, const std::map<std::string, audit::StateTimes>& states,
-                     const Presence& presence, const std::string& url) {
+                     const SeriesPresence& presence, const std::string& url) {
     for (const auto& [host, t] : states) {
         HostRow row;
         row.host = host;

@@ -128,7 +128,9 @@ void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions&
     }
     std::vector<IdentityRow> rows;
     for (auto& [name, r] : users) {
-        if (r.samples > 0 || r.active_hours + r.idle_held_hours > 0) {
+        // As the database report: users that never held a card and got no time (graphics-only
+        // contexts such as Xorg) are left out.
+        if (r.active_hours + r.idle_held_hours > 0 || r.idle_held_gib_hours > 0) {
             rows.push_back(r);
         }
     }
@@ -205,7 +207,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     fill_heatmap(m, prom, o, tz);
 
     const DurationUs step = coverage_step(o.from, o.to);
-    const Presence presence =
+    const SeriesPresence presence =
         presence_of(prom.query_range(fmt::format("count by ({}) (gua_daemon_ticks_total)", h),
                                      o.from, o.to, step),
                     h, o.from, o.to, step);

@@ -4,6 +4,7 @@
 #include "fleet/daemon_host.hpp"
 #include "fleet/http_client.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -34,16 +35,9 @@ class ExportDaemon : public ::testing::Test {
         if (!fake_nvml_available()) {
             GTEST_SKIP() << "fake NVML not built: " << fake_nvml_library();
         }
-        std::string dir = (std::filesystem::temp_directory_path() / "gua-expd-XXXXXX").string();
-        ASSERT_NE(mkdtemp(dir.data()), nullptr);
-        m_dir = dir;
+        m_dir = m_temp.path();
         std::ofstream(m_dir / "scenario.json") << scenario().dump();
         std::ofstream(m_dir / "empty.toml").close();
-    }
-    void TearDown() override {
-        if (!m_dir.empty()) {
-            std::filesystem::remove_all(m_dir);
-        }
     }
 
     /// Starts `gua daemon` with --listen 127.0.0.1:0 and extra flags; returns it and its port.
@@ -75,6 +69,7 @@ class ExportDaemon : public ::testing::Test {
         return {std::move(p), port};
     }
 
+    test::TempDir m_temp;
     std::filesystem::path m_dir;
     Holder m_holder{1001};
 };
@@ -95,12 +90,8 @@ TEST_F(ExportDaemon, PromtoolAcceptsARealScrape) {
     const auto series = testing::parse_exposition(r.body);
     EXPECT_TRUE(series.contains(R"(gua_waste_dollars_total{gpu="1",state="truly_idle"})"));
     EXPECT_NE(r.body.find(R"(model="Tesla \"V100\" \\ SXM2")"), std::string::npos);
-    std::ofstream(m_dir / "scrape.txt") << r.body;
-    const auto [code, out] = run_capture(
-        {"/bin/sh", "-c",
-         std::string(k_promtool) + " check metrics < " + (m_dir / "scrape.txt").string()},
-        (m_dir / "promtool.out").string(), (m_dir / "promtool.err").string());
-    EXPECT_EQ(code, 0) << out << read_file((m_dir / "promtool.err").string());
+    const test::RunResult lint = promtool_check_metrics(r.body, m_temp.file("scrape.txt"));
+    EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
     EXPECT_EQ(daemon->stop(10s), 0);
 }
 

@@ -5,12 +5,11 @@
 #include "export/ticks.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 
 namespace gua::exporter {
 namespace {
@@ -21,15 +20,9 @@ using testing::process;
 
 class ExportRestore : public ::testing::Test {
   protected:
-    void SetUp() override {
-        std::string dir = (std::filesystem::temp_directory_path() / "gua-restore-XXXXXX").string();
-        ASSERT_NE(mkdtemp(dir.data()), nullptr);
-        m_dir = dir;
-    }
-    void TearDown() override { std::filesystem::remove_all(m_dir); }
-    std::string db_path() const { return (m_dir / "gua.db").string(); }
+    std::string db_path() const { return m_dir.file("gua.db"); }
 
-    std::filesystem::path m_dir;
+    test::TempDir m_dir;
 };
 
 /// Counter series only (the daemon's own health and the latest readings restart fresh).

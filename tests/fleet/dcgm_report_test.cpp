@@ -2,6 +2,8 @@
 // real Prometheus; `gua report --prometheus --source dcgm` turns it into the three states.
 #include "export/http_server.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -45,9 +47,8 @@ TEST(FleetDcgm, ReportFromDcgmExporterGauges) {
     if (access(k_prometheus, X_OK) != 0) {
         GTEST_SKIP() << "prometheus not installed (scripts/install-deps.sh --test)";
     }
-    std::string tmp = (std::filesystem::temp_directory_path() / "gua-dcgm-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmp.data()), nullptr);
-    const std::filesystem::path dir = tmp;
+    const test::TempDir temp;
+    const std::filesystem::path dir = temp.path();
 
     exporter::HttpServer exporter_stub(exporter::ListenAddress{"127.0.0.1", 0}, {},
                                        "text/plain; version=0.0.4");
@@ -65,12 +66,11 @@ TEST(FleetDcgm, ReportFromDcgmExporterGauges) {
     const TimeUs to = (wall_now() / k_us_per_second + 1) * k_us_per_second;
     ASSERT_TRUE(wait_for([&] { return wall_now() > to; }, 3s));
 
-    const auto [code, out] = run_capture(
-        {GUA_BINARY, "report", "--prometheus", prom.url(), "--source", "dcgm", "--step", "1s",
-         "--from", format_iso8601(from), "--to", format_iso8601(to), "--format", "json"},
-        (dir / "report.json").string(), (dir / "report.err").string());
-    ASSERT_EQ(code, 0) << read_file((dir / "report.err").string());
-    const json r = json::parse(out);
+    const test::RunResult run = test::run_gua(
+        {"report", "--prometheus", prom.url(), "--source", "dcgm", "--step", "1s", "--from",
+         format_iso8601(from), "--to", format_iso8601(to), "--format", "json"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json r = json::parse(run.out);
 
     ASSERT_EQ(r["gpus"].size(), 3u);
     const json& g0 = r["gpus"][0];
@@ -98,7 +98,6 @@ TEST(FleetDcgm, ReportFromDcgmExporterGauges) {
               std::string::npos);
     ASSERT_EQ(r["hosts"].size(), 1u);
     EXPECT_EQ(r["hosts"][0]["gpus"], 3);
-    std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 // promtool must accept the exposition.
 #include "fleet/daemon_host.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,28 +21,22 @@ using namespace std::chrono_literals;
 
 constexpr double k_scrape_interval_s = 1.0;
 
-std::filesystem::path temp_dir(const std::string& stem) {
-    std::string dir = (std::filesystem::temp_directory_path() / (stem + "XXXXXX")).string();
-    return mkdtemp(dir.data()) != nullptr ? std::filesystem::path(dir) : std::filesystem::path();
-}
-
 std::string iso_seconds(TimeUs t) {
     return format_iso8601(t / k_us_per_second * k_us_per_second);
 }
 
-json report(const std::filesystem::path& dir, const std::vector<std::string>& source, TimeUs from,
-            TimeUs to, const std::string& name) {
-    std::vector<std::string> argv{GUA_BINARY, "report"};
-    argv.insert(argv.end(), source.begin(), source.end());
+json report(const std::vector<std::string>& source, TimeUs from, TimeUs to,
+            const std::string& name) {
+    std::vector<std::string> args{"report"};
+    args.insert(args.end(), source.begin(), source.end());
     for (const std::string& a :
          {std::string("--from"), iso_seconds(from), std::string("--to"), iso_seconds(to),
           std::string("--format"), std::string("json"), std::string("--top"), std::string("100")}) {
-        argv.push_back(a);
+        args.push_back(a);
     }
-    const auto [code, out] =
-        run_capture(argv, (dir / (name + ".json")).string(), (dir / (name + ".err")).string());
-    EXPECT_EQ(code, 0) << name << ": " << read_file((dir / (name + ".err")).string());
-    return code == 0 ? json::parse(out) : json::object();
+    const test::RunResult r = test::run_gua(args);
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    return r.exit_code == 0 ? json::parse(r.out) : json::object();
 }
 
 json scenario_a() {
@@ -86,8 +82,8 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     if (!fake_nvml_available()) {
         GTEST_SKIP() << "fake NVML not built: " << fake_nvml_library();
     }
-    const std::filesystem::path dir = temp_dir("gua-fleet-");
-    ASSERT_FALSE(dir.empty());
+    const test::TempDir temp;
+    const std::filesystem::path dir = temp.path();
     const Holder a1(1001);
     const Holder a2(1002);
     const Holder b1(1001);
@@ -110,12 +106,8 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     // promtool accepts a real scrape.
     const HttpResponse scrape = http_get(pa, "/metrics");
     ASSERT_EQ(scrape.status, 200);
-    std::ofstream(dir / "scrape.txt") << scrape.body;
-    const auto [lint, lint_out] =
-        run_capture({"/bin/sh", "-c",
-                     std::string(k_promtool) + " check metrics < " + (dir / "scrape.txt").string()},
-                    (dir / "promtool.out").string(), (dir / "promtool.err").string());
-    EXPECT_EQ(lint, 0) << lint_out << read_file((dir / "promtool.err").string());
+    const test::RunResult lint = promtool_check_metrics(scrape.body, temp.file("scrape.txt"));
+    EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
 
     // A 20 s window inside the daemons' lifetime, on whole seconds (the report flags' precision).
     const TimeUs from = (wall_now() / k_us_per_second + 2) * k_us_per_second;
@@ -131,9 +123,9 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     ASSERT_NE(restored, std::string::npos) << b_log;
     EXPECT_NE(b_log.substr(restored + 23, 2), "0 ") << b_log;
 
-    const json fleet = report(dir, {"--prometheus", prom.url()}, from, to, "fleet");
-    const json ra = report(dir, {"--db", a.db()}, from, to, "host-a");
-    const json rb = report(dir, {"--db", b->db()}, from, to, "host-b");
+    const json fleet = report({"--prometheus", prom.url()}, from, to, "fleet");
+    const json ra = report({"--db", a.db()}, from, to, "host-a");
+    const json rb = report({"--db", b->db()}, from, to, "host-b");
     ASSERT_FALSE(fleet.empty());
     ASSERT_FALSE(ra.empty());
     ASSERT_FALSE(rb.empty());
@@ -185,7 +177,6 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     }
     EXPECT_EQ(a.stop(), 0) << read_file(a.log());
     EXPECT_EQ(b->stop(), 0) << read_file(b->log());
-    std::filesystem::remove_all(dir);
 }
 
 } // namespace

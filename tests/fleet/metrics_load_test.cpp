@@ -4,6 +4,7 @@
 #include "fleet/daemon_host.hpp"
 #include "fleet/http_client.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "support/temp_dir.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -57,9 +58,8 @@ TEST(FleetMetricsLoad, ScrapesAndHostileClientsDoNotDelayTicks) {
     if (!fake_nvml_available()) {
         GTEST_SKIP() << "fake NVML not built: " << fake_nvml_library();
     }
-    std::string tmp = (std::filesystem::temp_directory_path() / "gua-load-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmp.data()), nullptr);
-    const std::filesystem::path dir = tmp;
+    const test::TempDir temp;
+    const std::filesystem::path dir = temp.path();
     const Holder holder(1001);
     const std::uint16_t port = free_port();
     DaemonHost daemon(dir, "host", eight_cards(), port, {{"HOLDER", holder.pid()}}, "500ms");
@@ -195,7 +195,6 @@ TEST(FleetMetricsLoad, ScrapesAndHostileClientsDoNotDelayTicks) {
         at_limit_status, at_limit_ms, ticks, elapsed_s, elapsed_s / k_interval_s, overruns);
     std::cout << "[ figures  ] " << figures << "\n";
     ::testing::Test::RecordProperty("figures", figures);
-    std::filesystem::remove_all(dir);
 }
 
 } // namespace

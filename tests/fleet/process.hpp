@@ -96,32 +96,6 @@ class Process {
     int m_status = 0;
 };
 
-/// Runs `argv` to completion; returns (exit code, stdout). Stderr goes to `stderr_path`.
-inline std::pair<int, std::string> run_capture(const std::vector<std::string>& argv,
-                                               const std::string& stdout_path,
-                                               const std::string& stderr_path) {
-    std::vector<char*> args;
-    for (const std::string& a : argv) {
-        args.push_back(const_cast<char*>(a.c_str()));
-    }
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    int status = 0;
-    if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) == 0) {
-        waitpid(pid, &status, 0);
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    std::ostringstream out;
-    out << std::ifstream(stdout_path).rdbuf();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out.str()};
-}
-
 /// The whole content of a file ("" when missing).
 inline std::string read_file(const std::string& path) {
     std::ostringstream out;

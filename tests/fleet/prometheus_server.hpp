@@ -6,6 +6,7 @@
 #include "fleet/http_client.hpp"
 #include "fleet/process.hpp"
 #include "report/prometheus_api.hpp"
+#include "support/run.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -20,6 +21,13 @@ namespace gua::fleet_testing {
 
 inline constexpr const char* k_prometheus = "/usr/bin/prometheus";
 inline constexpr const char* k_promtool = "/usr/bin/promtool";
+
+/// Runs `promtool check metrics` on `exposition` (written to `file` first).
+inline test::RunResult promtool_check_metrics(const std::string& exposition,
+                                              const std::string& file) {
+    std::ofstream(file) << exposition;
+    return test::run("/bin/sh", {"-c", std::string(k_promtool) + " check metrics < " + file});
+}
 
 /// Polls `done` every `every` until it is true or `timeout` passes; returns its last answer.
 inline bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeout,

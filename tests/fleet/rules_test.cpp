@@ -1,5 +1,6 @@
 // packaging/gua-rules.yml: promtool accepts the rules and their unit tests pass.
 #include "fleet/prometheus_server.hpp"
+#include "support/run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,13 +12,11 @@ TEST(FleetRules, PromtoolChecksAndTestsTheShippedRules) {
         GTEST_SKIP() << "promtool not installed (scripts/install-deps.sh --test)";
     }
     const std::string dir = std::string(GUA_SOURCE_DIR) + "/packaging/";
-    const std::string out = (std::filesystem::temp_directory_path() / "gua-rules.out").string();
-    const auto [check, check_out] =
-        run_capture({k_promtool, "check", "rules", dir + "gua-rules.yml"}, out, out + ".err");
-    EXPECT_EQ(check, 0) << check_out << read_file(out + ".err");
-    const auto [test, test_out] =
-        run_capture({k_promtool, "test", "rules", dir + "gua-rules.test.yml"}, out, out + ".err");
-    EXPECT_EQ(test, 0) << test_out << read_file(out + ".err");
+    const test::RunResult check = test::run(k_promtool, {"check", "rules", dir + "gua-rules.yml"});
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+    const test::RunResult unit =
+        test::run(k_promtool, {"test", "rules", dir + "gua-rules.test.yml"});
+    EXPECT_EQ(unit.exit_code, 0) << unit.out << unit.err;
 }
 
 } // namespace
