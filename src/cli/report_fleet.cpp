@@ -9,26 +9,30 @@
 namespace gua::cli {
 
 void add_fleet_flags(CLI::App& cmd, report::FleetOptions& fleet) {
-    cmd.add_option("--prometheus", fleet.url,
-                   "Report the fleet a Prometheus server scrapes (its root URL, e.g. "
-                   "http://127.0.0.1:9090) instead of a database");
+    CLI::Option* url =
+        cmd.add_option("--prometheus", fleet.url,
+                       "Report the fleet a Prometheus server scrapes (its root URL, e.g. "
+                       "http://127.0.0.1:9090) instead of a database");
     cmd.add_option("--source", fleet.source,
                    "With --prometheus: gua (gua daemons' counters) or dcgm (dcgm-exporter gauges)")
         ->check(CLI::IsMember({"gua", "dcgm"}))
-        ->capture_default_str();
+        ->capture_default_str()
+        ->needs(url);
     cmd.add_option("--host-label", fleet.host_label,
                    "With --prometheus: the label that names a host")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->needs(url);
     cmd.add_option_function<std::string>(
-        "--step",
-        [&fleet](const std::string& text) {
-            const Result<DurationUs> d = parse_duration(text);
-            if (!d) {
-                throw CLI::ValidationError("--step", d.error().message);
-            }
-            fleet.step_us = d.value();
-        },
-        "With --source dcgm: sampling step of the gauges (default 15s)");
+           "--step",
+           [&fleet](const std::string& text) {
+               const Result<DurationUs> d = parse_duration(text);
+               if (!d) {
+                   throw CLI::ValidationError("--step", d.error().message);
+               }
+               fleet.step_us = d.value();
+           },
+           "With --source dcgm: sampling step of the gauges (default 15s)")
+        ->needs(url);
 }
 
 int print_fleet_report(const report::FleetOptions& fleet, const report::BuildOptions& options,
