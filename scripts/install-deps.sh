@@ -11,8 +11,8 @@ packages=(
     python3 jq tmux util-linux
 )
 if [ "${1:-}" = "--test" ]; then
-    # Real components used by the end-to-end tests.
-    packages+=(dpkg-dev)
+    # Real components used by the end-to-end tests (prometheus: fleet tests and promtool).
+    packages+=(dpkg-dev prometheus)
 fi
 
 missing=()

@@ -99,6 +99,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     store::Database db(options.db, store::OpenMode::create);
     store::migrate(db);
     db.exec("PRAGMA journal_size_limit = 67108864");
+    const std::unique_ptr<exporter::Exporter> metrics =
+        exporter::start_exporter(options.exporter, db, thresholds, driver, options.interval_us,
+                                 [&log](const std::string& message) { log.line(message); });
     store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,
                                             options.interval_us, thresholds.active_util_pct,
                                             clock.wall_now()});
@@ -123,6 +126,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                 ++failed_writes;
                 log.line(fmt::format("tick {} not written: {}", tick.seq, e.what()));
             }
+            if (metrics) {
+                metrics->on_tick(tick, failed_writes);
+            }
             if (!options.quiet) {
                 log.line(tick_summary(tick, thresholds));
             }
@@ -140,6 +146,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             }
         },
         [&](DurationUs late) {
+            if (metrics) {
+                metrics->on_overrun();
+            }
             log.line(fmt::format("tick overran its schedule by {}; skipping ahead without "
                                  "catch-up",
                                  format_duration(late)));

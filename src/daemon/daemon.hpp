@@ -3,6 +3,7 @@
 
 #include "core/result.hpp"
 #include "core/time.hpp"
+#include "export/exporter.hpp"
 #include "telemetry/device_source.hpp"
 
 #include <cstdint>
@@ -22,6 +23,8 @@ struct DaemonOptions {
     bool quiet = false;      ///< no per-tick line
     std::optional<std::uint64_t> max_ticks;
     std::string source_name = "nvml"; ///< recorded in the run table
+    /// Prometheus /metrics: off unless exporter.listen is set.
+    exporter::ExporterOptions exporter;
 };
 
 /// How the daemon obtains its device source. A failure whose message says the driver and library
