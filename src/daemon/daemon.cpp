@@ -89,6 +89,10 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
         throw Fatal(cfg.error().message, ExitCode::usage);
     }
     audit::Thresholds thresholds = cfg.value().thresholds;
+    exporter::ExporterOptions exporter_options = options.exporter;
+    if (cfg.value().pricing.configured) {
+        exporter_options.pricing = cfg.value().pricing;
+    }
 
     std::unique_ptr<telemetry::DeviceSource> source =
         open_with_retry(open_source, flags, log, clock);
@@ -100,7 +104,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     store::migrate(db);
     db.exec("PRAGMA journal_size_limit = 67108864");
     const std::unique_ptr<exporter::Exporter> metrics =
-        exporter::start_exporter(options.exporter, db, thresholds, driver, options.interval_us,
+        exporter::start_exporter(exporter_options, db, thresholds, driver, options.interval_us,
                                  [&log](const std::string& message) { log.line(message); });
     store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,
                                             options.interval_us, thresholds.active_util_pct,

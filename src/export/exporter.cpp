@@ -74,6 +74,7 @@ std::unique_ptr<Exporter> start_exporter(const ExporterOptions& options, store::
     m.thresholds = thresholds;
     m.max_users = options.max_users;
     m.price_per_gpu_hour = options.price_per_gpu_hour;
+    m.pricing = options.pricing;
     m.driver_version = driver_version;
     m.interval_us = interval_us;
     return std::make_unique<Exporter>(options, std::move(m), db, log);

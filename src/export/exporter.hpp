@@ -2,6 +2,7 @@
 #pragma once
 
 #include "audit/card_tick.hpp"
+#include "audit/cost.hpp"
 #include "export/http_server.hpp"
 #include "export/metrics.hpp"
 #include "store/database.hpp"
@@ -18,7 +19,9 @@ namespace gua::exporter {
 /// The daemon's exporter settings (command line).
 struct ExporterOptions {
     std::string listen;                       ///< --listen; empty: no exporter
-    std::optional<double> price_per_gpu_hour; ///< dollars; no dollar counters when unset
+    std::optional<double> price_per_gpu_hour; ///< dollars for every model; overrides pricing
+    std::optional<audit::Pricing> pricing;    ///< gua.toml [pricing]; no dollar counters without
+                                              ///< either
     std::size_t max_users = 20;               ///< users with their own label
     HttpLimits limits;
 };

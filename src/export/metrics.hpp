@@ -5,6 +5,7 @@
 #include "audit/attribute.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
+#include "audit/cost.hpp"
 #include "telemetry/tick.hpp"
 
 #include <array>
@@ -31,7 +32,8 @@ std::string sanitize_user(std::string_view user);
 struct MetricsOptions {
     audit::Thresholds thresholds;
     std::size_t max_users = 20;               ///< users with their own label; the rest: other
-    std::optional<double> price_per_gpu_hour; ///< dollars; no dollar counters when unset
+    std::optional<double> price_per_gpu_hour; ///< dollars for every model (--price-per-gpu-hour)
+    std::optional<audit::Pricing> pricing;    ///< [pricing] of gua.toml; used without the above
     std::string driver_version;               ///< for gua_gpu_info
     DurationUs interval_us = 0;               ///< the configured tick length
 };

@@ -89,8 +89,13 @@ std::string Metrics::render() const {
             e.add("gua_efficiency_seconds_total", {{"gpu", gpu}, {"bucket", k_bucket_names[b]}},
                   seconds(g.bucket_us[b]));
         }
-        if (m_options.price_per_gpu_hour) {
-            const double per_second = *m_options.price_per_gpu_hour / 3600.0;
+        std::optional<double> price = m_options.price_per_gpu_hour;
+        if (!price && m_options.pricing) {
+            price = static_cast<double>(audit::price_micros(*m_options.pricing, model)) /
+                    static_cast<double>(audit::k_micros_per_unit);
+        }
+        if (price) {
+            const double per_second = *price / 3600.0;
             e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "idle_held"}},
                   seconds(g.states.idle_held) * per_second);
             e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "truly_idle"}},
