@@ -37,6 +37,7 @@ bool is_version_mismatch(const Error& e) {
     return e.message.find("mismatch") != std::string::npos;
 }
 
+// nullptr when a stop signal arrived while waiting for a version mismatch to clear.
 std::unique_ptr<telemetry::DeviceSource>
 open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, Clock& clock) {
     DurationUs backoff = 5 * k_us_per_second;
@@ -52,7 +53,9 @@ open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, 
             fmt::format("{}; retrying in {}", source.error().message, format_duration(backoff)));
         clock.sleep_until(clock.mono_now() + backoff, flags.stop);
         if (flags.stop.load()) {
-            throw Fatal(source.error().message, ExitCode::no_driver);
+            log.line(fmt::format("stopped while waiting for NVML ({}); nothing recorded",
+                                 source.error().message));
+            return nullptr;
         }
         backoff = std::min<DurationUs>(backoff * 2, 5 * k_us_per_minute);
     }
@@ -96,6 +99,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
 
     std::unique_ptr<telemetry::DeviceSource> source =
         open_with_retry(open_source, flags, log, clock);
+    if (!source) {
+        return 0; // stopped (SIGTERM/SIGINT) before the driver became usable
+    }
     const std::string driver = source->driver_version();
     const std::size_t cards = source->devices().size();
 

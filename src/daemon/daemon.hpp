@@ -28,7 +28,8 @@ struct DaemonOptions {
 };
 
 /// How the daemon obtains its device source. A failure whose message says the driver and library
-/// versions mismatch is retried with backoff; any other failure ends the daemon with exit code 3.
+/// versions mismatch is retried with backoff (a stop signal meanwhile ends the daemon with exit
+/// code 0 and no database); any other failure ends the daemon with exit code 3.
 using SourceFactory = std::function<Result<std::unique_ptr<telemetry::DeviceSource>>()>;
 
 /// Runs until SIGINT/SIGTERM (or max_ticks) and returns the exit code. The database is created
