@@ -74,6 +74,9 @@ void read_summary(store::Database& db, const audit::Thresholds& thresholds, Time
     for (const store::GpuRow& g : reader.gpus()) {
         gpus.emplace(g.id, g);
     }
+    if (!running && s.last_run && !s.last_run->ended_us) {
+        s.problems.push_back("the last run did not stop cleanly (no final flush recorded)");
+    }
     store::Statement last =
         db.prepare("SELECT t0_us, duration_us FROM card_tick ORDER BY t0_us DESC LIMIT 1");
     if (!last.step()) {
@@ -96,9 +99,6 @@ void read_summary(store::Database& db, const audit::Thresholds& thresholds, Time
                                          format_iso8601(*s.last_tick_end),
                                          format_duration(now - *s.last_tick_end),
                                          format_duration(interval)));
-    }
-    if (!running && s.last_run && !s.last_run->ended_us) {
-        s.problems.push_back("the last run did not stop cleanly (no final flush recorded)");
     }
     add_quality_problems(db, gpus, now - k_us_per_hour, s);
     report::BuildOptions options;
