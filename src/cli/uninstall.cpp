@@ -58,7 +58,9 @@ int run(const UninstallCommandOptions& o) {
     if (!ops::run_plan(steps)) {
         return static_cast<int>(ExitCode::failure);
     }
-    if (o.purge) {
+    if (o.purge && ctx.paths.scope == ops::Scope::user) {
+        fmt::print("Removed your daemon's data.\n");
+    } else if (o.purge) {
         fmt::print("Removed gua's service and data; the system user gua (if any) is kept.\n");
     } else {
         print_kept(ctx, installed);
