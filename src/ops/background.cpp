@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -150,7 +151,14 @@ LaunchResult launch_background(const BackgroundLaunch& launch) {
         return result;
     }
     result.id = identify(pid).value_or(ProcessId{pid, 0});
-    write_pid_file(launch.pid_file, result.id);
+    try {
+        write_pid_file(launch.pid_file, result.id);
+    } catch (const std::exception& e) {
+        ::kill(pid, SIGTERM);
+        ::waitpid(pid, nullptr, 0);
+        result.message = e.what();
+        return result;
+    }
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::microseconds(launch.ready_timeout);
     while (std::chrono::steady_clock::now() < deadline) {
