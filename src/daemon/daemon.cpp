@@ -8,6 +8,7 @@
 #include "core/fatal.hpp"
 #include "daemon/lock.hpp"
 #include "daemon/log.hpp"
+#include "daemon/notify.hpp"
 #include "daemon/signals.hpp"
 #include "identity/resolver.hpp"
 #include "sampler/sampler.hpp"
@@ -15,7 +16,6 @@
 #include "store/writer.hpp"
 
 #include <fmt/format.h>
-#include <systemd/sd-daemon.h>
 
 #include <algorithm>
 #include <array>
@@ -118,7 +118,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
                          hostname(), driver.empty() ? "?" : driver, cards,
                          format_duration(options.interval_us), options.db));
-    sd_notify(0, "READY=1");
+    notify_service_manager("READY=1");
 
     identity::Resolver resolver;
     sampler::SamplerOptions so;
@@ -142,7 +142,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             if (!options.quiet) {
                 log.line(tick_summary(tick, thresholds));
             }
-            sd_notify(0, "WATCHDOG=1");
+            notify_service_manager("WATCHDOG=1");
             if (flags.reload.exchange(false)) {
                 log.reopen();
                 Result<config::Config> fresh = config::load_effective_config(options.config_path);
@@ -163,7 +163,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                                  "catch-up",
                                  format_duration(late)));
         });
-    sd_notify(0, "STOPPING=1");
+    notify_service_manager("STOPPING=1");
     writer.finish(clock.wall_now());
     const std::int64_t total = db.scalar("SELECT count(*) FROM card_tick");
     log.line(fmt::format(

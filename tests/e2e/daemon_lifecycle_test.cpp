@@ -2,7 +2,12 @@
 // prints the totals, SIGHUP reopens the log and reloads the config, reports read while it writes.
 #include "e2e/daemon_e2e.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <cstring>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <thread>
 #include <unistd.h>
 
@@ -124,6 +129,31 @@ TEST_F(DaemonE2ELifecycle, ReportReadsTheDatabaseWhileTheDaemonWrites) {
     EXPECT_EQ(log.find("GPU-0="), std::string::npos) << "--quiet: no tick lines";
     test::RawDb raw(db());
     EXPECT_EQ(raw.one("PRAGMA journal_mode"), "wal");
+}
+
+// The daemon tells systemd (Type=notify, WatchdogSec=) when it is ready, that it is alive at every
+// tick, and when it stops — through $NOTIFY_SOCKET, as a service manager would bind it.
+TEST_F(DaemonE2ELifecycle, NotifiesTheServiceManager) {
+    write_idle_held_card();
+    const std::string name = path("notify");
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, name.c_str(), name.size());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+    set_env("NOTIFY_SOCKET", name);
+    const test::RunResult r = run_daemon({"--interval", "100ms", "--ticks", "2", "--quiet"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> states;
+    pollfd pfd{fd, POLLIN, 0};
+    while (states.size() < 10 && ::poll(&pfd, 1, 0) == 1) {
+        char buffer[64];
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        states.emplace_back(buffer, static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    }
+    ::close(fd);
+    EXPECT_EQ(states,
+              (std::vector<std::string>{"READY=1", "WATCHDOG=1", "WATCHDOG=1", "STOPPING=1"}));
 }
 
 } // namespace
