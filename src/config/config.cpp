@@ -1,6 +1,7 @@
 // gua.toml parsing with toml++: unknown keys and wrong types are errors with file and line.
 #include "config/config.hpp"
 
+#include "config/policy_section.hpp"
 #include "core/duration.hpp"
 
 #include <fmt/format.h>
@@ -97,6 +98,13 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
             }
             c.db = *v;
         }
+    }
+    if (const toml::table* t = root["policy"].as_table()) {
+        Result<policy::PolicyConfig> p = parse_policy_section(*t, path);
+        if (!p) {
+            return p.error();
+        }
+        c.policy = std::move(p).value();
     }
     return c;
 }

@@ -4,6 +4,7 @@
 #include "audit/card_tick.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
+#include "policy/rule.hpp"
 
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@ struct Config {
     audit::Thresholds thresholds;
     std::optional<DurationUs> interval_us; ///< [daemon] interval
     std::optional<std::string> db;         ///< [daemon] db
+    policy::PolicyConfig policy;           ///< [policy] and [[policy.rule]] (docs/policy.md)
 };
 
 /// Parses the TOML text `text` (named `path` in errors). Errors say file, line and key, e.g.
