@@ -30,6 +30,8 @@ int main_entry(int argc, char** argv) {
     add(register_report);
     add(register_demo);
     add(register_daemon);
+    add(register_now);
+    add(register_top);
     CLI::App* version = app.add_subcommand("version", "Print the version");
     try {
         app.parse(argc, argv);

@@ -18,5 +18,9 @@ Runner register_report(CLI::App& app);
 Runner register_demo(CLI::App& app);
 /// Registers `gua daemon`.
 Runner register_daemon(CLI::App& app);
+/// Registers `gua now`.
+Runner register_now(CLI::App& app);
+/// Registers `gua top`.
+Runner register_top(CLI::App& app);
 
 } // namespace gua::cli

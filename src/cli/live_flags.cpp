@@ -1,0 +1,84 @@
+// Shared set-up of `gua now` and `gua top`.
+#include "cli/live_flags.hpp"
+
+#include "config/config.hpp"
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "nvml/open.hpp"
+#include "store/paths.hpp"
+#include "store/schema.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace gua::cli {
+
+void add_live_flags(CLI::App& cmd, LiveFlags& flags) {
+    cmd.add_option("--db", flags.db,
+                   "Database of the running daemon (default: the user's, else the system's)");
+    cmd.add_option("--config", flags.config,
+                   "Config file for the thresholds (default: ~/.config/gua/gua.toml or "
+                   "/etc/gua/gua.toml if present)");
+    cmd.add_option("--nvml-library", flags.nvml_library,
+                   "libnvidia-ml.so.1 to sample when no daemon is recording");
+    cmd.add_option("--window", flags.window, "Window of the per-GPU state bar")
+        ->capture_default_str();
+}
+
+DurationUs duration_flag(const std::string& flag, const std::string& text) {
+    const Result<DurationUs> d = parse_duration(text);
+    if (!d) {
+        throw Fatal(fmt::format("{}: {}", flag, d.error().message), ExitCode::usage);
+    }
+    return d.value();
+}
+
+live::LiveOptions live_options(const LiveFlags& flags) {
+    const Result<config::Config> cfg = config::load_effective_config(flags.config);
+    if (!cfg) {
+        throw Fatal(cfg.error().message, ExitCode::usage);
+    }
+    live::LiveOptions o;
+    o.thresholds = cfg.value().thresholds;
+    o.recent_window_us = duration_flag("--window", flags.window);
+    return o;
+}
+
+std::unique_ptr<store::Database> open_live_database(const LiveFlags& flags) {
+    std::string path = flags.db;
+    if (path.empty()) {
+        const std::optional<std::string> found = store::default_read_path();
+        if (!found) {
+            return nullptr;
+        }
+        path = *found;
+    }
+    auto db = std::make_unique<store::Database>(path, store::OpenMode::read_only);
+    if (db->scalar("PRAGMA user_version") == 0 &&
+        db->scalar("SELECT count(*) FROM sqlite_schema") == 0) {
+        return nullptr;
+    }
+    store::check_readable(*db);
+    return db;
+}
+
+std::unique_ptr<telemetry::DeviceSource> open_live_source(const LiveFlags& flags,
+                                                          const std::string& why) {
+    Result<std::unique_ptr<telemetry::DeviceSource>> source =
+        nvml::open_nvml_source(flags.nvml_library);
+    if (!source) {
+        throw Fatal(fmt::format("{}, and NVML cannot be sampled: {}", why, source.error().message),
+                    ExitCode::no_driver);
+    }
+    return std::move(source).value();
+}
+
+bool stdout_color() {
+    const char* no_color = std::getenv("NO_COLOR");
+    return isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == 0);
+}
+
+} // namespace gua::cli
