@@ -5,6 +5,7 @@
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/version.hpp"
+#include "store/policy_log.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 
@@ -245,6 +246,11 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
                                                   static_cast<double>(options.to - options.from),
                                               0.0, 1.0);
     }
+    const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
+        return gpu_filter && g.id == *gpu_filter;
+    });
+    m.policy = summarize_policy(store::read_decisions(db, options.from, options.to), options.user,
+                                gpu != gpus.end() ? std::optional(gpu->uuid) : std::nullopt);
     return m;
 }
 

@@ -3,6 +3,7 @@
 
 #include "audit/waste.hpp"
 #include "core/time.hpp"
+#include "report/policy_section.hpp"
 
 #include <array>
 #include <cstdint>
@@ -88,6 +89,7 @@ struct ReportModel {
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window
     double bucket_hours = 0;         ///< measured card-hours behind the bucket shares
     Coverage coverage;
+    std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
 };
 
 } // namespace gua::report
