@@ -77,17 +77,18 @@ void attribute(const CardTick& tick, const StateTimes& states, const Thresholds&
         split(tick, static_cast<double>(states.idle_held), holder, by_mem,
               [&](const ProcTick& p, double us) { share_of(out, p.identity).idle_held_us += us; });
     }
-    // Idle-held memory per process: its own SMs idle (per-process reading below the active
-    // threshold), or, without a per-process reading, whenever the card was not active.
+    // Idle-held memory per process: whenever the card was not active, and for the whole tick when
+    // its own per-process reading is below the active threshold.
     const double card_idle = static_cast<double>(states.idle_held + states.truly_idle);
     for (const ProcTick& p : tick.processes) {
         if (!holder(p)) {
             continue;
         }
-        const double idle_us = p.sm_util_pct ? (*p.sm_util_pct < thresholds.active_util_pct
-                                                    ? static_cast<double>(tick.duration_us)
-                                                    : 0.0)
-                                             : card_idle;
+        // While the card is below the active threshold every process on it is idle, whatever
+        // its own mean over the tick says.
+        const bool own_idle = p.sm_util_pct && *p.sm_util_pct < thresholds.active_util_pct;
+        const double idle_us =
+            std::max(card_idle, own_idle ? static_cast<double>(tick.duration_us) : 0.0);
         if (idle_us > 0) {
             share_of(out, p.identity).idle_held_mib_us += mem_weight(p, thresholds) * idle_us;
         }

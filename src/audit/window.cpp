@@ -26,15 +26,40 @@ void WindowAccumulator::add(const CardTick& tick) {
     }
 
     attribute(tick, states, m_thresholds, m_nobody, m_shares);
-    for (const IdentityShare& s : m_shares) {
-        if (m_identities.size() <= s.identity) {
-            m_identities.resize(s.identity + 1);
+    const auto totals_of = [this](std::uint32_t identity) -> IdentityTotals& {
+        if (m_identities.size() <= identity) {
+            m_identities.resize(identity + 1);
         }
-        IdentityTotals& id = m_identities[s.identity];
+        return m_identities[identity];
+    };
+    for (const IdentityShare& s : m_shares) {
+        IdentityTotals& id = totals_of(s.identity);
         id.active_us += s.active_us;
         id.idle_held_us += s.idle_held_us;
         id.idle_held_mib_us += s.idle_held_mib_us;
+    }
+    // Presence counts every identity with a process on the card, measured or not (MIG).
+    for (std::size_t i = 0; i < tick.processes.size(); ++i) {
+        const std::uint32_t identity = tick.processes[i].identity;
+        bool seen = false;
+        for (std::size_t j = 0; j < i && !seen; ++j) {
+            seen = tick.processes[j].identity == identity;
+        }
+        if (seen) {
+            continue;
+        }
+        IdentityTotals& id = totals_of(identity);
         ++id.ticks;
+        for (std::size_t j = i; j < tick.processes.size(); ++j) {
+            if (tick.processes[j].identity == identity &&
+                is_holder(tick.processes[j], m_thresholds)) {
+                ++id.holder_ticks;
+                break;
+            }
+        }
+    }
+    if (tick.processes.empty() && !m_shares.empty()) {
+        ++totals_of(m_nobody).ticks;
     }
 
     // Zone offsets are whole quarter hours, so the cell is constant within a UTC quarter hour.

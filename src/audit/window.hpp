@@ -26,7 +26,8 @@ struct IdentityTotals {
     double active_us = 0;
     double idle_held_us = 0;
     double idle_held_mib_us = 0;
-    std::uint64_t ticks = 0; ///< card-ticks in which the identity had a process
+    std::uint64_t ticks = 0;        ///< card-ticks in which the identity had a process
+    std::uint64_t holder_ticks = 0; ///< card-ticks in which it had a holder (compute/MPS) process
 };
 
 /// A stretch of the window with no card-tick at all (daemon down): "no data", never idle.

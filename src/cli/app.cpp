@@ -45,8 +45,15 @@ int main_entry(int argc, char** argv) {
             }
         }
         return 0;
-    } catch (const CLI::ParseError& e) {
+    } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(stderr, "gua: {} (see `gua --help`)\n", e.what());
+        return static_cast<int>(ExitCode::usage);
     } catch (const Fatal& e) {
         std::fflush(stdout);
         fmt::print(stderr, "gua: {}\n", e.what());

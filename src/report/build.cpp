@@ -190,6 +190,9 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
             continue;
         }
         const audit::IdentityTotals& t = acc.identities()[id];
+        if (t.holder_ticks == 0 && t.active_us <= 0) {
+            continue; // only graphics contexts (Xorg): nothing to attribute
+        }
         IdentityRow& row = by_user[i.identity.user];
         row.name = i.identity.user;
         row.active_hours += to_hours(static_cast<DurationUs>(std::llround(t.active_us)));

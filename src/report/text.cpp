@@ -197,7 +197,7 @@ void heatmap(std::string& out, const ReportModel& m) {
         }
         out += row + "\n";
     }
-    out += "  (blank: no data; . = ≤10 % active … @ = 100 % active)\n";
+    out += "  (blank: no data; . : - = + * # % @ from least to most active)\n";
 }
 
 void efficiency(std::string& out, const ReportModel& m) {
