@@ -1,6 +1,7 @@
-// Test helpers for policy and live-view tests: a temporary directory and hand-built ticks.
+// Test helpers for policy and live-view tests: child processes and hand-built ticks.
 #pragma once
 
+#include "support/temp_dir.hpp"
 #include "telemetry/tick.hpp"
 
 #include <cerrno>
@@ -18,27 +19,8 @@
 
 namespace gua::policy_test {
 
-/// A directory from mkdtemp, removed with its contents on destruction.
-class TempDir {
-  public:
-    TempDir() {
-        std::string pattern =
-            (std::filesystem::temp_directory_path() / "gua-policy-XXXXXX").string();
-        m_path = ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string{};
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        std::filesystem::remove_all(m_path, ignored);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-
-    const std::string& path() const { return m_path; }
-    std::string file(const std::string& name) const { return m_path + "/" + name; }
-
-  private:
-    std::string m_path;
-};
+/// A directory removed with its contents on destruction.
+using TempDir = test::TempDir;
 
 /// A child process of the test (fork + execv). It is only ever signalled while unreaped, so its
 /// pid cannot have been reused; the destructor kills and reaps it unless wait_exit() already did.
