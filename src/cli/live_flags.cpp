@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <unistd.h>
 
 namespace gua::cli {
@@ -47,22 +48,29 @@ live::LiveOptions live_options(const LiveFlags& flags) {
     return o;
 }
 
-std::unique_ptr<store::Database> open_live_database(const LiveFlags& flags) {
-    std::string path = flags.db;
-    if (path.empty()) {
-        const std::optional<std::string> found = store::default_read_path();
-        if (!found) {
-            return nullptr;
-        }
-        path = *found;
+LiveDatabase open_live_database(const LiveFlags& flags) {
+    LiveDatabase out;
+    out.path = !flags.db.empty() ? flags.db : store::default_read_path().value_or("");
+    std::error_code ec;
+    if (out.path.empty() || !std::filesystem::exists(out.path, ec)) {
+        return out;
     }
-    auto db = std::make_unique<store::Database>(path, store::OpenMode::read_only);
+    auto db = std::make_unique<store::Database>(out.path, store::OpenMode::read_only);
     if (db->scalar("PRAGMA user_version") == 0 &&
         db->scalar("SELECT count(*) FROM sqlite_schema") == 0) {
-        return nullptr;
+        return out;
     }
     store::check_readable(*db);
-    return db;
+    out.db = std::move(db);
+    return out;
+}
+
+std::string no_daemon_reason(const LiveDatabase& db, const store::RecentState& recent, TimeUs now) {
+    if (db.db) {
+        return live::no_daemon_reason(recent, now);
+    }
+    return db.path.empty() ? "no daemon is recording (no database found)"
+                           : "no daemon is recording (no data in " + db.path + ")";
 }
 
 std::unique_ptr<telemetry::DeviceSource> open_live_source(const LiveFlags& flags,

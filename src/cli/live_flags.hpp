@@ -29,9 +29,18 @@ void add_live_flags(CLI::App& cmd, LiveFlags& flags);
 /// Thresholds from the config file and the windows from the flags; throws Fatal on bad input.
 live::LiveOptions live_options(const LiveFlags& flags);
 
-/// Opens the database to read (--db, else the default read path) when it exists and holds gua
-/// data; nullptr otherwise. Throws Fatal for a --db that is missing or not a gua database.
-std::unique_ptr<store::Database> open_live_database(const LiveFlags& flags);
+/// The database of the live commands, if there is one with gua data.
+struct LiveDatabase {
+    std::unique_ptr<store::Database> db; ///< nullptr: missing, or created but still empty
+    std::string path;                    ///< where it was looked for; empty when nowhere
+};
+
+/// Opens the database to read (--db, else the default read path) read-only when it exists and
+/// holds gua data. Throws Fatal for a file that is not a gua database.
+LiveDatabase open_live_database(const LiveFlags& flags);
+
+/// Why gua samples NVML itself: "no daemon is recording" and what the database showed.
+std::string no_daemon_reason(const LiveDatabase& db, const store::RecentState& recent, TimeUs now);
 
 /// Opens NVML for sampling; throws Fatal (exit code 3) naming why no daemon data was used.
 std::unique_ptr<telemetry::DeviceSource> open_live_source(const LiveFlags& flags,

@@ -23,14 +23,15 @@ struct NowCommandOptions {
 int run(const NowCommandOptions& o) {
     const live::LiveOptions options = live_options(o.flags);
     const DurationUs sample_us = duration_flag("--sample", o.flags.sample);
-    std::unique_ptr<store::Database> db = open_live_database(o.flags);
+    LiveDatabase live_db = open_live_database(o.flags);
+    store::Database* db = live_db.db.get();
     const TimeUs now = wall_now();
     const store::RecentState recent = db ? store::read_recent(*db) : store::RecentState{};
     live::NowModel model;
     if (db && live::daemon_is_recording(recent, now)) {
         model = live::now_from_database(*db, db->path(), recent, options, now);
     } else {
-        const std::string why = live::no_daemon_reason(recent, now);
+        const std::string why = no_daemon_reason(live_db, recent, now);
         std::unique_ptr<telemetry::DeviceSource> source = open_live_source(o.flags, why);
         live::LiveSampler sampler(*source, options);
         if (db) {

@@ -30,10 +30,11 @@ int run(const TopCommandOptions& o) {
     if (refresh_us < 100 * k_us_per_ms) {
         throw Fatal("--interval: must be at least 100ms", ExitCode::usage);
     }
-    std::unique_ptr<store::Database> db = open_live_database(o.flags);
+    LiveDatabase live_db = open_live_database(o.flags);
+    store::Database* db = live_db.db.get();
     const store::RecentState recent = db ? store::read_recent(*db) : store::RecentState{};
     const bool from_db = db && live::daemon_is_recording(recent, wall_now());
-    const std::string why = live::no_daemon_reason(recent, wall_now());
+    const std::string why = no_daemon_reason(live_db, recent, wall_now());
     std::unique_ptr<telemetry::DeviceSource> source;
     std::optional<live::LiveSampler> sampler;
     if (!from_db) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <sys/wait.h>
@@ -33,11 +34,20 @@ class Child {
             args.push_back(const_cast<char*>(a.c_str()));
         }
         args.push_back(nullptr);
+        if (argv.empty()) {
+            return;
+        }
         m_pid = ::fork();
         if (m_pid == 0) {
             ::execv(args[0], args.data());
             ::_exit(127);
         }
+    }
+    /// Takes charge of `pid`, a child of this process started some other way (e.g. clone3).
+    static std::unique_ptr<Child> adopt(pid_t pid) {
+        auto child = std::unique_ptr<Child>(new Child(std::vector<std::string>{}));
+        child->m_pid = pid;
+        return child;
     }
     ~Child() { kill_and_reap(); }
     Child(const Child&) = delete;
