@@ -37,6 +37,13 @@ void WindowAccumulator::add(const CardTick& tick) {
         id.active_us += s.active_us;
         id.idle_held_us += s.idle_held_us;
         id.idle_held_mib_us += s.idle_held_mib_us;
+        auto on_gpu = std::find_if(id.by_gpu.begin(), id.by_gpu.end(),
+                                   [&](const IdentityGpuTime& g) { return g.gpu == tick.gpu; });
+        if (on_gpu == id.by_gpu.end()) {
+            on_gpu = id.by_gpu.insert(id.by_gpu.end(), IdentityGpuTime{tick.gpu});
+        }
+        on_gpu->active_us += s.active_us;
+        on_gpu->idle_held_us += s.idle_held_us;
     }
     // Presence counts every identity with a process on the card, measured or not (MIG).
     for (std::size_t i = 0; i < tick.processes.size(); ++i) {
@@ -71,6 +78,8 @@ void WindowAccumulator::add(const CardTick& tick) {
     }
     m_heatmap[static_cast<std::size_t>(m_cached_cell.first)]
              [static_cast<std::size_t>(m_cached_cell.second)] += states;
+    add_to_pools(tick, states, pattern_of(tick), held_mib(tick, m_thresholds),
+                 is_off_hours(m_cached_cell.first, m_cached_cell.second), gpu.pools, gpu.profile);
 
     const TimeUs end = tick.t0 + tick.duration_us;
     if (!m_first) {

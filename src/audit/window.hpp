@@ -4,6 +4,7 @@
 #include "audit/attribute.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
+#include "audit/pools.hpp"
 
 #include <array>
 #include <cstdint>
@@ -19,6 +20,15 @@ struct GpuTotals {
     StateTimes states;
     std::array<DurationUs, k_bucket_count> bucket_us{};
     std::uint64_t ticks = 0;
+    PoolTimes pools{};   ///< waste pools (disjoint slices of the measured time)
+    CardProfile profile; ///< patterns, memory and time of day for the recommender
+};
+
+/// One identity's attributed time on one card (for pricing by card model).
+struct IdentityGpuTime {
+    std::uint32_t gpu = 0;
+    double active_us = 0;
+    double idle_held_us = 0;
 };
 
 /// Totals for one identity (indexes the caller's identity table).
@@ -26,8 +36,9 @@ struct IdentityTotals {
     double active_us = 0;
     double idle_held_us = 0;
     double idle_held_mib_us = 0;
-    std::uint64_t ticks = 0;        ///< card-ticks in which the identity had a process
-    std::uint64_t holder_ticks = 0; ///< card-ticks in which it had a holder (compute/MPS) process
+    std::uint64_t ticks = 0;             ///< card-ticks in which the identity had a process
+    std::uint64_t holder_ticks = 0;      ///< card-ticks in which it had a holder process
+    std::vector<IdentityGpuTime> by_gpu; ///< the same active and idle-held time, per card
 };
 
 /// A stretch of the window with no card-tick at all (daemon down): "no data", never idle.
@@ -39,8 +50,9 @@ struct Gap {
 /// Maps a UTC time to (weekday 0 = Sunday, hour 0–23) in the report's time zone.
 using WeekdayHourFn = std::function<std::pair<int, int>(TimeUs)>;
 
-/// Sums classification, attribution, buckets, the weekday × hour grid and coverage. Ticks must be
-/// added in non-decreasing t0 order (for gap detection). Pure: no I/O.
+/// Sums classification, attribution, buckets, waste pools and card profiles, the weekday × hour
+/// grid and coverage. Ticks must be added in non-decreasing t0 order (for gap detection). Pure: no
+/// I/O. Office hours (pools.hpp) are judged in the zone of `weekday_hour`.
 class WindowAccumulator {
   public:
     /// `nobody` is the identity index that receives active time with no visible process.

@@ -54,6 +54,7 @@ int run(const ReportCommandOptions& o) {
         db = *found;
     }
     report::BuildOptions b;
+    apply_config(o.flags, b);
     const TimeUs now = wall_now();
     if (!o.from.empty() || !o.to.empty()) {
         b.to = o.to.empty() ? now : parse_time_flag("--to", o.to);

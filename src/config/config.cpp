@@ -2,6 +2,8 @@
 #include "config/config.hpp"
 
 #include "config/policy_section.hpp"
+#include "config/sections.hpp"
+#include "config/toml_errors.hpp"
 #include "core/duration.hpp"
 
 #include <fmt/format.h>
@@ -10,31 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 namespace gua::config {
-
-namespace {
-
-Error at(const std::string& path, const toml::node& node, const std::string& key,
-         const std::string& what) {
-    return Error{fmt::format("{}:{}: {}: {}", path, node.source().begin.line, key, what)};
-}
-
-Result<void> check_keys(const std::string& path, const toml::table& table, const std::string& name,
-                        const std::set<std::string>& allowed) {
-    for (const auto& [key, node] : table) {
-        if (!allowed.contains(std::string(key.str()))) {
-            const std::string full =
-                name.empty() ? std::string(key.str()) : name + "." + std::string(key.str());
-            return at(path, node, full, "unknown key");
-        }
-    }
-    return {};
-}
-
-} // namespace
 
 Result<Config> parse_config(const std::string& text, const std::string& path) {
     toml::table root;
@@ -45,8 +25,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     }
     Config c;
     c.path = path;
-    if (auto r =
-            check_keys(path, root, "", {"thresholds", "daemon", "pricing", "report", "policy"});
+    if (auto r = check_keys(path, root, "",
+                            {"thresholds", "daemon", "pricing", "report", "teams", "policy"});
         !r) {
         return r.error();
     }
@@ -99,12 +79,27 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
             c.db = *v;
         }
     }
-    if (const toml::table* t = root["policy"].as_table()) {
-        Result<policy::PolicyConfig> p = parse_policy_section(*t, path);
-        if (!p) {
-            return p.error();
+    const auto section = [&](const char* name, auto parse, auto& out) -> Result<void> {
+        const toml::node* n = root.get(name);
+        if (n == nullptr) {
+            return {};
         }
-        c.policy = std::move(p).value();
+        if (const toml::table* t = n->as_table()) {
+            return parse(path, *t, out);
+        }
+        return at(path, *n, name, "expected a table");
+    };
+    if (auto r = section("pricing", parse_pricing, c.pricing); !r) {
+        return r.error();
+    }
+    if (auto r = section("report", parse_report, c.grouping); !r) {
+        return r.error();
+    }
+    if (auto r = section("teams", parse_teams, c.grouping); !r) {
+        return r.error();
+    }
+    if (auto r = section("policy", parse_policy, c.policy); !r) {
+        return r.error();
     }
     return c;
 }

@@ -2,6 +2,7 @@
 // gua.toml.
 #include "config/policy_section.hpp"
 
+#include "config/toml_errors.hpp"
 #include "core/duration.hpp"
 
 #include <fmt/format.h>
@@ -11,21 +12,6 @@
 namespace gua::config {
 
 namespace {
-
-Error at(const std::string& path, const toml::node& node, const std::string& key,
-         const std::string& what) {
-    return Error{fmt::format("{}:{}: {}: {}", path, node.source().begin.line, key, what)};
-}
-
-Result<void> check_keys(const std::string& path, const toml::table& table, const std::string& name,
-                        const std::set<std::string, std::less<>>& allowed) {
-    for (const auto& [key, node] : table) {
-        if (!allowed.contains(key.str())) {
-            return at(path, node, fmt::format("{}.{}", name, key.str()), "unknown key");
-        }
-    }
-    return {};
-}
 
 Result<std::vector<std::string>> string_list(const std::string& path, const toml::node& node,
                                              const std::string& key) {
@@ -162,8 +148,8 @@ Result<void> parse_globals(const toml::table& t, const std::string& path, policy
 
 } // namespace
 
-Result<policy::PolicyConfig> parse_policy_section(const toml::table& table,
-                                                  const std::string& path) {
+Result<void> parse_policy(const std::string& path, const toml::table& table,
+                          policy::PolicyConfig& out) {
     if (auto r = check_keys(path, table, "policy",
                             {"enabled", "max_actions_per_hour", "notify_command", "exempt_users",
                              "exempt_commands", "exempt_containers", "rule"});
@@ -176,7 +162,8 @@ Result<policy::PolicyConfig> parse_policy_section(const toml::table& table,
     }
     const toml::node* rules = table.get("rule");
     if (rules == nullptr) {
-        return c;
+        out = std::move(c);
+        return {};
     }
     const toml::array* array = rules->as_array();
     if (array == nullptr || !array->is_array_of_tables()) {
@@ -195,7 +182,8 @@ Result<policy::PolicyConfig> parse_policy_section(const toml::table& table,
         }
         c.rules.push_back(std::move(rule).value());
     }
-    return c;
+    out = std::move(c);
+    return {};
 }
 
 } // namespace gua::config

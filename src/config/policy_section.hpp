@@ -10,9 +10,10 @@
 
 namespace gua::config {
 
-/// Parses the [policy] table `table` of the file `path`. Unknown keys, wrong types, duplicate or
-/// missing rule names and bad durations or sizes are errors naming file, line and key.
-Result<policy::PolicyConfig> parse_policy_section(const toml::table& table,
-                                                  const std::string& path);
+/// Reads the [policy] table `table` of the file `path` into `out`. Unknown keys, wrong types,
+/// duplicate or missing rule names and bad durations or sizes are errors naming file, line and
+/// key.
+Result<void> parse_policy(const std::string& path, const toml::table& table,
+                          policy::PolicyConfig& out);
 
 } // namespace gua::config

@@ -1,10 +1,10 @@
 // Report building: store → audit::WindowAccumulator → ReportModel.
 #include "report/build.hpp"
 
-#include "audit/window.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/version.hpp"
+#include "report/build_cost.hpp"
 #include "store/policy_log.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
@@ -182,7 +182,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     }
     m.bucket_hours = to_hours(bucket_total);
 
-    // §4: identities grouped by user name.
+    // §4: identities grouped by user name, or by team.
     std::map<std::string, IdentityRow> by_user;
     for (const store::IdentityRow& i : identities) {
         const auto id = static_cast<std::size_t>(i.id);
@@ -193,8 +193,9 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         if (t.holder_ticks == 0 && t.active_us <= 0) {
             continue; // only graphics contexts (Xorg): nothing to attribute
         }
-        IdentityRow& row = by_user[i.identity.user];
-        row.name = i.identity.user;
+        const std::string group = options.grouping.group_of(i.identity.user);
+        IdentityRow& row = by_user[group];
+        row.name = group;
         row.active_hours += to_hours(static_cast<DurationUs>(std::llround(t.active_us)));
         row.idle_held_hours += to_hours(static_cast<DurationUs>(std::llround(t.idle_held_us)));
         row.idle_held_gib_hours += t.idle_held_mib_us / 1024.0 / static_cast<double>(k_us_per_hour);
@@ -242,9 +243,11 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         m.coverage.gaps.emplace_back(g.from, g.to);
         gap_total += g.to - g.from;
     }
+    DurationUs recorded = 0;
     if (acc.first() && options.to > options.from) {
-        const DurationUs recorded = std::min(*acc.last_end(), options.to) -
-                                    std::max(*acc.first(), options.from) - gap_total;
+        recorded = std::max<DurationUs>(std::min(*acc.last_end(), options.to) -
+                                            std::max(*acc.first(), options.from) - gap_total,
+                                        0);
         m.coverage.covered_share = std::clamp(static_cast<double>(recorded) /
                                                   static_cast<double>(options.to - options.from),
                                               0.0, 1.0);
@@ -254,6 +257,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     });
     m.policy = summarize_policy(store::read_decisions(db, options.from, options.to), options.user,
                                 gpu != gpus.end() ? std::optional(gpu->uuid) : std::nullopt);
+    build_cost_and_advice(acc, gpus, identities, options, recorded, m);
     return m;
 }
 

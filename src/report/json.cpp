@@ -1,5 +1,6 @@
 // The JSON report: every number of the text report, with a schema_version (docs/report-json.md).
 #include "core/time.hpp"
+#include "report/json_sections.hpp"
 #include "report/render.hpp"
 
 #include <nlohmann/json.hpp>
@@ -97,6 +98,8 @@ std::string render_json(const ReportModel& m) {
     j["heatmap"] = {{"time_zone", m.time_zone}, {"cells", cells}};
     j["efficiency"] = buckets(m.buckets);
     j["efficiency"]["measured_gpu_hours"] = m.bucket_hours;
+    j["cost"] = cost_json(m);
+    j["recommendations"] = recommendations_json(m);
     json gaps = json::array();
     for (const auto& [from, to] : m.coverage.gaps) {
         gaps.push_back({{"from", format_iso8601(from)}, {"to", format_iso8601(to)}});

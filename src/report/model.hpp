@@ -1,6 +1,8 @@
 // ReportModel: the finished numbers of a report. Renderers only format it.
 #pragma once
 
+#include "audit/cost.hpp"
+#include "audit/recommend.hpp"
 #include "audit/waste.hpp"
 #include "core/time.hpp"
 #include "report/policy_section.hpp"
@@ -63,6 +65,35 @@ struct Coverage {
     double covered_share = 0; ///< recorded wall time / window span (≤ 1)
 };
 
+/// §7: one card's cost in the window.
+struct GpuCostRow {
+    int index = 0;
+    std::string model;
+    std::int64_t micros_per_gpu_hour = 0; ///< the price applied
+    audit::StateCost cost;
+};
+
+/// §7: one identity's cost (its attributed active and idle-held time, priced per card).
+struct IdentityCostRow {
+    std::string name;
+    std::int64_t active_cents = 0;
+    std::int64_t idle_held_cents = 0;
+};
+
+/// §7: what the window cost, by state, card and identity, and the waste run-rate.
+struct CostSection {
+    std::string currency = "USD";
+    bool prices_configured = false; ///< false: built-in example prices
+    bool price_overridden = false;  ///< --price set every card's price
+    double spot_discount = 0;
+    std::vector<GpuCostRow> gpus;            ///< same cards and order as ReportModel::gpus
+    audit::StateCost total;                  ///< sum of the rows (so rows add up exactly)
+    std::vector<IdentityCostRow> identities; ///< same names and order as ReportModel::identities
+    audit::RunRate idle_held_rate;           ///< at the window's per-card rates
+    audit::RunRate truly_idle_rate;
+    audit::RunRate waste_rate; ///< idle_held_rate + truly_idle_rate (monthly/yearly exact)
+};
+
 /// A finished report.
 struct ReportModel {
     int schema_version = 1;
@@ -89,6 +120,8 @@ struct ReportModel {
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window
     double bucket_hours = 0;         ///< measured card-hours behind the bucket shares
     Coverage coverage;
+    CostSection cost;                    ///< §7
+    audit::Advice advice;                ///< §8
     std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
 };
 

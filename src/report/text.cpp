@@ -2,6 +2,7 @@
 #include "audit/waste.hpp"
 #include "core/duration.hpp"
 #include "report/render.hpp"
+#include "report/text_sections.hpp"
 
 #include <fmt/format.h>
 
@@ -295,6 +296,10 @@ std::string render_text(const ReportModel& m, const TextOptions& o) {
     heatmap(out, m);
     out += "\n";
     efficiency(out, m);
+    out += "\n";
+    render_cost_text(out, m);
+    out += "\n";
+    render_recommendations_text(out, m);
     out += "\n";
     if (m.policy) {
         out += render_policy_text(*m.policy) + "\n";
