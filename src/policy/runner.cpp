@@ -102,15 +102,19 @@ void PolicyRunner::on_tick(const telemetry::Tick& tick, TimeUs now) {
     }
     const std::vector<audit::CardNow> cards = audit::cards_of(tick);
     audit::observe(m_book, cards, m_thresholds);
-    store::Transaction tx(m_db);
-    reap_notifications(now);
-    follow_up(tick, now);
     std::vector<Candidate> candidates = idle_candidates(cards, m_book, m_thresholds);
     for (Candidate& c : candidates) {
         c.owner = m_accounts.owner(c.identity.uid, now);
         c.groups = m_accounts.groups(c.identity.user, now);
     }
-    for (Decision& d : m_engine.decide(candidates, now)) {
+    std::vector<Decision> decisions = m_engine.decide(candidates, now);
+    if (decisions.empty() && m_pending.empty() && m_spawned.empty()) {
+        return; // nothing to record: no write transaction this tick
+    }
+    store::Transaction tx(m_db);
+    reap_notifications(now);
+    follow_up(tick, now);
+    for (Decision& d : decisions) {
         execute(d, now);
     }
     tx.commit();
