@@ -84,6 +84,7 @@ std::vector<Decision> Engine::decide(const std::vector<Candidate>& candidates, T
         m_actions.pop_front();
     }
     std::vector<const Candidate*> order;
+    order.reserve(candidates.size());
     for (const Candidate& c : candidates) {
         order.push_back(&c);
     }
@@ -91,6 +92,7 @@ std::vector<Decision> Engine::decide(const std::vector<Candidate>& candidates, T
         return weight(*a) > weight(*b);
     });
     std::vector<const Rule*> rules;
+    rules.reserve(m_config.rules.size());
     for (const Rule& r : m_config.rules) {
         rules.push_back(&r);
     }

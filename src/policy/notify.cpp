@@ -75,6 +75,7 @@ Result<pid_t> spawn_shell(const std::string& command, const std::vector<std::str
     }
     env.insert(env.end(), extra.begin(), extra.end());
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (std::string& e : env) {
         envp.push_back(e.data());
     }
@@ -114,8 +115,10 @@ int write_to_terminals(const std::string& utmp_path, const std::string& dev_root
         if (line.find("..") != std::string::npos) {
             continue;
         }
-        const int fd =
-            ::open((dev_root + "/" + line).c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        std::string device = dev_root;
+        device += '/';
+        device += line;
+        const int fd = ::open(device.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             continue;
         }
