@@ -11,8 +11,10 @@ packages=(
     python3 jq tmux util-linux
 )
 if [ "${1:-}" = "--test" ]; then
-    # Real components used by the end-to-end tests.
-    packages+=(dpkg-dev)
+    # Real components used by the end-to-end tests: prometheus (fleet tests, promtool); dpkg-dev
+    # (dpkg-shlibdeps) also for `make package`; groff for the man page check; systemd for
+    # `systemd-analyze verify`.
+    packages+=(dpkg-dev groff-base systemd prometheus)
 fi
 
 missing=()

@@ -95,4 +95,14 @@ void attribute(const CardTick& tick, const StateTimes& states, const Thresholds&
     }
 }
 
+void presence(const CardTick& tick, const Thresholds& thresholds, std::vector<Presence>& out) {
+    out.clear();
+    for (const ProcTick& p : tick.processes) {
+        const auto it = std::find_if(out.begin(), out.end(),
+                                     [&](const Presence& x) { return x.identity == p.identity; });
+        Presence& entry = it != out.end() ? *it : out.emplace_back(Presence{p.identity, false});
+        entry.holder = entry.holder || is_holder(p, thresholds);
+    }
+}
+
 } // namespace gua::audit

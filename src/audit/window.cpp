@@ -46,24 +46,11 @@ void WindowAccumulator::add(const CardTick& tick) {
         on_gpu->idle_held_us += s.idle_held_us;
     }
     // Presence counts every identity with a process on the card, measured or not (MIG).
-    for (std::size_t i = 0; i < tick.processes.size(); ++i) {
-        const std::uint32_t identity = tick.processes[i].identity;
-        bool seen = false;
-        for (std::size_t j = 0; j < i && !seen; ++j) {
-            seen = tick.processes[j].identity == identity;
-        }
-        if (seen) {
-            continue;
-        }
-        IdentityTotals& id = totals_of(identity);
+    presence(tick, m_thresholds, m_present);
+    for (const Presence& p : m_present) {
+        IdentityTotals& id = totals_of(p.identity);
         ++id.ticks;
-        for (std::size_t j = i; j < tick.processes.size(); ++j) {
-            if (tick.processes[j].identity == identity &&
-                is_holder(tick.processes[j], m_thresholds)) {
-                ++id.holder_ticks;
-                break;
-            }
-        }
+        id.holder_ticks += p.holder ? 1 : 0;
     }
     if (tick.processes.empty() && !m_shares.empty()) {
         ++totals_of(m_nobody).ticks;

@@ -90,6 +90,7 @@ class WindowAccumulator {
     std::optional<TimeUs> m_last_end;
     std::vector<Gap> m_gaps;
     std::vector<IdentityShare> m_shares;
+    std::vector<Presence> m_present;
     std::int64_t m_cached_quarter = std::numeric_limits<std::int64_t>::min();
     std::pair<int, int> m_cached_cell{0, 0};
 };

@@ -30,6 +30,11 @@ int main_entry(int argc, char** argv) {
     add(register_report);
     add(register_demo);
     add(register_daemon);
+    add(register_doctor);
+    add(register_start);
+    add(register_status);
+    add(register_stop);
+    add(register_uninstall);
     add(register_now);
     add(register_top);
     CLI::App* version = app.add_subcommand("version", "Print the version");

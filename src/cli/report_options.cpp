@@ -66,7 +66,10 @@ int print_report(const std::string& db_path, report::BuildOptions options,
     }
     options.top_identities = flags.top;
     store::Database db(db_path, store::OpenMode::read_only);
-    const report::ReportModel model = report::build_report(db, options, tz.value());
+    return print_model(report::build_report(db, options, tz.value()), flags);
+}
+
+int print_model(const report::ReportModel& model, const ReportFlags& flags) {
     std::string out;
     if (flags.format == "json") {
         out = report::render_json(model);

@@ -31,6 +31,8 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags);
 /// /etc/gua/gua.toml, else defaults) and applies its thresholds, prices and grouping, then
 /// --price, to `options`. Returns the config. Throws Fatal (usage) for a bad file or --price.
 config::Config apply_config(const ReportFlags& flags, report::BuildOptions& options);
+/// Prints a finished report on stdout in the chosen format. Returns the exit code.
+int print_model(const report::ReportModel& model, const ReportFlags& flags);
 
 /// Builds and prints the report for `options` from the database at `db_path` on stdout.
 /// Returns the exit code.

@@ -38,6 +38,7 @@ bool is_version_mismatch(const Error& e) {
     return e.message.find("mismatch") != std::string::npos;
 }
 
+// nullptr when a stop signal arrived while waiting for a version mismatch to clear.
 std::unique_ptr<telemetry::DeviceSource>
 open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, Clock& clock) {
     DurationUs backoff = 5 * k_us_per_second;
@@ -53,7 +54,9 @@ open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, 
             fmt::format("{}; retrying in {}", source.error().message, format_duration(backoff)));
         clock.sleep_until(clock.mono_now() + backoff, flags.stop);
         if (flags.stop.load()) {
-            throw Fatal(source.error().message, ExitCode::no_driver);
+            log.line(fmt::format("stopped while waiting for NVML ({}); nothing recorded",
+                                 source.error().message));
+            return nullptr;
         }
         backoff = std::min<DurationUs>(backoff * 2, 5 * k_us_per_minute);
     }
@@ -90,9 +93,16 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
         throw Fatal(cfg.error().message, ExitCode::usage);
     }
     audit::Thresholds thresholds = cfg.value().thresholds;
+    exporter::ExporterOptions exporter_options = options.exporter;
+    if (cfg.value().pricing.configured) {
+        exporter_options.pricing = cfg.value().pricing;
+    }
 
     std::unique_ptr<telemetry::DeviceSource> source =
         open_with_retry(open_source, flags, log, clock);
+    if (!source) {
+        return 0; // stopped (SIGTERM/SIGINT) before the driver became usable
+    }
     const std::string driver = source->driver_version();
     const std::size_t cards = source->devices().size();
 
@@ -100,6 +110,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     store::Database db(options.db, store::OpenMode::create);
     store::migrate(db);
     db.exec("PRAGMA journal_size_limit = 67108864");
+    const std::unique_ptr<exporter::Exporter> metrics =
+        exporter::start_exporter(exporter_options, db, thresholds, driver, options.interval_us,
+                                 [&log](const std::string& message) { log.line(message); });
     store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,
                                             options.interval_us, thresholds.active_util_pct,
                                             clock.wall_now()});
@@ -129,6 +142,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                 ++failed_writes;
                 log.line(fmt::format("tick {} not written: {}", tick.seq, e.what()));
             }
+            if (metrics) {
+                metrics->on_tick(tick, failed_writes);
+            }
             try {
                 policy_runner.on_tick(tick, clock.wall_now());
             } catch (const Fatal& e) {
@@ -152,6 +168,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             }
         },
         [&](DurationUs late) {
+            if (metrics) {
+                metrics->on_overrun();
+            }
             log.line(fmt::format("tick overran its schedule by {}; skipping ahead without "
                                  "catch-up",
                                  format_duration(late)));

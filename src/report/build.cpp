@@ -5,6 +5,7 @@
 #include "core/fatal.hpp"
 #include "core/version.hpp"
 #include "report/build_cost.hpp"
+#include "report/shares.hpp"
 #include "store/policy_log.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
@@ -19,38 +20,6 @@
 namespace gua::report {
 
 namespace {
-
-StateShares shares_of(const audit::StateTimes& t) {
-    StateShares s;
-    const double measured = static_cast<double>(t.active + t.idle_held + t.truly_idle);
-    if (measured > 0) {
-        s.active = static_cast<double>(t.active) / measured;
-        s.idle_held = static_cast<double>(t.idle_held) / measured;
-        s.truly_idle = static_cast<double>(t.truly_idle) / measured;
-    }
-    s.active_hours = to_hours(t.active);
-    s.idle_held_hours = to_hours(t.idle_held);
-    s.truly_idle_hours = to_hours(t.truly_idle);
-    s.unmeasured_hours = to_hours(t.unmeasured);
-    return s;
-}
-
-std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b) {
-    std::array<double, 4> out{};
-    const double total = static_cast<double>(b[0] + b[1] + b[2] + b[3]);
-    for (std::size_t i = 0; i < 4 && total > 0; ++i) {
-        out[i] = static_cast<double>(b[i]) / total;
-    }
-    return out;
-}
-
-std::string short_uuid(const std::string& uuid) {
-    const std::size_t dash = uuid.find('-');
-    if (dash == std::string::npos) {
-        return uuid.substr(0, 12);
-    }
-    return uuid.substr(0, std::min(uuid.size(), dash + 9));
-}
 
 /// Rescales a tick to the prior-art --interval override (keeping its state proportions).
 void apply_interval(audit::CardTick& tick, DurationUs interval) {
@@ -172,7 +141,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         ++cards;
         const audit::GpuTotals& t = acc.gpus()[id];
         m.gpus.push_back(GpuRow{g.index, g.uuid, short_uuid(g.uuid), g.name, shares_of(t.states),
-                                bucket_shares(t.bucket_us), t.ticks});
+                                bucket_shares(t.bucket_us), t.ticks, ""});
     }
     m.waste = audit::compute_waste(st, cards);
     m.buckets = bucket_shares(acc.bucket_us());

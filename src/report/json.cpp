@@ -68,8 +68,18 @@ std::string render_json(const ReportModel& m) {
                         {"samples", g.samples},
                         {"states", shares(g.shares)},
                         {"efficiency", buckets(g.buckets)}});
+        if (!g.host.empty()) {
+            gpus.back()["host"] = g.host;
+        }
     }
     j["gpus"] = gpus;
+    for (const HostRow& h : m.hosts) {
+        j["hosts"].push_back({{"host", h.host},
+                              {"gpus", h.gpus},
+                              {"samples", h.samples},
+                              {"recorded_share", h.covered_share},
+                              {"states", shares(h.shares)}});
+    }
     json ids = json::array();
     for (const IdentityRow& r : m.identities) {
         ids.push_back({{"name", r.name},

@@ -35,6 +35,16 @@ struct GpuRow {
     StateShares shares;
     std::array<double, 4> buckets{}; ///< efficiency bucket shares (sum to 1 when measured)
     std::uint64_t samples = 0;
+    std::string host; ///< fleet reports: the host (Prometheus instance); empty for one host
+};
+
+/// Fleet reports: one host's summary.
+struct HostRow {
+    std::string host;
+    std::size_t gpus = 0;
+    StateShares shares;
+    std::uint64_t samples = 0;
+    double covered_share = 0; ///< share of the window the host reported data for (≤ 1)
 };
 
 /// §4: one identity (a user, or a group of users).
@@ -114,6 +124,7 @@ struct ReportModel {
     audit::Waste waste;
     double observed_card_hours = 0;
     std::vector<GpuRow> gpus;
+    std::vector<HostRow> hosts;          ///< fleet reports: per-host summary; empty for one host
     std::vector<IdentityRow> identities; ///< sorted by gpu_hours descending, then name
     std::size_t identities_total = 0;    ///< before truncation to the top N
     std::array<std::array<HeatCell, 24>, 7> heatmap{};

@@ -84,6 +84,15 @@ inline bool eventually(const std::function<bool()>& done, std::chrono::milliseco
 class Scene {
   public:
     Scene() { std::filesystem::permissions(m_dir.path(), std::filesystem::perms(0755)); }
+    /// Leaves the test process's environment as it found it (other tests run in it too).
+    ~Scene() {
+        ::unsetenv("GUA_FAKE_NVML_SCENARIO");
+        for (std::size_t i = 0; i < m_processes.size(); ++i) {
+            ::unsetenv(("GUA_E2E_PID_" + std::to_string(i)).c_str());
+        }
+    }
+    Scene(const Scene&) = delete;
+    Scene& operator=(const Scene&) = delete;
 
     const policy_test::TempDir& dir() const { return m_dir; }
     std::string db() const { return m_dir.file("gua.db"); }
