@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     cmake g++ ninja-build pkg-config make
     libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
-    libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev
+    libmicrohttpd-dev libcurl4-openssl-dev
     libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
     python3 jq tmux util-linux
 )

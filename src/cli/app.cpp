@@ -35,6 +35,8 @@ int main_entry(int argc, char** argv) {
     add(register_status);
     add(register_stop);
     add(register_uninstall);
+    add(register_now);
+    add(register_top);
     CLI::App* version = app.add_subcommand("version", "Print the version");
     try {
         app.parse(argc, argv);

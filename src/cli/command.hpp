@@ -28,5 +28,9 @@ Runner register_status(CLI::App& app);
 Runner register_stop(CLI::App& app);
 /// Registers `gua uninstall`.
 Runner register_uninstall(CLI::App& app);
+/// Registers `gua now`.
+Runner register_now(CLI::App& app);
+/// Registers `gua top`.
+Runner register_top(CLI::App& app);
 
 } // namespace gua::cli

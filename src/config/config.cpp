@@ -1,6 +1,7 @@
 // gua.toml parsing with toml++: unknown keys and wrong types are errors with file and line.
 #include "config/config.hpp"
 
+#include "config/policy_section.hpp"
 #include "config/sections.hpp"
 #include "config/toml_errors.hpp"
 #include "core/duration.hpp"
@@ -95,6 +96,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return r.error();
     }
     if (auto r = section("teams", parse_teams, c.grouping); !r) {
+        return r.error();
+    }
+    if (auto r = section("policy", parse_policy, c.policy); !r) {
         return r.error();
     }
     return c;

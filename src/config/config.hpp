@@ -7,6 +7,7 @@
 #include "audit/grouping.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
+#include "policy/rule.hpp"
 
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@ struct Config {
     std::optional<std::string> db;         ///< [daemon] db
     audit::Pricing pricing;                ///< [pricing]; built-in example prices without it
     audit::Grouping grouping;              ///< [report] group_by and [teams]
+    policy::PolicyConfig policy;           ///< [policy] and [[policy.rule]] (docs/policy.md)
 };
 
 /// Parses the TOML text `text` (named `path` in errors). Errors say file, line and key, e.g.

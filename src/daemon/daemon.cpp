@@ -11,6 +11,7 @@
 #include "daemon/notify.hpp"
 #include "daemon/signals.hpp"
 #include "identity/resolver.hpp"
+#include "policy/runner.hpp"
 #include "sampler/sampler.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
@@ -118,6 +119,11 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
                          hostname(), driver.empty() ? "?" : driver, cards,
                          format_duration(options.interval_us), options.db));
+    policy::PolicyRunner policy_runner(
+        db, cfg.value().policy, thresholds, [&log](const std::string& line) { log.line(line); },
+        policy::RunnerOptions{"/proc", "/var/run/utmp", "/dev", hostname(),
+                              static_cast<std::uint32_t>(getpid())});
+    policy_runner.start(clock.wall_now());
     notify_service_manager("READY=1");
 
     identity::Resolver resolver;
@@ -139,6 +145,11 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             if (metrics) {
                 metrics->on_tick(tick, failed_writes);
             }
+            try {
+                policy_runner.on_tick(tick, clock.wall_now());
+            } catch (const Fatal& e) {
+                log.line(fmt::format("tick {}: policy not applied: {}", tick.seq, e.what()));
+            }
             if (!options.quiet) {
                 log.line(tick_summary(tick, thresholds));
             }
@@ -148,6 +159,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                 Result<config::Config> fresh = config::load_effective_config(options.config_path);
                 if (fresh) {
                     thresholds = fresh.value().thresholds;
+                    policy_runner.configure(fresh.value().policy, thresholds, clock.wall_now());
                     log.line("configuration reloaded (the active threshold applies from the "
                              "next daemon start)");
                 } else {

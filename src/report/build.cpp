@@ -6,6 +6,7 @@
 #include "core/version.hpp"
 #include "report/build_cost.hpp"
 #include "report/shares.hpp"
+#include "store/policy_log.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 
@@ -220,6 +221,11 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
                                                   static_cast<double>(options.to - options.from),
                                               0.0, 1.0);
     }
+    const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
+        return gpu_filter && g.id == *gpu_filter;
+    });
+    m.policy = summarize_policy(store::read_decisions(db, options.from, options.to), options.user,
+                                gpu != gpus.end() ? std::optional(gpu->uuid) : std::nullopt);
     build_cost_and_advice(acc, gpus, identities, options, recorded, m);
     return m;
 }

@@ -118,6 +118,9 @@ std::string render_json(const ReportModel& m) {
                      {"last_sample_end", opt_time(m.coverage.last_end)},
                      {"recorded_share", m.coverage.covered_share},
                      {"gaps", gaps}};
+    if (m.policy) {
+        j["policy"] = policy_json(*m.policy);
+    }
     return j.dump(2) + "\n";
 }
 

@@ -5,6 +5,7 @@
 #include "audit/recommend.hpp"
 #include "audit/waste.hpp"
 #include "core/time.hpp"
+#include "report/policy_section.hpp"
 
 #include <array>
 #include <cstdint>
@@ -130,8 +131,9 @@ struct ReportModel {
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window
     double bucket_hours = 0;         ///< measured card-hours behind the bucket shares
     Coverage coverage;
-    CostSection cost;     ///< §7
-    audit::Advice advice; ///< §8
+    CostSection cost;                    ///< §7
+    audit::Advice advice;                ///< §8
+    std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
 };
 
 } // namespace gua::report

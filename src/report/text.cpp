@@ -322,6 +322,9 @@ std::string render_text(const ReportModel& m, const TextOptions& o) {
     out += "\n";
     render_recommendations_text(out, m);
     out += "\n";
+    if (m.policy) {
+        out += render_policy_text(*m.policy) + "\n";
+    }
     verdict(out, m);
     out += "\n";
     coverage(out, m);

@@ -2,6 +2,7 @@
 #include "store/schema.hpp"
 
 #include "core/fatal.hpp"
+#include "store/schema_policy.hpp"
 
 #include <fmt/format.h>
 
@@ -120,7 +121,7 @@ JOIN process pr ON pr.id = p.process_id
 JOIN identity i ON i.id = pr.identity_id;
 )sql";
 
-constexpr std::array<std::string_view, 1> k_migrations{k_v1};
+constexpr std::array<std::string_view, 2> k_migrations{k_v1, k_policy_migration};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <exception>
 #include <fstream>
+#include <string>
 
 namespace gua::fake_nvml {
 namespace {
@@ -29,6 +30,19 @@ std::string base_name(const std::string& function) {
 
 bool name_matches(const std::string& pattern, const std::string& function) {
     return pattern == "*" || pattern == function || pattern == base_name(function);
+}
+
+/// False once an `until_exit` process's real pid has exited (gone, or a zombie not yet reaped).
+bool running(const Process& p) {
+    if (!p.until_exit) {
+        return true;
+    }
+    std::ifstream in("/proc/" + std::to_string(p.pid) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const std::size_t close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' &&
+           stat[close + 2] != 'X';
 }
 
 } // namespace
@@ -214,7 +228,7 @@ std::vector<const Process*> Driver::processes(const Handle& h, ProcessKind kind)
     std::vector<const Process*> out;
     for (const Process& p : m_scenario.processes) {
         const bool on_handle = p.device == h.device && (h.mig < 0 || p.mig_instance == h.mig);
-        if (on_handle && p.kind == kind && p.start <= t && t < p.end) {
+        if (on_handle && p.kind == kind && p.start <= t && t < p.end && running(p)) {
             out.push_back(&p);
         }
     }

@@ -102,6 +102,7 @@ Process parse_process(const json& j) {
                                 : ProcessKind::compute;
     p.start = get_or(j, "start", 0.0);
     p.end = get_or(j, "end", k_forever);
+    p.until_exit = get_or(j, "until_exit", false);
     p.memory_mib = series(j, "memory_mib", 0);
     p.sm_util = series(j, "sm_util", 0);
     return p;

@@ -79,6 +79,7 @@ struct Process {
     ProcessKind kind = ProcessKind::compute;
     double start = 0;
     double end = k_forever;
+    bool until_exit = false; ///< listed only while the real pid runs (the driver frees on exit)
     Series memory_mib;
     Series sm_util;
 };

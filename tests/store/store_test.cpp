@@ -101,13 +101,13 @@ TEST_F(Store, MigrateCreatesTheSchema) {
         Database db(m_path, OpenMode::create);
         migrate(db);
         migrate(db); // idempotent
-        EXPECT_EQ(db.scalar("PRAGMA user_version"), 1);
+        EXPECT_EQ(db.scalar("PRAGMA user_version"), k_schema_version);
         EXPECT_EQ(db.scalar("PRAGMA application_id"), 0x47554131);
         check_readable(db);
     }
     RawDb raw(m_path);
     EXPECT_EQ(raw.one("PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(raw.one("PRAGMA user_version"), "1");
+    EXPECT_EQ(raw.one("PRAGMA user_version"), std::to_string(k_schema_version));
     EXPECT_EQ(raw.one("PRAGMA application_id"), std::to_string(0x47554131));
     const auto objects = raw.rows("SELECT name FROM sqlite_schema WHERE type IN ('table','view') "
                                   "ORDER BY name");
@@ -116,8 +116,8 @@ TEST_F(Store, MigrateCreatesTheSchema) {
         names.push_back(r.at("name"));
     }
     const std::vector<std::string> expected{
-        "card_tick", "card_tick_state", "gpu",          "identity",
-        "proc_tick", "process",         "process_tick", "run"};
+        "card_tick",       "card_tick_state", "gpu",     "identity",     "policy_action",
+        "policy_decision", "proc_tick",       "process", "process_tick", "run"};
     EXPECT_EQ(names, expected);
 }
 
