@@ -47,7 +47,7 @@ format-check:
 tidy: build
 	git ls-files 'src/*.cpp' | xargs clang-tidy -p $(BUILD) --quiet
 
-package: build
+package: test-deps build
 	cd $(BUILD) && cpack -G DEB
 
 clean:

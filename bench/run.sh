@@ -64,6 +64,19 @@ echo "== gua demo end to end"
 tmp=$(mktemp -d)
 /usr/bin/time -f "demo: %e s wall, %M KiB peak RSS" "$gua" demo --db "$tmp/demo.db" --quiet >/dev/null
 rm -rf "$tmp"
+
+echo "== gua daemon on the fake NVML library: 8 GPUs x 16 processes (issue 3)"
+fake=$build/tests/fake_nvml/libnvidia-ml.so.1
+if [ -x "$build/bench/gua-daemon-bench" ] && [ -e "$fake" ]; then
+    if [ $short -eq 1 ]; then
+        "$build/bench/gua-daemon-bench" "$gua" "$fake" --short
+    else
+        "$build/bench/gua-daemon-bench" "$gua" "$fake"
+    fi
+else
+    echo "skipped: needs $build/bench/gua-daemon-bench and the fake library (ninja gua_daemon_bench fake_nvml)"
+fi
+
 echo "== Google Benchmark"
 min_time=1
 [ $short -eq 1 ] && min_time=0.05

@@ -6,13 +6,15 @@ set -euo pipefail
 packages=(
     cmake g++ ninja-build pkg-config make
     libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
-    libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev
+    libmicrohttpd-dev libcurl4-openssl-dev
     libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
     python3 jq tmux util-linux
 )
 if [ "${1:-}" = "--test" ]; then
-    # Real components used by the end-to-end tests.
-    packages+=(dpkg-dev)
+    # Real components used by the end-to-end tests: prometheus (fleet tests, promtool); dpkg-dev
+    # (dpkg-shlibdeps) also for `make package`; groff for the man page check; systemd for
+    # `systemd-analyze verify`.
+    packages+=(dpkg-dev groff-base systemd prometheus)
 fi
 
 missing=()

@@ -116,16 +116,17 @@ void attribute_us(const CardTick& tick, const StateTimes& states, const Threshol
             [&](const ProcTick& p, DurationUs us) { share_of(out, p.identity).idle_held_us += us; },
             parts);
     }
-    // Idle-held memory per process: its own SMs idle (per-process reading below the active
-    // threshold), or, without a per-process reading, whenever the card was not active.
+    // Idle-held memory per process: whenever the card was not active, and for the whole tick when
+    // its own per-process reading is below the active threshold.
     const DurationUs card_idle = states.idle_held + states.truly_idle;
     for (const ProcTick& p : tick.processes) {
         if (!holder(p)) {
             continue;
         }
-        const DurationUs idle_us =
-            p.sm_util_pct ? (*p.sm_util_pct < thresholds.active_util_pct ? tick.duration_us : 0)
-                          : card_idle;
+        // While the card is below the active threshold every process on it is idle, whatever
+        // its own mean over the tick says.
+        const bool own_idle = p.sm_util_pct && *p.sm_util_pct < thresholds.active_util_pct;
+        const DurationUs idle_us = std::max(card_idle, own_idle ? tick.duration_us : DurationUs{0});
         if (idle_us > 0) {
             share_of(out, p.identity).idle_held_mib_us += mem_weight(p, thresholds) * idle_us;
         }
@@ -141,6 +142,16 @@ void attribute(const CardTick& tick, const StateTimes& states, const Thresholds&
         out.push_back(IdentityShare{s.identity, static_cast<double>(s.active_us),
                                     static_cast<double>(s.idle_held_us),
                                     static_cast<double>(s.idle_held_mib_us)});
+    }
+}
+
+void presence(const CardTick& tick, const Thresholds& thresholds, std::vector<Presence>& out) {
+    out.clear();
+    for (const ProcTick& p : tick.processes) {
+        const auto it = std::find_if(out.begin(), out.end(),
+                                     [&](const Presence& x) { return x.identity == p.identity; });
+        Presence& entry = it != out.end() ? *it : out.emplace_back(Presence{p.identity, false});
+        entry.holder = entry.holder || is_holder(p, thresholds);
     }
 }
 

@@ -39,4 +39,14 @@ void attribute_us(const CardTick& tick, const StateTimes& states, const Threshol
 void attribute(const CardTick& tick, const StateTimes& states, const Thresholds& thresholds,
                std::uint32_t nobody, std::vector<IdentityShare>& out);
 
+/// An identity with at least one process on a card-tick; `holder` when one of them holds the card.
+struct Presence {
+    std::uint32_t identity = 0;
+    bool holder = false;
+};
+
+/// The distinct identities with a process on `tick` (measured or not: MIG counts), in order of
+/// first appearance. Appends to `out` (cleared first).
+void presence(const CardTick& tick, const Thresholds& thresholds, std::vector<Presence>& out);
+
 } // namespace gua::audit

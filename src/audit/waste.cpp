@@ -41,8 +41,17 @@ std::vector<double> rounded_percentages(const std::vector<double>& shares, int d
         used += units[i];
         remainders.emplace_back(exact - static_cast<double>(units[i]), i);
     }
-    std::stable_sort(remainders.begin(), remainders.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    // Remainders equal up to floating-point noise are ties, broken in favour of the larger share
+    // (so equal shares stay equal where possible), then by position.
+    for (auto& r : remainders) {
+        r.first = std::round(r.first * 1e9) / 1e9;
+    }
+    std::stable_sort(remainders.begin(), remainders.end(), [&](const auto& a, const auto& b) {
+        if (a.first != b.first) {
+            return a.first > b.first;
+        }
+        return shares[a.second] > shares[b.second];
+    });
     for (std::size_t k = 0; used < total_units && k < remainders.size(); ++k, ++used) {
         ++units[remainders[k].second];
     }

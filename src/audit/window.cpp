@@ -25,7 +25,45 @@ IdentityTotals& IdentityTotals::operator+=(const IdentityTotals& o) {
     idle_held_us += o.idle_held_us;
     idle_held_mib_ms += o.idle_held_mib_ms;
     ticks += o.ticks;
+    holder_ticks += o.holder_ticks;
+    for (const IdentityGpuTime& g : o.by_gpu) {
+        auto on_gpu = std::find_if(by_gpu.begin(), by_gpu.end(),
+                                   [&](const IdentityGpuTime& x) { return x.gpu == g.gpu; });
+        if (on_gpu == by_gpu.end()) {
+            on_gpu = by_gpu.insert(by_gpu.end(), IdentityGpuTime{g.gpu});
+        }
+        on_gpu->active_us += g.active_us;
+        on_gpu->idle_held_us += g.idle_held_us;
+    }
     return *this;
+}
+
+GpuTotals& GpuTotals::operator+=(const GpuTotals& o) {
+    states += o.states;
+    ticks += o.ticks;
+    for (std::size_t b = 0; b < k_bucket_count; ++b) {
+        bucket_us[b] += o.bucket_us[b];
+    }
+    for (std::size_t p = 0; p < k_pool_count; ++p) {
+        pools[p] += o.pools[p];
+    }
+    profile += o.profile;
+    return *this;
+}
+
+void move_office_split(GpuTotals& totals, bool to_off_hours) {
+    const auto move = [&](Pool office, Pool off) {
+        double& from = totals.pools[static_cast<std::size_t>(to_off_hours ? office : off)];
+        double& to = totals.pools[static_cast<std::size_t>(to_off_hours ? off : office)];
+        to += from;
+        from = 0;
+    };
+    move(Pool::held_office, Pool::held_off_hours);
+    move(Pool::idle_office, Pool::idle_off_hours);
+    DurationUs& from = to_off_hours ? totals.profile.office_us : totals.profile.off_hours_us;
+    DurationUs& to = to_off_hours ? totals.profile.off_hours_us : totals.profile.office_us;
+    to += from;
+    from = 0;
 }
 
 void CoverageTracker::add(TimeUs t0, DurationUs duration_us, TimeUs end) {
@@ -80,19 +118,40 @@ void WindowAccumulator::add(const CardTick& tick) {
     }
 
     attribute_us(tick, states, m_thresholds, m_nobody, m_shares);
-    for (const IdentityShareUs& s : m_shares) {
-        if (m_identities.size() <= s.identity) {
-            m_identities.resize(s.identity + 1);
+    const auto totals_of = [this](std::uint32_t identity) -> IdentityTotals& {
+        if (m_identities.size() <= identity) {
+            m_identities.resize(identity + 1);
         }
-        IdentityTotals& id = m_identities[s.identity];
+        return m_identities[identity];
+    };
+    for (const IdentityShareUs& s : m_shares) {
+        IdentityTotals& id = totals_of(s.identity);
         id.active_us += s.active_us;
         id.idle_held_us += s.idle_held_us;
         id.idle_held_mib_ms += s.idle_held_mib_us / 1000;
+        auto on_gpu = std::find_if(id.by_gpu.begin(), id.by_gpu.end(),
+                                   [&](const IdentityGpuTime& g) { return g.gpu == tick.gpu; });
+        if (on_gpu == id.by_gpu.end()) {
+            on_gpu = id.by_gpu.insert(id.by_gpu.end(), IdentityGpuTime{tick.gpu});
+        }
+        on_gpu->active_us += s.active_us;
+        on_gpu->idle_held_us += s.idle_held_us;
+    }
+    // Presence counts every identity with a process on the card, measured or not (MIG).
+    presence(tick, m_thresholds, m_present);
+    for (const Presence& p : m_present) {
+        IdentityTotals& id = totals_of(p.identity);
         ++id.ticks;
+        id.holder_ticks += p.holder ? 1 : 0;
+    }
+    if (tick.processes.empty() && !m_shares.empty()) {
+        ++totals_of(m_nobody).ticks;
     }
 
     const auto [weekday, hour] = cell_of(tick.t0);
     m_heatmap[static_cast<std::size_t>(weekday)][static_cast<std::size_t>(hour)] += states;
+    add_to_pools(tick, states, pattern_of(tick), held_mib(tick, m_thresholds),
+                 is_off_hours(weekday, hour), gpu.pools, gpu.profile);
     m_coverage.add(tick.t0, tick.duration_us, tick.t0 + tick.duration_us);
 }
 
@@ -105,6 +164,10 @@ bool WindowAccumulator::can_add_rollup(const RollupTotals& rollup) const {
                 return false;
             }
         }
+        // A single hour's office split can be moved; a day's was fixed when it was summed.
+        if (rollup.hours.size() > 1 && h.off_hours != is_off_hours(cell.first, cell.second)) {
+            return false;
+        }
         const CoverageSummary& c = h.coverage;
         if (last_end && *last_end > c.first_t0 + c.first_duration_us) {
             return false;
@@ -115,20 +178,27 @@ bool WindowAccumulator::can_add_rollup(const RollupTotals& rollup) const {
 }
 
 void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
+    std::optional<bool> move_to_off_hours;
+    if (rollup.hours.size() == 1) {
+        const auto [weekday, hour] = cell_of(rollup.hours.front().hour_start);
+        if (const bool off = is_off_hours(weekday, hour); off != rollup.hours.front().off_hours) {
+            move_to_off_hours = off;
+        }
+    }
     for (const RollupCard& card : rollup.cards) {
-        const GpuTotals& t = card.totals;
+        GpuTotals t = card.totals;
+        if (move_to_off_hours) {
+            move_office_split(t, *move_to_off_hours);
+        }
         m_states += t.states;
         m_ticks += t.ticks;
+        for (std::size_t b = 0; b < k_bucket_count; ++b) {
+            m_bucket_us[b] += t.bucket_us[b];
+        }
         if (m_gpus.size() <= card.gpu) {
             m_gpus.resize(card.gpu + 1);
         }
-        GpuTotals& gpu = m_gpus[card.gpu];
-        gpu.states += t.states;
-        gpu.ticks += t.ticks;
-        for (std::size_t b = 0; b < k_bucket_count; ++b) {
-            gpu.bucket_us[b] += t.bucket_us[b];
-            m_bucket_us[b] += t.bucket_us[b];
-        }
+        m_gpus[card.gpu] += t;
     }
     for (const RollupIdentity& i : rollup.identities) {
         const std::uint32_t index = i.identity == 0 ? m_nobody : i.identity;

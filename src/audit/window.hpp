@@ -5,6 +5,7 @@
 #include "audit/attribute.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
+#include "audit/pools.hpp"
 
 #include <array>
 #include <cstdint>
@@ -20,14 +21,31 @@ struct GpuTotals {
     StateTimes states;
     std::array<DurationUs, k_bucket_count> bucket_us{};
     std::uint64_t ticks = 0;
+    PoolTimes pools{};   ///< waste pools (disjoint slices of the measured time)
+    CardProfile profile; ///< patterns, memory and time of day for the recommender
+
+    GpuTotals& operator+=(const GpuTotals& o);
+};
+
+/// Moves the office-hours split of `totals` (idle-held and idle pools, profile office time)
+/// entirely to off-hours (`to_off_hours`) or to office hours.
+void move_office_split(GpuTotals& totals, bool to_off_hours);
+
+/// One identity's attributed time on one card (for pricing by card model).
+struct IdentityGpuTime {
+    std::uint32_t gpu = 0;
+    DurationUs active_us = 0;
+    DurationUs idle_held_us = 0;
 };
 
 /// Totals for one identity (indexes the caller's identity table), in exact integers.
 struct IdentityTotals {
     DurationUs active_us = 0;
     DurationUs idle_held_us = 0;
-    std::int64_t idle_held_mib_ms = 0; ///< Σ over card-ticks of ⌊idle-held MiB·µs / 1000⌋
-    std::uint64_t ticks = 0;           ///< card-ticks in which the identity received a share
+    std::int64_t idle_held_mib_ms = 0;   ///< Σ over card-ticks of ⌊idle-held MiB·µs / 1000⌋
+    std::uint64_t ticks = 0;             ///< card-ticks in which the identity had a process
+    std::uint64_t holder_ticks = 0;      ///< card-ticks in which it had a holder process
+    std::vector<IdentityGpuTime> by_gpu; ///< the same active and idle-held time, per card
 
     IdentityTotals& operator+=(const IdentityTotals& o);
 };
@@ -86,6 +104,9 @@ struct RollupIdentity {
 /// coverage of its ticks.
 struct HourSlice {
     TimeUs hour_start = 0;
+    /// How the office-hours pools and profile times of its ticks were split: as off-hours (true)
+    /// or office hours. Hourly rollups are stored as off-hours; the reader moves them.
+    bool off_hours = true;
     StateTimes states;
     CoverageSummary coverage;
 };
@@ -101,9 +122,11 @@ struct RollupTotals {
 /// Maps a UTC time to (weekday 0 = Sunday, hour 0–23) in the report's time zone.
 using WeekdayHourFn = std::function<std::pair<int, int>(TimeUs)>;
 
-/// Sums classification, attribution, buckets, the weekday × hour grid and coverage. Ticks must be
-/// added in non-decreasing t0 order (for gap detection). Pure: no I/O. Adding a rollup with
-/// add_rollup() yields exactly the totals of adding its card-ticks when can_add_rollup() says so.
+/// Sums classification, attribution, buckets, waste pools and card profiles, the weekday × hour
+/// grid and coverage. Ticks must be added in non-decreasing t0 order (for gap detection). Pure: no
+/// I/O. Office hours (pools.hpp) are judged in the zone of `weekday_hour`. Adding a rollup with
+/// add_rollup() yields the totals of adding its card-ticks when can_add_rollup() says so (exactly
+/// for integer totals; pools and profile sums of fractions up to floating-point rounding).
 class WindowAccumulator {
   public:
     /// `nobody` is the identity index that receives active time with no visible process.
@@ -151,6 +174,7 @@ class WindowAccumulator {
     std::array<std::array<StateTimes, 24>, 7> m_heatmap{};
     CoverageTracker m_coverage;
     std::vector<IdentityShareUs> m_shares;
+    std::vector<Presence> m_present;
     std::int64_t m_cached_quarter = std::numeric_limits<std::int64_t>::min();
     std::pair<int, int> m_cached_cell{0, 0};
 };

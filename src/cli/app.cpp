@@ -30,6 +30,13 @@ int main_entry(int argc, char** argv) {
     add(register_report);
     add(register_demo);
     add(register_daemon);
+    add(register_doctor);
+    add(register_start);
+    add(register_status);
+    add(register_stop);
+    add(register_uninstall);
+    add(register_now);
+    add(register_top);
     add(register_db);
     add(register_import);
     CLI::App* version = app.add_subcommand("version", "Print the version");
@@ -45,8 +52,15 @@ int main_entry(int argc, char** argv) {
             }
         }
         return 0;
-    } catch (const CLI::ParseError& e) {
+    } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(stderr, "gua: {} (see `gua --help`)\n", e.what());
+        return static_cast<int>(ExitCode::usage);
     } catch (const Fatal& e) {
         std::fflush(stdout);
         fmt::print(stderr, "gua: {}\n", e.what());

@@ -18,6 +18,20 @@ Runner register_report(CLI::App& app);
 Runner register_demo(CLI::App& app);
 /// Registers `gua daemon`.
 Runner register_daemon(CLI::App& app);
+/// Registers `gua doctor`.
+Runner register_doctor(CLI::App& app);
+/// Registers `gua start`.
+Runner register_start(CLI::App& app);
+/// Registers `gua status`.
+Runner register_status(CLI::App& app);
+/// Registers `gua stop`.
+Runner register_stop(CLI::App& app);
+/// Registers `gua uninstall`.
+Runner register_uninstall(CLI::App& app);
+/// Registers `gua now`.
+Runner register_now(CLI::App& app);
+/// Registers `gua top`.
+Runner register_top(CLI::App& app);
 /// Registers `gua db` (stats, check, vacuum, backup).
 Runner register_db(CLI::App& app);
 /// Registers `gua import`.

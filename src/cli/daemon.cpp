@@ -5,6 +5,7 @@
 #include "config/config.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "export/http_server.hpp"
 #include "nvml/open.hpp"
 #include "store/paths.hpp"
 
@@ -25,6 +26,8 @@ struct DaemonCommandOptions {
     std::string log;
     bool quiet = false;
     std::optional<std::uint64_t> max_ticks;
+    std::string listen;
+    std::optional<double> price_per_gpu_hour;
 };
 
 int run(const DaemonCommandOptions& o) {
@@ -49,6 +52,11 @@ int run(const DaemonCommandOptions& o) {
     d.log_path = o.log;
     d.quiet = o.quiet;
     d.max_ticks = o.max_ticks;
+    if (!o.listen.empty() && !exporter::parse_listen(o.listen)) {
+        throw Fatal(exporter::parse_listen(o.listen).error().message, ExitCode::usage);
+    }
+    d.exporter.listen = o.listen;
+    d.exporter.price_per_gpu_hour = o.price_per_gpu_hour;
     const std::string library = o.nvml_library;
     return daemon::run_daemon(d, [library] { return nvml::open_nvml_source(library); });
 }
@@ -70,6 +78,12 @@ Runner register_daemon(CLI::App& app) {
     cmd->add_option("--log", o->log, "Append log lines to this file (SIGHUP reopens it)");
     cmd->add_flag("--quiet,-q", o->quiet, "No line per tick");
     cmd->add_option("--ticks", o->max_ticks, "Stop after this many ticks");
+    cmd->add_option("--listen", o->listen,
+                    "Serve Prometheus metrics at /metrics on PORT (loopback), HOST:PORT or "
+                    "[IPv6]:PORT (default: off)");
+    cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour,
+                    "Dollars per GPU-hour for gua_waste_dollars_total (default: no dollar metric)")
+        ->check(CLI::NonNegativeNumber);
     return [o] { return run(*o); };
 }
 

@@ -44,12 +44,12 @@ std::string temp_db_path() {
     return dir + "/demo.db";
 }
 
-std::string tick_line(const telemetry::Tick& tick) {
+std::string tick_line(const telemetry::Tick& tick, const audit::Thresholds& thresholds) {
     std::string line = fmt::format("Tick {}  {}", tick.seq, format_iso8601(tick.t0));
     for (const telemetry::CardTickRecord& c : tick.cards) {
         const audit::CardTick card = audit::to_card_tick(tick, c);
-        line += fmt::format("  GPU-{}={:<10}", c.device.index,
-                            audit::dominant_state(card, audit::Thresholds{}));
+        line +=
+            fmt::format("  GPU-{}={:<10}", c.device.index, audit::dominant_state(card, thresholds));
     }
     for (const std::string& lost : tick.lost_uuids) {
         line += fmt::format("  {}=lost", lost);
@@ -95,6 +95,8 @@ int run(const DemoOptions& o) {
     if (o.realtime) {
         start = wall_now();
     }
+    report::BuildOptions b;
+    const config::Config cfg = apply_config(o.flags, b);
     const std::string db_path = o.db.empty() ? temp_db_path() : o.db;
     if (o.db.empty()) {
         fmt::print(stderr, "(using temporary database: {})\n", db_path);
@@ -112,8 +114,8 @@ int run(const DemoOptions& o) {
         store::Database db(db_path, store::OpenMode::create);
         store::migrate(db);
         store::Writer writer(db, store::RunInfo{"demo", source->driver_version(),
-                                                "synthetic:" + o.workload, interval, 10.0,
-                                                clock->wall_now()});
+                                                "synthetic:" + o.workload, interval,
+                                                cfg.thresholds.active_util_pct, clock->wall_now()});
         if (!o.quiet) {
             fmt::print(stderr, "# Recording {} synthetic ticks of workload '{}' at {} interval\n",
                        ticks, o.workload, format_duration(interval));
@@ -122,17 +124,17 @@ int run(const DemoOptions& o) {
         sampler::SamplerOptions so;
         so.interval_us = interval;
         so.max_ticks = static_cast<std::uint64_t>(ticks);
+        so.active_threshold_pct = cfg.thresholds.active_util_pct;
         sampler::Sampler sampler(*source, *clock, resolver, so);
         const std::atomic<bool> stop{false};
         sampler.run(stop, [&](const telemetry::Tick& tick) {
             writer.write(tick);
             if (!o.quiet) {
-                fmt::print(stderr, "{}\n", tick_line(tick));
+                fmt::print(stderr, "{}\n", tick_line(tick, cfg.thresholds));
             }
         });
         writer.finish(clock->wall_now());
     }
-    report::BuildOptions b;
     b.from = start;
     b.to = std::max(clock->wall_now(), start + 1);
     b.window_label = format_duration(std::max<DurationUs>(b.to - b.from, 1));

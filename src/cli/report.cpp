@@ -1,5 +1,6 @@
 // `gua report`: the audit of a recorded window (prior-art compatible flags plus absolute ranges).
 #include "cli/command.hpp"
+#include "cli/report_fleet.hpp"
 #include "cli/report_options.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
@@ -24,6 +25,7 @@ struct ReportCommandOptions {
     std::string gpu;
     std::string user;
     ReportFlags flags;
+    report::FleetOptions fleet;
 };
 
 TimeUs parse_time_flag(const std::string& flag, const std::string& text) {
@@ -44,7 +46,7 @@ DurationUs parse_duration_flag(const std::string& flag, const std::string& text)
 
 int run(const ReportCommandOptions& o) {
     std::string db = o.db;
-    if (db.empty()) {
+    if (db.empty() && o.fleet.url.empty()) {
         const std::optional<std::string> found = store::default_read_path();
         if (!found) {
             throw Fatal(fmt::format("no database found at {} or {} (start recording with `gua "
@@ -54,6 +56,7 @@ int run(const ReportCommandOptions& o) {
         db = *found;
     }
     report::BuildOptions b;
+    apply_config(o.flags, b);
     const TimeUs now = wall_now();
     if (!o.from.empty() || !o.to.empty()) {
         b.to = o.to.empty() ? now : parse_time_flag("--to", o.to);
@@ -80,6 +83,9 @@ int run(const ReportCommandOptions& o) {
     if (!o.user.empty()) {
         b.user = o.user;
     }
+    if (!o.fleet.url.empty()) {
+        return print_fleet_report(o.fleet, b, o.flags);
+    }
     return print_report(db, b, o.flags);
 }
 
@@ -99,6 +105,8 @@ Runner register_report(CLI::App& app) {
     cmd->add_option("--gpu", o->gpu, "Only this GPU (index or uuid prefix)");
     cmd->add_option("--user", o->user, "Only card-ticks where this user had a process");
     add_report_flags(*cmd, o->flags);
+    add_fleet_flags(*cmd, o->fleet);
+    cmd->get_option("--prometheus")->excludes("--db");
     return [o] { return run(*o); };
 }
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -26,6 +27,35 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
     cmd.add_option("--top", flags.top, "Number of identities listed in §4")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
+    cmd.add_option("--config", flags.config,
+                   "Config file (default: ~/.config/gua/gua.toml or /etc/gua/gua.toml if present)");
+    cmd.add_option("--price", flags.price,
+                   "Price per GPU-hour for every GPU in this report, e.g. 3.50 (overrides "
+                   "[pricing])");
+}
+
+config::Config apply_config(const ReportFlags& flags, report::BuildOptions& options) {
+    Result<config::Config> cfg = config::load_effective_config(flags.config);
+    if (!cfg) {
+        throw Fatal(cfg.error().message, ExitCode::usage);
+    }
+    options.thresholds = cfg.value().thresholds;
+    options.pricing = cfg.value().pricing;
+    options.grouping = cfg.value().grouping;
+    if (!flags.price.empty()) {
+        char* end = nullptr;
+        const double v = std::strtod(flags.price.c_str(), &end);
+        const std::optional<std::int64_t> micros =
+            end != nullptr && *end == '\0' && std::isfinite(v) ? audit::to_micros(v) : std::nullopt;
+        if (!micros) {
+            throw Fatal(fmt::format("--price {}: expected a price per GPU-hour from 0 to 1000, "
+                                    "e.g. 3.50",
+                                    flags.price),
+                        ExitCode::usage);
+        }
+        options.pricing.override_micros_per_gpu_hour = *micros;
+    }
+    return cfg.value();
 }
 
 int print_report(const std::string& db_path, report::BuildOptions options,
@@ -36,7 +66,10 @@ int print_report(const std::string& db_path, report::BuildOptions options,
     }
     options.top_identities = flags.top;
     store::Database db(db_path, store::OpenMode::read_only);
-    const report::ReportModel model = report::build_report(db, options, tz.value());
+    return print_model(report::build_report(db, options, tz.value()), flags);
+}
+
+int print_model(const report::ReportModel& model, const ReportFlags& flags) {
     std::string out;
     if (flags.format == "json") {
         out = report::render_json(model);

@@ -1,6 +1,9 @@
 // gua.toml parsing with toml++: unknown keys and wrong types are errors with file and line.
 #include "config/config.hpp"
 
+#include "config/policy_section.hpp"
+#include "config/sections.hpp"
+#include "config/toml_errors.hpp"
 #include "core/duration.hpp"
 
 #include <fmt/format.h>
@@ -9,60 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 namespace gua::config {
-
-namespace {
-
-Error at(const std::string& path, const toml::node& node, const std::string& key,
-         const std::string& what) {
-    return Error{fmt::format("{}:{}: {}: {}", path, node.source().begin.line, key, what)};
-}
-
-Result<void> check_keys(const std::string& path, const toml::table& table, const std::string& name,
-                        const std::set<std::string>& allowed) {
-    for (const auto& [key, node] : table) {
-        if (!allowed.contains(std::string(key.str()))) {
-            const std::string full =
-                name.empty() ? std::string(key.str()) : name + "." + std::string(key.str());
-            return at(path, node, full, "unknown key");
-        }
-    }
-    return {};
-}
-
-/// [retention] raw = "90d", rollup = "forever": a duration or "forever".
-Result<void> parse_retention(const std::string& path, const toml::table& root, Config& c) {
-    const toml::table* t = root["retention"].as_table();
-    if (t == nullptr) {
-        return {};
-    }
-    if (auto r = check_keys(path, *t, "retention", {"raw", "rollup"}); !r) {
-        return r.error();
-    }
-    for (const char* key : {"raw", "rollup"}) {
-        const toml::node* n = t->get(key);
-        if (n == nullptr) {
-            continue;
-        }
-        const std::optional<std::string> v = n->value<std::string>();
-        std::optional<DurationUs> period;
-        if (!v || *v != "forever") {
-            const Result<DurationUs> d = v ? parse_duration(*v) : Result<DurationUs>(Error{"x"});
-            if (!d || d.value() < k_us_per_hour) {
-                return at(path, *n, std::string("retention.") + key,
-                          "expected a duration of at least 1h (such as \"90d\") or \"forever\"");
-            }
-            period = d.value();
-        }
-        (std::string(key) == "raw" ? c.retention.raw_us : c.retention.rollup_us) = period;
-    }
-    return {};
-}
-
-} // namespace
 
 Result<Config> parse_config(const std::string& text, const std::string& path) {
     toml::table root;
@@ -74,7 +26,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     Config c;
     c.path = path;
     if (auto r = check_keys(path, root, "",
-                            {"thresholds", "daemon", "pricing", "report", "policy", "retention"});
+                            {"thresholds", "daemon", "pricing", "report", "teams", "policy",
+                             "retention"});
         !r) {
         return r.error();
     }
@@ -127,7 +80,29 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
             c.db = *v;
         }
     }
-    if (auto r = parse_retention(path, root, c); !r) {
+    const auto section = [&](const char* name, auto parse, auto& out) -> Result<void> {
+        const toml::node* n = root.get(name);
+        if (n == nullptr) {
+            return {};
+        }
+        if (const toml::table* t = n->as_table()) {
+            return parse(path, *t, out);
+        }
+        return at(path, *n, name, "expected a table");
+    };
+    if (auto r = section("pricing", parse_pricing, c.pricing); !r) {
+        return r.error();
+    }
+    if (auto r = section("report", parse_report, c.grouping); !r) {
+        return r.error();
+    }
+    if (auto r = section("teams", parse_teams, c.grouping); !r) {
+        return r.error();
+    }
+    if (auto r = section("retention", parse_retention, c.retention); !r) {
+        return r.error();
+    }
+    if (auto r = section("policy", parse_policy, c.policy); !r) {
         return r.error();
     }
     return c;

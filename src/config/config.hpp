@@ -1,9 +1,13 @@
-// gua.toml: thresholds and daemon settings shared by the daemon and the report.
+// gua.toml: thresholds and daemon settings shared by the daemon and the report, prices and
+// identity grouping for the report.
 #pragma once
 
 #include "audit/card_tick.hpp"
+#include "audit/cost.hpp"
+#include "audit/grouping.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
+#include "policy/rule.hpp"
 #include "store/retention.hpp"
 
 #include <optional>
@@ -17,6 +21,9 @@ struct Config {
     audit::Thresholds thresholds;
     std::optional<DurationUs> interval_us; ///< [daemon] interval
     std::optional<std::string> db;         ///< [daemon] db
+    audit::Pricing pricing;                ///< [pricing]; built-in example prices without it
+    audit::Grouping grouping;              ///< [report] group_by and [teams]
+    policy::PolicyConfig policy;           ///< [policy] and [[policy.rule]] (docs/policy.md)
     store::RetentionPolicy retention;      ///< [retention] raw, rollup
 };
 

@@ -8,8 +8,10 @@
 #include "core/fatal.hpp"
 #include "daemon/lock.hpp"
 #include "daemon/log.hpp"
+#include "daemon/notify.hpp"
 #include "daemon/signals.hpp"
 #include "identity/resolver.hpp"
+#include "policy/runner.hpp"
 #include "sampler/sampler.hpp"
 #include "store/reader.hpp"
 #include "store/retention.hpp"
@@ -17,7 +19,6 @@
 #include "store/writer.hpp"
 
 #include <fmt/format.h>
-#include <systemd/sd-daemon.h>
 
 #include <algorithm>
 #include <array>
@@ -39,6 +40,7 @@ bool is_version_mismatch(const Error& e) {
     return e.message.find("mismatch") != std::string::npos;
 }
 
+// nullptr when a stop signal arrived while waiting for a version mismatch to clear.
 std::unique_ptr<telemetry::DeviceSource>
 open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, Clock& clock) {
     DurationUs backoff = 5 * k_us_per_second;
@@ -54,7 +56,9 @@ open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, 
             fmt::format("{}; retrying in {}", source.error().message, format_duration(backoff)));
         clock.sleep_until(clock.mono_now() + backoff, flags.stop);
         if (flags.stop.load()) {
-            throw Fatal(source.error().message, ExitCode::no_driver);
+            log.line(fmt::format("stopped while waiting for NVML ({}); nothing recorded",
+                                 source.error().message));
+            return nullptr;
         }
         backoff = std::min<DurationUs>(backoff * 2, 5 * k_us_per_minute);
     }
@@ -91,9 +95,16 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
         throw Fatal(cfg.error().message, ExitCode::usage);
     }
     audit::Thresholds thresholds = cfg.value().thresholds;
+    exporter::ExporterOptions exporter_options = options.exporter;
+    if (cfg.value().pricing.configured) {
+        exporter_options.pricing = cfg.value().pricing;
+    }
 
     std::unique_ptr<telemetry::DeviceSource> source =
         open_with_retry(open_source, flags, log, clock);
+    if (!source) {
+        return 0; // stopped (SIGTERM/SIGINT) before the driver became usable
+    }
     const std::string driver = source->driver_version();
     const std::size_t cards = source->devices().size();
 
@@ -101,6 +112,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     store::Database db(options.db, store::OpenMode::create);
     store::migrate(db);
     db.exec("PRAGMA journal_size_limit = 67108864");
+    const std::unique_ptr<exporter::Exporter> metrics =
+        exporter::start_exporter(exporter_options, db, thresholds, driver, options.interval_us,
+                                 [&log](const std::string& message) { log.line(message); });
     store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,
                                             options.interval_us, thresholds.active_util_pct,
                                             clock.wall_now(), thresholds.held_mib,
@@ -109,7 +123,12 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
                          hostname(), driver.empty() ? "?" : driver, cards,
                          format_duration(options.interval_us), options.db));
-    sd_notify(0, "READY=1");
+    policy::PolicyRunner policy_runner(
+        db, cfg.value().policy, thresholds, [&log](const std::string& line) { log.line(line); },
+        policy::RunnerOptions{"/proc", "/var/run/utmp", "/dev", hostname(),
+                              static_cast<std::uint32_t>(getpid())});
+    policy_runner.start(clock.wall_now());
+    notify_service_manager("READY=1");
 
     identity::Resolver resolver;
     sampler::SamplerOptions so;
@@ -127,6 +146,14 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                 ++failed_writes;
                 log.line(fmt::format("tick {} not written: {}", tick.seq, e.what()));
             }
+            if (metrics) {
+                metrics->on_tick(tick, failed_writes);
+            }
+            try {
+                policy_runner.on_tick(tick, clock.wall_now());
+            } catch (const Fatal& e) {
+                log.line(fmt::format("tick {}: policy not applied: {}", tick.seq, e.what()));
+            }
             try {
                 retention.step(clock.wall_now());
             } catch (const Fatal& e) {
@@ -135,12 +162,13 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             if (!options.quiet) {
                 log.line(tick_summary(tick, thresholds));
             }
-            sd_notify(0, "WATCHDOG=1");
+            notify_service_manager("WATCHDOG=1");
             if (flags.reload.exchange(false)) {
                 log.reopen();
                 Result<config::Config> fresh = config::load_effective_config(options.config_path);
                 if (fresh) {
                     thresholds = fresh.value().thresholds;
+                    policy_runner.configure(fresh.value().policy, thresholds, clock.wall_now());
                     log.line("configuration reloaded (the active threshold applies from the "
                              "next daemon start)");
                 } else {
@@ -149,11 +177,14 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             }
         },
         [&](DurationUs late) {
+            if (metrics) {
+                metrics->on_overrun();
+            }
             log.line(fmt::format("tick overran its schedule by {}; skipping ahead without "
                                  "catch-up",
                                  format_duration(late)));
         });
-    sd_notify(0, "STOPPING=1");
+    notify_service_manager("STOPPING=1");
     writer.finish(clock.wall_now());
     const std::uint64_t total = store::Reader(db).card_tick_count();
     log.line(fmt::format(

@@ -3,6 +3,7 @@
 
 #include "core/result.hpp"
 #include "core/time.hpp"
+#include "export/exporter.hpp"
 #include "telemetry/device_source.hpp"
 
 #include <cstdint>
@@ -22,10 +23,13 @@ struct DaemonOptions {
     bool quiet = false;      ///< no per-tick line
     std::optional<std::uint64_t> max_ticks;
     std::string source_name = "nvml"; ///< recorded in the run table
+    /// Prometheus /metrics: off unless exporter.listen is set.
+    exporter::ExporterOptions exporter;
 };
 
 /// How the daemon obtains its device source. A failure whose message says the driver and library
-/// versions mismatch is retried with backoff; any other failure ends the daemon with exit code 3.
+/// versions mismatch is retried with backoff (a stop signal meanwhile ends the daemon with exit
+/// code 0 and no database); any other failure ends the daemon with exit code 3.
 using SourceFactory = std::function<Result<std::unique_ptr<telemetry::DeviceSource>>()>;
 
 /// Runs until SIGINT/SIGTERM (or max_ticks) and returns the exit code. The database is created

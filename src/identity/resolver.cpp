@@ -6,6 +6,13 @@
 #include "identity/cmdline.hpp"
 #include "identity/proc_file.hpp"
 
+#include <array>
+#include <cerrno>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <string_view>
+#include <sys/statfs.h>
+#include <unistd.h>
 #include <utility>
 
 namespace gua::identity {
@@ -14,13 +21,67 @@ namespace {
 constexpr std::size_t k_max_small_file = 64 * 1024;
 // Kernel connection files usually come last on long command lines, so read argv generously.
 constexpr std::size_t k_max_cmdline = 1024 * 1024;
+// Open comm descriptors kept at most (one per cached process); beyond, lookups read stat.
+constexpr std::size_t k_max_comm_fds = 512;
+
+bool is_procfs(const std::string& path) {
+    struct statfs fs {};
+    return ::statfs(path.c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+}
 
 } // namespace
 
+Resolver::CommFd& Resolver::CommFd::operator=(CommFd&& other) noexcept {
+    if (this != &other) {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+        m_fd = std::exchange(other.m_fd, -1);
+    }
+    return *this;
+}
+
+Resolver::CommFd::~CommFd() {
+    if (m_fd >= 0) {
+        ::close(m_fd);
+    }
+}
+
+bool Resolver::CommFd::names(const std::string& comm) const {
+    std::array<char, 64> buffer{};
+    ssize_t got = -1;
+    do {
+        got = ::pread(m_fd, buffer.data(), buffer.size(), 0);
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) {
+        return false; // ESRCH: the process this descriptor names is gone
+    }
+    std::string_view text(buffer.data(), static_cast<std::size_t>(got));
+    if (text.ends_with('\n')) {
+        text.remove_suffix(1);
+    }
+    return text == comm;
+}
+
 Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid)
-    : m_proc_root(std::move(proc_root)), m_first_person_uid(first_person_uid) {}
+    : m_proc_root(std::move(proc_root)), m_procfs(is_procfs(m_proc_root)),
+      m_first_person_uid(first_person_uid) {}
 
 ProcessFacts Resolver::resolve(std::uint32_t pid) {
+    auto it = m_cache.find(pid);
+    if (it != m_cache.end() && it->second.comm.valid()) {
+        if (it->second.comm.names(it->second.facts.identity.command)) {
+            it->second.seen = true;
+            return it->second.facts;
+        }
+        // Gone (even if its pid was reused within the same clock tick of start time, which the
+        // start time cannot tell) or exec'd: resolve afresh.
+        m_cache.erase(it);
+        it = m_cache.end();
+    }
+    // Opened before stat is read, so it names this process or one that is already gone; it is
+    // kept only if it still names the process resolved below.
+    CommFd comm = open_comm(pid);
     const std::optional<ProcStat> stat = read_stat(pid);
     if (!stat) {
         m_cache.erase(pid);
@@ -28,19 +89,32 @@ ProcessFacts Resolver::resolve(std::uint32_t pid) {
     }
     // The same start time means the same process; a different comm means it exec'd another program
     // (e.g. a wrapper script that became python), which may have changed its argv and uid.
-    if (auto it = m_cache.find(pid); it != m_cache.end() &&
-                                     it->second.facts.start_ticks == stat->start_ticks &&
-                                     it->second.facts.identity.command == stat->comm) {
+    if (it != m_cache.end() && it->second.facts.start_ticks == stat->start_ticks &&
+        it->second.facts.identity.command == stat->comm) {
         it->second.seen = true;
+        if (comm.valid() && comm.names(stat->comm)) {
+            it->second.comm = std::move(comm);
+        }
         return it->second.facts;
     }
     ProcessFacts facts = resolve_uncached(pid, *stat);
     if (facts.start_ticks) {
-        m_cache.insert_or_assign(pid, Entry{facts, true});
+        Entry entry{facts, true, {}};
+        if (comm.valid() && comm.names(facts.identity.command)) {
+            entry.comm = std::move(comm);
+        }
+        m_cache.insert_or_assign(pid, std::move(entry));
     } else {
         m_cache.erase(pid);
     }
     return facts;
+}
+
+Resolver::CommFd Resolver::open_comm(std::uint32_t pid) const {
+    if (!m_procfs || m_cache.size() >= k_max_comm_fds) {
+        return CommFd{};
+    }
+    return CommFd{::open(pid_path(pid, "comm").c_str(), O_RDONLY | O_CLOEXEC)};
 }
 
 void Resolver::sweep() {

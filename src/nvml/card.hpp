@@ -2,15 +2,15 @@
 // of driver oddities it worked around.
 #pragma once
 
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-
 #include "core/time.hpp"
 #include "nvml/abi.hpp"
 #include "nvml/sample_cursor.hpp"
 #include "telemetry/model.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 
 namespace gua::nvml {
 
@@ -30,9 +30,9 @@ struct Card {
     unsigned int index = 0;               ///< driver index of the physical GPU
     std::optional<unsigned int> mig_slot; ///< MIG instances: slot under the physical GPU
     std::optional<std::uint64_t> memory_total_bytes;
-    bool lost = false;                    ///< GPU_IS_LOST seen; re-probed on later polls
-    bool samples_supported = true;        ///< false once the util ring said NOT_SUPPORTED
-    std::optional<TimeUs> last_poll;      ///< wall time of the previous successful poll
+    bool lost = false;               ///< GPU_IS_LOST seen; re-probed on later polls
+    bool samples_supported = true;   ///< false once the util ring said NOT_SUPPORTED
+    std::optional<TimeUs> last_poll; ///< wall time of the previous successful poll
     UtilCursor util;
     ProcessUtilCursor process_util;
 };

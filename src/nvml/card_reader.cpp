@@ -2,17 +2,17 @@
 // value, "not supported" (nullopt), a counted read error, or a lost card.
 #include "nvml/card_reader.hpp"
 
+#include "nvml/process_list.hpp"
+
 #include <algorithm>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
-#include "nvml/process_list.hpp"
-
 namespace gua::nvml {
 namespace {
 
-constexpr std::uint64_t k_bytes_per_mib = 1024 * 1024;
+constexpr std::uint64_t k_bytes_per_mib = 1024ULL * 1024ULL;
 constexpr unsigned int k_max_process_samples = 4096;
 constexpr unsigned int k_sample_headroom = 16;
 
@@ -79,8 +79,8 @@ nvmlReturn_t read_ring(const Library& lib, nvmlDevice_t h, std::uint64_t cursor,
     }
     std::vector<nvmlSample_t> buffer(count + k_sample_headroom);
     count = static_cast<unsigned int>(buffer.size());
-    rc = lib.call<Entry::device_get_samples>(h, NVML_GPU_UTILIZATION_SAMPLES, cursor, &type,
-                                             &count, buffer.data());
+    rc = lib.call<Entry::device_get_samples>(h, NVML_GPU_UTILIZATION_SAMPLES, cursor, &type, &count,
+                                             buffer.data());
     if (rc != NVML_SUCCESS) {
         return rc;
     }
@@ -105,7 +105,8 @@ void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& s
     if (card.samples_supported && lib.has(Entry::device_get_samples)) {
         std::vector<RingSample> batch;
         const bool priming = !card.util.primed() || !span;
-        const nvmlReturn_t rc = read_ring(lib, card.handle, priming ? 0 : card.util.cursor_us(), batch);
+        const nvmlReturn_t rc =
+            read_ring(lib, card.handle, priming ? 0 : card.util.cursor_us(), batch);
         if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) {
             if (priming) {
                 card.util.prime(batch);
@@ -192,8 +193,8 @@ nvmlReturn_t read_process_samples(const Library& lib, nvmlDevice_t h, std::uint6
     unsigned int count = 0;
     nvmlReturn_t rc = lib.call<Entry::device_get_process_utilization>(h, nullptr, &count, cursor);
     for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 3; ++attempt) {
-        std::vector<nvmlProcessUtilizationSample_t> buffer(
-            std::min(count, k_max_process_samples) + k_sample_headroom);
+        std::vector<nvmlProcessUtilizationSample_t> buffer(std::min(count, k_max_process_samples) +
+                                                           k_sample_headroom);
         count = static_cast<unsigned int>(buffer.size());
         rc = lib.call<Entry::device_get_process_utilization>(h, buffer.data(), &count, cursor);
         if (rc == NVML_SUCCESS) {
@@ -206,8 +207,8 @@ nvmlReturn_t read_process_samples(const Library& lib, nvmlDevice_t h, std::uint6
     return rc == NVML_ERROR_NOT_FOUND ? NVML_SUCCESS : rc;
 }
 
-void read_process_utilization(const Library& lib, Card& card, SourceState& state,
-                              Status& status, telemetry::DevicePoll& poll) {
+void read_process_utilization(const Library& lib, Card& card, SourceState& state, Status& status,
+                              telemetry::DevicePoll& poll) {
     std::vector<ProcessUtilEntry> entries;
     const bool priming = !card.process_util.primed() || !card.last_poll;
     const nvmlReturn_t rc = read_process_samples(

@@ -2,20 +2,19 @@
 // utilization, power, energy, temperature, clocks. MIG instances: memory and processes only.
 #pragma once
 
-#include <string>
-
 #include "core/time.hpp"
 #include "nvml/card.hpp"
 #include "nvml/library.hpp"
 #include "telemetry/model.hpp"
+
+#include <string>
 
 namespace gua::nvml {
 
 /// Polls `card` at wall time `now`. NOT_SUPPORTED readings are nullopt; other failures are
 /// nullopt and counted in read_errors; GPU_IS_LOST marks the card lost and returns an empty poll
 /// with lost=true. Advances the card's cursors and last_poll.
-telemetry::DevicePoll read_card(const Library& library, Card& card, TimeUs now,
-                                SourceState& state);
+telemetry::DevicePoll read_card(const Library& library, Card& card, TimeUs now, SourceState& state);
 
 /// The UUID of a handle ("GPU-…"/"MIG-…"), or the failing return code.
 nvmlReturn_t read_uuid(const Library& library, nvmlDevice_t handle, std::string& uuid);

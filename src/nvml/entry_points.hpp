@@ -2,11 +2,11 @@
 // each entry's C signature. This is the only place that expands the list.
 #pragma once
 
+#include "nvml/abi.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
-
-#include "nvml/abi.hpp"
 
 namespace gua::nvml {
 
@@ -29,8 +29,7 @@ struct EntryPoint {
 
 /// Every entry point, in Entry order.
 inline constexpr std::array k_entry_points = {
-#define GUA_NVML_ENTRY(id, need, signature, ...)                                                   \
-    EntryPoint{Entry::id, Need::need, {__VA_ARGS__}},
+#define GUA_NVML_ENTRY(id, need, signature, ...) EntryPoint{Entry::id, Need::need, {__VA_ARGS__}},
 #include "nvml/entry_points.def"
 #undef GUA_NVML_ENTRY
 };
@@ -39,14 +38,14 @@ inline constexpr std::array k_entry_points = {
 inline constexpr std::size_t k_entry_count = k_entry_points.size();
 
 /// Position of an entry in k_entry_points.
-constexpr std::size_t entry_index(Entry e) { return static_cast<std::size_t>(e); }
+constexpr std::size_t entry_index(Entry e) {
+    return static_cast<std::size_t>(e);
+}
 
 /// The C function type of an entry point (all of its name variants share it).
 template <Entry E> struct EntrySignature;
 #define GUA_NVML_ENTRY(id, need, signature, ...)                                                   \
-    template <> struct EntrySignature<Entry::id> {                                                 \
-        using type = signature;                                                                    \
-    };
+    template <> struct EntrySignature<Entry::id> { using type = signature; };
 #include "nvml/entry_points.def"
 #undef GUA_NVML_ENTRY
 

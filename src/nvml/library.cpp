@@ -3,9 +3,8 @@
 #include "nvml/library.hpp"
 
 #include <dlfcn.h>
-#include <unistd.h>
-
 #include <string>
+#include <unistd.h>
 
 namespace gua::nvml {
 namespace {
@@ -103,15 +102,16 @@ std::size_t Library::process_info_stride(Entry process_list) const {
 }
 
 std::string Library::error_string(nvmlReturn_t rc) const {
-    auto* fn = reinterpret_cast<ErrorStringFn*>(m_symbols[entry_index(Entry::error_string)].address);
+    auto* fn =
+        reinterpret_cast<ErrorStringFn*>(m_symbols[entry_index(Entry::error_string)].address);
     const char* text = fn != nullptr ? fn(rc) : nullptr;
     return text != nullptr ? text : "NVML error " + std::to_string(static_cast<int>(rc));
 }
 
 std::string Library::driver_version() const {
     char buffer[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
-    if (call<Entry::system_get_driver_version>(&buffer[0], NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE) !=
-        NVML_SUCCESS) {
+    if (call<Entry::system_get_driver_version>(
+            &buffer[0], NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE) != NVML_SUCCESS) {
         return {};
     }
     buffer[sizeof(buffer) - 1] = '\0';

@@ -2,16 +2,16 @@
 // Symbols are resolved from entry_points.def, newest name first; nothing links against NVML.
 #pragma once
 
+#include "core/result.hpp"
+#include "nvml/abi.hpp"
+#include "nvml/entry_points.hpp"
+
 #include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
-
-#include "core/result.hpp"
-#include "nvml/abi.hpp"
-#include "nvml/entry_points.hpp"
 
 namespace gua::nvml {
 

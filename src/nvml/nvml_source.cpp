@@ -2,11 +2,11 @@
 // loop over cards; reading one card lives in card_reader.cpp.
 #include "nvml/nvml_source.hpp"
 
+#include "nvml/card_reader.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
-
-#include "nvml/card_reader.hpp"
 
 namespace gua::nvml {
 namespace {
@@ -31,7 +31,9 @@ NvmlSource::NvmlSource(std::unique_ptr<Library> library) : m_library(std::move(l
         m_library->process_info_stride(Entry::device_get_mps_compute_running_processes)};
 }
 
-std::string NvmlSource::driver_version() { return m_library->driver_version(); }
+std::string NvmlSource::driver_version() {
+    return m_library->driver_version();
+}
 
 std::vector<telemetry::DeviceInfo> NvmlSource::devices() {
     enumerate();
@@ -72,18 +74,12 @@ void NvmlSource::enumerate() {
         if (rc == NVML_SUCCESS) {
             add_physical(index, handle, fresh);
         } else if (rc == NVML_ERROR_GPU_IS_LOST) {
-            for (const Card& old : m_cards) {
-                if (old.index == index) {
-                    fresh.push_back(old);
-                    fresh.back().lost = true;
-                }
-            }
+            keep_lost(index, fresh);
         }
     }
     for (Card& card : fresh) {
-        const auto old = std::find_if(m_cards.begin(), m_cards.end(), [&](const Card& c) {
-            return c.info.uuid == card.info.uuid;
-        });
+        const auto old = std::find_if(m_cards.begin(), m_cards.end(),
+                                      [&](const Card& c) { return c.info.uuid == card.info.uuid; });
         if (old != m_cards.end() && !card.lost) {
             card.samples_supported = old->samples_supported;
             card.last_poll = old->last_poll;
@@ -98,7 +94,10 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
     Card physical;
     physical.handle = handle;
     physical.index = index;
-    if (!describe(handle, physical)) {
+    if (const nvmlReturn_t rc = describe(handle, physical); rc != NVML_SUCCESS) {
+        if (rc == NVML_ERROR_GPU_IS_LOST) {
+            keep_lost(index, fresh);
+        }
         return;
     }
     unsigned int current = 0;
@@ -114,7 +113,7 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
             mig.mig_slot = slot;
             if (m_library->call<Entry::device_get_mig_device_handle_by_index>(
                     handle, slot, &mig.handle) != NVML_SUCCESS ||
-                !describe(mig.handle, mig)) {
+                describe(mig.handle, mig) != NVML_SUCCESS) {
                 continue;
             }
             mig.info.parent_uuid = physical.info.uuid;
@@ -128,14 +127,23 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
     fresh.push_back(std::move(physical));
 }
 
-bool NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
-    if (read_uuid(*m_library, handle, card.info.uuid) != NVML_SUCCESS) {
-        return false;
+void NvmlSource::keep_lost(unsigned int index, std::vector<Card>& fresh) const {
+    for (const Card& old : m_cards) {
+        if (old.index == index) {
+            fresh.push_back(old);
+            fresh.back().lost = true;
+        }
+    }
+}
+
+nvmlReturn_t NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
+    if (const nvmlReturn_t rc = read_uuid(*m_library, handle, card.info.uuid); rc != NVML_SUCCESS) {
+        return rc;
     }
     card.info.index = static_cast<int>(card.index);
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-    if (m_library->call<Entry::device_get_name>(handle, &name[0], NVML_DEVICE_NAME_V2_BUFFER_SIZE) ==
-        NVML_SUCCESS) {
+    if (m_library->call<Entry::device_get_name>(handle, &name[0],
+                                                NVML_DEVICE_NAME_V2_BUFFER_SIZE) == NVML_SUCCESS) {
         card.info.name = bounded(name, sizeof(name));
     }
     nvmlPciInfo_t pci{};
@@ -162,7 +170,7 @@ bool NvmlSource::describe(nvmlDevice_t handle, Card& card) const {
         card.memory_total_bytes = total;
         card.info.memory_total_mib = bytes_to_mib(*total);
     }
-    return true;
+    return NVML_SUCCESS;
 }
 
 bool NvmlSource::reprobe(Card& card) const {
@@ -172,8 +180,8 @@ bool NvmlSource::reprobe(Card& card) const {
     }
     if (card.mig_slot) {
         nvmlDevice_t mig = nullptr;
-        if (m_library->call<Entry::device_get_mig_device_handle_by_index>(
-                handle, *card.mig_slot, &mig) != NVML_SUCCESS) {
+        if (m_library->call<Entry::device_get_mig_device_handle_by_index>(handle, *card.mig_slot,
+                                                                          &mig) != NVML_SUCCESS) {
             return false;
         }
         handle = mig;

@@ -1,13 +1,13 @@
 // NvmlSource: telemetry::DeviceSource on top of the NVML driver library (real or fake).
 #pragma once
 
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "nvml/card.hpp"
 #include "nvml/library.hpp"
 #include "telemetry/device_source.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace gua::nvml {
 
@@ -34,7 +34,8 @@ class NvmlSource final : public telemetry::DeviceSource {
   private:
     void enumerate();
     void add_physical(unsigned int index, nvmlDevice_t handle, std::vector<Card>& fresh);
-    bool describe(nvmlDevice_t handle, Card& card) const;
+    void keep_lost(unsigned int index, std::vector<Card>& fresh) const;
+    nvmlReturn_t describe(nvmlDevice_t handle, Card& card) const;
     bool reprobe(Card& card) const;
 
     std::unique_ptr<Library> m_library;

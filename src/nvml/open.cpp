@@ -1,10 +1,10 @@
 // open_nvml_source: picks the library path (flag, then environment, then the soname) and wraps it.
 #include "nvml/open.hpp"
 
-#include <cstdlib>
-
 #include "nvml/library.hpp"
 #include "nvml/nvml_source.hpp"
+
+#include <cstdlib>
 
 namespace gua::nvml {
 

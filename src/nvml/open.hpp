@@ -2,11 +2,11 @@
 // exposing any NVML type.
 #pragma once
 
-#include <memory>
-#include <string>
-
 #include "core/result.hpp"
 #include "telemetry/device_source.hpp"
+
+#include <memory>
+#include <string>
 
 namespace gua::nvml {
 

@@ -26,7 +26,9 @@ std::optional<std::uint64_t> memory_of(unsigned long long used) {
     return used;
 }
 
-bool instance_ok(std::uint32_t id) { return id == NVML_INSTANCE_ID_NONE || id < k_max_instance_id; }
+bool instance_ok(std::uint32_t id) {
+    return id == NVML_INSTANCE_ID_NONE || id < k_max_instance_id;
+}
 
 } // namespace
 
@@ -65,9 +67,8 @@ bool plausible(const RawProcess& process, std::optional<std::uint64_t> memory_to
 DecodedProcesses decode_checked(const std::byte* data, std::size_t count, std::size_t stride,
                                 std::optional<std::uint64_t> memory_total_bytes) {
     const auto all_plausible = [&](const std::vector<RawProcess>& list) {
-        return std::all_of(list.begin(), list.end(), [&](const RawProcess& p) {
-            return plausible(p, memory_total_bytes);
-        });
+        return std::all_of(list.begin(), list.end(),
+                           [&](const RawProcess& p) { return plausible(p, memory_total_bytes); });
     };
     DecodedProcesses out{decode_process_infos(data, count, stride), stride, 0};
     const bool wide_stride = stride == sizeof(nvmlProcessInfo_v2_t) || stride == k_max_stride;
@@ -80,8 +81,9 @@ DecodedProcesses decode_checked(const std::byte* data, std::size_t count, std::s
             return {std::move(retry), other, 0};
         }
     }
-    const auto bad = std::remove_if(out.processes.begin(), out.processes.end(),
-                                    [&](const RawProcess& p) { return !plausible(p, memory_total_bytes); });
+    const auto bad =
+        std::remove_if(out.processes.begin(), out.processes.end(),
+                       [&](const RawProcess& p) { return !plausible(p, memory_total_bytes); });
     out.dropped = static_cast<int>(out.processes.end() - bad);
     out.processes.erase(bad, out.processes.end());
     return out;
@@ -97,13 +99,15 @@ ProcessListRead read_process_list(const ProcessListCall& call, std::size_t strid
     std::vector<std::byte> buffer;
     for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < k_max_data_calls;
          ++attempt) {
-        const unsigned int capacity = std::min(2 * std::min(count, k_max_entries) + 5, k_max_entries);
+        const unsigned int capacity =
+            std::min(2 * std::min(count, k_max_entries) + 5, k_max_entries);
         buffer.assign(static_cast<std::size_t>(capacity) * k_max_stride, std::byte{0});
         count = capacity;
         rc = call(&count, buffer.data());
         if (rc == NVML_SUCCESS) {
             const std::size_t written = std::min(count, capacity);
-            return {NVML_SUCCESS, decode_checked(buffer.data(), written, stride, memory_total_bytes)};
+            return {NVML_SUCCESS,
+                    decode_checked(buffer.data(), written, stride, memory_total_bytes)};
         }
     }
     return {rc, {}};

@@ -2,13 +2,13 @@
 // stride (16/24/32 bytes, nvml-notes §5) with sanity checks that catch a wrong stride, and merging.
 #pragma once
 
+#include "nvml/abi.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <vector>
-
-#include "nvml/abi.hpp"
 
 namespace gua::nvml {
 
@@ -23,8 +23,8 @@ struct RawProcess {
 /// A decoded list and what decoding had to do.
 struct DecodedProcesses {
     std::vector<RawProcess> processes;
-    std::size_t stride = 0;   ///< the stride that decoded plausibly (may differ from the asked one)
-    int dropped = 0;          ///< implausible entries left out
+    std::size_t stride = 0; ///< the stride that decoded plausibly (may differ from the asked one)
+    int dropped = 0;        ///< implausible entries left out
 };
 
 /// Decodes `count` entries of `stride` bytes (16, 24 or 32) from `data`, without checks.

@@ -16,7 +16,8 @@ DurationUs median_gap(const std::vector<RingSample>& sorted, DurationUs fallback
     std::vector<DurationUs> gaps;
     gaps.reserve(sorted.size() - 1);
     for (std::size_t i = 1; i < sorted.size(); ++i) {
-        gaps.push_back(static_cast<DurationUs>(sorted[i].timestamp_us - sorted[i - 1].timestamp_us));
+        gaps.push_back(
+            static_cast<DurationUs>(sorted[i].timestamp_us - sorted[i - 1].timestamp_us));
     }
     auto middle = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
     std::nth_element(gaps.begin(), middle, gaps.end());

@@ -2,13 +2,13 @@
 // nvml-notes §14 ("Rules for the daemon"). Pure logic: no NVML calls, no wall time.
 #pragma once
 
+#include "core/time.hpp"
+#include "telemetry/model.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
 #include <vector>
-
-#include "core/time.hpp"
-#include "telemetry/model.hpp"
 
 namespace gua::nvml {
 

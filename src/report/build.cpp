@@ -1,10 +1,12 @@
 // Report building: store → audit::WindowAccumulator → ReportModel.
 #include "report/build.hpp"
 
-#include "audit/window.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/version.hpp"
+#include "report/build_cost.hpp"
+#include "report/shares.hpp"
+#include "store/policy_log.hpp"
 #include "store/reader.hpp"
 #include "store/schema.hpp"
 
@@ -19,38 +21,6 @@
 namespace gua::report {
 
 namespace {
-
-StateShares shares_of(const audit::StateTimes& t) {
-    StateShares s;
-    const double measured = static_cast<double>(t.active + t.idle_held + t.truly_idle);
-    if (measured > 0) {
-        s.active = static_cast<double>(t.active) / measured;
-        s.idle_held = static_cast<double>(t.idle_held) / measured;
-        s.truly_idle = static_cast<double>(t.truly_idle) / measured;
-    }
-    s.active_hours = to_hours(t.active);
-    s.idle_held_hours = to_hours(t.idle_held);
-    s.truly_idle_hours = to_hours(t.truly_idle);
-    s.unmeasured_hours = to_hours(t.unmeasured);
-    return s;
-}
-
-std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b) {
-    std::array<double, 4> out{};
-    const double total = static_cast<double>(b[0] + b[1] + b[2] + b[3]);
-    for (std::size_t i = 0; i < 4 && total > 0; ++i) {
-        out[i] = static_cast<double>(b[i]) / total;
-    }
-    return out;
-}
-
-std::string short_uuid(const std::string& uuid) {
-    const std::size_t dash = uuid.find('-');
-    if (dash == std::string::npos) {
-        return uuid.substr(0, 12);
-    }
-    return uuid.substr(0, std::min(uuid.size(), dash + 9));
-}
 
 /// Rescales a tick to the prior-art --interval override (keeping its state proportions).
 void apply_interval(audit::CardTick& tick, DurationUs interval) {
@@ -196,7 +166,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         ++cards;
         const audit::GpuTotals& t = acc.gpus()[id];
         m.gpus.push_back(GpuRow{g.index, g.uuid, short_uuid(g.uuid), g.name, shares_of(t.states),
-                                bucket_shares(t.bucket_us), t.ticks});
+                                bucket_shares(t.bucket_us), t.ticks, ""});
     }
     m.waste = audit::compute_waste(st, cards);
     m.buckets = bucket_shares(acc.bucket_us());
@@ -206,7 +176,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     }
     m.bucket_hours = to_hours(bucket_total);
 
-    // §4: identities grouped by user name.
+    // §4: identities grouped by user name, or by team.
     std::map<std::string, IdentityRow> by_user;
     for (const store::IdentityRow& i : identities) {
         const auto id = static_cast<std::size_t>(i.id);
@@ -214,8 +184,12 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
             continue;
         }
         const audit::IdentityTotals& t = acc.identities()[id];
-        IdentityRow& row = by_user[i.identity.user];
-        row.name = i.identity.user;
+        if (t.holder_ticks == 0 && t.active_us <= 0) {
+            continue; // only graphics contexts (Xorg): nothing to attribute
+        }
+        const std::string group = options.grouping.group_of(i.identity.user);
+        IdentityRow& row = by_user[group];
+        row.name = group;
         row.active_hours += to_hours(t.active_us);
         row.idle_held_hours += to_hours(t.idle_held_us);
         row.idle_held_gib_hours += static_cast<double>(t.idle_held_mib_ms) / 1024.0 /
@@ -264,13 +238,21 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         m.coverage.gaps.emplace_back(g.from, g.to);
         gap_total += g.to - g.from;
     }
+    DurationUs recorded = 0;
     if (acc.first() && options.to > options.from) {
-        const DurationUs recorded = std::min(*acc.last_end(), options.to) -
-                                    std::max(*acc.first(), options.from) - gap_total;
+        recorded = std::max<DurationUs>(std::min(*acc.last_end(), options.to) -
+                                            std::max(*acc.first(), options.from) - gap_total,
+                                        0);
         m.coverage.covered_share = std::clamp(static_cast<double>(recorded) /
                                                   static_cast<double>(options.to - options.from),
                                               0.0, 1.0);
     }
+    const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
+        return gpu_filter && g.id == *gpu_filter;
+    });
+    m.policy = summarize_policy(store::read_decisions(db, options.from, options.to), options.user,
+                                gpu != gpus.end() ? std::optional(gpu->uuid) : std::nullopt);
+    build_cost_and_advice(acc, gpus, identities, options, recorded, m);
     return m;
 }
 

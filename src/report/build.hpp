@@ -2,6 +2,8 @@
 #pragma once
 
 #include "audit/card_tick.hpp"
+#include "audit/cost.hpp"
+#include "audit/grouping.hpp"
 #include "core/timezone.hpp"
 #include "report/model.hpp"
 #include "store/database.hpp"
@@ -22,6 +24,8 @@ struct BuildOptions {
     std::optional<std::string> user;             ///< only card-ticks where this user had a process
     std::optional<DurationUs> interval_override; ///< prior-art compatible --interval
     std::size_t top_identities = 10;
+    audit::Pricing pricing;   ///< §7 prices (and the spot discount used in §8)
+    audit::Grouping grouping; ///< §4 and §7 identities: by user or by team
 };
 
 /// Reads the window from `db` and computes every section. Throws Fatal for a filter that

@@ -1,5 +1,6 @@
 // The JSON report: every number of the text report, with a schema_version (docs/report-json.md).
 #include "core/time.hpp"
+#include "report/json_sections.hpp"
 #include "report/render.hpp"
 
 #include <nlohmann/json.hpp>
@@ -67,8 +68,18 @@ std::string render_json(const ReportModel& m) {
                         {"samples", g.samples},
                         {"states", shares(g.shares)},
                         {"efficiency", buckets(g.buckets)}});
+        if (!g.host.empty()) {
+            gpus.back()["host"] = g.host;
+        }
     }
     j["gpus"] = gpus;
+    for (const HostRow& h : m.hosts) {
+        j["hosts"].push_back({{"host", h.host},
+                              {"gpus", h.gpus},
+                              {"samples", h.samples},
+                              {"recorded_share", h.covered_share},
+                              {"states", shares(h.shares)}});
+    }
     json ids = json::array();
     for (const IdentityRow& r : m.identities) {
         ids.push_back({{"name", r.name},
@@ -97,6 +108,8 @@ std::string render_json(const ReportModel& m) {
     j["heatmap"] = {{"time_zone", m.time_zone}, {"cells", cells}};
     j["efficiency"] = buckets(m.buckets);
     j["efficiency"]["measured_gpu_hours"] = m.bucket_hours;
+    j["cost"] = cost_json(m);
+    j["recommendations"] = recommendations_json(m);
     json gaps = json::array();
     for (const auto& [from, to] : m.coverage.gaps) {
         gaps.push_back({{"from", format_iso8601(from)}, {"to", format_iso8601(to)}});
@@ -105,6 +118,9 @@ std::string render_json(const ReportModel& m) {
                      {"last_sample_end", opt_time(m.coverage.last_end)},
                      {"recorded_share", m.coverage.covered_share},
                      {"gaps", gaps}};
+    if (m.policy) {
+        j["policy"] = policy_json(*m.policy);
+    }
     return j.dump(2) + "\n";
 }
 

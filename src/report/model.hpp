@@ -1,8 +1,11 @@
 // ReportModel: the finished numbers of a report. Renderers only format it.
 #pragma once
 
+#include "audit/cost.hpp"
+#include "audit/recommend.hpp"
 #include "audit/waste.hpp"
 #include "core/time.hpp"
+#include "report/policy_section.hpp"
 
 #include <array>
 #include <cstdint>
@@ -32,6 +35,16 @@ struct GpuRow {
     StateShares shares;
     std::array<double, 4> buckets{}; ///< efficiency bucket shares (sum to 1 when measured)
     std::uint64_t samples = 0;
+    std::string host; ///< fleet reports: the host (Prometheus instance); empty for one host
+};
+
+/// Fleet reports: one host's summary.
+struct HostRow {
+    std::string host;
+    std::size_t gpus = 0;
+    StateShares shares;
+    std::uint64_t samples = 0;
+    double covered_share = 0; ///< share of the window the host reported data for (≤ 1)
 };
 
 /// §4: one identity (a user, or a group of users).
@@ -62,6 +75,35 @@ struct Coverage {
     double covered_share = 0; ///< recorded wall time / window span (≤ 1)
 };
 
+/// §7: one card's cost in the window.
+struct GpuCostRow {
+    int index = 0;
+    std::string model;
+    std::int64_t micros_per_gpu_hour = 0; ///< the price applied
+    audit::StateCost cost;
+};
+
+/// §7: one identity's cost (its attributed active and idle-held time, priced per card).
+struct IdentityCostRow {
+    std::string name;
+    std::int64_t active_cents = 0;
+    std::int64_t idle_held_cents = 0;
+};
+
+/// §7: what the window cost, by state, card and identity, and the waste run-rate.
+struct CostSection {
+    std::string currency = "USD";
+    bool prices_configured = false; ///< false: built-in example prices
+    bool price_overridden = false;  ///< --price set every card's price
+    double spot_discount = 0;
+    std::vector<GpuCostRow> gpus;            ///< same cards and order as ReportModel::gpus
+    audit::StateCost total;                  ///< sum of the rows (so rows add up exactly)
+    std::vector<IdentityCostRow> identities; ///< same names and order as ReportModel::identities
+    audit::RunRate idle_held_rate;           ///< at the window's per-card rates
+    audit::RunRate truly_idle_rate;
+    audit::RunRate waste_rate; ///< idle_held_rate + truly_idle_rate (monthly/yearly exact)
+};
+
 /// A finished report.
 struct ReportModel {
     int schema_version = 1;
@@ -82,12 +124,16 @@ struct ReportModel {
     audit::Waste waste;
     double observed_card_hours = 0;
     std::vector<GpuRow> gpus;
+    std::vector<HostRow> hosts;          ///< fleet reports: per-host summary; empty for one host
     std::vector<IdentityRow> identities; ///< sorted by gpu_hours descending, then name
     std::size_t identities_total = 0;    ///< before truncation to the top N
     std::array<std::array<HeatCell, 24>, 7> heatmap{};
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window
     double bucket_hours = 0;         ///< measured card-hours behind the bucket shares
     Coverage coverage;
+    CostSection cost;                    ///< §7
+    audit::Advice advice;                ///< §8
+    std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
 };
 
 } // namespace gua::report

@@ -13,7 +13,8 @@ struct TextOptions {
     bool color = false; ///< ANSI colours (only on a terminal, never with NO_COLOR)
 };
 
-/// The human report: §1 headline … §6 efficiency, the 20 % verdict and data coverage.
+/// The human report: §1 headline … §6 efficiency, §7 cost, §8 recommendations, the 20 % verdict
+/// and data coverage.
 std::string render_text(const ReportModel& model, const TextOptions& options);
 
 /// The JSON report (documented in docs/report-json.md), pretty-printed, ending in a newline.

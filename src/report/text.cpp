@@ -2,6 +2,7 @@
 #include "audit/waste.hpp"
 #include "core/duration.hpp"
 #include "report/render.hpp"
+#include "report/text_sections.hpp"
 
 #include <fmt/format.h>
 
@@ -136,11 +137,14 @@ void per_gpu(std::string& out, const ReportModel& m) {
         out += "  (no GPU cards in window)\n";
         return;
     }
-    out += "  gpu  uuid          model                      active  idle-held  truly-idle  "
-           "samples\n";
+    const bool fleet = !m.hosts.empty();
+    out += fmt::format("  {}gpu  uuid          model                      active  idle-held  "
+                       "truly-idle  samples\n",
+                       fleet ? fmt::format("{:<21}  ", "host") : "");
     for (const GpuRow& g : m.gpus) {
         const auto p = pct3(g.shares);
         const bool measured = g.shares.active + g.shares.idle_held + g.shares.truly_idle > 0;
+        out += fleet ? fmt::format("  {:<21}", g.host.substr(0, 21)) : "";
         if (measured) {
             out += fmt::format("  {:>3}  {:<12}  {:<25} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>7}\n",
                                g.index, g.short_uuid, g.model.substr(0, 25), p[0], p[1], p[2],
@@ -149,6 +153,20 @@ void per_gpu(std::string& out, const ReportModel& m) {
             out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {:>10}  {:>7}\n", g.index,
                                g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", "n/a", g.samples);
         }
+    }
+}
+
+void per_host(std::string& out, const ReportModel& m) {
+    out += "Per host\n";
+    out += fmt::format("  {:<21} {:>5} {:>7}  {:>9}  {:>10}  {:>10}  {:>8}\n", "host", "gpus",
+                       "active", "idle-held", "truly-idle", "GPU-hours", "recorded");
+    for (const HostRow& h : m.hosts) {
+        const auto p = pct3(h.shares);
+        out += fmt::format(
+            "  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>10}  {:7.1f}%\n", h.host.substr(0, 21),
+            h.gpus, p[0], p[1], p[2],
+            hours(h.shares.active_hours + h.shares.idle_held_hours + h.shares.truly_idle_hours),
+            h.covered_share * 100.0);
     }
 }
 
@@ -197,7 +215,7 @@ void heatmap(std::string& out, const ReportModel& m) {
         }
         out += row + "\n";
     }
-    out += "  (blank: no data; . = ≤10 % active … @ = 100 % active)\n";
+    out += "  (blank: no data; . : - = + * # % @ from least to most active)\n";
 }
 
 void efficiency(std::string& out, const ReportModel& m) {
@@ -290,12 +308,23 @@ std::string render_text(const ReportModel& m, const TextOptions& o) {
     out += "\n";
     per_gpu(out, m);
     out += "\n";
+    if (!m.hosts.empty()) {
+        per_host(out, m);
+        out += "\n";
+    }
     identities(out, m);
     out += "\n";
     heatmap(out, m);
     out += "\n";
     efficiency(out, m);
     out += "\n";
+    render_cost_text(out, m);
+    out += "\n";
+    render_recommendations_text(out, m);
+    out += "\n";
+    if (m.policy) {
+        out += render_policy_text(*m.policy) + "\n";
+    }
     verdict(out, m);
     out += "\n";
     coverage(out, m);

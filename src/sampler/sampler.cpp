@@ -29,9 +29,12 @@ void Sampler::run(const std::atomic<bool>& stop,
     refresh_devices();
     TickBuilder builder(m_options.active_threshold_pct, m_resolver);
     // The first poll primes the source's cursors; its data covers time before the first tick.
+    // A tick spans exactly from one poll to the next: its start is the wall time of the poll that
+    // ended the previous tick, so a slow write between ticks neither overlaps nor leaves a gap.
     std::int64_t tick_start = m_clock.mono_now();
-    m_source.poll(m_clock.wall_now());
-    builder.start(m_clock.wall_now());
+    TimeUs last_poll_wall = m_clock.wall_now();
+    m_source.poll(last_poll_wall);
+    builder.start(last_poll_wall);
     std::int64_t last_poll = tick_start;
 
     while (!stop.load() && (!m_options.max_ticks || m_ticks < *m_options.max_ticks)) {
@@ -41,7 +44,8 @@ void Sampler::run(const std::atomic<bool>& stop,
                 k == polls_per_tick ? tick_start + interval : tick_start + k * poll_step;
             m_clock.sleep_until(deadline, stop);
             const std::int64_t now = m_clock.mono_now();
-            std::vector<telemetry::DevicePoll> polls = m_source.poll(m_clock.wall_now());
+            last_poll_wall = m_clock.wall_now();
+            std::vector<telemetry::DevicePoll> polls = m_source.poll(last_poll_wall);
             const bool unknown = std::any_of(polls.begin(), polls.end(), [&](const auto& p) {
                 return !m_devices.contains(p.uuid);
             });
@@ -55,7 +59,7 @@ void Sampler::run(const std::atomic<bool>& stop,
         on_tick(builder.finish(m_ticks));
         ++m_ticks;
         m_resolver.sweep();
-        builder.start(m_clock.wall_now());
+        builder.start(last_poll_wall);
         // Anti-drift: the next tick starts one interval after this one, unless we are more than
         // a whole interval late, in which case we skip ahead without a burst of catch-up ticks.
         tick_start += interval;

@@ -47,6 +47,10 @@ void Statement::bind(int index, std::string_view value) {
 void Statement::bind_null(int index) {
     sqlite3_bind_null(m_stmt, index);
 }
+void Statement::bind_blob(int index, std::string_view bytes) {
+    sqlite3_bind_blob64(m_stmt, index, bytes.empty() ? "" : bytes.data(), bytes.size(),
+                        SQLITE_TRANSIENT);
+}
 
 bool Statement::step() {
     const int rc = sqlite3_step(m_stmt);
@@ -83,6 +87,12 @@ double Statement::real(int column) const {
 std::string Statement::text(int column) const {
     const auto* p = sqlite3_column_text(m_stmt, column);
     return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+}
+std::string_view Statement::blob(int column) const {
+    const void* p = sqlite3_column_blob(m_stmt, column);
+    const int n = sqlite3_column_bytes(m_stmt, column);
+    return p ? std::string_view(static_cast<const char*>(p), static_cast<std::size_t>(n))
+             : std::string_view();
 }
 std::optional<std::int64_t> Statement::opt_int64(int column) const {
     if (is_null(column)) {

@@ -33,6 +33,8 @@ class Statement {
     void bind(int index, double value);
     void bind(int index, std::string_view value);
     void bind_null(int index);
+    /// Binds bytes as a BLOB (an empty one binds an empty BLOB, not NULL).
+    void bind_blob(int index, std::string_view bytes);
     template <typename T> void bind(int index, const std::optional<T>& value) {
         if (value) {
             bind(index, *value);
@@ -51,6 +53,8 @@ class Statement {
     std::int64_t int64(int column) const;
     double real(int column) const;
     std::string text(int column) const;
+    /// The column's bytes (a BLOB or TEXT; empty for NULL), valid until the next step or reset.
+    std::string_view blob(int column) const;
     std::optional<std::int64_t> opt_int64(int column) const;
     std::optional<double> opt_real(int column) const;
 

@@ -26,6 +26,7 @@ struct StoredRollup {
     std::int64_t first_hour = 0;
     std::int64_t span_hours = 1;
     std::int64_t hours_with_ticks = 0; ///< hourly rollups the day was summed from
+    std::int64_t off_hours_mask = 0;   ///< a day's: bit k set when hour k was split as off-hours
     audit::Thresholds thresholds;
     audit::RollupTotals totals;
 };

@@ -2,6 +2,8 @@
 // rollups are sums of the hourly ones.
 #include "store/rollup.hpp"
 
+#include "store/evidence.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -25,7 +27,15 @@ std::optional<std::string> gaps_json(const std::vector<audit::Gap>& gaps) {
 }
 
 std::pair<int, int> no_cell(TimeUs) {
-    return {0, 0};
+    return {0, 0}; // Sunday night: hourly rollups keep their office split as off-hours
+}
+
+/// (weekday 0 = Sunday, hour) of a UTC time.
+std::pair<int, int> utc_weekday_hour(TimeUs t) {
+    const std::int64_t hours = t / k_us_per_hour - (t % k_us_per_hour < 0 ? 1 : 0);
+    const std::int64_t days = hours / 24 - (hours % 24 < 0 ? 1 : 0);
+    // 1970-01-01 was a Thursday (4).
+    return {static_cast<int>(((days + 4) % 7 + 7) % 7), static_cast<int>(hours - days * 24)};
 }
 
 struct CardAcc {
@@ -48,11 +58,11 @@ RollupBuilder::RollupBuilder(Database& db)
       m_insert_gpu(db.prepare(
           "INSERT INTO rollup_gpu (hour, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
           "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, "
-          "first_t0_us, first_duration_us, last_end_us, gaps) "
-          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-      m_insert_identity(
-          db.prepare("INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, "
-                     "idle_held_us, idle_held_mib_ms) VALUES (?,?,?,?,?,?,?)")),
+          "first_t0_us, first_duration_us, last_end_us, gaps, evidence) "
+          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+      m_insert_identity(db.prepare(
+          "INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, "
+          "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)")),
       m_delete{db.prepare("DELETE FROM rollup_hour WHERE hour = ?"),
                db.prepare("DELETE FROM rollup_gpu WHERE hour = ?"),
                db.prepare("DELETE FROM rollup_identity WHERE hour = ?")},
@@ -163,11 +173,13 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         }
         g.bind(14, std::int64_t{c.last_end});
         g.bind(15, gaps_json(c.gaps));
+        g.bind_blob(16, encode_evidence(t.pools, t.profile));
         g.run();
         const std::vector<audit::IdentityTotals>& ids = card.acc.identities();
         std::map<std::uint32_t, const audit::IdentityTotals*> ordered;
         for (std::size_t local = 0; local < ids.size(); ++local) {
-            if (ids[local].ticks > 0) {
+            const audit::IdentityTotals& t = ids[local];
+            if (t.ticks > 0 || t.active_us != 0 || t.idle_held_us != 0 || t.idle_held_mib_ms != 0) {
                 ordered[local_to_identity[local]] = &ids[local];
             }
         }
@@ -179,6 +191,7 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
             i.bind(5, std::int64_t{totals->active_us});
             i.bind(6, std::int64_t{totals->idle_held_us});
             i.bind(7, std::int64_t{totals->idle_held_mib_ms});
+            i.bind(8, static_cast<std::int64_t>(totals->holder_ticks));
             i.run();
         }
     }
@@ -207,29 +220,70 @@ bool RollupBuilder::build_day(std::int64_t day) {
     if (!kinds.step() || kinds.int64(0) == 0 || kinds.int64(1) != 1) {
         return false;
     }
+    // Sums in C++: the evidence BLOBs are not summable in SQL, and each hour's office-hours
+    // split is fixed here in UTC (the report's default zone; other zones use the hourly rollups).
+    RollupReader reader(m_db, std::nullopt);
+    std::vector<StoredRollup> hours;
+    reader.hours(first, first + 24, hours);
+    std::map<std::int64_t, audit::GpuTotals> gpus;
+    std::map<std::pair<std::int64_t, std::int64_t>, audit::IdentityTotals> identities;
+    std::int64_t off_hours_mask = 0;
+    for (const StoredRollup& h : hours) {
+        const TimeUs start = h.first_hour * k_us_per_hour;
+        const auto [weekday, hour] = utc_weekday_hour(start);
+        const bool off = audit::is_off_hours(weekday, hour);
+        off_hours_mask |= off ? std::int64_t{1} << (h.first_hour - first) : 0;
+        for (const audit::RollupCard& c : h.totals.cards) {
+            audit::GpuTotals t = c.totals;
+            audit::move_office_split(t, off);
+            gpus[c.gpu] += t;
+        }
+        for (const audit::RollupIdentity& i : h.totals.identities) {
+            const std::int64_t gpu = i.totals.by_gpu.empty() ? 0 : i.totals.by_gpu.front().gpu;
+            identities[{gpu, i.identity}] += i.totals;
+        }
+    }
     drop_day(day);
-    Statement d = m_db.prepare("INSERT INTO rollup_day (day, hours, active_util_pct, held_mib, "
-                               "graphics_is_holder) VALUES (?,?,?,?,?)");
+    Statement d = m_db.prepare("INSERT INTO rollup_day (day, hours, off_hours_mask, "
+                               "active_util_pct, held_mib, graphics_is_holder) VALUES (?,?,?,?,?,?)");
     d.bind(1, std::int64_t{day});
     d.bind(2, kinds.int64(0));
-    d.bind(3, kinds.real(2));
-    d.bind(4, kinds.int64(3));
-    d.bind(5, kinds.int64(4));
+    d.bind(3, off_hours_mask);
+    d.bind(4, kinds.real(2));
+    d.bind(5, kinds.int64(3));
+    d.bind(6, kinds.int64(4));
     d.run();
     Statement g = m_db.prepare(
-        "INSERT INTO rollup_day_gpu SELECT ?1, gpu_id, sum(ticks), sum(active_us), "
-        "sum(idle_held_us), sum(truly_idle_us), sum(unmeasured_us), sum(idle_us), "
-        "sum(underutilized_us), sum(productive_us), sum(compute_bound_us) FROM rollup_gpu "
-        "WHERE hour >= ?2 AND hour < ?3 GROUP BY gpu_id");
+        "INSERT INTO rollup_day_gpu (day, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
+        "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, evidence) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& [gpu, t] : gpus) {
+        const std::array<std::int64_t, 11> values{
+            day,           gpu,          static_cast<std::int64_t>(t.ticks), t.states.active,
+            t.states.idle_held, t.states.truly_idle, t.states.unmeasured,   t.bucket_us[0],
+            t.bucket_us[1], t.bucket_us[2], t.bucket_us[3]};
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            g.bind(1 + static_cast<int>(k), values[k]);
+        }
+        g.bind_blob(12, encode_evidence(t.pools, t.profile));
+        g.run();
+    }
     Statement i = m_db.prepare(
-        "INSERT INTO rollup_day_identity SELECT ?1, identity_id, sum(ticks), sum(active_us), "
-        "sum(idle_held_us), sum(idle_held_mib_ms) FROM rollup_identity "
-        "WHERE hour >= ?2 AND hour < ?3 GROUP BY identity_id");
-    for (Statement* st : {&g, &i}) {
-        st->bind(1, std::int64_t{day});
-        st->bind(2, std::int64_t{first});
-        st->bind(3, std::int64_t{first + 24});
-        st->run();
+        "INSERT INTO rollup_day_identity (day, gpu_id, identity_id, ticks, active_us, "
+        "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)");
+    for (const auto& [key, t] : identities) {
+        const std::array<std::int64_t, 8> values{day,
+                                                 key.first,
+                                                 key.second,
+                                                 static_cast<std::int64_t>(t.ticks),
+                                                 t.active_us,
+                                                 t.idle_held_us,
+                                                 t.idle_held_mib_ms,
+                                                 static_cast<std::int64_t>(t.holder_ticks)};
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            i.bind(1 + static_cast<int>(k), values[k]);
+        }
+        i.run();
     }
     return true;
 }

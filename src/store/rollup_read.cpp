@@ -1,6 +1,8 @@
 // Reading hourly and daily rollups back into audit::RollupTotals, one range query per table.
 #include "store/rollup.hpp"
 
+#include "store/evidence.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace gua::store {
@@ -54,7 +56,9 @@ StoredRollup* find(std::vector<StoredRollup>& out, std::size_t& at, std::int64_t
     return at < out.size() && out[at].first_hour <= hour ? &out[at] : nullptr;
 }
 
-audit::GpuTotals gpu_totals_at(const Statement& st, int column) {
+/// Card totals from `ticks`, 4 state times, 4 bucket times starting at `column`, and the
+/// evidence BLOB at `evidence`.
+audit::GpuTotals gpu_totals_at(const Statement& st, int column, int evidence) {
     audit::GpuTotals t;
     t.ticks = static_cast<std::uint64_t>(st.int64(column));
     t.states = audit::StateTimes{st.int64(column + 1), st.int64(column + 2), st.int64(column + 3),
@@ -62,12 +66,22 @@ audit::GpuTotals gpu_totals_at(const Statement& st, int column) {
     for (std::size_t b = 0; b < 4; ++b) {
         t.bucket_us[b] = st.int64(column + 5 + static_cast<int>(b));
     }
+    decode_evidence(st.blob(evidence), t.pools, t.profile);
     return t;
 }
 
-audit::IdentityTotals identity_totals_at(const Statement& st, int column) {
-    return audit::IdentityTotals{st.int64(column + 1), st.int64(column + 2), st.int64(column + 3),
-                                 static_cast<std::uint64_t>(st.int64(column))};
+/// Identity totals from ticks, active_us, idle_held_us, idle_held_mib_ms, holder_ticks, gpu_id
+/// starting at `column` (the identity id follows them).
+audit::RollupIdentity identity_at(const Statement& st, int column) {
+    audit::IdentityTotals t;
+    t.ticks = static_cast<std::uint64_t>(st.int64(column));
+    t.active_us = st.int64(column + 1);
+    t.idle_held_us = st.int64(column + 2);
+    t.idle_held_mib_ms = st.int64(column + 3);
+    t.holder_ticks = static_cast<std::uint64_t>(st.int64(column + 4));
+    t.by_gpu.push_back(audit::IdentityGpuTime{static_cast<std::uint32_t>(st.int64(column + 5)),
+                                              t.active_us, t.idle_held_us});
+    return audit::RollupIdentity{static_cast<std::uint32_t>(st.int64(column + 6)), std::move(t)};
 }
 
 void bind_range(Statement& st, std::int64_t first, std::int64_t end) {
@@ -84,23 +98,26 @@ RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
       m_cards(db.prepare(std::string("SELECT hour, gpu_id, ticks, active_us, idle_held_us, "
                                      "truly_idle_us, unmeasured_us, idle_us, underutilized_us, "
                                      "productive_us, compute_bound_us, first_t0_us, "
-                                     "first_duration_us, last_end_us, gaps FROM rollup_gpu "
+                                     "first_duration_us, last_end_us, gaps, evidence FROM rollup_gpu "
                                      "WHERE hour >= ?1 AND hour < ?2") +
                          (gpu ? " AND gpu_id = ?3" : "") + " ORDER BY hour, gpu_id")),
       m_identities(db.prepare(std::string("SELECT hour, ticks, active_us, idle_held_us, "
-                                          "idle_held_mib_ms, identity_id FROM rollup_identity "
+                                          "idle_held_mib_ms, holder_ticks, gpu_id, identity_id "
+                                          "FROM rollup_identity "
                                           "WHERE hour >= ?1 AND hour < ?2") +
                               (gpu ? " AND gpu_id = ?3" : "") +
                               " ORDER BY hour, gpu_id, identity_id")),
-      m_days(db.prepare("SELECT day, hours, active_util_pct, held_mib, graphics_is_holder FROM "
-                        "rollup_day WHERE day >= ?1 AND day < ?2 ORDER BY day")),
+      m_days(db.prepare("SELECT day, hours, active_util_pct, held_mib, graphics_is_holder, "
+                        "off_hours_mask FROM rollup_day WHERE day >= ?1 AND day < ?2 ORDER BY "
+                        "day")),
       m_day_cards(db.prepare("SELECT day, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
                              "unmeasured_us, idle_us, underutilized_us, productive_us, "
-                             "compute_bound_us FROM rollup_day_gpu WHERE day >= ?1 AND day < ?2 "
+                             "compute_bound_us, evidence FROM rollup_day_gpu WHERE day >= ?1 AND day < ?2 "
                              "ORDER BY day, gpu_id")),
       m_day_identities(db.prepare("SELECT day, ticks, active_us, idle_held_us, "
-                                  "idle_held_mib_ms, identity_id FROM rollup_day_identity WHERE "
-                                  "day >= ?1 AND day < ?2 ORDER BY day, identity_id")) {}
+                                  "idle_held_mib_ms, holder_ticks, gpu_id, identity_id FROM "
+                                  "rollup_day_identity WHERE day >= ?1 AND day < ?2 ORDER BY day, "
+                                  "gpu_id, identity_id")) {}
 
 void RollupReader::hours(std::int64_t first_hour, std::int64_t end_hour,
                          std::vector<StoredRollup>& out) {
@@ -131,7 +148,7 @@ void RollupReader::hours(std::int64_t first_hour, std::int64_t end_hour,
             continue;
         }
         audit::RollupCard c{static_cast<std::uint32_t>(m_cards.int64(1)),
-                            gpu_totals_at(m_cards, 2)};
+                            gpu_totals_at(m_cards, 2, 15)};
         if (m_gpu) {
             audit::HourSlice& slice = r->totals.hours.back();
             slice.states = c.totals.states;
@@ -146,9 +163,7 @@ void RollupReader::hours(std::int64_t first_hour, std::int64_t end_hour,
     while (m_identities.step()) {
         StoredRollup* r = find(out, at, m_identities.int64(0));
         if (r != nullptr) {
-            r->totals.identities.push_back(
-                audit::RollupIdentity{static_cast<std::uint32_t>(m_identities.int64(5)),
-                                      identity_totals_at(m_identities, 1)});
+            r->totals.identities.push_back(identity_at(m_identities, 1));
         }
     }
     m_identities.reset();
@@ -164,6 +179,7 @@ void RollupReader::days(std::int64_t first_day, std::int64_t end_day,
         r.span_hours = 24;
         r.hours_with_ticks = m_days.int64(1);
         r.thresholds = thresholds_at(m_days, 2);
+        r.off_hours_mask = m_days.int64(5);
         out.push_back(std::move(r));
     }
     m_days.reset();
@@ -172,6 +188,8 @@ void RollupReader::days(std::int64_t first_day, std::int64_t end_day,
     while (m_hours.step()) {
         if (StoredRollup* r = find(out, at, m_hours.int64(0))) {
             r->totals.hours.push_back(slice_at(m_hours));
+            r->totals.hours.back().off_hours =
+                ((r->off_hours_mask >> (m_hours.int64(0) - r->first_hour)) & 1) != 0;
         }
     }
     m_hours.reset();
@@ -180,7 +198,7 @@ void RollupReader::days(std::int64_t first_day, std::int64_t end_day,
     while (m_day_cards.step()) {
         if (StoredRollup* r = find(out, at, m_day_cards.int64(0) * 24)) {
             r->totals.cards.push_back(audit::RollupCard{
-                static_cast<std::uint32_t>(m_day_cards.int64(1)), gpu_totals_at(m_day_cards, 2)});
+                static_cast<std::uint32_t>(m_day_cards.int64(1)), gpu_totals_at(m_day_cards, 2, 11)});
         }
     }
     m_day_cards.reset();
@@ -188,9 +206,7 @@ void RollupReader::days(std::int64_t first_day, std::int64_t end_day,
     bind_range(m_day_identities, first_day, end_day);
     while (m_day_identities.step()) {
         if (StoredRollup* r = find(out, at, m_day_identities.int64(0) * 24)) {
-            r->totals.identities.push_back(
-                audit::RollupIdentity{static_cast<std::uint32_t>(m_day_identities.int64(5)),
-                                      identity_totals_at(m_day_identities, 1)});
+            r->totals.identities.push_back(identity_at(m_day_identities, 1));
         }
     }
     m_day_identities.reset();

@@ -3,6 +3,8 @@
 
 #include "core/fatal.hpp"
 #include "store/block.hpp"
+#include "store/legacy.hpp"
+#include "store/schema_policy.hpp"
 #include "store/views.hpp"
 
 #include <fmt/format.h>
@@ -15,7 +17,8 @@ namespace gua::store {
 
 namespace {
 
-constexpr std::string_view k_v1_tables = R"sql(
+// Version 1: one row per card-tick and per process-tick (superseded by version 3).
+constexpr std::string_view k_v1 = R"sql(
 CREATE TABLE run (
     id INTEGER PRIMARY KEY,
     host TEXT NOT NULL,
@@ -24,8 +27,6 @@ CREATE TABLE run (
     gua_version TEXT NOT NULL,
     interval_us INTEGER NOT NULL,
     active_threshold_pct REAL NOT NULL,
-    held_mib INTEGER NOT NULL DEFAULT 100,
-    graphics_is_holder INTEGER NOT NULL DEFAULT 0,
     started_us INTEGER NOT NULL,
     ended_us INTEGER
 );
@@ -57,6 +58,82 @@ CREATE TABLE process (
     identity_id INTEGER NOT NULL REFERENCES identity(id),
     UNIQUE (pid, start_ticks, command, identity_id)
 );
+CREATE TABLE card_tick (
+    t0_us INTEGER NOT NULL,
+    gpu_id INTEGER NOT NULL REFERENCES gpu(id),
+    run_id INTEGER NOT NULL REFERENCES run(id),
+    duration_us INTEGER NOT NULL,
+    util_source INTEGER NOT NULL,
+    util_pct REAL,
+    active_us INTEGER,
+    idle_us INTEGER NOT NULL DEFAULT 0,
+    underutilized_us INTEGER NOT NULL DEFAULT 0,
+    productive_us INTEGER NOT NULL DEFAULT 0,
+    compute_bound_us INTEGER NOT NULL DEFAULT 0,
+    mem_util_pct INTEGER,
+    mem_used_mib INTEGER,
+    power_mw INTEGER,
+    temperature_c INTEGER,
+    sm_clock_mhz INTEGER,
+    clock_events INTEGER,
+    read_errors INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (t0_us, gpu_id)
+) WITHOUT ROWID;
+CREATE TABLE proc_tick (
+    t0_us INTEGER NOT NULL,
+    gpu_id INTEGER NOT NULL,
+    process_id INTEGER NOT NULL REFERENCES process(id),
+    type INTEGER NOT NULL,
+    mem_used_mib INTEGER,
+    sm_util_pct REAL,
+    PRIMARY KEY (t0_us, gpu_id, process_id)
+) WITHOUT ROWID;
+
+CREATE VIEW card_tick_state AS
+SELECT strftime('%Y-%m-%dT%H:%M:%SZ', c.t0_us / 1000000, 'unixepoch') AS start_utc,
+       g.idx AS gpu, g.uuid AS uuid, g.name AS model,
+       c.duration_us / 1e6 AS seconds,
+       c.util_pct AS util_pct,
+       h.held_mib AS held_mib,
+       c.active_us / 1e6 AS active_s,
+       CASE WHEN c.active_us IS NULL THEN NULL
+            WHEN h.held_mib > 100 THEN (c.duration_us - c.active_us) / 1e6 ELSE 0 END
+           AS idle_held_s,
+       CASE WHEN c.active_us IS NULL THEN NULL
+            WHEN h.held_mib > 100 THEN 0 ELSE (c.duration_us - c.active_us) / 1e6 END
+           AS truly_idle_s,
+       CASE WHEN c.active_us IS NULL THEN 'n/a'
+            WHEN c.active_us * 2 >= c.duration_us THEN 'active'
+            WHEN h.held_mib > 100 THEN 'idle-held' ELSE 'truly-idle' END AS state,
+       c.mem_used_mib, c.power_mw / 1000.0 AS power_w, c.temperature_c, c.sm_clock_mhz
+FROM card_tick c
+JOIN gpu g ON g.id = c.gpu_id
+JOIN (SELECT c2.t0_us, c2.gpu_id,
+             COALESCE(SUM(CASE WHEN p.type IN (0, 2) THEN COALESCE(p.mem_used_mib, 101) END), 0)
+                 AS held_mib
+      FROM card_tick c2 LEFT JOIN proc_tick p ON p.t0_us = c2.t0_us AND p.gpu_id = c2.gpu_id
+      GROUP BY c2.t0_us, c2.gpu_id) h ON h.t0_us = c.t0_us AND h.gpu_id = c.gpu_id;
+
+CREATE VIEW process_tick AS
+SELECT strftime('%Y-%m-%dT%H:%M:%SZ', p.t0_us / 1000000, 'unixepoch') AS start_utc,
+       g.idx AS gpu, g.uuid AS uuid, pr.pid, i.user, pr.command,
+       CASE p.type WHEN 0 THEN 'compute' WHEN 1 THEN 'graphics' ELSE 'mps' END AS type,
+       p.mem_used_mib, p.sm_util_pct,
+       i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, i.jupyter_kernel
+FROM proc_tick p
+JOIN gpu g ON g.id = p.gpu_id
+JOIN process pr ON pr.id = p.process_id
+JOIN identity i ON i.id = pr.identity_id;
+)sql";
+
+// Version 3: tick blocks and rollups replace the row-per-tick tables.
+constexpr std::string_view k_v3_tables = R"sql(
+ALTER TABLE run ADD COLUMN held_mib INTEGER NOT NULL DEFAULT 100;
+ALTER TABLE run ADD COLUMN graphics_is_holder INTEGER NOT NULL DEFAULT 0;
+DROP VIEW card_tick_state;
+DROP VIEW process_tick;
+ALTER TABLE card_tick RENAME TO legacy_card_tick;
+ALTER TABLE proc_tick RENAME TO legacy_proc_tick;
 CREATE TABLE rollup_hour (
     hour INTEGER PRIMARY KEY,
     active_util_pct REAL NOT NULL,
@@ -74,6 +151,7 @@ CREATE TABLE rollup_hour (
 CREATE TABLE rollup_day (
     day INTEGER PRIMARY KEY,
     hours INTEGER NOT NULL,
+    off_hours_mask INTEGER NOT NULL,
     active_util_pct REAL NOT NULL,
     held_mib INTEGER NOT NULL,
     graphics_is_holder INTEGER NOT NULL
@@ -90,16 +168,19 @@ CREATE TABLE rollup_day_gpu (
     underutilized_us INTEGER NOT NULL,
     productive_us INTEGER NOT NULL,
     compute_bound_us INTEGER NOT NULL,
+    evidence BLOB,
     PRIMARY KEY (day, gpu_id)
 ) WITHOUT ROWID;
 CREATE TABLE rollup_day_identity (
     day INTEGER NOT NULL,
+    gpu_id INTEGER NOT NULL,
     identity_id INTEGER NOT NULL,
     ticks INTEGER NOT NULL,
+    holder_ticks INTEGER NOT NULL,
     active_us INTEGER NOT NULL,
     idle_held_us INTEGER NOT NULL,
     idle_held_mib_ms INTEGER NOT NULL,
-    PRIMARY KEY (day, identity_id)
+    PRIMARY KEY (day, gpu_id, identity_id)
 ) WITHOUT ROWID;
 CREATE TABLE rollup_gpu (
     hour INTEGER NOT NULL,
@@ -113,6 +194,7 @@ CREATE TABLE rollup_gpu (
     underutilized_us INTEGER NOT NULL,
     productive_us INTEGER NOT NULL,
     compute_bound_us INTEGER NOT NULL,
+    evidence BLOB,
     first_t0_us INTEGER NOT NULL,
     first_duration_us INTEGER NOT NULL,
     last_end_us INTEGER NOT NULL,
@@ -124,6 +206,7 @@ CREATE TABLE rollup_identity (
     gpu_id INTEGER NOT NULL,
     identity_id INTEGER NOT NULL,
     ticks INTEGER NOT NULL,
+    holder_ticks INTEGER NOT NULL,
     active_us INTEGER NOT NULL,
     idle_held_us INTEGER NOT NULL,
     idle_held_mib_ms INTEGER NOT NULL,
@@ -131,13 +214,20 @@ CREATE TABLE rollup_identity (
 ) WITHOUT ROWID;
 )sql";
 
-std::string v1() {
+void v1(Database& db) {
+    db.exec(k_v1);
+}
+
+void v2(Database& db) {
+    db.exec(k_policy_migration);
+}
+
+void v3(Database& db) {
     std::string streams;
     for (std::string_view column : k_stream_columns) {
         streams += fmt::format(",\n    {} TEXT", column);
     }
-    return std::string(k_v1_tables) +
-           fmt::format(R"sql(
+    db.exec(std::string(k_v3_tables) + fmt::format(R"sql(
 CREATE TABLE tick_block (
     id INTEGER PRIMARY KEY,
     t0_us INTEGER NOT NULL,
@@ -150,12 +240,14 @@ CREATE TABLE tick_block (
 );
 CREATE INDEX tick_block_t0 ON tick_block (t0_us);
 )sql",
-                       streams) +
-           views_v1_sql();
+                                                   streams) +
+            views_v1_sql());
+    convert_legacy_ticks(db);
+    db.exec("DROP TABLE legacy_proc_tick; DROP TABLE legacy_card_tick;");
 }
 
-using Migration = std::string (*)();
-constexpr std::array<Migration, 1> k_migrations{v1};
+using Migration = void (*)(Database&);
+constexpr std::array<Migration, 3> k_migrations{v1, v2, v3};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {
@@ -183,7 +275,7 @@ void migrate(Database& db) {
     check_identity(db, version);
     while (version < k_schema_version) {
         Transaction tx(db);
-        db.exec(k_migrations[static_cast<std::size_t>(version)]());
+        k_migrations[static_cast<std::size_t>(version)](db);
         ++version;
         db.exec(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", version,
                             k_application_id));

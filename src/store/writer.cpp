@@ -122,19 +122,31 @@ std::int64_t Writer::identity_id(const telemetry::Identity& i) {
     if (auto it = m_identities.find(key); it != m_identities.end()) {
         return it->second;
     }
-    Statement st = m_db.prepare(
+    // NULL-safe lookup first (UNIQUE treats NULL uids as distinct), then insert.
+    Statement find = m_db.prepare(
+        "SELECT id FROM identity WHERE user = ?1 AND uid IS ?2 AND container_id = ?3 AND "
+        "pod_uid = ?4 AND slurm_job = ?5 AND systemd_unit = ?6 AND jupyter_kernel = ?7 "
+        "UNION ALL SELECT NULL LIMIT 1");
+    Statement insert = m_db.prepare(
         "INSERT INTO identity (user, uid, container_id, pod_uid, slurm_job, systemd_unit, "
-        "jupyter_kernel) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO UPDATE SET user=excluded.user "
-        "RETURNING id");
-    st.bind(1, i.user);
-    st.bind(2, widen(i.uid));
-    st.bind(3, i.container_id);
-    st.bind(4, i.pod_uid);
-    st.bind(5, i.slurm_job);
-    st.bind(6, i.systemd_unit);
-    st.bind(7, i.jupyter_kernel);
-    st.step();
-    const std::int64_t id = st.int64(0);
+        "jupyter_kernel) VALUES (?1,?2,?3,?4,?5,?6,?7) RETURNING id");
+    for (Statement* st : {&find, &insert}) {
+        st->bind(1, i.user);
+        st->bind(2, widen(i.uid));
+        st->bind(3, i.container_id);
+        st->bind(4, i.pod_uid);
+        st->bind(5, i.slurm_job);
+        st->bind(6, i.systemd_unit);
+        st->bind(7, i.jupyter_kernel);
+    }
+    find.step();
+    std::int64_t id = 0;
+    if (!find.is_null(0)) {
+        id = find.int64(0);
+    } else {
+        insert.step();
+        id = insert.int64(0);
+    }
     m_identities.emplace(key, id);
     return id;
 }
@@ -158,15 +170,25 @@ std::int64_t Writer::process_id_slow(const telemetry::ProcessTick& p) {
     if (auto it = m_processes.find(key); it != m_processes.end()) {
         return it->second;
     }
-    Statement st = m_db.prepare(
-        "INSERT INTO process (pid, start_ticks, command, identity_id) VALUES (?,?,?,?) "
-        "ON CONFLICT DO UPDATE SET pid=excluded.pid RETURNING id");
-    st.bind(1, std::int64_t{p.pid});
-    st.bind(2, widen(p.start_ticks));
-    st.bind(3, p.identity.command);
-    st.bind(4, identity);
-    st.step();
-    const std::int64_t id = st.int64(0);
+    Statement find = m_db.prepare(
+        "SELECT id FROM process WHERE pid = ?1 AND start_ticks IS ?2 AND command = ?3 AND "
+        "identity_id = ?4 UNION ALL SELECT NULL LIMIT 1");
+    Statement insert = m_db.prepare("INSERT INTO process (pid, start_ticks, command, identity_id) "
+                                    "VALUES (?1,?2,?3,?4) RETURNING id");
+    for (Statement* st : {&find, &insert}) {
+        st->bind(1, std::int64_t{p.pid});
+        st->bind(2, widen(p.start_ticks));
+        st->bind(3, p.identity.command);
+        st->bind(4, identity);
+    }
+    find.step();
+    std::int64_t id = 0;
+    if (!find.is_null(0)) {
+        id = find.int64(0);
+    } else {
+        insert.step();
+        id = insert.int64(0);
+    }
     m_processes.emplace(key, id);
     return id;
 }

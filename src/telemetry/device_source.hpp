@@ -1,11 +1,11 @@
 // DeviceSource: the one seam between gua and GPU hardware (NVML, or a synthetic workload).
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "core/time.hpp"
 #include "telemetry/model.hpp"
+
+#include <string>
+#include <vector>
 
 namespace gua::telemetry {
 

@@ -1,24 +1,24 @@
 // The telemetry domain model: what a DeviceSource reports about cards and their processes.
 #pragma once
 
+#include "core/time.hpp"
+#include "telemetry/identity.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/time.hpp"
-#include "telemetry/identity.hpp"
-
 namespace gua::telemetry {
 
 /// Static facts about one card (a physical GPU or a MIG instance).
 struct DeviceInfo {
-    std::string uuid;                     ///< "GPU-…" or "MIG-…"; the stable key
-    int index = 0;                        ///< driver index (not stable across reboots)
-    std::string name;                     ///< model, e.g. "NVIDIA H100 80GB HBM3"
+    std::string uuid; ///< "GPU-…" or "MIG-…"; the stable key
+    int index = 0;    ///< driver index (not stable across reboots)
+    std::string name; ///< model, e.g. "NVIDIA H100 80GB HBM3"
     std::optional<std::int64_t> memory_total_mib;
-    std::string pci_bus_id;               ///< e.g. "00000000:3B:00.0"; empty when unknown
-    std::string parent_uuid;              ///< for MIG instances: the physical GPU's uuid
+    std::string pci_bus_id;  ///< e.g. "00000000:3B:00.0"; empty when unknown
+    std::string parent_uuid; ///< for MIG instances: the physical GPU's uuid
 };
 
 /// What kind of context a process has on a card.

@@ -146,6 +146,73 @@ std::vector<Spec> specs() {
                  polls[0].processes.push_back(proc(4002, ProcessType::compute, 20480,
                                                    person("heidi", 1008, "ipykernel"), 0.0));
              }});
+    // Each of the following is built for one recommendation rule (tests/report/recommend_pipeline).
+    // A team's training box: busy in office hours, powered but empty at night and at weekends.
+    out.push_back(Spec{
+        {"offhours", "a training box busy in office hours, empty nights and weekends (one week)",
+         7 * 24 * 6, 10 * k_us_per_minute},
+        {card(0, "NVIDIA A100-SXM4-80GB", 81920), card(1, "NVIDIA A100-SXM4-80GB", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t, TimeUs from, TimeUs to, std::mt19937_64&) {
+            const std::int64_t hour = (from / k_us_per_hour) % 24;
+            const std::int64_t weekday = (from / k_us_per_day + 4) % 7; // 1970-01-01: Thursday
+            const bool office = weekday >= 1 && weekday <= 5 && hour >= 9 && hour < 18;
+            for (std::size_t i = 0; i < polls.size(); ++i) {
+                steady(polls[i], office ? 80 : 0, to - from);
+                if (office) {
+                    polls[i].processes.push_back(proc(5001 + static_cast<std::uint32_t>(i),
+                                                      ProcessType::compute, 60000,
+                                                      person("ivan", 1009, "torchrun"), 80.0));
+                }
+            }
+        }});
+    // A small notebook parked on a big card between experiments, next to a busy trainer.
+    out.push_back(Spec{
+        {"notebook", "an 8 GiB notebook parked on an 80 GB card 30 % of the time, beside a trainer",
+         60, 10 * k_us_per_second},
+        {card(0, "NVIDIA A100-SXM4-80GB", 81920), card(1, "NVIDIA A100-SXM4-80GB", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t tick, TimeUs from, TimeUs to,
+           std::mt19937_64&) {
+            const bool running = tick % 10 < 7;
+            steady(polls[0], running ? 80 : 1, to - from);
+            polls[0].processes.push_back(proc(5501, ProcessType::compute, 8192,
+                                              person("mallory", 1013, "ipykernel"),
+                                              running ? 80.0 : 1.0));
+            steady(polls[1], 85, to - from);
+            polls[1].processes.push_back(
+                proc(5502, ProcessType::compute, 60000, person("nina", 1014, "torchrun"), 85.0));
+        }});
+    // Small batches on a big card: steady 40 % with most of the memory free.
+    out.push_back(Spec{
+        {"steady-under", "a trainer steady at 40 % SM with most of the memory free", 60,
+         10 * k_us_per_second},
+        {card(0, "NVIDIA A100-SXM4-80GB", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t, TimeUs from, TimeUs to, std::mt19937_64&) {
+            steady(polls[0], 40, to - from);
+            polls[0].processes.push_back(
+                proc(6001, ProcessType::compute, 12000, person("judy", 1010, "python3"), 40.0));
+        }});
+    // A saturated FP32 trainer: steady at 95–99 %.
+    out.push_back(Spec{{"computebound", "a trainer steady at 95-99 % SM (compute-bound)", 60,
+                        10 * k_us_per_second},
+                       {card(0, "NVIDIA H100 80GB HBM3", 81559)},
+                       [](std::vector<DevicePoll>& polls, std::int64_t, TimeUs from, TimeUs to,
+                          std::mt19937_64& rng) {
+                           std::uniform_real_distribution<double> util(95, 99);
+                           const double u = util(rng);
+                           steady(polls[0], u, to - from);
+                           polls[0].processes.push_back(proc(7001, ProcessType::compute, 52000,
+                                                             person("kim", 1011, "python3"), u));
+                       }});
+    // A model that fills the card's memory yet keeps the SMs at 30 %.
+    out.push_back(Spec{
+        {"memfull", "a trainer holding 95 % of the memory at a steady 30 % SM", 60,
+         10 * k_us_per_second},
+        {card(0, "NVIDIA A100-SXM4-80GB", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t, TimeUs from, TimeUs to, std::mt19937_64&) {
+            steady(polls[0], 30, to - from);
+            polls[0].processes.push_back(
+                proc(8001, ProcessType::compute, 77824, person("leo", 1012, "python3"), 30.0));
+        }});
     return out;
 }
 

@@ -1,7 +1,7 @@
 // Duration parsing (flags like --since) and formatting.
-#include <gtest/gtest.h>
-
 #include "core/duration.hpp"
+
+#include <gtest/gtest.h>
 
 namespace gua {
 namespace {

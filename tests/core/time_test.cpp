@@ -1,7 +1,7 @@
 // ISO 8601 parsing and formatting of UTC microsecond timestamps.
-#include <gtest/gtest.h>
-
 #include "core/time.hpp"
+
+#include <gtest/gtest.h>
 
 namespace gua {
 namespace {
@@ -17,8 +17,8 @@ TEST(Iso8601, ParsesCommonForms) {
 }
 
 TEST(Iso8601, RejectsNonsense) {
-    for (const char* bad : {"", "2026", "2026-13-01", "2026-02-30", "2026-05-11T25:00",
-                            "yesterday", "2026-05-11T08:00:00Q"}) {
+    for (const char* bad : {"", "2026", "2026-13-01", "2026-02-30", "2026-05-11T25:00", "yesterday",
+                            "2026-05-11T08:00:00Q"}) {
         EXPECT_FALSE(parse_iso8601(bad).ok()) << bad;
     }
 }

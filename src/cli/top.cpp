@@ -1,0 +1,93 @@
+// `gua top`: the `gua now` view refreshed in place on a terminal (q quits), or as plain frames
+// separated by blank lines when stdout is not a terminal.
+#include "cli/command.hpp"
+#include "cli/live_flags.hpp"
+#include "core/fatal.hpp"
+#include "daemon/signals.hpp"
+#include "live/render.hpp"
+#include "live/terminal.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+namespace gua::cli {
+
+namespace {
+
+struct TopCommandOptions {
+    LiveFlags flags;
+    std::string interval = "2s";
+    std::optional<std::uint64_t> count;
+};
+
+int run(const TopCommandOptions& o) {
+    const live::LiveOptions options = live_options(o.flags);
+    const DurationUs refresh_us = duration_flag("--interval", o.interval);
+    if (refresh_us < 100 * k_us_per_ms) {
+        throw Fatal("--interval: must be at least 100ms", ExitCode::usage);
+    }
+    LiveDatabase live_db = open_live_database(o.flags);
+    store::Database* db = live_db.db.get();
+    const store::RecentState recent = db ? store::read_recent(*db) : store::RecentState{};
+    const bool from_db = db && live::daemon_is_recording(recent, wall_now());
+    const std::string why = no_daemon_reason(live_db, recent, wall_now());
+    std::unique_ptr<telemetry::DeviceSource> source;
+    std::optional<live::LiveSampler> sampler;
+    if (!from_db) {
+        source = open_live_source(o.flags, why);
+        sampler.emplace(*source, options);
+        if (db) {
+            sampler->seed(*db, db->path(), wall_now());
+        }
+    }
+    daemon::SignalFlags& signals = daemon::install_signal_handlers();
+    const bool tty = isatty(STDOUT_FILENO) == 1;
+    const int keys = tty && isatty(STDIN_FILENO) == 1 ? STDIN_FILENO : -1;
+    std::optional<live::TerminalSession> session;
+    if (tty) {
+        session.emplace(keys, STDOUT_FILENO);
+        session->draw(from_db ? "gua top — reading the daemon's database…\n"
+                              : "gua top — " + why + "; sampling NVML…\n");
+    }
+    live::KeyWatchingClock clock(keys, signals.stop);
+    const live::NowTextOptions text{stdout_color(), 20, 8};
+    for (std::uint64_t frame = 0; !signals.stop.load() && (!o.count || frame < *o.count); ++frame) {
+        const live::NowModel model =
+            from_db ? live::now_from_database(*db, db->path(), store::read_recent(*db), options,
+                                              wall_now())
+                    : sampler->sample(refresh_us, clock, signals.stop, why);
+        if (signals.stop.load()) {
+            break;
+        }
+        const std::string out = live::render_top_frame(model, text, refresh_us);
+        if (session) {
+            session->draw(out);
+        } else {
+            std::fwrite(out.data(), 1, out.size(), stdout);
+            std::fputs("\n", stdout);
+            std::fflush(stdout);
+        }
+        const bool last = o.count && frame + 1 == *o.count;
+        if (from_db && !last && live::wait_for_quit(keys, refresh_us, signals.stop)) {
+            break;
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+Runner register_top(CLI::App& app) {
+    auto o = std::make_shared<TopCommandOptions>();
+    CLI::App* cmd = app.add_subcommand("top", "The `gua now` view, refreshed in place (q quits)");
+    add_live_flags(*cmd, o->flags);
+    cmd->add_option("--interval", o->interval, "Refresh interval")->capture_default_str();
+    cmd->add_option("--count", o->count, "Stop after this many frames");
+    return [o] { return run(*o); };
+}
+
+} // namespace gua::cli

@@ -1,0 +1,30 @@
+// Parsers of the gua.toml sections that feed the report's money and grouping ([pricing], [report],
+// [teams]) and the store's [retention].
+#pragma once
+
+#include "audit/cost.hpp"
+#include "audit/grouping.hpp"
+#include "core/result.hpp"
+#include "store/retention.hpp"
+
+#include <toml++/toml.h>
+
+#include <string>
+
+namespace gua::config {
+
+/// Reads [pricing] (currency, default, spot_discount, [pricing.models]) into `out`; the models
+/// keep their order in the file. Errors name file, line and key.
+Result<void> parse_pricing(const std::string& path, const toml::table& table, audit::Pricing& out);
+
+/// Reads [report] (group_by) into `out`.
+Result<void> parse_report(const std::string& path, const toml::table& table, audit::Grouping& out);
+
+/// Reads [teams] (user = "team") into `out`.
+Result<void> parse_teams(const std::string& path, const toml::table& table, audit::Grouping& out);
+
+/// Reads [retention] (raw, rollup: a duration of at least 1h or "forever") into `out`.
+Result<void> parse_retention(const std::string& path, const toml::table& table,
+                             store::RetentionPolicy& out);
+
+} // namespace gua::config

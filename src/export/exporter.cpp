@@ -1,0 +1,83 @@
+// Exporter glue: restore, render, publish; health figures kept beside the counters.
+#include "export/exporter.hpp"
+
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "export/exposition.hpp"
+#include "export/restore.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <sys/stat.h>
+
+namespace gua::exporter {
+
+namespace {
+
+std::optional<std::int64_t> file_bytes(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        return std::nullopt;
+    }
+    return static_cast<std::int64_t>(st.st_size);
+}
+
+} // namespace
+
+Exporter::Exporter(const ExporterOptions& options, MetricsOptions metrics, store::Database& db,
+                   const std::function<void(const std::string&)>& log)
+    : m_metrics(std::move(metrics)), m_wal_path(db.path() + "-wal") {
+    const Result<ListenAddress> address = parse_listen(options.listen);
+    if (!address) {
+        throw Fatal(address.error().message, ExitCode::usage);
+    }
+    m_health.started = wall_now();
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::uint64_t restored = restore_from_database(db, m_metrics);
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - t0);
+    m_health.wal_bytes = file_bytes(m_wal_path);
+    m_metrics.set_health(m_health);
+    m_server = std::make_unique<HttpServer>(address.value(), options.limits, k_content_type);
+    m_server->publish(m_metrics.render());
+    log(fmt::format("serving Prometheus metrics on {} (counters restored from {} card-ticks in {})",
+                    m_server->url(), restored,
+                    format_duration(std::max<DurationUs>(took.count(), k_us_per_ms))));
+}
+
+void Exporter::on_tick(const telemetry::Tick& tick, std::uint64_t db_write_errors) noexcept {
+    try {
+        m_metrics.observe(tick);
+        ++m_health.ticks;
+        m_health.db_write_errors = db_write_errors;
+        for (const telemetry::CardTickRecord& c : tick.cards) {
+            m_health.device_read_errors += static_cast<std::uint64_t>(std::max(c.read_errors, 0));
+        }
+        m_health.last_tick_end = tick.t0 + tick.duration_us;
+        m_health.wal_bytes = file_bytes(m_wal_path);
+        m_metrics.set_health(m_health);
+        m_server->publish(m_metrics.render());
+    } catch (...) {
+        // Out of memory while rendering: scrapes keep the previous exposition.
+    }
+}
+
+std::unique_ptr<Exporter> start_exporter(const ExporterOptions& options, store::Database& db,
+                                         const audit::Thresholds& thresholds,
+                                         const std::string& driver_version, DurationUs interval_us,
+                                         const std::function<void(const std::string&)>& log) {
+    if (options.listen.empty()) {
+        return nullptr;
+    }
+    MetricsOptions m;
+    m.thresholds = thresholds;
+    m.max_users = options.max_users;
+    m.price_per_gpu_hour = options.price_per_gpu_hour;
+    m.pricing = options.pricing;
+    m.driver_version = driver_version;
+    m.interval_us = interval_us;
+    return std::make_unique<Exporter>(options, std::move(m), db, log);
+}
+
+} // namespace gua::exporter

@@ -1,0 +1,209 @@
+// libmicrohttpd server for /metrics with connection, header-size and timeout limits.
+#include "export/http_server.hpp"
+
+#include "core/fatal.hpp"
+
+#include <fmt/format.h>
+#include <microhttpd.h>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace gua::exporter {
+
+namespace {
+
+constexpr std::string_view k_index_html = "<html><head><title>gua</title></head><body><h1>gua</h1>"
+                                          "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
+
+bool is_ipv6(const std::string& host) {
+    return host.find(':') != std::string::npos;
+}
+
+/// Creates, binds and listens on a socket for `address`; returns the fd or throws Fatal.
+int bind_socket(const ListenAddress& address, const HttpLimits& limits) {
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+    int family = AF_INET;
+    if (is_ipv6(address.host)) {
+        family = AF_INET6;
+        auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage);
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(address.port);
+        inet_pton(AF_INET6, address.host.c_str(), &in6->sin6_addr);
+        length = sizeof(sockaddr_in6);
+    } else {
+        auto* in4 = reinterpret_cast<sockaddr_in*>(&storage);
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons(address.port);
+        inet_pton(AF_INET, address.host.c_str(), &in4->sin_addr);
+        length = sizeof(sockaddr_in);
+    }
+    const int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        throw Fatal(fmt::format("--listen: cannot create a socket: {}", std::strerror(errno)));
+    }
+    const int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (bind(fd, reinterpret_cast<sockaddr*>(&storage), length) != 0 ||
+        listen(fd, static_cast<int>(limits.connection_limit)) != 0) {
+        const int err = errno;
+        close(fd);
+        throw Fatal(fmt::format("--listen: cannot listen on {}:{}: {}", address.host, address.port,
+                                std::strerror(err)),
+                    err == EADDRINUSE ? ExitCode::conflict : ExitCode::usage);
+    }
+    return fd;
+}
+
+std::uint16_t bound_port(int fd) {
+    sockaddr_storage storage{};
+    socklen_t length = sizeof(storage);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length);
+    if (storage.ss_family == AF_INET6) {
+        return ntohs(reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port);
+    }
+    return ntohs(reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
+}
+
+void release_body(void* holder) {
+    delete static_cast<std::shared_ptr<const std::string>*>(holder);
+}
+
+MHD_Result reply(MHD_Connection* connection, unsigned status, std::string_view body,
+                 const char* content_type) {
+    MHD_Response* response = MHD_create_response_from_buffer(
+        body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+    if (response == nullptr) {
+        return MHD_NO;
+    }
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED) {
+        MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    }
+    const MHD_Result result = MHD_queue_response(connection, status, response);
+    MHD_destroy_response(response);
+    return result;
+}
+
+MHD_Result serve_metrics(MHD_Connection* connection, const HttpServer& server,
+                         const char* content_type) {
+    auto* holder = new std::shared_ptr<const std::string>(server.current());
+    MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*holder)->size(), const_cast<char*>((*holder)->data()), release_body, holder);
+    if (response == nullptr) {
+        delete holder;
+        return MHD_NO;
+    }
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    const MHD_Result result = MHD_queue_response(connection, MHD_HTTP_OK, response);
+    MHD_destroy_response(response);
+    return result;
+}
+
+MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                  const char* /*version*/, const char* /*upload_data*/,
+                  std::size_t* /*upload_data_size*/, void** /*con_cls*/) {
+    try {
+        const auto* server = static_cast<const HttpServer*>(cls);
+        const std::string_view m = method;
+        if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
+            return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
+                         "text/plain; charset=utf-8");
+        }
+        const std::string_view path = url;
+        if (path == "/metrics") {
+            return serve_metrics(connection, *server, server->content_type().c_str());
+        }
+        if (path == "/") {
+            return reply(connection, MHD_HTTP_OK, k_index_html, "text/html; charset=utf-8");
+        }
+        return reply(connection, MHD_HTTP_NOT_FOUND, "not found\n", "text/plain; charset=utf-8");
+    } catch (...) {
+        return MHD_NO;
+    }
+}
+
+} // namespace
+
+Result<ListenAddress> parse_listen(std::string_view text) {
+    ListenAddress a;
+    std::string_view port = text;
+    const std::size_t colon = text.rfind(':');
+    if (colon != std::string_view::npos) {
+        std::string_view host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+            host = host.substr(1, host.size() - 2);
+        }
+        if (host == "localhost") {
+            host = "127.0.0.1";
+        }
+        if (!host.empty()) {
+            a.host = std::string(host);
+        }
+    }
+    unsigned char probe[sizeof(in6_addr)];
+    const int family = is_ipv6(a.host) ? AF_INET6 : AF_INET;
+    if (inet_pton(family, a.host.c_str(), probe) != 1) {
+        return Error{fmt::format("--listen {}: the host must be a numeric IPv4 address, "
+                                 "[IPv6] or localhost",
+                                 text)};
+    }
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value > 65535) {
+        return Error{fmt::format("--listen {}: expected PORT, HOST:PORT or [IPv6]:PORT", text)};
+    }
+    a.port = static_cast<std::uint16_t>(value);
+    return a;
+}
+
+HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
+                       std::string content_type)
+    : m_address(address), m_content_type(std::move(content_type)),
+      m_body(std::make_shared<const std::string>()) {
+    const int fd = bind_socket(address, limits);
+    m_port = bound_port(fd);
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    if (is_ipv6(address.host)) {
+        flags |= MHD_USE_IPv6;
+    }
+    m_daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &handle, this, MHD_OPTION_LISTEN_SOCKET,
+                                fd, MHD_OPTION_CONNECTION_LIMIT, limits.connection_limit,
+                                MHD_OPTION_CONNECTION_TIMEOUT, limits.timeout_s,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.memory_limit_bytes,
+                                MHD_OPTION_END);
+    if (m_daemon == nullptr) {
+        close(fd);
+        throw Fatal(
+            fmt::format("--listen: cannot start the HTTP server on {}:{}", address.host, m_port));
+    }
+}
+
+HttpServer::~HttpServer() {
+    MHD_stop_daemon(m_daemon);
+}
+
+void HttpServer::publish(std::string body) {
+    auto fresh = std::make_shared<const std::string>(std::move(body));
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_body = std::move(fresh);
+}
+
+std::shared_ptr<const std::string> HttpServer::current() const {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_body;
+}
+
+std::string HttpServer::url() const {
+    return is_ipv6(m_address.host) ? fmt::format("http://[{}]:{}/metrics", m_address.host, m_port)
+                                   : fmt::format("http://{}:{}/metrics", m_address.host, m_port);
+}
+
+} // namespace gua::exporter

@@ -1,0 +1,116 @@
+// Metrics: the daemon's Prometheus counters and gauges. Counters are fed card-tick by card-tick
+// through the same audit::classify / audit::attribute calls the report makes (docs/metrics.md).
+#pragma once
+
+#include "audit/attribute.hpp"
+#include "audit/card_tick.hpp"
+#include "audit/classify.hpp"
+#include "audit/cost.hpp"
+#include "telemetry/tick.hpp"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gua::exporter {
+
+/// The `user` label of active time with no process to carry it (as in the report's §4).
+inline constexpr std::string_view k_no_process_user = "(no process)";
+/// The `user` label that collects every user beyond the top N.
+inline constexpr std::string_view k_other_user = "other";
+
+/// A user label: characters outside [A-Za-z0-9_.:-] become '_', at most 64 characters,
+/// "unknown" when empty.
+std::string sanitize_user(std::string_view user);
+
+/// What the metrics need to know besides the ticks.
+struct MetricsOptions {
+    audit::Thresholds thresholds;
+    std::size_t max_users = 20;               ///< users with their own label; the rest: other
+    std::optional<double> price_per_gpu_hour; ///< dollars for every model (--price-per-gpu-hour)
+    std::optional<audit::Pricing> pricing;    ///< [pricing] of gua.toml; used without the above
+    std::string driver_version;               ///< for gua_gpu_info
+    DurationUs interval_us = 0;               ///< the configured tick length
+};
+
+/// How a card is labelled: driver index, uuid and model.
+struct CardLabels {
+    std::string uuid;
+    int index = 0;
+    std::string model;
+};
+
+/// The daemon's own health at the latest tick.
+struct Health {
+    std::uint64_t ticks = 0;
+    std::uint64_t overruns = 0;
+    std::uint64_t db_write_errors = 0;
+    std::uint64_t device_read_errors = 0;
+    std::optional<TimeUs> last_tick_end;
+    std::optional<std::int64_t> wal_bytes;
+    TimeUs started = 0;
+};
+
+/// Cumulative audit counters, the latest raw readings and health. Not thread-safe: one owner
+/// feeds it and renders it; the HTTP server only ever sees rendered text.
+class Metrics {
+  public:
+    explicit Metrics(MetricsOptions options);
+
+    /// Adds one card-tick of `card`; `tick.processes[i].identity` indexes `users` (user names).
+    void add(const CardLabels& card, const audit::CardTick& tick,
+             const std::vector<std::string>& users);
+    /// Starts restoring history: until end_restore(), every user gets a label.
+    void begin_restore() { m_restoring = true; }
+    /// Keeps the max_users users with the most GPU seconds and folds the rest into `other`.
+    void end_restore();
+    /// Adds a freshly sampled tick (its card-ticks and the latest readings of its cards).
+    void observe(const telemetry::Tick& tick);
+    /// Sets the health figures rendered with the next render().
+    void set_health(const Health& health) { m_health = health; }
+    /// The exposition text (Prometheus text format 0.0.4).
+    std::string render() const;
+
+  private:
+    struct GpuTotals {
+        CardLabels labels;
+        audit::StateTimes states;
+        std::array<DurationUs, audit::k_bucket_count> bucket_us{};
+        std::uint64_t ticks = 0;
+    };
+    struct UserTotals {
+        double active_us = 0;
+        double idle_held_us = 0;
+        double idle_held_mib_us = 0;
+        std::uint64_t ticks = 0;
+    };
+    struct Reading {
+        CardLabels labels;
+        std::optional<double> util_pct;
+        std::optional<std::int64_t> mem_used_mib;
+        std::optional<std::int64_t> mem_total_mib;
+        std::optional<std::int64_t> power_mw;
+        std::optional<int> temperature_c;
+    };
+    const std::string& label_for(const std::string& user);
+
+    MetricsOptions m_options;
+    bool m_restoring = false;
+    std::map<std::string, GpuTotals> m_gpus;                  ///< by uuid
+    std::map<std::string, UserTotals> m_users;                ///< by user label
+    std::map<std::string, std::string> m_user_label;          ///< sanitized user → label
+    std::unordered_map<std::string, std::string> m_raw_label; ///< user → label (cache)
+    std::size_t m_own_labels = 0;
+    std::map<std::string, Reading> m_readings; ///< cards of the latest tick, by uuid
+    Health m_health;
+    std::vector<audit::IdentityShare> m_shares;
+    std::vector<audit::Presence> m_present;
+    audit::CardTick m_scratch;
+};
+
+} // namespace gua::exporter

@@ -1,0 +1,160 @@
+// Metrics::render: every family with HELP, TYPE and base units (the list is docs/metrics.md).
+#include "core/version.hpp"
+#include "export/exposition.hpp"
+#include "export/metrics.hpp"
+
+#include <array>
+
+namespace gua::exporter {
+
+namespace {
+
+constexpr double k_bytes_per_mib = 1024.0 * 1024.0;
+constexpr double k_us_per_s = 1e6;
+constexpr std::array<const char*, audit::k_bucket_count> k_bucket_names{
+    "idle", "underutilized", "productive", "compute_bound"};
+
+double seconds(double us) {
+    return us / k_us_per_s;
+}
+
+double seconds(DurationUs us) {
+    return static_cast<double>(us) / k_us_per_s;
+}
+
+void declare(Exposition& e) {
+    using enum MetricType;
+    e.family("gua_gpu_seconds_total", counter,
+             "Card time by audit state (active, idle_held, truly_idle; unmeasured when "
+             "utilization is n/a), in seconds.");
+    e.family("gua_gpu_card_ticks_total", counter, "Card-ticks recorded for the card.");
+    e.family("gua_efficiency_seconds_total", counter,
+             "Card time by SM utilization bucket (idle <10%, underutilized 10-70%, productive "
+             "70-90%, compute_bound >=90%), in seconds.");
+    e.family("gua_waste_dollars_total", counter,
+             "Cost of idle_held and truly_idle card time at the configured price per GPU-hour, in "
+             "dollars.");
+    e.family("gua_identity_gpu_seconds_total", counter,
+             "Card time attributed to a user (active by SM share, idle_held by held memory; "
+             "adds up to the cards' active + idle_held time), in seconds.");
+    e.family("gua_identity_idle_held_bytes_seconds_total", counter,
+             "Memory a user's processes held while their own SMs were idle, times the time held, "
+             "in byte-seconds.");
+    e.family("gua_identity_card_ticks_total", counter,
+             "Card-ticks in which a user had a process on the card.");
+    e.family("gua_gpu_info", gauge, "Card metadata; the value is always 1.");
+    e.family("gua_gpu_utilization_ratio", gauge,
+             "Time-weighted mean SM utilization over the latest tick (0-1).");
+    e.family("gua_gpu_memory_used_bytes", gauge, "Card memory used at the latest tick, in bytes.");
+    e.family("gua_gpu_memory_total_bytes", gauge, "Card memory size, in bytes.");
+    e.family("gua_gpu_power_watts", gauge, "Power draw at the latest tick, in watts.");
+    e.family("gua_gpu_temperature_celsius", gauge,
+             "GPU temperature at the latest tick, in degrees Celsius.");
+    e.family("gua_daemon_ticks_total", counter, "Ticks completed since the daemon started.");
+    e.family("gua_daemon_tick_overruns_total", counter,
+             "Ticks that started more than one interval late (no catch-up).");
+    e.family("gua_daemon_errors_total", counter,
+             "Errors since the daemon started, by kind (db_write: a tick not written; "
+             "device_read: a failed driver reading).");
+    e.family("gua_daemon_last_tick_timestamp_seconds", gauge,
+             "End of the latest tick, in seconds since the Unix epoch.");
+    e.family("gua_daemon_tick_interval_seconds", gauge, "Configured tick length, in seconds.");
+    e.family("gua_daemon_start_time_seconds", gauge,
+             "Daemon start time, in seconds since the Unix epoch.");
+    e.family("gua_db_wal_bytes", gauge, "Size of the database's write-ahead log, in bytes.");
+    e.family("gua_build_info", gauge, "The gua version; the value is always 1.");
+}
+
+} // namespace
+
+std::string Metrics::render() const {
+    Exposition e;
+    declare(e);
+    for (const auto& [uuid, g] : m_gpus) {
+        const std::string gpu = std::to_string(g.labels.index);
+        const std::string_view model = g.labels.model;
+        const auto state = [&](const char* name, DurationUs us) {
+            e.add("gua_gpu_seconds_total",
+                  {{"gpu", gpu}, {"uuid", uuid}, {"model", model}, {"state", name}}, seconds(us));
+        };
+        state("active", g.states.active);
+        state("idle_held", g.states.idle_held);
+        state("truly_idle", g.states.truly_idle);
+        if (g.states.unmeasured > 0) {
+            state("unmeasured", g.states.unmeasured);
+        }
+        e.add("gua_gpu_card_ticks_total", {{"gpu", gpu}, {"uuid", uuid}, {"model", model}},
+              static_cast<double>(g.ticks));
+        for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
+            e.add("gua_efficiency_seconds_total", {{"gpu", gpu}, {"bucket", k_bucket_names[b]}},
+                  seconds(g.bucket_us[b]));
+        }
+        std::optional<double> price = m_options.price_per_gpu_hour;
+        if (!price && m_options.pricing) {
+            price = static_cast<double>(audit::price_micros(*m_options.pricing, model)) /
+                    static_cast<double>(audit::k_micros_per_unit);
+        }
+        if (price) {
+            const double per_second = *price / 3600.0;
+            e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "idle_held"}},
+                  seconds(g.states.idle_held) * per_second);
+            e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "truly_idle"}},
+                  seconds(g.states.truly_idle) * per_second);
+        }
+    }
+    for (const auto& [user, u] : m_users) {
+        e.add("gua_identity_gpu_seconds_total", {{"user", user}, {"state", "active"}},
+              seconds(u.active_us));
+        e.add("gua_identity_gpu_seconds_total", {{"user", user}, {"state", "idle_held"}},
+              seconds(u.idle_held_us));
+        e.add("gua_identity_idle_held_bytes_seconds_total", {{"user", user}},
+              seconds(u.idle_held_mib_us) * k_bytes_per_mib);
+        e.add("gua_identity_card_ticks_total", {{"user", user}}, static_cast<double>(u.ticks));
+    }
+    for (const auto& [uuid, r] : m_readings) {
+        const std::string gpu = std::to_string(r.labels.index);
+        const Labels card{{"gpu", gpu}, {"uuid", uuid}};
+        e.add("gua_gpu_info",
+              {{"gpu", gpu},
+               {"uuid", uuid},
+               {"model", r.labels.model},
+               {"driver", m_options.driver_version}},
+              1);
+        if (r.util_pct) {
+            e.add("gua_gpu_utilization_ratio", card, *r.util_pct / 100.0);
+        }
+        if (r.mem_used_mib) {
+            e.add("gua_gpu_memory_used_bytes", card,
+                  static_cast<double>(*r.mem_used_mib) * k_bytes_per_mib);
+        }
+        if (r.mem_total_mib) {
+            e.add("gua_gpu_memory_total_bytes", card,
+                  static_cast<double>(*r.mem_total_mib) * k_bytes_per_mib);
+        }
+        if (r.power_mw) {
+            e.add("gua_gpu_power_watts", card, static_cast<double>(*r.power_mw) / 1000.0);
+        }
+        if (r.temperature_c) {
+            e.add("gua_gpu_temperature_celsius", card, *r.temperature_c);
+        }
+    }
+    const Health& h = m_health;
+    e.add("gua_daemon_ticks_total", {}, static_cast<double>(h.ticks));
+    e.add("gua_daemon_tick_overruns_total", {}, static_cast<double>(h.overruns));
+    e.add("gua_daemon_errors_total", {{"kind", "db_write"}},
+          static_cast<double>(h.db_write_errors));
+    e.add("gua_daemon_errors_total", {{"kind", "device_read"}},
+          static_cast<double>(h.device_read_errors));
+    if (h.last_tick_end) {
+        e.add("gua_daemon_last_tick_timestamp_seconds", {}, seconds(*h.last_tick_end));
+    }
+    e.add("gua_daemon_tick_interval_seconds", {}, seconds(m_options.interval_us));
+    e.add("gua_daemon_start_time_seconds", {}, seconds(h.started));
+    if (h.wal_bytes) {
+        e.add("gua_db_wal_bytes", {}, static_cast<double>(*h.wal_bytes));
+    }
+    e.add("gua_build_info", {{"version", k_version}}, 1);
+    return e.render();
+}
+
+} // namespace gua::exporter

@@ -1,0 +1,134 @@
+// The live view's model: cards, holders sorted worst first, decisions newest first.
+#include "live/build.hpp"
+
+#include "audit/from_tick.hpp"
+
+#include <algorithm>
+
+namespace gua::live {
+
+namespace {
+
+double weight(const HolderNow& h) {
+    return h.idle_held ? static_cast<double>(h.mem_mib.value_or(0)) * static_cast<double>(h.idle_us)
+                       : 0.0;
+}
+
+HolderNow& holder_of(std::vector<HolderNow>& rows, std::size_t first,
+                     const telemetry::ProcessTick& p) {
+    for (std::size_t i = first; i < rows.size(); ++i) {
+        if (rows[i].pid == p.pid && rows[i].start_ticks == p.start_ticks) {
+            return rows[i];
+        }
+    }
+    HolderNow h;
+    h.pid = p.pid;
+    h.start_ticks = p.start_ticks;
+    h.user = p.identity.user;
+    h.uid = p.identity.uid;
+    h.command = p.identity.command;
+    h.type = telemetry::to_string(p.type);
+    h.container_id = p.identity.container_id;
+    h.pod_uid = p.identity.pod_uid;
+    h.slurm_job = p.identity.slurm_job;
+    h.jupyter_kernel = p.identity.jupyter_kernel;
+    rows.push_back(std::move(h));
+    return rows.back();
+}
+
+DecisionNow decision_of(const store::DecisionRow& r) {
+    return DecisionNow{r.time_us,
+                       r.rule,
+                       r.action,
+                       r.dry_run,
+                       r.verdict,
+                       r.outcome,
+                       r.pid,
+                       r.user,
+                       r.command,
+                       r.gpu_index,
+                       r.memory_mib,
+                       r.idle_us,
+                       r.reclaimed_gib_hours,
+                       r.detail};
+}
+
+} // namespace
+
+Shares shares_of(const audit::StateTimes& t) {
+    const double measured = static_cast<double>(t.active + t.idle_held + t.truly_idle);
+    if (measured <= 0) {
+        return Shares{};
+    }
+    return Shares{static_cast<double>(t.active) / measured,
+                  static_cast<double>(t.idle_held) / measured,
+                  static_cast<double>(t.truly_idle) / measured};
+}
+
+NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
+                   const audit::StreakBook& streaks,
+                   const std::map<std::string, audit::StateTimes>& recent,
+                   const std::vector<store::DecisionRow>& decisions,
+                   const audit::Thresholds& thresholds) {
+    for (const audit::CardNow& card : cards) {
+        const telemetry::CardTickRecord& r = *card.record;
+        std::vector<audit::ProcessKey> keys;
+        const audit::CardTick tick = audit::card_tick_of(card, keys);
+        GpuNow g{r.device.index,
+                 r.device.uuid,
+                 r.device.name,
+                 r.util_pct,
+                 r.mem_used_mib,
+                 r.device.memory_total_mib,
+                 audit::dominant_state(tick, thresholds),
+                 {}};
+        if (const auto it = recent.find(r.device.uuid); it != recent.end()) {
+            g.recent = shares_of(it->second);
+        }
+        m.gpus.push_back(std::move(g));
+        const std::size_t first = m.holders.size();
+        for (std::size_t i = 0; i < r.processes.size(); ++i) {
+            const telemetry::ProcessTick& p = r.processes[i];
+            if (!audit::is_holder(tick.processes[i], thresholds)) {
+                continue;
+            }
+            HolderNow& h = holder_of(m.holders, first, p);
+            h.gpu_index = r.device.index;
+            h.gpu_uuid = r.device.uuid;
+            if (p.mem_used_mib) {
+                h.mem_mib = h.mem_mib.value_or(0) + *p.mem_used_mib;
+            }
+            if (p.sm_util_pct) {
+                h.sm_pct = std::max(h.sm_pct.value_or(0.0), *p.sm_util_pct);
+            }
+        }
+        for (const audit::HoldingSeen& seen : audit::holdings_of(card, thresholds)) {
+            const auto streak = streaks.find(audit::HoldingKey{r.device.uuid, seen.process});
+            for (std::size_t i = first; i < m.holders.size(); ++i) {
+                HolderNow& h = m.holders[i];
+                if (h.pid == seen.process.pid && h.start_ticks == seen.process.start_ticks &&
+                    seen.idle_held) {
+                    h.idle_held = true;
+                    h.idle_us = streak ? streak->idle_us : card.duration_us;
+                    h.idle_since = streak ? streak->since : card.t0;
+                }
+            }
+        }
+    }
+    std::stable_sort(
+        m.holders.begin(), m.holders.end(), [](const HolderNow& a, const HolderNow& b) {
+            if (weight(a) != weight(b)) {
+                return weight(a) > weight(b);
+            }
+            if (a.mem_mib.value_or(0) != b.mem_mib.value_or(0)) {
+                return a.mem_mib.value_or(0) > b.mem_mib.value_or(0);
+            }
+            return a.gpu_index != b.gpu_index ? a.gpu_index < b.gpu_index : a.pid < b.pid;
+        });
+    for (auto it = decisions.rbegin(); it != decisions.rend(); ++it) {
+        m.decisions.push_back(decision_of(*it));
+    }
+    return m;
+}
+
+} // namespace gua::live

@@ -1,0 +1,27 @@
+// Building the live view from the newest tick of each card, the idle-held streaks, the recent
+// state times and the recent policy decisions. Pure.
+#pragma once
+
+#include "audit/holdings.hpp"
+#include "live/model.hpp"
+#include "store/policy_log.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gua::live {
+
+/// Fills `header`'s gpus, holders and decisions: one GpuNow per card, one HolderNow per holder
+/// process and card (its streak from `streaks`), decisions newest first. `recent` is keyed by
+/// card uuid.
+NowModel build_now(NowModel header, const std::vector<audit::CardNow>& cards,
+                   const audit::StreakBook& streaks,
+                   const std::map<std::string, audit::StateTimes>& recent,
+                   const std::vector<store::DecisionRow>& decisions,
+                   const audit::Thresholds& thresholds);
+
+/// Shares of measured time in `t`.
+Shares shares_of(const audit::StateTimes& t);
+
+} // namespace gua::live

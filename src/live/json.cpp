@@ -1,0 +1,93 @@
+// `gua now --format json` (docs/now-json.md).
+#include "core/time.hpp"
+#include "live/render.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace gua::live {
+
+namespace {
+
+using nlohmann::json;
+
+template <typename T> json opt(const std::optional<T>& v) {
+    return v ? json(*v) : json();
+}
+
+json seconds(DurationUs us) {
+    return static_cast<double>(us) / static_cast<double>(k_us_per_second);
+}
+
+} // namespace
+
+std::string render_now_json(const NowModel& m) {
+    json j;
+    j["schema_version"] = m.schema_version;
+    j["time"] = format_iso8601(m.now);
+    j["host"] = m.host;
+    j["source"] = {
+        {"kind", m.origin == Origin::daemon ? "daemon" : "sampled"},
+        {"database", m.db_path.empty() ? json() : json(m.db_path)},
+        {"interval_seconds", seconds(m.interval_us)},
+        {"last_tick_end", m.last_tick_end ? json(format_iso8601(*m.last_tick_end)) : json()},
+        {"note", m.note}};
+    json gpus = json::array();
+    for (const GpuNow& g : m.gpus) {
+        gpus.push_back({{"index", g.index},
+                        {"uuid", g.uuid},
+                        {"model", g.model},
+                        {"util_pct", opt(g.util_pct)},
+                        {"memory_used_mib", opt(g.mem_used_mib)},
+                        {"memory_total_mib", opt(g.mem_total_mib)},
+                        {"state", g.state},
+                        {"recent",
+                         {{"window_seconds", seconds(m.recent_window_us)},
+                          {"active", g.recent.active},
+                          {"idle_held", g.recent.idle_held},
+                          {"truly_idle", g.recent.truly_idle}}}});
+    }
+    j["gpus"] = gpus;
+    json holders = json::array();
+    for (const HolderNow& h : m.holders) {
+        holders.push_back(
+            {{"gpu", h.gpu_index},
+             {"gpu_uuid", h.gpu_uuid},
+             {"pid", h.pid},
+             {"start_ticks", opt(h.start_ticks)},
+             {"user", h.user},
+             {"uid", opt(h.uid)},
+             {"command", h.command},
+             {"type", h.type},
+             {"container_id", h.container_id},
+             {"pod_uid", h.pod_uid},
+             {"slurm_job", h.slurm_job},
+             {"jupyter_kernel", h.jupyter_kernel},
+             {"memory_mib", opt(h.mem_mib)},
+             {"sm_util_pct", opt(h.sm_pct)},
+             {"idle_held", h.idle_held},
+             {"idle_held_seconds", seconds(h.idle_us)},
+             {"idle_held_since", h.idle_since ? json(format_iso8601(*h.idle_since)) : json()}});
+    }
+    j["holders"] = holders;
+    json decisions = json::array();
+    for (const DecisionNow& d : m.decisions) {
+        decisions.push_back({{"time", format_iso8601(d.time_us)},
+                             {"rule", d.rule},
+                             {"action", d.action},
+                             {"dry_run", d.dry_run},
+                             {"verdict", d.verdict},
+                             {"outcome", d.outcome},
+                             {"pid", d.pid},
+                             {"user", d.user},
+                             {"command", d.command},
+                             {"gpu", d.gpu_index},
+                             {"memory_mib", opt(d.memory_mib)},
+                             {"idle_held_seconds", seconds(d.idle_us)},
+                             {"reclaimed_gib_hours", d.reclaimed_gib_hours},
+                             {"detail", d.detail}});
+    }
+    j["policy"] = {{"window_seconds", seconds(m.decisions_window_us)}, {"decisions", decisions}};
+    return j.dump(2) + "\n";
+}
+
+} // namespace gua::live

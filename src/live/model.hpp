@@ -1,0 +1,95 @@
+// NowModel: who holds each GPU right now and for how long it has been idle-held — the finished
+// numbers behind `gua now` and `gua top`. Renderers only format it.
+#pragma once
+
+#include "core/time.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gua::live {
+
+/// Where the numbers came from.
+enum class Origin : std::uint8_t {
+    daemon, ///< the running daemon's database
+    sampled ///< gua sampled NVML itself (no daemon recording)
+};
+
+/// Shares of a card's recent time (fractions of measured time; all 0 when nothing measured).
+struct Shares {
+    double active = 0;
+    double idle_held = 0;
+    double truly_idle = 0;
+};
+
+/// One card now.
+struct GpuNow {
+    int index = 0;
+    std::string uuid;
+    std::string model;
+    std::optional<double> util_pct; ///< newest tick's mean SM utilization; nullopt: n/a (MIG)
+    std::optional<std::int64_t> mem_used_mib;
+    std::optional<std::int64_t> mem_total_mib;
+    std::string state; ///< newest tick: active | idle-held | truly-idle | n/a
+    Shares recent;     ///< over the model's recent window
+};
+
+/// One process's holding on one card.
+struct HolderNow {
+    int gpu_index = 0;
+    std::string gpu_uuid;
+    std::uint32_t pid = 0;
+    std::optional<std::uint64_t> start_ticks;
+    std::string user;
+    std::optional<std::uint32_t> uid;
+    std::string command;
+    std::string type; ///< compute | mps | graphics
+    std::string container_id;
+    std::string pod_uid;
+    std::string slurm_job;
+    std::string jupyter_kernel;
+    std::optional<std::int64_t> mem_mib;
+    std::optional<double> sm_pct;
+    bool idle_held = false;
+    DurationUs idle_us = 0;           ///< observed continuous idle-held time (0 when not idle)
+    std::optional<TimeUs> idle_since; ///< start of the streak
+};
+
+/// One recent policy decision.
+struct DecisionNow {
+    TimeUs time_us = 0;
+    std::string rule;
+    std::string action;
+    bool dry_run = true;
+    std::string verdict;
+    std::string outcome;
+    std::uint32_t pid = 0;
+    std::string user;
+    std::string command;
+    std::string gpu_index;
+    std::optional<std::int64_t> memory_mib;
+    DurationUs idle_us = 0;
+    double reclaimed_gib_hours = 0;
+    std::string detail;
+};
+
+/// The live view.
+struct NowModel {
+    int schema_version = 1;
+    TimeUs now = 0;
+    std::string host;
+    Origin origin = Origin::daemon;
+    std::string db_path;                 ///< empty when no database was read
+    std::optional<TimeUs> last_tick_end; ///< end of the newest card-tick shown
+    DurationUs interval_us = 0;          ///< the daemon's tick, or the sample length
+    std::string note;                    ///< e.g. why gua sampled NVML itself
+    DurationUs recent_window_us = 0;     ///< the window of GpuNow::recent
+    std::vector<GpuNow> gpus;            ///< by index
+    std::vector<HolderNow> holders;      ///< idle-held memory × time first, then memory
+    std::vector<DecisionNow> decisions;  ///< newest first
+    DurationUs decisions_window_us = 0;
+};
+
+} // namespace gua::live

@@ -1,0 +1,31 @@
+// Renderers of the live view: the `gua now` table, its JSON, and `gua top`'s frame.
+#pragma once
+
+#include "live/model.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace gua::live {
+
+/// Text rendering options.
+struct NowTextOptions {
+    bool color = false;            ///< ANSI colours (terminals only, never with NO_COLOR)
+    int bar_width = 20;            ///< cells of the per-GPU three-state bar
+    std::size_t max_decisions = 8; ///< policy decisions listed
+};
+
+/// The `gua now` table: source line, GPUs with their three-state bar, holders, policy decisions.
+std::string render_now_text(const NowModel& model, const NowTextOptions& options);
+
+/// The `gua now --format json` document (docs/now-json.md), pretty-printed, ending in a newline.
+std::string render_now_json(const NowModel& model);
+
+/// One `gua top` frame: a title line naming the refresh interval and the quit key, then the table.
+std::string render_top_frame(const NowModel& model, const NowTextOptions& options,
+                             DurationUs refresh_us);
+
+/// "8.1 GiB" (one decimal) from MiB; "?" for nullopt.
+std::string format_gib(std::optional<std::int64_t> mib);
+
+} // namespace gua::live

@@ -1,0 +1,120 @@
+// The live view's two sources.
+#include "live/source.hpp"
+
+#include "audit/holdings.hpp"
+#include "core/duration.hpp"
+#include "live/build.hpp"
+#include "sampler/sampler.hpp"
+#include "store/policy_log.hpp"
+
+#include <array>
+#include <unistd.h>
+
+namespace gua::live {
+
+namespace {
+
+std::string hostname() {
+    std::array<char, 256> buf{};
+    return gethostname(buf.data(), buf.size() - 1) == 0 ? std::string(buf.data()) : "unknown";
+}
+
+} // namespace
+
+bool daemon_is_recording(const store::RecentState& recent, TimeUs now) {
+    return recent.run && !recent.run->ended_us && recent.last_end &&
+           *recent.last_end >= now - 3 * std::max<DurationUs>(recent.run->interval_us, 1);
+}
+
+std::string no_daemon_reason(const store::RecentState& recent, TimeUs now) {
+    if (!recent.last_end) {
+        return "no daemon is recording";
+    }
+    return "no daemon is recording (last tick ended " +
+           format_duration(std::max<DurationUs>(now - *recent.last_end, k_us_per_second) /
+                           k_us_per_second * k_us_per_second) +
+           " ago)";
+}
+
+NowModel now_from_database(store::Database& db, const std::string& db_path,
+                           const store::RecentState& recent, const LiveOptions& options,
+                           TimeUs now) {
+    NowModel m;
+    m.now = now;
+    m.host = recent.run ? recent.run->host : "";
+    m.origin = Origin::daemon;
+    m.db_path = db_path;
+    m.last_tick_end = recent.last_end;
+    m.interval_us = recent.run ? recent.run->interval_us : 0;
+    m.recent_window_us = options.recent_window_us;
+    m.decisions_window_us = options.decisions_window_us;
+    audit::StreakBook book;
+    std::vector<audit::CardNow> cards;
+    std::map<std::string, std::int64_t> ids;
+    for (const store::RecentCard& card : recent.cards) {
+        for (const auto& [process, streak] : store::rewind_streaks(db, card, options.thresholds)) {
+            book.seed(audit::HoldingKey{card.record.device.uuid, process}, streak);
+        }
+        cards.push_back(store::card_now(card));
+        ids[card.record.device.uuid] = card.gpu_id;
+    }
+    const TimeUs end = recent.last_end.value_or(now);
+    const auto states =
+        store::recent_states(db, end - options.recent_window_us, end + 1, options.thresholds);
+    std::map<std::string, audit::StateTimes> by_uuid;
+    for (const auto& [uuid, id] : ids) {
+        if (const auto it = states.find(id); it != states.end()) {
+            by_uuid[uuid] = it->second;
+        }
+    }
+    return build_now(std::move(m), cards, book, by_uuid,
+                     store::read_decisions(db, now - options.decisions_window_us, now + 1),
+                     options.thresholds);
+}
+
+LiveSampler::LiveSampler(telemetry::DeviceSource& source, LiveOptions options)
+    : m_source(source), m_options(options) {}
+
+void LiveSampler::seed(store::Database& db, const std::string& db_path, TimeUs now) {
+    m_db_path = db_path;
+    for (const store::RecentCard& card : store::read_recent(db).cards) {
+        for (const auto& [process, streak] :
+             store::rewind_streaks(db, card, m_options.thresholds)) {
+            m_book.seed(audit::HoldingKey{card.record.device.uuid, process}, streak);
+        }
+    }
+    m_decisions = store::read_decisions(db, now - m_options.decisions_window_us, now + 1);
+}
+
+NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atomic<bool>& stop,
+                             const std::string& note) {
+    sampler::SamplerOptions so;
+    so.interval_us = length_us;
+    so.active_threshold_pct = m_options.thresholds.active_util_pct;
+    so.max_poll_us = std::min<DurationUs>(so.max_poll_us, std::max<DurationUs>(length_us / 2, 1));
+    so.max_ticks = 1;
+    sampler::Sampler sampler(m_source, clock, m_resolver, so);
+    telemetry::Tick last;
+    sampler.run(stop, [&](const telemetry::Tick& tick) { last = tick; });
+    const std::vector<audit::CardNow> cards = audit::cards_of(last);
+    audit::observe(m_book, cards, m_options.thresholds);
+    for (const audit::CardNow& card : cards) {
+        std::vector<audit::ProcessKey> keys;
+        m_recent[card.record->device.uuid] +=
+            audit::classify(audit::card_tick_of(card, keys), m_options.thresholds);
+    }
+    m_sampled_us += last.duration_us;
+    NowModel m;
+    m.now = clock.wall_now();
+    m.host = hostname();
+    m.origin = Origin::sampled;
+    m.db_path = m_db_path;
+    m.last_tick_end = last.t0 + last.duration_us;
+    m.interval_us = length_us;
+    m.note = note + "; sampled NVML directly for " + format_duration(m_sampled_us);
+    m.recent_window_us = m_sampled_us;
+    m.decisions_window_us = m_options.decisions_window_us;
+    return build_now(std::move(m), cards, m_book, m_recent, m_decisions, m_options.thresholds);
+}
+
+} // namespace gua::live

@@ -1,0 +1,179 @@
+// The `gua now` table and the `gua top` frame.
+#include "core/duration.hpp"
+#include "live/render.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+namespace gua::live {
+
+namespace {
+
+std::string paint(bool color, std::string_view code, const std::string& s) {
+    return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
+}
+
+std::string repeat(std::string_view glyph, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+        out += glyph;
+    }
+    return out;
+}
+
+/// Cells of the three states: largest remainder, so the bar is always `width` wide when measured.
+std::array<int, 3> cells(const Shares& s, int width) {
+    const std::array<double, 3> share{s.active, s.idle_held, s.truly_idle};
+    std::array<int, 3> n{};
+    std::array<double, 3> rest{};
+    int used = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+        const double exact = share[i] * width;
+        n[i] = static_cast<int>(std::floor(exact));
+        rest[i] = exact - n[i];
+        used += n[i];
+    }
+    while (used > 0 && used < width) {
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < 3; ++i) {
+            best = rest[i] > rest[best] ? i : best;
+        }
+        ++n[best];
+        rest[best] = -1;
+        ++used;
+    }
+    return n;
+}
+
+std::string bar(const Shares& s, int width, bool color) {
+    const auto n = cells(s, width);
+    if (n[0] + n[1] + n[2] == 0) {
+        return repeat(" ", width);
+    }
+    return paint(color, "32", repeat("█", n[0])) + paint(color, "33", repeat("▒", n[1])) +
+           paint(color, "2", repeat("░", n[2]));
+}
+
+std::string ago(TimeUs now, TimeUs then) {
+    const DurationUs d = now - then;
+    return d < k_us_per_second ? std::string("just now")
+                               : format_duration(d / k_us_per_second * k_us_per_second) + " ago";
+}
+
+std::string where(const HolderNow& h) {
+    std::string out;
+    const auto add = [&](const std::string& label, const std::string& value, std::size_t n) {
+        if (!value.empty()) {
+            out += (out.empty() ? "" : " ") + label + ":" + value.substr(0, n);
+        }
+    };
+    add("jupyter", h.jupyter_kernel, 8);
+    add("slurm", h.slurm_job, 12);
+    add("container", h.container_id, 12);
+    if (h.container_id.empty()) {
+        add("pod", h.pod_uid, 8);
+    }
+    return out.empty() ? "-" : out;
+}
+
+std::string idle(const HolderNow& h) {
+    if (!h.idle_held) {
+        return "-";
+    }
+    return "idle " +
+           format_duration(std::max<DurationUs>(h.idle_us / k_us_per_second, 1) * k_us_per_second);
+}
+
+void source_line(std::string& out, const NowModel& m) {
+    if (m.origin == Origin::daemon) {
+        out += fmt::format("from the daemon's database {} (every {}", m.db_path,
+                           format_duration(m.interval_us));
+        if (m.last_tick_end) {
+            out += ", last tick ended " + ago(m.now, *m.last_tick_end);
+        }
+        out += ")\n";
+    } else {
+        out += m.note + "\n";
+    }
+}
+
+void gpus(std::string& out, const NowModel& m, const NowTextOptions& o) {
+    out += fmt::format("GPU  model                      util    memory used/total  state       "
+                       "last {}\n",
+                       format_duration(m.recent_window_us));
+    if (m.gpus.empty()) {
+        out += "  (no GPUs)\n";
+    }
+    for (const GpuNow& g : m.gpus) {
+        const std::string util = g.util_pct ? fmt::format("{:.0f}%", *g.util_pct) : "n/a";
+        const std::string memory =
+            fmt::format("{} / {}", format_gib(g.mem_used_mib), format_gib(g.mem_total_mib));
+        out += fmt::format("{:>3}  {:<25}  {:>4}  {:>19}  {:<10}  {}\n", g.index,
+                           g.model.substr(0, 25), util, memory, g.state,
+                           bar(g.recent, o.bar_width, o.color));
+    }
+}
+
+void holders(std::string& out, const NowModel& m, const NowTextOptions& o) {
+    out += "Holders (idle-held memory × time first)\n";
+    if (m.holders.empty()) {
+        out += "  (no process holds GPU memory)\n";
+        return;
+    }
+    out += "GPU  user            pid  command          where                     memory   SM  "
+           "idle-held\n";
+    for (const HolderNow& h : m.holders) {
+        const std::string sm = h.sm_pct ? fmt::format("{:.0f}%", *h.sm_pct) : "n/a";
+        const std::string line =
+            fmt::format("{:>3}  {:<12} {:>6}  {:<15}  {:<22}  {:>9}  {:>3}  {}", h.gpu_index,
+                        h.user.substr(0, 12), h.pid, h.command.substr(0, 15),
+                        where(h).substr(0, 22), format_gib(h.mem_mib), sm, idle(h));
+        out += (h.idle_held ? paint(o.color, "33", line) : line) + "\n";
+    }
+}
+
+void decisions(std::string& out, const NowModel& m, const NowTextOptions& o) {
+    if (m.decisions.empty()) {
+        return;
+    }
+    out += fmt::format("\nPolicy decisions (last {})\n", format_duration(m.decisions_window_us));
+    for (std::size_t i = 0; i < m.decisions.size() && i < o.max_decisions; ++i) {
+        const DecisionNow& d = m.decisions[i];
+        out +=
+            fmt::format("  {}  {:<12} {:<9} {:<7}  {} pid {} {} idle {}  {}\n",
+                        format_iso8601(d.time_us).substr(11), d.rule.substr(0, 12), d.action,
+                        d.dry_run ? "dry-run" : "real", d.user, d.pid, format_gib(d.memory_mib),
+                        format_duration(d.idle_us / k_us_per_second * k_us_per_second), d.outcome);
+    }
+    if (m.decisions.size() > o.max_decisions) {
+        out += fmt::format("  … and {} more (gua report shows them all)\n",
+                           m.decisions.size() - o.max_decisions);
+    }
+}
+
+} // namespace
+
+std::string format_gib(std::optional<std::int64_t> mib) {
+    return mib ? fmt::format("{:.1f} GiB", static_cast<double>(*mib) / 1024.0) : "?";
+}
+
+std::string render_now_text(const NowModel& m, const NowTextOptions& o) {
+    std::string out =
+        fmt::format("gua now — {}  {}\n", m.host.empty() ? "?" : m.host, format_iso8601(m.now));
+    source_line(out, m);
+    out += "\n";
+    gpus(out, m, o);
+    out += "\n";
+    holders(out, m, o);
+    decisions(out, m, o);
+    return out;
+}
+
+std::string render_top_frame(const NowModel& m, const NowTextOptions& o, DurationUs refresh_us) {
+    return fmt::format("gua top — refresh every {}, q quits\n", format_duration(refresh_us)) +
+           render_now_text(m, o);
+}
+
+} // namespace gua::live

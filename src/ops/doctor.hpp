@@ -1,0 +1,65 @@
+// `gua doctor`'s checks: each finding is one line with a verdict, what was seen, and the fix.
+#pragma once
+
+#include "config/config.hpp"
+#include "ops/installation.hpp"
+
+#include <string>
+#include <vector>
+
+namespace gua::ops {
+
+/// How bad a finding is; the worst one sets doctor's exit code.
+enum class Severity {
+    ok,   ///< ✓
+    info, ///< – (not checked, or nothing to say)
+    warn, ///< ! works, but needs attention
+    fail, ///< ✗ gua cannot record (or report) like this
+};
+
+/// One check's result.
+struct Finding {
+    std::string check; ///< stable key, e.g. "nvml_library"
+    std::string title; ///< e.g. "NVML library"
+    Severity severity = Severity::ok;
+    std::string message; ///< what was found
+    std::string fix;     ///< what to do; empty when nothing
+};
+
+/// What the checks look at.
+struct DoctorInputs {
+    Paths paths;
+    std::string db;           ///< the database the daemon writes
+    std::string nvml_library; ///< --nvml-library; empty: $GUA_NVML_LIBRARY, else the soname
+    Result<config::Config> config = config::Config{};
+    bool config_file_exists = false;
+};
+
+/// Runs every check in order: NVML library, driver, GPUs, /proc access, database, disk, clock,
+/// service, unit hardening, configuration.
+std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& systemctl);
+
+/// 0 when the worst finding is ok or info, 1 for a warning, 2 for a failure.
+int doctor_exit_code(const std::vector<Finding>& findings);
+
+/// "ok", "info", "warn" or "fail".
+const char* to_string(Severity severity);
+/// "✓", "–", "!" or "✗".
+const char* symbol(Severity severity);
+
+/// NVML library, driver and GPU findings (three, always).
+std::vector<Finding> check_gpus(const std::string& nvml_library);
+/// Whether the daemon can read other users' /proc entries.
+Finding check_proc_access();
+/// Free space where the database lives.
+Finding check_disk(const std::string& db);
+/// Wall clock set, NTP-synchronized, not behind the database's last tick.
+Finding check_clock(const std::string& db);
+/// Database readable and writable (or creatable).
+Finding check_database(const std::string& db);
+/// Service or background daemon installed, enabled and running; unit hardening compatible.
+std::vector<Finding> check_service(const DoctorInputs& inputs, const Installation& installed);
+/// Configuration file valid.
+Finding check_config(const DoctorInputs& inputs, const Installation& installed);
+
+} // namespace gua::ops

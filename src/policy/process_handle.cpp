@@ -1,0 +1,121 @@
+// pidfd_open + start-time check, pidfd_send_signal, and poll() for exit.
+#include "policy/process_handle.hpp"
+
+#include "identity/proc_file.hpp"
+#include "identity/proc_stat.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <utility>
+
+namespace gua::policy {
+
+namespace {
+
+int pidfd_open(std::uint32_t pid) {
+    return static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0U));
+}
+
+int pidfd_send_signal(int pidfd, int signal) {
+    return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0U));
+}
+
+std::string errno_text(int err) {
+    return std::strerror(err);
+}
+
+/// Errors unless `pid` is alive now with the expected start time.
+Result<void> check(const std::string& proc_root, const audit::ProcessKey& process) {
+    const std::optional<ProcState> now = read_proc_state(proc_root, process.pid);
+    if (!now || now->state == 'Z' || now->state == 'X') {
+        return Error{"gone"};
+    }
+    if (!process.start_ticks || now->start_ticks != *process.start_ticks) {
+        return Error{"pid reused"};
+    }
+    return {};
+}
+
+} // namespace
+
+std::optional<ProcState> read_proc_state(const std::string& proc_root, std::uint32_t pid) {
+    const Result<std::string> text =
+        identity::read_proc_file(proc_root + "/" + std::to_string(pid) + "/stat", 4096);
+    if (!text) {
+        return std::nullopt;
+    }
+    const Result<identity::ProcStat> stat = identity::parse_proc_stat(text.value());
+    const std::size_t close = text.value().rfind(')');
+    if (!stat || close == std::string::npos || close + 2 >= text.value().size()) {
+        return std::nullopt;
+    }
+    return ProcState{stat.value().start_ticks, text.value()[close + 2]};
+}
+
+ProcessHandle::ProcessHandle(std::string proc_root, audit::ProcessKey process, int pidfd)
+    : m_proc_root(std::move(proc_root)), m_process(process), m_pidfd(pidfd) {}
+
+Result<ProcessHandle> ProcessHandle::open(const std::string& proc_root,
+                                          const audit::ProcessKey& process) {
+    // Open first, check second: a match then proves the pidfd refers to the recorded process.
+    const int pidfd = proc_root == "/proc" ? pidfd_open(process.pid) : -1;
+    if (auto ok = check(proc_root, process); !ok) {
+        if (pidfd >= 0) {
+            ::close(pidfd);
+        }
+        return ok.error();
+    }
+    return ProcessHandle(proc_root, process, pidfd);
+}
+
+ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
+    : m_proc_root(std::move(other.m_proc_root)), m_process(other.m_process),
+      m_pidfd(std::exchange(other.m_pidfd, -1)) {}
+
+ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
+    if (this != &other) {
+        if (m_pidfd >= 0) {
+            ::close(m_pidfd);
+        }
+        m_proc_root = std::move(other.m_proc_root);
+        m_process = other.m_process;
+        m_pidfd = std::exchange(other.m_pidfd, -1);
+    }
+    return *this;
+}
+
+ProcessHandle::~ProcessHandle() {
+    if (m_pidfd >= 0) {
+        ::close(m_pidfd);
+    }
+}
+
+bool ProcessHandle::exited() const {
+    if (m_pidfd >= 0) {
+        pollfd p{m_pidfd, POLLIN, 0};
+        return ::poll(&p, 1, 0) > 0;
+    }
+    return !check(m_proc_root, m_process).ok();
+}
+
+Result<void> ProcessHandle::send(int signal) const {
+    if (m_pidfd >= 0) {
+        if (pidfd_send_signal(m_pidfd, signal) != 0) {
+            return Error{errno == ESRCH ? std::string("gone") : errno_text(errno)};
+        }
+        return {};
+    }
+    if (auto ok = check(m_proc_root, m_process); !ok) {
+        return ok.error();
+    }
+    if (::kill(static_cast<pid_t>(m_process.pid), signal) != 0) {
+        return Error{errno == ESRCH ? std::string("gone") : errno_text(errno)};
+    }
+    return {};
+}
+
+} // namespace gua::policy

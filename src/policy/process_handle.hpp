@@ -1,0 +1,51 @@
+// A handle on exactly one process: opened only after its /proc start time matched the recorded
+// one, and (where the kernel has pidfds) immune to the pid being reused afterwards.
+#pragma once
+
+#include "audit/streak.hpp"
+#include "core/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gua::policy {
+
+/// What /proc says about a pid now.
+struct ProcState {
+    std::uint64_t start_ticks = 0;
+    char state = '?'; ///< the state letter of /proc/<pid>/stat ('Z' = zombie)
+};
+
+/// Reads `<proc_root>/<pid>/stat`; nullopt when the pid does not exist (or cannot be parsed).
+std::optional<ProcState> read_proc_state(const std::string& proc_root, std::uint32_t pid);
+
+/// An open handle on one process. Move-only; closes its pidfd.
+class ProcessHandle {
+  public:
+    /// Opens `process` (which must have a start time) under `proc_root`. Errors: "gone" when the
+    /// pid does not exist or is a zombie, "pid reused" when its start time differs.
+    static Result<ProcessHandle> open(const std::string& proc_root,
+                                      const audit::ProcessKey& process);
+    ProcessHandle(ProcessHandle&& other) noexcept;
+    ProcessHandle& operator=(ProcessHandle&& other) noexcept;
+    ProcessHandle(const ProcessHandle&) = delete;
+    ProcessHandle& operator=(const ProcessHandle&) = delete;
+    ~ProcessHandle();
+
+    /// True once the process has terminated (exited, or a zombie not yet reaped).
+    bool exited() const;
+    /// Sends `signal` to this process: through the pidfd, or without pidfd support after
+    /// re-checking the start time immediately before kill(). Errors name the failure.
+    Result<void> send(int signal) const;
+    const audit::ProcessKey& process() const { return m_process; }
+
+  private:
+    ProcessHandle(std::string proc_root, audit::ProcessKey process, int pidfd);
+
+    std::string m_proc_root;
+    audit::ProcessKey m_process;
+    int m_pidfd = -1;
+};
+
+} // namespace gua::policy

@@ -1,0 +1,221 @@
+// PolicyRunner: seeding, deciding and acting (follow-ups are in runner_follow_up.cpp).
+#include "policy/runner.hpp"
+
+#include "audit/holdings.hpp"
+#include "core/duration.hpp"
+#include "identity/user.hpp"
+#include "policy/candidates.hpp"
+#include "policy/notify.hpp"
+#include "store/recent.hpp"
+
+#include <fmt/format.h>
+
+#include <csignal>
+
+namespace gua::policy {
+
+namespace {
+
+std::string join_gpus(const std::vector<GpuRef>& gpus, bool uuids) {
+    std::string out;
+    for (const GpuRef& g : gpus) {
+        out += (out.empty() ? "" : ",") + (uuids ? g.uuid : std::to_string(g.index));
+    }
+    return out;
+}
+
+store::DecisionRow row_of(const Decision& d, TimeUs now) {
+    const Candidate& c = d.candidate;
+    store::DecisionRow r;
+    r.time_us = now;
+    r.rule = d.rule;
+    r.action = to_string(d.action);
+    r.dry_run = d.dry_run;
+    r.verdict = to_string(d.verdict);
+    r.pid = c.process.pid;
+    r.start_ticks = c.process.start_ticks;
+    r.user = c.identity.user;
+    r.uid = c.identity.uid;
+    r.command = c.identity.command;
+    r.container_id = c.identity.container_id;
+    r.gpu_uuid = join_gpus(c.gpus, true);
+    r.gpu_index = join_gpus(c.gpus, false);
+    r.memory_mib = c.memory_mib;
+    r.idle_us = c.idle_us;
+    r.updated_us = now;
+    return r;
+}
+
+} // namespace
+
+PolicyRunner::PolicyRunner(store::Database& db, PolicyConfig config, audit::Thresholds thresholds,
+                           LogFn log, RunnerOptions options)
+    : m_db(db), m_log(db), m_engine(std::move(config), options.self_pid), m_thresholds(thresholds),
+      m_log_line(std::move(log)), m_options(std::move(options)) {}
+
+void PolicyRunner::start(TimeUs now) {
+    if (m_started) {
+        return;
+    }
+    if (!m_engine.config().enabled) {
+        if (!m_engine.config().rules.empty()) {
+            m_log_line(fmt::format("policy: off ([policy] enabled = false); {} rule{} not applied",
+                                   m_engine.config().rules.size(),
+                                   m_engine.config().rules.size() == 1 ? "" : "s"));
+        }
+        return;
+    }
+    m_started = true;
+    const store::RecentState recent = store::read_recent(m_db);
+    std::size_t seeded = 0;
+    for (const store::RecentCard& card : recent.cards) {
+        for (const auto& [process, streak] : store::rewind_streaks(m_db, card, m_thresholds)) {
+            m_book.seed(audit::HoldingKey{card.record.device.uuid, process}, streak);
+            ++seeded;
+        }
+    }
+    for (const store::DecisionRow& r : store::read_decisions(m_db, 0, now + 1)) {
+        if (r.verdict != to_string(Verdict::rate_limited)) {
+            m_engine.remember_fired(audit::ProcessKey{r.pid, r.start_ticks}, r.rule);
+        }
+        if (r.verdict == to_string(Verdict::act) && r.action != to_string(Action::log) &&
+            r.time_us > now - k_us_per_hour) {
+            m_engine.remember_action(r.time_us);
+        }
+    }
+    m_log_line(fmt::format("policy: on, {} rule{}, at most {} actions per hour; {} idle-held "
+                           "streak{} resumed from history",
+                           m_engine.config().rules.size(),
+                           m_engine.config().rules.size() == 1 ? "" : "s",
+                           m_engine.config().max_actions_per_hour, seeded, seeded == 1 ? "" : "s"));
+}
+
+void PolicyRunner::configure(PolicyConfig config, audit::Thresholds thresholds, TimeUs now) {
+    m_engine.configure(std::move(config));
+    m_thresholds = thresholds;
+    start(now);
+}
+
+void PolicyRunner::on_tick(const telemetry::Tick& tick, TimeUs now) {
+    if (!m_started) {
+        return;
+    }
+    const std::vector<audit::CardNow> cards = audit::cards_of(tick);
+    audit::observe(m_book, cards, m_thresholds);
+    std::vector<Candidate> candidates = idle_candidates(cards, m_book, m_thresholds);
+    for (Candidate& c : candidates) {
+        c.owner = m_accounts.owner(c.identity.uid, now);
+        c.groups = m_accounts.groups(c.identity.user, now);
+    }
+    std::vector<Decision> decisions = m_engine.decide(candidates, now);
+    if (decisions.empty() && m_pending.empty() && m_spawned.empty()) {
+        return; // nothing to record: no write transaction this tick
+    }
+    store::Transaction tx(m_db);
+    reap_notifications(now);
+    follow_up(tick, now);
+    for (Decision& d : decisions) {
+        execute(d, now);
+    }
+    tx.commit();
+}
+
+void PolicyRunner::execute(Decision& d, TimeUs now) {
+    store::DecisionRow row = row_of(d, now);
+    std::unique_ptr<Pending> pending;
+    std::int64_t spawned = -1;
+    switch (d.verdict) {
+    case Verdict::dry_run:
+        row.outcome = "dry-run";
+        row.detail = d.action == Action::terminate
+                         ? fmt::format("would send SIGTERM, then SIGKILL after {}",
+                                       format_duration(d.grace_us))
+                         : fmt::format("would {}", to_string(d.action));
+        break;
+    case Verdict::exempt:
+    case Verdict::protect:
+    case Verdict::rate_limited:
+        row.outcome = to_string(d.verdict);
+        row.detail = d.reason;
+        break;
+    case Verdict::act:
+        if (d.action == Action::log) {
+            row.outcome = "logged";
+        } else if (d.action == Action::notify) {
+            row.outcome = notify(d, spawned);
+            row.detail = spawned >= 0 ? fmt::format("notify command pid {}", spawned) : "";
+        } else {
+            row.outcome = terminate(d, now, row.detail, pending);
+        }
+        break;
+    }
+    const std::int64_t id = m_log.insert(row);
+    if (pending) {
+        pending->decision_id = id;
+        m_pending.push_back(std::move(pending));
+    }
+    if (spawned >= 0) {
+        m_spawned.push_back(Spawned{static_cast<pid_t>(spawned), id});
+    }
+    log_decision(d, row.outcome, row.detail);
+}
+
+std::string PolicyRunner::notify(const Decision& d, std::int64_t& spawned_pid) {
+    const std::string message = decision_message(d);
+    const Candidate& c = d.candidate;
+    const std::optional<std::uint32_t> person =
+        identity::attributed_uid(c.identity.uid, c.identity.login_uid);
+    if (person) {
+        write_to_terminals(m_options.utmp_path, m_options.dev_root, *person, message);
+    }
+    const std::string& command = m_engine.config().notify_command;
+    if (command.empty()) {
+        return "notified";
+    }
+    const Result<pid_t> pid = spawn_shell(command, decision_environment(d, m_options.host));
+    if (!pid) {
+        m_log_line("policy: notify command failed: " + pid.error().message);
+        return "notify-failed";
+    }
+    spawned_pid = pid.value();
+    return "notified";
+}
+
+std::string PolicyRunner::terminate(const Decision& d, TimeUs now, std::string& detail,
+                                    std::unique_ptr<Pending>& pending) {
+    for (const auto& p : m_pending) {
+        if (p->handle.process() == d.candidate.process) {
+            detail = "already being terminated";
+            return "already-terminating";
+        }
+    }
+    // Re-check pid and start time immediately before acting: a reused pid is never signalled.
+    Result<ProcessHandle> handle = ProcessHandle::open(m_options.proc_root, d.candidate.process);
+    if (!handle) {
+        detail = "not signalled: " + handle.error().message;
+        return handle.error().message == "gone" ? "gone" : "pid-reused";
+    }
+    if (auto sent = handle.value().send(SIGTERM); !sent) {
+        detail = "SIGTERM failed: " + sent.error().message;
+        return "signal-failed";
+    }
+    detail =
+        fmt::format("SIGTERM sent; SIGKILL after {} if still running", format_duration(d.grace_us));
+    pending = std::make_unique<Pending>(Pending{0, std::move(handle).value(), d, now, false, 0, 0});
+    return "sigterm-sent";
+}
+
+void PolicyRunner::log_decision(const Decision& d, const std::string& outcome,
+                                const std::string& detail) {
+    const Candidate& c = d.candidate;
+    m_log_line(fmt::format(
+        "policy: rule {} {}{} {} pid {} ({}) {} idle {} on GPU {}: {}{}", d.rule,
+        to_string(d.action), d.dry_run ? " (dry run)" : "", c.identity.user, c.process.pid,
+        c.identity.command,
+        c.memory_mib ? fmt::format("{:.1f} GiB", static_cast<double>(*c.memory_mib) / 1024.0)
+                     : std::string("memory"),
+        format_duration(c.idle_us), join_gpus(c.gpus, false), outcome,
+        detail.empty() ? "" : " (" + detail + ")"));
+}
+
+} // namespace gua::policy

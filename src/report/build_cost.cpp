@@ -1,0 +1,100 @@
+// Report building for money and advice: the audit prices and recommends, this file only maps the
+// store's tables onto the audit's inputs and the results onto the model.
+#include "report/build_cost.hpp"
+
+#include "audit/cost.hpp"
+#include "audit/recommend.hpp"
+
+#include <map>
+
+namespace gua::report {
+
+void build_cost_and_advice(const audit::WindowAccumulator& acc,
+                           const std::vector<store::GpuRow>& gpus,
+                           const std::vector<store::IdentityRow>& identities,
+                           const BuildOptions& options, DurationUs recorded_us, ReportModel& m) {
+    const audit::Pricing& pricing = options.pricing;
+    CostSection& cost = m.cost;
+    cost.currency = pricing.currency;
+    cost.prices_configured = pricing.configured;
+    cost.price_overridden = pricing.override_micros_per_gpu_hour.has_value();
+    cost.spot_discount = pricing.spot_discount;
+
+    audit::RecommendInput input;
+    input.time_zone = m.time_zone;
+    input.recorded_us = recorded_us;
+    input.spot_discount = pricing.spot_discount;
+    input.heatmap = acc.heatmap();
+    std::map<std::size_t, std::size_t> card_of_gpu; // gpu table id → position in input.cards
+    std::map<std::size_t, std::int64_t> price_of_gpu;
+    double idle_held_hourly = 0;
+    double truly_idle_hourly = 0;
+    for (const store::GpuRow& g : gpus) {
+        const auto id = static_cast<std::size_t>(g.id);
+        if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
+            continue;
+        }
+        const audit::GpuTotals& t = acc.gpus()[id];
+        const std::int64_t price = audit::price_micros(pricing, g.name);
+        price_of_gpu[id] = price;
+        card_of_gpu[id] = input.cards.size();
+        const audit::StateCost c = audit::cost_of(t.states, price);
+        cost.gpus.push_back(GpuCostRow{g.index, g.name, price, c});
+        cost.total += c;
+        const DurationUs measured = t.states.active + t.states.idle_held + t.states.truly_idle;
+        idle_held_hourly +=
+            audit::hourly_micros(static_cast<double>(t.states.idle_held), measured, price);
+        truly_idle_hourly +=
+            audit::hourly_micros(static_cast<double>(t.states.truly_idle), measured, price);
+        input.cards.push_back(audit::CardEvidence{g.index, g.name, g.memory_total_mib, price,
+                                                  t.states, t.pools, t.profile});
+    }
+    cost.idle_held_rate = audit::run_rate(idle_held_hourly);
+    cost.truly_idle_rate = audit::run_rate(truly_idle_hourly);
+    cost.waste_rate =
+        audit::RunRate{cost.idle_held_rate.hourly_cents + cost.truly_idle_rate.hourly_cents};
+
+    // Identities: each (identity, card) piece priced at the card's price, summed per group.
+    std::map<std::string, IdentityCostRow> cost_of_group;
+    std::map<std::string, audit::IdentityEvidence> evidence_of_group;
+    const auto add = [&](const std::string& group, const audit::IdentityTotals& t) {
+        IdentityCostRow& row = cost_of_group[group];
+        audit::IdentityEvidence& ev = evidence_of_group[group];
+        ev.name = group;
+        ev.active_us.resize(input.cards.size());
+        ev.idle_held_us.resize(input.cards.size());
+        for (const audit::IdentityGpuTime& g : t.by_gpu) {
+            const auto price = price_of_gpu.find(g.gpu);
+            if (price == price_of_gpu.end()) {
+                continue;
+            }
+            row.active_cents += audit::share_cost_cents(g.active_us, price->second);
+            row.idle_held_cents += audit::share_cost_cents(g.idle_held_us, price->second);
+            const std::size_t card = card_of_gpu.at(g.gpu);
+            ev.active_us[card] += g.active_us;
+            ev.idle_held_us[card] += g.idle_held_us;
+        }
+    };
+    for (const store::IdentityRow& i : identities) {
+        const auto id = static_cast<std::size_t>(i.id);
+        if (id < acc.identities().size() && acc.identities()[id].ticks > 0) {
+            add(options.grouping.group_of(i.identity.user), acc.identities()[id]);
+        }
+    }
+    if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {
+        add("(no process)", acc.identities()[0]);
+    }
+    for (const IdentityRow& r : m.identities) {
+        IdentityCostRow row = cost_of_group[r.name];
+        row.name = r.name;
+        cost.identities.push_back(row);
+    }
+    for (auto& [name, ev] : evidence_of_group) {
+        if (name != "(no process)") {
+            input.identities.push_back(std::move(ev));
+        }
+    }
+    m.advice = audit::recommend(input);
+}
+
+} // namespace gua::report

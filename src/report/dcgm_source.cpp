@@ -1,0 +1,140 @@
+// The fleet report from dcgm-exporter: each step of each GPU becomes an audit::CardTick (device
+// utilization, framebuffer used as the holder's memory) fed to the same WindowAccumulator.
+#include "audit/window.hpp"
+#include "report/fleet.hpp"
+#include "report/shares.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gua::report {
+
+namespace {
+
+std::string label(const PromLabels& labels, const std::string& name) {
+    const auto it = labels.find(name);
+    return it != labels.end() ? it->second : std::string();
+}
+
+/// A GPU of the fleet as dcgm-exporter labels it.
+struct DcgmGpu {
+    GpuRow row;
+    std::map<TimeUs, double> util_pct;
+    std::map<TimeUs, double> fb_used_mib;
+};
+
+/// Reads one gauge into the GPUs keyed by (host, UUID).
+void read_gauge(PrometheusClient& prom, const FleetOptions& fleet, const BuildOptions& o,
+                const char* metric, std::map<std::pair<std::string, std::string>, DcgmGpu>& gpus,
+                std::map<TimeUs, double> DcgmGpu::*field) {
+    const std::string& h = fleet.host_label;
+    const std::string expr = fmt::format("max by ({}, gpu, UUID, modelName) ({})", h, metric);
+    for (const PromSeries& s : prom.query_range(expr, o.from, o.to, fleet.step_us)) {
+        DcgmGpu& g = gpus[{label(s.labels, h), label(s.labels, "UUID")}];
+        g.row.host = label(s.labels, h);
+        g.row.uuid = label(s.labels, "UUID");
+        g.row.short_uuid = short_uuid(g.row.uuid);
+        g.row.model = label(s.labels, "modelName");
+        g.row.index = std::atoi(label(s.labels, "gpu").c_str());
+        for (const auto& [t, v] : s.values) {
+            (g.*field)[t] = v;
+        }
+    }
+}
+
+/// The card-tick of one step: active when util ≥ threshold; the framebuffer in use stands for
+/// the holders' memory, so the audit calls the rest idle-held above the held threshold.
+audit::CardTick tick_of(std::uint32_t gpu, TimeUs t, DurationUs step, double util,
+                        std::optional<double> fb_mib, const audit::Thresholds& thresholds) {
+    audit::CardTick tick;
+    tick.gpu = gpu;
+    tick.t0 = t;
+    tick.duration_us = step;
+    tick.util_pct = util;
+    tick.active_us = util >= thresholds.active_util_pct ? step : 0;
+    tick.bucket_us[static_cast<std::size_t>(audit::bucket_of(util))] = step;
+    if (fb_mib) {
+        tick.processes.push_back(audit::ProcTick{0, telemetry::ProcessType::compute,
+                                                 std::llround(*fb_mib), std::nullopt});
+    }
+    return tick;
+}
+
+} // namespace
+
+ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
+                              const BuildOptions& o, const TimeZone& tz) {
+    ReportModel m = start_fleet_model(prom, o, tz);
+    std::map<std::pair<std::string, std::string>, DcgmGpu> gpus;
+    read_gauge(prom, fleet, o, "DCGM_FI_DEV_GPU_UTIL", gpus, &DcgmGpu::util_pct);
+    read_gauge(prom, fleet, o, "DCGM_FI_DEV_FB_USED", gpus, &DcgmGpu::fb_used_mib);
+
+    std::vector<audit::CardTick> ticks;
+    std::vector<const DcgmGpu*> index;
+    for (const auto& [key, g] : gpus) {
+        const auto id = static_cast<std::uint32_t>(index.size());
+        index.push_back(&g);
+        for (const auto& [t, util] : g.util_pct) {
+            const auto fb = g.fb_used_mib.find(t);
+            ticks.push_back(tick_of(id, t, fleet.step_us, util,
+                                    fb != g.fb_used_mib.end() ? std::optional<double>(fb->second)
+                                                              : std::nullopt,
+                                    o.thresholds));
+        }
+    }
+    std::sort(ticks.begin(), ticks.end(), [](const audit::CardTick& a, const audit::CardTick& b) {
+        return a.t0 != b.t0 ? a.t0 < b.t0 : a.gpu < b.gpu;
+    });
+    audit::WindowAccumulator acc(o.thresholds, 0, [&tz](TimeUs t) { return tz.weekday_hour(t); });
+    for (const audit::CardTick& t : ticks) {
+        acc.add(t);
+    }
+
+    std::map<std::string, audit::StateTimes> by_host;
+    for (std::size_t i = 0; i < index.size(); ++i) {
+        if (i >= acc.gpus().size() || acc.gpus()[i].ticks == 0) {
+            continue;
+        }
+        GpuRow row = index[i]->row;
+        row.shares = shares_of(acc.gpus()[i].states);
+        row.buckets = bucket_shares(acc.gpus()[i].bucket_us);
+        row.samples = acc.gpus()[i].ticks;
+        by_host[row.host] += acc.gpus()[i].states;
+        m.gpus.push_back(row);
+    }
+    const audit::StateTimes& st = acc.states();
+    m.samples = acc.ticks();
+    m.headline = shares_of(st);
+    m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle);
+    m.waste = audit::compute_waste(st, m.gpus.size());
+    m.buckets = bucket_shares(acc.bucket_us());
+    const auto& b = acc.bucket_us();
+    m.bucket_hours = to_hours(b[0] + b[1] + b[2] + b[3]);
+    for (std::size_t d = 0; d < 7; ++d) {
+        for (std::size_t h = 0; h < 24; ++h) {
+            m.heatmap[d][h] = heat_cell(acc.heatmap()[d][h]);
+        }
+    }
+    m.notes.push_back("source dcgm-exporter: states from device utilization and framebuffer used "
+                      "every " +
+                      fmt::format("{}s", static_cast<double>(fleet.step_us) / 1e6) +
+                      "; per-user attribution needs gua's daemon (§4 is empty)");
+
+    const DurationUs step = coverage_step(o.from, o.to);
+    const SeriesPresence presence = presence_of(
+        prom.query_range(fmt::format("count by ({}) (DCGM_FI_DEV_GPU_UTIL)", fleet.host_label),
+                         o.from, o.to, step),
+        fleet.host_label, o.from, o.to, step);
+    m.coverage.first = acc.first();
+    m.coverage.last_end = acc.last_end();
+    for (const audit::Gap& g : acc.gaps()) {
+        m.coverage.gaps.emplace_back(g.from, g.to);
+    }
+    m.coverage.covered_share = presence.covered_share;
+    summarise_hosts(m, by_host, presence, prom.url());
+    return m;
+}
+
+} // namespace gua::report

@@ -1,0 +1,68 @@
+// Fleet reports: the same ReportModel computed from a Prometheus server, across every host it
+// scrapes — from gua's counters, or from dcgm-exporter's gauges on fleets without gua.
+#pragma once
+
+#include "core/timezone.hpp"
+#include "report/build.hpp"
+#include "report/model.hpp"
+#include "report/prometheus_api.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gua::report {
+
+/// Where and how to read a fleet.
+struct FleetOptions {
+    std::string url;                           ///< the Prometheus server's root URL
+    std::string source = "gua";                ///< "gua" (gua's counters) or "dcgm" (dcgm-exporter)
+    std::string host_label = "instance";       ///< the label that tells hosts apart
+    DurationUs step_us = 15 * k_us_per_second; ///< dcgm: the sampling step of the gauges
+};
+
+/// Builds the report of [options.from, options.to) from gua's counters with increase(), so
+/// scrape gaps lose nothing. Throws Fatal when the server cannot be queried or options ask for
+/// a filter the fleet source does not support (--gpu, --user, --interval).
+ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& fleet,
+                                    const BuildOptions& options, const TimeZone& tz);
+
+/// Builds the report from dcgm-exporter's DCGM_FI_DEV_GPU_UTIL (%) and DCGM_FI_DEV_FB_USED (MiB),
+/// sampled every fleet.step_us and classified by the audit with the configured thresholds.
+/// Per-user attribution is not available (the report says so).
+ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
+                              const BuildOptions& options, const TimeZone& tz);
+
+/// The parts every fleet report shares: window, thresholds, version; rejects unsupported
+/// filters with a one-line Fatal.
+ReportModel start_fleet_model(const PrometheusClient& prom, const BuildOptions& options,
+                              const TimeZone& tz);
+
+/// Per-host presence of a series over the window (for coverage): the fleet's first and last
+/// present time, gaps when no host reported, each host's covered share.
+struct SeriesPresence {
+    std::map<std::string, double> host_share;
+    std::optional<TimeUs> first;
+    std::optional<TimeUs> last_end;
+    std::vector<std::pair<TimeUs, TimeUs>> gaps;
+    double covered_share = 0; ///< mean of the hosts' shares
+};
+
+/// Samples `series` (one per host, labelled by `host_label`) from a query_range over the window.
+SeriesPresence presence_of(const std::vector<PromSeries>& series, const std::string& host_label,
+                           TimeUs from, TimeUs to, DurationUs step);
+
+/// The query_range step for coverage: the window in about 1000 steps, at least 1 s.
+DurationUs coverage_step(TimeUs from, TimeUs to);
+
+/// Sorts identity rows by GPU-hours (then name), fills their shares and keeps the top `top`.
+void rank_identities(ReportModel& m, std::vector<IdentityRow> rows, std::size_t top);
+
+/// Fills m.hosts from each host's state times, the GPU rows (which carry their host) and the
+/// hosts' covered shares, and names the fleet in m.host.
+void summarise_hosts(ReportModel& m, const std::map<std::string, audit::StateTimes>& states,
+                     const SeriesPresence& presence, const std::string& url);
+
+} // namespace gua::report

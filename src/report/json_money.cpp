@@ -1,0 +1,119 @@
+// The `cost` and `recommendations` JSON objects: money in integer cents, shares as fractions.
+#include "report/json_sections.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gua::report {
+
+namespace {
+
+using nlohmann::json;
+
+json state_cost(const audit::StateCost& c) {
+    return json{{"active_cents", c.active_cents},
+                {"idle_held_cents", c.idle_held_cents},
+                {"truly_idle_cents", c.truly_idle_cents},
+                {"waste_cents", c.waste_cents()},
+                {"total_cents", c.total_cents()}};
+}
+
+json run_rate(const audit::RunRate& r) {
+    return json{{"hourly_cents", r.hourly_cents},
+                {"monthly_cents", r.monthly_cents()},
+                {"yearly_cents", r.yearly_cents()}};
+}
+
+double price_units(std::int64_t micros) {
+    return static_cast<double>(micros) / static_cast<double>(audit::k_micros_per_unit);
+}
+
+} // namespace
+
+json cost_json(const ReportModel& m) {
+    const CostSection& c = m.cost;
+    json gpus = json::array();
+    for (const GpuCostRow& g : c.gpus) {
+        json row = state_cost(g.cost);
+        row["index"] = g.index;
+        row["model"] = g.model;
+        row["price_per_gpu_hour"] = price_units(g.micros_per_gpu_hour);
+        gpus.push_back(row);
+    }
+    json identities = json::array();
+    for (const IdentityCostRow& r : c.identities) {
+        identities.push_back({{"name", r.name},
+                              {"active_cents", r.active_cents},
+                              {"idle_held_cents", r.idle_held_cents},
+                              {"total_cents", r.active_cents + r.idle_held_cents}});
+    }
+    json rate = run_rate(c.waste_rate);
+    rate["idle_held_hourly_cents"] = c.idle_held_rate.hourly_cents;
+    rate["truly_idle_hourly_cents"] = c.truly_idle_rate.hourly_cents;
+    rate["hours_per_month"] = audit::k_hours_per_month;
+    rate["hours_per_year"] = audit::k_hours_per_year;
+    return json{{"currency", c.currency},
+                {"price_source", c.price_overridden    ? "override"
+                                 : c.prices_configured ? "config"
+                                                       : "built_in"},
+                {"spot_discount", c.spot_discount},
+                {"gpus", gpus},
+                {"total", state_cost(c.total)},
+                {"identities", identities},
+                {"waste_run_rate", rate}};
+}
+
+json recommendations_json(const ReportModel& m) {
+    const audit::Advice& a = m.advice;
+    json items = json::array();
+    for (const audit::Recommendation& r : a.recommendations) {
+        json pools = json::array();
+        for (const audit::Pool p : r.pools) {
+            pools.push_back(audit::to_string(p));
+        }
+        items.push_back({{"id", r.id},
+                         {"title", r.title},
+                         {"remedy", r.remedy},
+                         {"evidence", r.evidence},
+                         {"gpus", r.gpus},
+                         {"identities", r.identities},
+                         {"hours", r.hours},
+                         {"group", r.group},
+                         {"pools", pools},
+                         {"addressed_gpu_hours", r.addressed_gpu_hours},
+                         {"addressed_cents", r.addressed_cents},
+                         {"recovery", r.recovery},
+                         {"savings_fraction", r.fraction},
+                         {"rate_reduction", r.rate_reduction}});
+    }
+    json pools = json::object();
+    for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
+        pools[audit::to_string(static_cast<audit::Pool>(p))] = {{"gpu_hours", a.pool_gpu_hours[p]},
+                                                                {"cents", a.pool_cents[p]}};
+    }
+    json baseline = run_rate(a.baseline_rate);
+    baseline["window_cents"] = a.baseline_cents;
+    baseline["pools"] = pools;
+
+    const audit::Combination& c = a.combination;
+    json groups = json::array();
+    std::string formula = "1";
+    for (const audit::GroupFactor& g : c.groups) {
+        groups.push_back({{"group", g.group}, {"fraction", g.fraction}, {"remedies", g.remedies}});
+        formula += fmt::format(" (1 - {:.3f})", g.fraction);
+    }
+    formula = c.groups.empty() ? "0" : "1 - " + formula.substr(2);
+    json combined = run_rate(a.savings_rate);
+    combined["groups"] = groups;
+    combined["utilization"] = c.utilization;
+    combined["rate_reduction"] = c.rate_reduction;
+    combined["total"] = c.total;
+    combined["capped"] = c.capped;
+    combined["window_cents"] =
+        std::llround(c.savings / static_cast<double>(audit::k_micros_per_cent));
+    combined["formula"] = formula;
+    return json{{"items", items}, {"baseline", baseline}, {"combined", combined}};
+}
+
+} // namespace gua::report

@@ -1,0 +1,63 @@
+// A small client of Prometheus's HTTP query API (/api/v1/query, /api/v1/query_range) over libcurl.
+#pragma once
+
+#include "core/time.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gua::report {
+
+/// Label name → value of one result series.
+using PromLabels = std::map<std::string, std::string>;
+
+/// One series of an instant query.
+struct PromSample {
+    PromLabels labels;
+    double value = 0;
+};
+
+/// One series of a range query: (time in UTC microseconds, value) pairs in time order.
+struct PromSeries {
+    PromLabels labels;
+    std::vector<std::pair<TimeUs, double>> values;
+};
+
+/// Queries one Prometheus server. Every failure (unreachable, HTTP error, query error, bad
+/// JSON) throws Fatal with a one-line message naming the server.
+class PrometheusClient {
+  public:
+    /// `base_url` is the server's root, e.g. "http://127.0.0.1:9090" (a trailing '/' is fine).
+    explicit PrometheusClient(std::string base_url, DurationUs timeout_us = 60 * k_us_per_second);
+    ~PrometheusClient();
+    PrometheusClient(const PrometheusClient&) = delete;
+    PrometheusClient& operator=(const PrometheusClient&) = delete;
+
+    /// Evaluates the instant vector `promql` at `at`.
+    std::vector<PromSample> query(const std::string& promql, TimeUs at);
+    /// Evaluates `promql` at start, start + step, … ≤ end, split into requests of at most
+    /// 10,000 points per series (Prometheus refuses more than 11,000).
+    std::vector<PromSeries> query_range(const std::string& promql, TimeUs start, TimeUs end,
+                                        DurationUs step);
+    /// The server root given to the constructor, without a trailing '/'.
+    const std::string& url() const { return m_base; }
+
+  private:
+    nlohmann::json post(const std::string& path, const std::string& form);
+
+    std::string m_base;
+    DurationUs m_timeout_us;
+    void* m_curl = nullptr;
+};
+
+/// Formats a time as Prometheus API seconds with millisecond precision, e.g. "1700000000.250".
+std::string prom_time(TimeUs t);
+
+/// Formats a duration for a PromQL range selector in milliseconds, e.g. "[30000ms]".
+std::string prom_range(DurationUs d);
+
+} // namespace gua::report

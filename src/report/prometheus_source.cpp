@@ -1,0 +1,222 @@
+// The fleet report from gua's counters: increase() over the window, per host/GPU and per user.
+#include "audit/waste.hpp"
+#include "report/fleet.hpp"
+#include "report/shares.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gua::report {
+
+namespace {
+
+constexpr DurationUs k_quarter_us = 15 * k_us_per_minute;
+constexpr double k_bytes_per_gib = 1024.0 * 1024.0 * 1024.0;
+
+DurationUs us_of(double seconds) {
+    return std::llround(std::max(seconds, 0.0) * 1e6);
+}
+
+std::string label(const PromLabels& labels, const std::string& name) {
+    const auto it = labels.find(name);
+    return it != labels.end() ? it->second : std::string();
+}
+
+void add_state(audit::StateTimes& t, const std::string& state, DurationUs us) {
+    if (state == "active") {
+        t.active += us;
+    } else if (state == "idle_held") {
+        t.idle_held += us;
+    } else if (state == "truly_idle") {
+        t.truly_idle += us;
+    } else if (state == "unmeasured") {
+        t.unmeasured += us;
+    }
+}
+
+std::size_t bucket_index(const std::string& bucket) {
+    if (bucket == "underutilized") {
+        return 1;
+    }
+    if (bucket == "productive") {
+        return 2;
+    }
+    return bucket == "compute_bound" ? 3 : 0;
+}
+
+/// A card of the fleet, keyed by (host, uuid).
+struct Card {
+    GpuRow row;
+    audit::StateTimes states;
+    std::array<DurationUs, 4> buckets{};
+    double ticks = 0;
+};
+
+/// §5 from increase() per quarter hour: edge segments by instant queries, the rest by one range
+/// query whose point at t covers [t - 15m, t].
+void fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
+                  const TimeZone& tz) {
+    std::array<std::array<audit::StateTimes, 24>, 7> cells{};
+    const auto add = [&](TimeUs segment_start, const PromLabels& labels, double v) {
+        const auto [day, hour] = tz.weekday_hour(segment_start);
+        add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
+                  label(labels, "state"), us_of(v));
+    };
+    const auto expr = [](DurationUs range) {
+        return fmt::format("sum by (state) (increase(gua_gpu_seconds_total{}))", prom_range(range));
+    };
+    const TimeUs first_q = (o.from + k_quarter_us - 1) / k_quarter_us * k_quarter_us;
+    const TimeUs last_q = o.to / k_quarter_us * k_quarter_us;
+    if (first_q >= last_q) {
+        for (const PromSample& s : prom.query(expr(o.to - o.from), o.to)) {
+            add(o.from, s.labels, s.value);
+        }
+    } else {
+        if (o.from < first_q) {
+            for (const PromSample& s : prom.query(expr(first_q - o.from), first_q)) {
+                add(o.from, s.labels, s.value);
+            }
+        }
+        if (first_q + k_quarter_us <= last_q) {
+            for (const PromSeries& s : prom.query_range(expr(k_quarter_us), first_q + k_quarter_us,
+                                                        last_q, k_quarter_us)) {
+                for (const auto& [t, v] : s.values) {
+                    add(t - k_quarter_us, s.labels, v);
+                }
+            }
+        }
+        if (last_q < o.to) {
+            for (const PromSample& s : prom.query(expr(o.to - last_q), o.to)) {
+                add(last_q, s.labels, s.value);
+            }
+        }
+    }
+    for (std::size_t d = 0; d < 7; ++d) {
+        for (std::size_t h = 0; h < 24; ++h) {
+            m.heatmap[d][h] = heat_cell(cells[d][h]);
+        }
+    }
+}
+
+void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
+                     const std::string& range) {
+    std::map<std::string, IdentityRow> users;
+    const auto row = [&](const PromSample& s) -> IdentityRow& {
+        IdentityRow& r = users[label(s.labels, "user")];
+        r.name = label(s.labels, "user");
+        return r;
+    };
+    for (const PromSample& s :
+         prom.query(fmt::format("sum by (user, state) (increase(gua_identity_gpu_seconds_total{}))",
+                                range),
+                    o.to)) {
+        const double hours = to_hours(us_of(s.value));
+        (label(s.labels, "state") == "active" ? row(s).active_hours : row(s).idle_held_hours) +=
+            hours;
+    }
+    for (const PromSample& s : prom.query(
+             fmt::format("sum by (user) (increase(gua_identity_idle_held_bytes_seconds_total{}))",
+                         range),
+             o.to)) {
+        row(s).idle_held_gib_hours += std::max(s.value, 0.0) / k_bytes_per_gib / 3600.0;
+    }
+    for (const PromSample& s :
+         prom.query(fmt::format("sum by (user) (increase(gua_identity_card_ticks_total{}))", range),
+                    o.to)) {
+        row(s).samples += static_cast<std::uint64_t>(std::llround(std::max(s.value, 0.0)));
+    }
+    std::vector<IdentityRow> rows;
+    for (auto& [name, r] : users) {
+        // As the database report: users that never held a card and got no time (graphics-only
+        // contexts such as Xorg) are left out.
+        if (r.active_hours + r.idle_held_hours > 0 || r.idle_held_gib_hours > 0) {
+            rows.push_back(r);
+        }
+    }
+    rank_identities(m, std::move(rows), o.top_identities);
+}
+
+} // namespace
+
+ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& fleet,
+                                    const BuildOptions& o, const TimeZone& tz) {
+    ReportModel m = start_fleet_model(prom, o, tz);
+    const std::string range = prom_range(o.to - o.from);
+    const std::string& h = fleet.host_label;
+    std::map<std::pair<std::string, std::string>, Card> cards;
+    const auto card = [&](const PromSample& s) -> Card& {
+        Card& c = cards[{label(s.labels, h), label(s.labels, "uuid")}];
+        c.row.host = label(s.labels, h);
+        c.row.uuid = label(s.labels, "uuid");
+        c.row.short_uuid = short_uuid(c.row.uuid);
+        c.row.model = label(s.labels, "model");
+        c.row.index = std::atoi(label(s.labels, "gpu").c_str());
+        return c;
+    };
+    for (const PromSample& s : prom.query(fmt::format("sum by ({}, gpu, uuid, model, state) "
+                                                      "(increase(gua_gpu_seconds_total{}))",
+                                                      h, range),
+                                          o.to)) {
+        add_state(card(s).states, label(s.labels, "state"), us_of(s.value));
+    }
+    for (const PromSample& s : prom.query(
+             fmt::format("sum by ({}, gpu, uuid, model) (increase(gua_gpu_card_ticks_total{}))", h,
+                         range),
+             o.to)) {
+        card(s).ticks += std::max(s.value, 0.0);
+    }
+    for (const PromSample& s : prom.query(
+             fmt::format("sum by ({}, gpu, bucket) (increase(gua_efficiency_seconds_total{}))", h,
+                         range),
+             o.to)) {
+        for (auto& [key, c] : cards) {
+            if (key.first == label(s.labels, h) &&
+                std::to_string(c.row.index) == label(s.labels, "gpu")) {
+                c.buckets[bucket_index(label(s.labels, "bucket"))] += us_of(s.value);
+                break;
+            }
+        }
+    }
+
+    audit::StateTimes total;
+    std::array<DurationUs, 4> buckets{};
+    std::map<std::string, audit::StateTimes> by_host;
+    for (auto& [key, c] : cards) {
+        c.row.samples = static_cast<std::uint64_t>(std::llround(c.ticks));
+        if (c.row.samples == 0 && c.states.total() == 0) {
+            continue;
+        }
+        c.row.shares = shares_of(c.states);
+        c.row.buckets = bucket_shares(c.buckets);
+        m.gpus.push_back(c.row);
+        m.samples += c.row.samples;
+        total += c.states;
+        by_host[key.first] += c.states;
+        for (std::size_t b = 0; b < 4; ++b) {
+            buckets[b] += c.buckets[b];
+        }
+    }
+    m.headline = shares_of(total);
+    m.observed_card_hours = to_hours(total.active + total.idle_held + total.truly_idle);
+    m.waste = audit::compute_waste(total, m.gpus.size());
+    m.buckets = bucket_shares(buckets);
+    m.bucket_hours = to_hours(buckets[0] + buckets[1] + buckets[2] + buckets[3]);
+
+    fill_identities(m, prom, o, range);
+    fill_heatmap(m, prom, o, tz);
+
+    const DurationUs step = coverage_step(o.from, o.to);
+    const SeriesPresence presence =
+        presence_of(prom.query_range(fmt::format("count by ({}) (gua_daemon_ticks_total)", h),
+                                     o.from, o.to, step),
+                    h, o.from, o.to, step);
+    m.coverage.first = presence.first;
+    m.coverage.last_end = presence.last_end;
+    m.coverage.gaps = presence.gaps;
+    m.coverage.covered_share = presence.covered_share;
+    summarise_hosts(m, by_host, presence, prom.url());
+    return m;
+}
+
+} // namespace gua::report

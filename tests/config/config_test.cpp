@@ -1,0 +1,182 @@
+// gua.toml: a full valid file, and every invalid key or type → "file:line: key: what".
+#include "config/config.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace gua::config {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* k_full = R"toml(# every key
+[thresholds]
+active_util_pct = 15
+held_mib = 256
+graphics_is_holder = true
+
+[daemon]
+interval = "10s"
+db = "/tmp/gua.db"
+
+[pricing]
+currency = "EUR"
+default = 1.25
+spot_discount = 0.65
+
+[pricing.models]
+"H100 NVL" = 5.10
+H100 = 4
+A100 = 2.00
+L40S = 1.10
+L4 = 0.5
+
+[report]
+group_by = "team"
+
+[teams]
+alice = "vision"
+bob = "speech"
+)toml";
+
+TEST(Config, FullFileParses) {
+    const Result<Config> r = parse_config(k_full, "gua.toml");
+    ASSERT_TRUE(r) << r.error().message;
+    const Config& c = r.value();
+    EXPECT_DOUBLE_EQ(c.thresholds.active_util_pct, 15.0);
+    EXPECT_EQ(c.thresholds.held_mib, 256);
+    EXPECT_TRUE(c.thresholds.graphics_is_holder);
+    EXPECT_EQ(c.interval_us, 10 * k_us_per_second);
+    EXPECT_TRUE(c.pricing.configured);
+    EXPECT_EQ(c.pricing.currency, "EUR");
+    EXPECT_EQ(c.pricing.default_micros_per_gpu_hour, 1'250'000);
+    EXPECT_DOUBLE_EQ(c.pricing.spot_discount, 0.65);
+    ASSERT_EQ(c.pricing.models.size(), 5u);
+    // File order, not toml++'s sorted key order: "H100 NVL" must win over "H100".
+    EXPECT_EQ(c.pricing.models[0].match, "H100 NVL");
+    EXPECT_EQ(c.pricing.models[0].micros_per_gpu_hour, 5'100'000);
+    EXPECT_EQ(c.pricing.models[1].match, "H100");
+    EXPECT_EQ(c.pricing.models[1].micros_per_gpu_hour, 4'000'000);
+    EXPECT_EQ(c.pricing.models[4].match, "L4");
+    EXPECT_EQ(audit::price_micros(c.pricing, "NVIDIA H100 NVL"), 5'100'000);
+    EXPECT_EQ(audit::price_micros(c.pricing, "NVIDIA H100 80GB HBM3"), 4'000'000);
+    // Substrings: "L4" also matches "L40S", so L40S is listed first.
+    EXPECT_EQ(audit::price_micros(c.pricing, "NVIDIA L40S"), 1'100'000);
+    EXPECT_EQ(audit::price_micros(c.pricing, "NVIDIA L4"), 500'000);
+    EXPECT_EQ(audit::price_micros(c.pricing, "Tesla T4"), 1'250'000);
+    EXPECT_EQ(c.grouping.by, audit::GroupBy::team);
+    EXPECT_EQ(c.grouping.group_of("alice"), "vision");
+    EXPECT_EQ(c.grouping.group_of("carol"), "(no team)");
+}
+
+TEST(Config, EmptyFileKeepsTheBuiltInExamplePrices) {
+    const Result<Config> r = parse_config("", "gua.toml");
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r.value().pricing.configured);
+    EXPECT_EQ(r.value().pricing.models.size(), 2u);
+    EXPECT_EQ(r.value().grouping.group_of("alice"), "alice");
+}
+
+TEST(Config, PricingWithoutModelsUsesTheDefaultForEveryCard) {
+    const Result<Config> r = parse_config("[pricing]\ndefault = 3.3\n", "gua.toml");
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r.value().pricing.models.empty());
+    EXPECT_EQ(audit::price_micros(r.value().pricing, "NVIDIA H100 80GB HBM3"), 3'300'000);
+}
+
+struct Bad {
+    const char* text;
+    const char* message; ///< the whole expected message
+};
+
+class ConfigError : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(ConfigError, NamesFileLineAndKey) {
+    const Result<Config> r = parse_config(GetParam().text, "/etc/gua/gua.toml");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Config, ConfigError,
+    ::testing::Values(
+        Bad{"[pricing]\n\ncurrency = \"usd\"\n",
+            "/etc/gua/gua.toml:3: pricing.currency: expected an ISO 4217 code such as \"USD\""},
+        Bad{"[pricing]\ncurrency = 840\n",
+            "/etc/gua/gua.toml:2: pricing.currency: expected an ISO 4217 code such as \"USD\""},
+        Bad{"[pricing]\ndefault = \"2.00\"\n",
+            "/etc/gua/gua.toml:2: pricing.default: expected a price per GPU-hour from 0 to 1000, "
+            "e.g. 2.50"},
+        Bad{"[pricing]\ndefault = -1\n",
+            "/etc/gua/gua.toml:2: pricing.default: expected a price per GPU-hour from 0 to 1000, "
+            "e.g. 2.50"},
+        Bad{"[pricing]\ndefault = 1001\n",
+            "/etc/gua/gua.toml:2: pricing.default: expected a price per GPU-hour from 0 to 1000, "
+            "e.g. 2.50"},
+        Bad{"[pricing]\nspot_discount = 1.0\n",
+            "/etc/gua/gua.toml:2: pricing.spot_discount: expected a fraction from 0 up to (not "
+            "including) 1, e.g. 0.6 for 60 % off"},
+        Bad{"[pricing]\nspot_discount = \"60%\"\n",
+            "/etc/gua/gua.toml:2: pricing.spot_discount: expected a fraction from 0 up to (not "
+            "including) 1, e.g. 0.6 for 60 % off"},
+        Bad{"[pricing]\nspot = 0.6\n", "/etc/gua/gua.toml:2: pricing.spot: unknown key"},
+        Bad{"[pricing]\nmodels = [\"H100\"]\n",
+            "/etc/gua/gua.toml:2: pricing.models: expected a table of model-name substrings and "
+            "prices, e.g. \"H100\" = 4.00"},
+        Bad{"[pricing.models]\nH100 = 4.0\nA100 = \"cheap\"\n",
+            "/etc/gua/gua.toml:3: pricing.models.A100: expected a price per GPU-hour from 0 to "
+            "1000, e.g. 2.50"},
+        Bad{"[pricing.models]\n\"\" = 4.0\n",
+            "/etc/gua/gua.toml:2: pricing.models.: expected a non-empty model-name substring"},
+        Bad{"pricing = 3\n", "/etc/gua/gua.toml:1: pricing: expected a table"},
+        Bad{"[report]\ngroup_by = \"department\"\n",
+            "/etc/gua/gua.toml:2: report.group_by: expected \"user\" or \"team\""},
+        Bad{"[report]\ngroup = \"team\"\n", "/etc/gua/gua.toml:2: report.group: unknown key"},
+        Bad{"[teams]\nalice = \"vision\"\nbob = 3\n",
+            "/etc/gua/gua.toml:3: teams.bob: expected a team name, e.g. alice = \"vision\""},
+        Bad{"[teams]\nalice = \"\"\n",
+            "/etc/gua/gua.toml:2: teams.alice: expected a team name, e.g. alice = \"vision\""},
+        Bad{"[thresholds]\nactive_util_pct = 0\n",
+            "/etc/gua/gua.toml:2: thresholds.active_util_pct: expected a number greater than 0 "
+            "and at most 100"},
+        Bad{"[thresholds]\nheld_mib = -5\n",
+            "/etc/gua/gua.toml:2: thresholds.held_mib: expected a whole number of MiB >= 0"},
+        Bad{"[thresholds]\ngraphics_is_holder = \"yes\"\n",
+            "/etc/gua/gua.toml:2: thresholds.graphics_is_holder: expected true or false"},
+        Bad{"[thresholds]\nactive = 10\n", "/etc/gua/gua.toml:2: thresholds.active: unknown key"},
+        Bad{"[daemon]\ninterval = \"soon\"\n",
+            "/etc/gua/gua.toml:2: daemon.interval: expected a duration such as \"30s\""},
+        Bad{"\n\n[prices]\n", "/etc/gua/gua.toml:3: prices: unknown key"}));
+
+TEST(Config, SyntaxErrorsNameFileAndLine) {
+    const Result<Config> r = parse_config("[pricing]\ndefault = = 2\n", "gua.toml");
+    ASSERT_FALSE(r);
+    EXPECT_THAT(r.error().message, HasSubstr("gua.toml:2: "));
+}
+
+TEST(Config, LoadNamesAMissingFile) {
+    const Result<Config> r = load_config("/nonexistent/gua.toml");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, "cannot read config file /nonexistent/gua.toml");
+}
+
+TEST(Config, LoadReadsAFile) {
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("gua-config-test-" + std::to_string(getpid()));
+    {
+        std::ofstream out(path);
+        out << k_full;
+    }
+    const Result<Config> r = load_effective_config(path.string());
+    std::filesystem::remove(path);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r.value().path, path.string());
+    EXPECT_EQ(r.value().pricing.currency, "EUR");
+}
+
+} // namespace
+} // namespace gua::config

@@ -1,0 +1,89 @@
+// daemon::notify_service_manager: the sd_notify datagram reaches a socket named by $NOTIFY_SOCKET
+// (a path or an abstract name), and nothing happens without one.
+#include "daemon/notify.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace gua::daemon {
+namespace {
+
+/// A datagram socket bound to `name` ("/path" or "@abstract"), like systemd's notify socket.
+class NotifySocket {
+  public:
+    explicit NotifySocket(const std::string& name) {
+        m_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::memcpy(address.sun_path, name.data(), name.size());
+        if (name[0] == '@') {
+            address.sun_path[0] = '\0';
+        }
+        const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
+        m_bound = ::bind(m_fd, reinterpret_cast<const sockaddr*>(&address), length) == 0;
+        setenv("NOTIFY_SOCKET", name.c_str(), 1);
+    }
+    ~NotifySocket() {
+        unsetenv("NOTIFY_SOCKET");
+        ::close(m_fd);
+    }
+    NotifySocket(const NotifySocket&) = delete;
+    NotifySocket& operator=(const NotifySocket&) = delete;
+
+    bool bound() const { return m_bound; }
+    /// The next datagram, or "" after `timeout_ms`.
+    std::string receive(int timeout_ms = 2000) const {
+        pollfd pfd{m_fd, POLLIN, 0};
+        if (::poll(&pfd, 1, timeout_ms) != 1) {
+            return "";
+        }
+        char buffer[256];
+        const ssize_t n = ::recv(m_fd, buffer, sizeof buffer, 0);
+        return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+    }
+
+  private:
+    int m_fd = -1;
+    bool m_bound = false;
+};
+
+TEST(DaemonNotify, SendsTheStateToAPathSocket) {
+    const test::TempDir dir;
+    const NotifySocket socket(dir.file("notify"));
+    ASSERT_TRUE(socket.bound());
+    notify_service_manager("READY=1");
+    EXPECT_EQ(socket.receive(), "READY=1");
+    notify_service_manager("WATCHDOG=1");
+    EXPECT_EQ(socket.receive(), "WATCHDOG=1");
+}
+
+TEST(DaemonNotify, SendsTheStateToAnAbstractSocket) {
+    const NotifySocket socket("@gua-notify-test-" + std::to_string(getpid()));
+    ASSERT_TRUE(socket.bound());
+    notify_service_manager("STOPPING=1");
+    EXPECT_EQ(socket.receive(), "STOPPING=1");
+}
+
+TEST(DaemonNotify, DoesNothingWithoutAUsableSocket) {
+    unsetenv("NOTIFY_SOCKET");
+    notify_service_manager("READY=1");
+    setenv("NOTIFY_SOCKET", "relative/name", 1);
+    notify_service_manager("READY=1");
+    setenv("NOTIFY_SOCKET", "/nonexistent/gua/notify", 1);
+    notify_service_manager("READY=1");
+    setenv("NOTIFY_SOCKET", ("/" + std::string(200, 'x')).c_str(), 1);
+    notify_service_manager("READY=1");
+    unsetenv("NOTIFY_SOCKET");
+    SUCCEED();
+}
+
+} // namespace
+} // namespace gua::daemon

@@ -1,0 +1,216 @@
+// End to end: the daemon resolves who holds the (fake) GPUs from a real /proc — processes started
+// under two other uids, a Jupyter kernel's command line, and processes in container and Slurm
+// cgroups — and `gua report` attributes the card time to them. Needs root; skips otherwise.
+#include "e2e/daemon_e2e.hpp"
+#include "identity/child_process.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace gua::e2e {
+namespace {
+
+using identity::testing::ChildProcess;
+namespace fs = std::filesystem;
+
+const std::string k_kernel = "5d6a0c8e-1b2f-4e3a-9c7d-0e1f2a3b4c5d";
+const std::string k_cid = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d";
+const std::string k_pod = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
+
+/// A program run as `uid`:`uid` with no supplementary groups, through setpriv.
+std::vector<std::string> as_uid(int uid, std::vector<std::string> argv) {
+    std::vector<std::string> out{"/usr/bin/setpriv", "--reuid=" + std::to_string(uid),
+                                 "--regid=" + std::to_string(uid), "--clear-groups"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+}
+
+/// Where a cgroup hierarchy is mounted: the v1 one with `v1_option` in its options, or cgroup2
+/// when `v1_option` is empty (as in tests/identity/resolver_cgroup_test.cpp).
+std::optional<fs::path> find_mount(const std::string& v1_option) {
+    std::ifstream mountinfo("/proc/self/mountinfo");
+    for (std::string line; std::getline(mountinfo, line);) {
+        const std::size_t dash = line.find(" - ");
+        if (dash == std::string::npos) {
+            continue;
+        }
+        std::istringstream head(line.substr(0, dash));
+        std::istringstream tail(line.substr(dash + 3));
+        std::string id, parent, dev, root, mount_point, fstype, source, options;
+        head >> id >> parent >> dev >> root >> mount_point;
+        tail >> fstype >> source >> options;
+        const bool wanted =
+            v1_option.empty()
+                ? fstype == "cgroup2"
+                : fstype == "cgroup" &&
+                      ("," + options + ",").find("," + v1_option + ",") != std::string::npos;
+        if (wanted && root == "/") {
+            return fs::path(mount_point);
+        }
+    }
+    return std::nullopt;
+}
+
+/// Cgroups made for one test under one hierarchy; removed (deepest first) on destruction, which
+/// must come after the processes moved into them were reaped.
+class CgroupTree {
+  public:
+    explicit CgroupTree(fs::path mount)
+        : m_base(std::move(mount) / ("gua-daemon-e2e-" + std::to_string(getpid()))) {}
+    ~CgroupTree() {
+        std::sort(m_made.begin(), m_made.end());
+        for (auto it = m_made.rbegin(); it != m_made.rend(); ++it) {
+            // Freeing a cgroup can lag its last process's exit by a moment.
+            for (int attempt = 0; attempt < 100 && ::rmdir(it->c_str()) != 0 && errno == EBUSY;
+                 ++attempt) {
+                std::this_thread::sleep_for(10ms);
+            }
+        }
+    }
+    CgroupTree(const CgroupTree&) = delete;
+    CgroupTree& operator=(const CgroupTree&) = delete;
+
+    /// Creates `relative` under the per-test directory and moves `pid` into it; false when the
+    /// hierarchy is not writable or the kernel refuses.
+    bool place(const std::string& relative, pid_t pid) {
+        fs::path dir = m_base;
+        if (!make_one(dir)) {
+            return false;
+        }
+        for (const auto& part : fs::path(relative)) {
+            dir /= part;
+            if (!make_one(dir)) {
+                return false;
+            }
+        }
+        std::ofstream procs(dir / "cgroup.procs");
+        procs << pid << std::flush;
+        return static_cast<bool>(procs);
+    }
+
+  private:
+    bool make_one(const fs::path& dir) {
+        if (::mkdir(dir.c_str(), 0755) == 0) {
+            m_made.push_back(dir);
+            return true;
+        }
+        return errno == EEXIST;
+    }
+    fs::path m_base;
+    std::vector<fs::path> m_made;
+};
+
+class DaemonE2EIdentity : public DaemonTest {
+  protected:
+    void SetUp() override {
+        if (geteuid() != 0) {
+            GTEST_SKIP() << "needs root (processes under other uids, cgroups)";
+        }
+    }
+
+    /// Starts `argv` and waits until it runs `comm`; names its pid in env `pid_env`.
+    ChildProcess& start(const std::vector<std::string>& argv, const std::string& comm,
+                        const std::string& pid_env) {
+        m_children.push_back(std::make_unique<ChildProcess>(argv));
+        ChildProcess& child = *m_children.back();
+        EXPECT_GT(child.pid(), 0) << argv.front();
+        EXPECT_TRUE(child.wait_for_comm(comm)) << argv.back();
+        set_env(pid_env, std::to_string(child.pid()));
+        return child;
+    }
+
+    /// Records three ticks of `scenario` and returns the report.
+    json record(const json& scenario) {
+        write_scenario(scenario);
+        const test::RunResult r = run_daemon({"--interval", "250ms", "--ticks", "3", "--quiet"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return report();
+    }
+
+    // Declared first, destroyed last: the cgroups are removed after the children were reaped.
+    std::unique_ptr<CgroupTree> m_tree;
+    std::vector<std::unique_ptr<ChildProcess>> m_children;
+};
+
+// GPU 0: "nobody" (uid 65534) holds 8000 MiB at 2 %        → idle-held, attributed to nobody
+// GPU 1: uid 54321 (no passwd entry) computes at 80 %      → active, attributed to uid:54321
+// GPU 2: a Jupyter kernel of uid 54321 holds 8000 MiB idle → idle-held, uid:54321, kernel id
+TEST_F(DaemonE2EIdentity, UsersUnderTwoUidsAndAJupyterKernel) {
+    start(as_uid(65534, {"/usr/bin/sleep", "60"}), "sleep", "GUA_E2E_PID_NOBODY");
+    start(as_uid(54321, {"/usr/bin/sleep", "60"}), "sleep", "GUA_E2E_PID_54321");
+    const std::string connection = path("runtime/kernel-" + k_kernel + ".json");
+    start(as_uid(54321, {"/usr/bin/python3", "-c", "import time; time.sleep(60)", "-m",
+                         "ipykernel_launcher", "-f", connection}),
+          "python3", "GUA_E2E_PID_KERNEL");
+    ASSERT_FALSE(HasFailure());
+    const json rep = record(
+        {{"devices", {{{"util", {{0, 2}}}}, {{"util", {{0, 80}}}}, {{"util", {{0, 2}}}}}},
+         {"processes",
+          {holder(0, 8000, 0, 0, "GUA_E2E_PID_NOBODY"), holder(1, 8000, 80, 0, "GUA_E2E_PID_54321"),
+           holder(2, 8000, 0, 0, "GUA_E2E_PID_KERNEL")}}});
+
+    const json nobody = identity_row(rep, "nobody");
+    EXPECT_NEAR(seconds(nobody["idle_held_gpu_hours"]), recorded_seconds(0), 1e-3);
+    EXPECT_NEAR(seconds(nobody["active_gpu_hours"]), 0, 1e-3);
+    EXPECT_NEAR(nobody["idle_held_gib_hours"].get<double>() * 3600,
+                8000.0 / 1024 * recorded_seconds(0), 1e-2);
+    const json other = identity_row(rep, "uid:54321");
+    EXPECT_NEAR(seconds(other["active_gpu_hours"]), recorded_seconds(1), 1e-3);
+    EXPECT_NEAR(seconds(other["idle_held_gpu_hours"]), recorded_seconds(2), 1e-3);
+    EXPECT_EQ(rep["identities"]["total"], 2);
+
+    test::RawDb raw(db());
+    EXPECT_EQ(raw.one("SELECT group_concat(user || '/' || uid || '/' || jupyter_kernel, ',') FROM "
+                      "(SELECT * FROM identity ORDER BY user, jupyter_kernel)"),
+              "nobody/65534/,uid:54321/54321/,uid:54321/54321/" + k_kernel);
+    EXPECT_EQ(raw.one("SELECT DISTINCT command || ' ' || user || ' ' || jupyter_kernel FROM "
+                      "process_tick WHERE gpu = 2"),
+              "python3 uid:54321 " + k_kernel);
+}
+
+// A container of a Kubernetes pod and a Slurm job step, as real cgroups (the v1 name=systemd
+// hierarchy where it exists, else cgroup2 with the systemd-driver layout).
+TEST_F(DaemonE2EIdentity, ContainerAndSlurmJobFromRealCgroups) {
+    const std::optional<fs::path> v1 = find_mount("name=systemd");
+    const std::optional<fs::path> v2 = find_mount("");
+    if (!v1 && !v2) {
+        GTEST_SKIP() << "no cgroup hierarchy mounted";
+    }
+    std::string pod_path = "kubepods/burstable/pod" + k_pod + "/" + k_cid;
+    std::string job_path = "slurm/uid_1000/job_42/step_0";
+    if (!v1) {
+        std::string pod = k_pod;
+        std::replace(pod.begin(), pod.end(), '-', '_');
+        pod_path = "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + pod +
+                   ".slice/cri-containerd-" + k_cid + ".scope";
+        job_path = "system.slice/slurmstepd.scope/job_42/step_0/user/task_0";
+    }
+    m_tree = std::make_unique<CgroupTree>(v1 ? *v1 : *v2);
+    const ChildProcess& container = start({"/usr/bin/sleep", "60"}, "sleep", "GUA_E2E_PID_POD");
+    const ChildProcess& job = start({"/usr/bin/sleep", "60"}, "sleep", "GUA_E2E_PID_JOB");
+    ASSERT_FALSE(HasFailure());
+    if (!m_tree->place(pod_path, container.pid()) || !m_tree->place(job_path, job.pid())) {
+        GTEST_SKIP() << "cgroups are not writable here";
+    }
+    record(
+        {{"devices", {{{"util", {{0, 2}}}}, {{"util", {{0, 2}}}}}},
+         {"processes",
+          {holder(0, 8000, 0, 0, "GUA_E2E_PID_POD"), holder(1, 4000, 0, 0, "GUA_E2E_PID_JOB")}}});
+
+    test::RawDb raw(db());
+    EXPECT_EQ(raw.one("SELECT DISTINCT container_id || ' ' || pod_uid || ' [' || slurm_job || ']' "
+                      "FROM process_tick WHERE gpu = 0"),
+              k_cid + " " + k_pod + " []");
+    EXPECT_EQ(raw.one("SELECT DISTINCT '[' || container_id || pod_uid || '] ' || slurm_job FROM "
+                      "process_tick WHERE gpu = 1"),
+              "[] 42");
+    EXPECT_EQ(raw.one("SELECT count(*) FROM identity"), "2");
+}
+
+} // namespace
+} // namespace gua::e2e

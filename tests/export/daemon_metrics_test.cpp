@@ -1,0 +1,127 @@
+// The real daemon on the fake NVML with --listen: promtool accepts its exposition, and its
+// counters survive a restart (restored from the database).
+#include "export/exposition_parse.hpp"
+#include "fleet/daemon_host.hpp"
+#include "fleet/http_client.hpp"
+#include "fleet/prometheus_server.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+namespace gua::exporter {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace fleet_testing;
+using nlohmann::json;
+
+json scenario() {
+    return {{"driver_version", "550.54.15"},
+            {"devices",
+             {{{"util", {{0, 90}}}, {"name", "Tesla \"V100\" \\ SXM2"}}, {{"util", {{0, 0}}}}}},
+            {"processes",
+             {{{"device", 0},
+               {"pid_env", "HOLDER"},
+               {"memory_mib", {{0, 9000}}},
+               {"sm_util", {{0, 90}}}}}}};
+}
+
+class ExportDaemon : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!fake_nvml_available()) {
+            GTEST_SKIP() << "fake NVML not built: " << fake_nvml_library();
+        }
+        m_dir = m_temp.path();
+        std::ofstream(m_dir / "scenario.json") << scenario().dump();
+        std::ofstream(m_dir / "empty.toml").close();
+    }
+
+    /// Starts `gua daemon` with --listen 127.0.0.1:0 and extra flags; returns it and its port.
+    std::pair<std::unique_ptr<Process>, std::uint16_t> start(const std::vector<std::string>& extra,
+                                                             const std::string& log) {
+        std::vector<std::string> argv{GUA_BINARY,       "daemon",
+                                      "--db",           (m_dir / "gua.db").string(),
+                                      "--listen",       "127.0.0.1:0",
+                                      "--nvml-library", fake_nvml_library(),
+                                      "--config",       (m_dir / "empty.toml").string()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        auto p = std::make_unique<Process>(
+            argv,
+            Env{{"GUA_FAKE_NVML_SCENARIO", (m_dir / "scenario.json").string()},
+                {"HOLDER", m_holder.pid()}},
+            (m_dir / log).string());
+        std::uint16_t port = 0;
+        const std::regex serving(R"(serving Prometheus metrics on http://127\.0\.0\.1:(\d+)/)");
+        wait_for(
+            [&] {
+                std::smatch match;
+                const std::string text = read_file((m_dir / log).string());
+                if (std::regex_search(text, match, serving)) {
+                    port = static_cast<std::uint16_t>(std::stoi(match[1]));
+                }
+                return port != 0 || !p->running();
+            },
+            20s, 20ms);
+        return {std::move(p), port};
+    }
+
+    test::TempDir m_temp;
+    std::filesystem::path m_dir;
+    Holder m_holder{1001};
+};
+
+TEST_F(ExportDaemon, PromtoolAcceptsARealScrape) {
+    if (access(k_promtool, X_OK) != 0) {
+        GTEST_SKIP() << "promtool not installed (scripts/install-deps.sh --test)";
+    }
+    auto [daemon, port] = start({"--interval", "200ms", "--price-per-gpu-hour", "2.5"}, "a.log");
+    ASSERT_NE(port, 0) << read_file((m_dir / "a.log").string());
+    ASSERT_TRUE(wait_for(
+        [&, p = port] {
+            return http_get(p, "/metrics").body.find("gua_daemon_ticks_total 3") !=
+                   std::string::npos;
+        },
+        20s));
+    const HttpResponse r = http_get(port, "/metrics");
+    const auto series = testing::parse_exposition(r.body);
+    EXPECT_TRUE(series.contains(R"(gua_waste_dollars_total{gpu="1",state="truly_idle"})"));
+    EXPECT_NE(r.body.find(R"(model="Tesla \"V100\" \\ SXM2")"), std::string::npos);
+    const test::RunResult lint = promtool_check_metrics(r.body, m_temp.file("scrape.txt"));
+    EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+    EXPECT_EQ(daemon->stop(10s), 0);
+}
+
+TEST_F(ExportDaemon, CountersSurviveARestart) {
+    auto [first, first_port] = start({"--interval", "1s", "--ticks", "3"}, "first.log");
+    ASSERT_NE(first_port, 0) << read_file((m_dir / "first.log").string());
+    ASSERT_TRUE(wait_for([&, &p = first] { return !p->running(); }, 30s));
+
+    // Before its first tick (5 s) the second daemon serves what the database holds.
+    auto [second, port] = start({"--interval", "5s"}, "second.log");
+    ASSERT_NE(port, 0) << read_file((m_dir / "second.log").string());
+    const auto series = testing::parse_exposition(http_get(port, "/metrics").body);
+    const std::string card0 = R"({gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000",)"
+                              R"(model="Tesla \"V100\" \\ SXM2")";
+    EXPECT_DOUBLE_EQ(series.at("gua_gpu_card_ticks_total" + card0 + "}"), 3);
+    EXPECT_NEAR(series.at("gua_gpu_seconds_total" + card0 + R"(,state="active"})"), 3, 0.2);
+    double identities = 0;
+    double held_or_active = 0;
+    for (const auto& [name, value] : series) {
+        identities += name.starts_with("gua_identity_gpu_seconds_total{") ? value : 0;
+        const bool card = name.starts_with("gua_gpu_seconds_total{");
+        held_or_active += card && (name.ends_with(R"(state="active"})") ||
+                                   name.ends_with(R"(state="idle_held"})"))
+                              ? value
+                              : 0;
+    }
+    EXPECT_NEAR(identities, held_or_active, 1e-6) << "no double counting after a restore";
+    EXPECT_EQ(series.count("gua_daemon_last_tick_timestamp_seconds"), 0u);
+    EXPECT_EQ(second->stop(10s), 0);
+}
+
+} // namespace
+} // namespace gua::exporter

@@ -1,0 +1,177 @@
+// export::Metrics: counters from the audit math, top-N users, gauges, health, exposition shape.
+#include "export/exposition_parse.hpp"
+#include "export/metrics.hpp"
+#include "export/ticks.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gua::exporter {
+namespace {
+
+using testing::card;
+using testing::parse_exposition;
+using testing::process;
+
+MetricsOptions options(std::size_t max_users = 20) {
+    MetricsOptions o;
+    o.max_users = max_users;
+    o.driver_version = "550.54.15";
+    o.interval_us = 30 * k_us_per_second;
+    return o;
+}
+
+TEST(ExportMetrics, SanitizesUserLabels) {
+    EXPECT_EQ(sanitize_user("alice"), "alice");
+    EXPECT_EQ(sanitize_user("uid:1234"), "uid:1234");
+    EXPECT_EQ(sanitize_user("a b/c\"d"), "a_b_c_d");
+    EXPECT_EQ(sanitize_user(""), "unknown");
+    EXPECT_EQ(sanitize_user(std::string(100, 'x')).size(), 64u);
+}
+
+TEST(ExportMetrics, CountersFollowTheAuditMath) {
+    Metrics m(options());
+    // GPU 0 fully active, shared 3:1 by SM; GPU 1 idle, carol holds 4 GiB; GPU 2 free.
+    telemetry::Tick tick = testing::tick(0, 30);
+    tick.cards.push_back(card(0, 30, 100, {process("alice", 3000, 60), process("bob", 1000, 20)}));
+    tick.cards.push_back(card(1, 30, 0, {process("carol", 4096, 0)}));
+    tick.cards.push_back(card(2, 30, 0, {}));
+    m.observe(tick);
+    const auto series = parse_exposition(m.render());
+
+    const std::string g0 = R"({gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000",)"
+                           R"(model="NVIDIA H100 80GB HBM3",state=)";
+    EXPECT_DOUBLE_EQ(series.at("gua_gpu_seconds_total" + g0 + "\"active\"}"), 30);
+    EXPECT_DOUBLE_EQ(series.at("gua_gpu_seconds_total" + g0 + "\"idle_held\"}"), 0);
+    EXPECT_EQ(series.count("gua_gpu_seconds_total" + g0 + "\"unmeasured\"}"), 0u);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_gpu_seconds_total{gpu="1",uuid="GPU-00000000-0000-0000-)"
+                               R"(0000-000000000001",model="NVIDIA H100 80GB HBM3",)"
+                               R"(state="idle_held"})"),
+                     30);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_gpu_seconds_total{gpu="2",uuid="GPU-00000000-0000-0000-)"
+                               R"(0000-000000000002",model="NVIDIA H100 80GB HBM3",)"
+                               R"(state="truly_idle"})"),
+                     30);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_gpu_seconds_total{user="alice",state="active"})"),
+                     22.5);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_gpu_seconds_total{user="bob",state="active"})"),
+                     7.5);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_gpu_seconds_total{user="carol",state="idle_held"})"),
+                     30);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_idle_held_bytes_seconds_total{user="carol"})"),
+                     4096.0 * 1024 * 1024 * 30);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_efficiency_seconds_total{gpu="0",bucket="compute_bound"})"),
+                     30);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_efficiency_seconds_total{gpu="1",bucket="idle"})"), 30);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_gpu_card_ticks_total{gpu="0",uuid="GPU-00000000-0000-)"
+                               R"(0000-0000-000000000000",model="NVIDIA H100 80GB HBM3"})"),
+                     1);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_gpu_utilization_ratio{gpu="0",uuid="GPU-00000000-0000-)"
+                               R"(0000-0000-000000000000"})"),
+                     1.0);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_gpu_memory_used_bytes{gpu="1",uuid="GPU-00000000-0000-)"
+                               R"(0000-0000-000000000001"})"),
+                     4096.0 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_gpu_power_watts{gpu="1",uuid="GPU-00000000-0000-0000-)"
+                               R"(0000-000000000001"})"),
+                     60.5);
+    EXPECT_EQ(series.count("gua_waste_dollars_total{gpu=\"1\",state=\"idle_held\"}"), 0u)
+        << "no price, no dollars (missing is not zero)";
+    EXPECT_EQ(series.count(R"(gua_gpu_info{gpu="2",uuid="GPU-00000000-0000-0000-0000-)"
+                           R"(000000000002",model="NVIDIA H100 80GB HBM3",driver="550.54.15"})"),
+              1u);
+}
+
+TEST(ExportMetrics, WasteDollarsAtThePrice) {
+    MetricsOptions o = options();
+    o.price_per_gpu_hour = 3.6;
+    Metrics m(o);
+    telemetry::Tick tick = testing::tick(0, 3600);
+    tick.cards.push_back(card(0, 3600, 0, {process("carol", 4096, 0)}));
+    tick.cards.push_back(card(1, 3600, 0, {}));
+    m.observe(tick);
+    const auto series = parse_exposition(m.render());
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_waste_dollars_total{gpu="0",state="idle_held"})"), 3.6);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_waste_dollars_total{gpu="0",state="truly_idle"})"), 0);
+    EXPECT_DOUBLE_EQ(series.at(R"(gua_waste_dollars_total{gpu="1",state="truly_idle"})"), 3.6);
+}
+
+TEST(ExportMetrics, TopUsersKeepTheirLabelAndTheRestAreOther) {
+    Metrics m(options(2));
+    for (int i = 0; i < 3; ++i) {
+        telemetry::Tick tick = testing::tick(i, 10);
+        tick.cards.push_back(card(0, 10, 0, {process("u1", 1000, 0), process("u2", 1000, 0)}));
+        tick.cards.push_back(card(1, 10, 0, {process("u3", 1000, 0), process("u4", 3000, 0)}));
+        m.observe(tick);
+    }
+    const auto series = parse_exposition(m.render());
+    const auto held = [&](const std::string& user) {
+        return series.at("gua_identity_gpu_seconds_total{user=\"" + user +
+                         "\",state=\"idle_held\"}");
+    };
+    EXPECT_DOUBLE_EQ(held("u1"), 15);
+    EXPECT_DOUBLE_EQ(held("u2"), 15);
+    EXPECT_DOUBLE_EQ(held("other"), 30) << "u3 and u4 arrived after the two labels were given";
+    EXPECT_EQ(series.count("gua_identity_gpu_seconds_total{user=\"u3\",state=\"idle_held\"}"), 0u);
+    EXPECT_DOUBLE_EQ(series.at("gua_identity_card_ticks_total{user=\"other\"}"), 6);
+}
+
+TEST(ExportMetrics, ActiveTimeWithoutProcessGoesToNoProcess) {
+    Metrics m(options());
+    telemetry::Tick tick = testing::tick(0, 10);
+    tick.cards.push_back(card(0, 10, 50, {}));
+    m.observe(tick);
+    const auto series = parse_exposition(m.render());
+    EXPECT_DOUBLE_EQ(
+        series.at(R"x(gua_identity_gpu_seconds_total{user="(no process)",state="active"})x"), 10);
+}
+
+TEST(ExportMetrics, CountersNeverDecreaseAndSeriesAreUnique) {
+    Metrics m(options(1));
+    std::map<std::string, double> previous;
+    for (int i = 0; i < 20; ++i) {
+        telemetry::Tick tick = testing::tick(i, 5);
+        const std::string user = "user" + std::to_string(i % 4);
+        tick.cards.push_back(
+            card(0, 5, (i % 3) * 40.0, {process(user, 500 + 100 * i, i % 2 * 30)}));
+        if (i % 5 != 0) {
+            tick.cards.push_back(card(1, 5, 95, {process("user9", 100, 95)}));
+        }
+        m.observe(tick);
+        Health h;
+        h.ticks = static_cast<std::uint64_t>(i + 1);
+        m.set_health(h);
+        const std::string text = m.render();
+        const auto series = parse_exposition(text); // asserts unique series and HELP/TYPE order
+        for (const auto& [name, value] : series) {
+            if (testing::is_counter(name) && previous.contains(name)) {
+                EXPECT_GE(value, previous[name]) << name << " at tick " << i;
+            }
+        }
+        for (const auto& [name, value] : previous) {
+            if (testing::is_counter(name) && !name.starts_with("gua_daemon")) {
+                EXPECT_TRUE(series.contains(name)) << name << " vanished at tick " << i;
+            }
+        }
+        previous = series;
+    }
+    EXPECT_DOUBLE_EQ(previous.at("gua_daemon_ticks_total"), 20);
+}
+
+TEST(ExportMetrics, LatestReadingsOnlyForCardsOfTheLatestTick) {
+    Metrics m(options());
+    telemetry::Tick first = testing::tick(0, 5);
+    first.cards.push_back(card(0, 5, 0, {}));
+    first.cards.push_back(card(1, 5, 0, {}));
+    m.observe(first);
+    telemetry::Tick second = testing::tick(1, 5);
+    second.cards.push_back(card(0, 5, 0, {}));
+    m.observe(second);
+    const std::string text = m.render();
+    EXPECT_EQ(text.find(R"(gua_gpu_power_watts{gpu="1")"), std::string::npos);
+    EXPECT_NE(text.find(R"(gua_gpu_power_watts{gpu="0")"), std::string::npos);
+    EXPECT_NE(text.find(R"(gua_gpu_card_ticks_total{gpu="1")"), std::string::npos)
+        << "counters of a card that left stay";
+}
+
+} // namespace
+} // namespace gua::exporter

@@ -1,0 +1,122 @@
+// Restart survival: counters restored from the database equal the counters fed live.
+#include "export/exposition_parse.hpp"
+#include "export/metrics.hpp"
+#include "export/restore.hpp"
+#include "export/ticks.hpp"
+#include "store/schema.hpp"
+#include "store/writer.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace gua::exporter {
+namespace {
+
+using testing::card;
+using testing::parse_exposition;
+using testing::process;
+
+class ExportRestore : public ::testing::Test {
+  protected:
+    std::string db_path() const { return m_dir.file("gua.db"); }
+
+    test::TempDir m_dir;
+};
+
+/// Counter series only (the daemon's own health and the latest readings restart fresh).
+std::map<std::string, double> counters(const std::string& text) {
+    std::map<std::string, double> out;
+    for (const auto& [series, value] : parse_exposition(text)) {
+        if (testing::is_counter(series) && !series.starts_with("gua_daemon")) {
+            out[series] = value;
+        }
+    }
+    return out;
+}
+
+std::vector<telemetry::Tick> history() {
+    std::vector<telemetry::Tick> ticks;
+    for (int i = 0; i < 12; ++i) {
+        telemetry::Tick t = testing::tick(i, 30);
+        t.cards.push_back(
+            card(0, 30, i % 4 == 0 ? 85.0 : 3.0,
+                 {process("alice", 20000, i % 4 == 0 ? 80.0 : 0.0), process("bob", 1000, -1)}));
+        t.cards.push_back(card(1, 30, i < 6 ? 0.0 : 55.0, {process("carol", 512, -1)}));
+        t.cards.push_back(card(2, 30, 0, {}));
+        ticks.push_back(t);
+    }
+    return ticks;
+}
+
+TEST_F(ExportRestore, RestoredCountersEqualLiveCounters) {
+    MetricsOptions o;
+    o.price_per_gpu_hour = 2.5;
+    Metrics live(o);
+    {
+        store::Database db(db_path(), store::OpenMode::create);
+        store::migrate(db);
+        store::Writer writer(db, store::RunInfo{"h1", "550", "test", 30 * k_us_per_second, 10.0,
+                                                testing::tick(0, 30).t0});
+        for (const telemetry::Tick& t : history()) {
+            writer.write(t);
+            live.observe(t);
+        }
+    }
+    store::Database db(db_path(), store::OpenMode::read_write);
+    Metrics restored(o);
+    EXPECT_EQ(restore_from_database(db, restored), 36u);
+
+    const auto want = counters(live.render());
+    const auto got = counters(restored.render());
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [series, value] : want) {
+        ASSERT_TRUE(got.contains(series)) << series;
+        EXPECT_NEAR(got.at(series), value, 1e-9 * std::max(1.0, std::abs(value))) << series;
+    }
+    EXPECT_GT(want.at(R"(gua_identity_gpu_seconds_total{user="alice",state="idle_held"})"), 0);
+}
+
+TEST_F(ExportRestore, RestoreRanksUsersByRecordedSeconds) {
+    {
+        store::Database db(db_path(), store::OpenMode::create);
+        store::migrate(db);
+        store::Writer writer(db, store::RunInfo{"h1", "550", "test", 10 * k_us_per_second, 10.0,
+                                                testing::tick(0, 10).t0});
+        telemetry::Tick t = testing::tick(0, 10);
+        t.cards.push_back(card(0, 10, 0, {process("small", 1000, 0), process("big", 8000, 0)}));
+        t.cards.push_back(card(1, 10, 0, {process("medium", 4000, 0)}));
+        writer.write(t);
+    }
+    store::Database db(db_path(), store::OpenMode::read_write);
+    MetricsOptions o;
+    o.max_users = 2;
+    Metrics m(o);
+    restore_from_database(db, m);
+    // A new user after the restore finds no free label either.
+    telemetry::Tick next = testing::tick(1, 10);
+    next.cards.push_back(card(0, 10, 0, {process("newcomer", 1000, 0)}));
+    m.observe(next);
+    const auto series = parse_exposition(m.render());
+    const auto held = [&](const std::string& user) {
+        const std::string key =
+            "gua_identity_gpu_seconds_total{user=\"" + user + "\",state=\"idle_held\"}";
+        return series.contains(key) ? series.at(key) : -1.0;
+    };
+    EXPECT_NEAR(held("big"), 10.0 * 8 / 9, 1e-9);
+    EXPECT_DOUBLE_EQ(held("medium"), 10);
+    EXPECT_DOUBLE_EQ(held("small"), -1);
+    EXPECT_NEAR(held("other"), 10.0 / 9 + 10, 1e-9) << "small (restored) + newcomer (live)";
+}
+
+TEST_F(ExportRestore, EmptyDatabaseRestoresNothing) {
+    store::Database db(db_path(), store::OpenMode::create);
+    store::migrate(db);
+    Metrics m{MetricsOptions{}};
+    EXPECT_EQ(restore_from_database(db, m), 0u);
+    EXPECT_EQ(m.render().find("gua_gpu_seconds_total{"), std::string::npos);
+}
+
+} // namespace
+} // namespace gua::exporter

@@ -1,0 +1,93 @@
+// The fake driver's state: the loaded scenario, scenario time, device handles, faults, and the
+// sample rings derived from the scenario. One process-wide instance behind a mutex (NVML is
+// thread-safe); the exported C functions in exports.cpp are thin wrappers over it.
+#pragma once
+
+#include "nvml/abi.hpp"
+#include "scenario.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gua::fake_nvml {
+
+using nvml::nvmlDevice_t;
+using nvml::nvmlReturn_t;
+
+/// What an nvmlDevice_t points to: a physical device, or one of its MIG instances.
+struct Handle {
+    std::size_t device = 0;
+    int mig = -1; ///< MIG instance slot, -1 for the physical device
+};
+
+/// One ring entry (timestamp µs in the device's domain, value %).
+struct RingEntry {
+    std::uint64_t timestamp_us = 0;
+    double value = 0;
+};
+
+/// One per-process utilization entry.
+struct ProcessUtil {
+    unsigned int pid = 0;
+    std::uint64_t timestamp_us = 0;
+    unsigned int sm_util = 0;
+};
+
+/// The fake driver. All methods expect the caller to hold lock().
+class Driver {
+  public:
+    /// The process-wide instance.
+    static Driver& instance();
+    std::mutex& lock() { return m_mutex; }
+
+    /// nvmlInit: ref-counted; the first call loads the scenario and starts scenario time.
+    nvmlReturn_t init();
+    /// nvmlShutdown: the last call forgets the scenario and invalidates handles.
+    nvmlReturn_t shutdown();
+    bool initialized() const { return m_refcount > 0; }
+    const Scenario& scenario() const { return m_scenario; }
+
+    /// Scenario time in seconds: the clock file's number when $GUA_FAKE_NVML_CLOCK_FILE is set,
+    /// else seconds since init × time_scale.
+    double now() const;
+    /// The handle object behind `h`, or nullptr when it is not one of ours.
+    const Handle* resolve(nvmlDevice_t h) const;
+    /// The handle of device `index` (or of its MIG instance `mig`).
+    nvmlDevice_t handle_of(std::size_t index, int mig = -1) const;
+    /// The error an active fault (or the not_supported list) injects into `function` on
+    /// `device` now, if any. Versioned names also match their unversioned base name.
+    std::optional<nvmlReturn_t> fault(const std::string& function, std::size_t device) const;
+
+    /// GPU-utilization ring entries of `device` newer than `last_seen` (quirks applied).
+    std::vector<RingEntry> ring(std::size_t device, std::uint64_t last_seen) const;
+    /// The newest complete period's utilization (what nvmlDeviceGetUtilizationRates says).
+    unsigned int snapshot_util(std::size_t device) const;
+    /// Per-process entries newer than `last_seen`: one per pid with non-zero use since then.
+    std::vector<ProcessUtil> process_util(std::size_t device, std::uint64_t last_seen) const;
+    /// Processes of `kind` alive now on the handle (all instances for a physical device).
+    std::vector<const Process*> processes(const Handle& h, ProcessKind kind) const;
+    /// Memory used now by processes on the handle plus extra_used_mib, in MiB.
+    double used_mib(const Handle& h) const;
+    /// Counts one compute-list data call; returns the extra entries to claim (list growth).
+    unsigned int take_growth(std::size_t device);
+
+  private:
+    double sample_time(std::size_t k, const Device& d) const;
+    std::uint64_t timestamp(const Device& d, double t) const;
+
+    std::mutex m_mutex;
+    int m_refcount = 0;
+    Scenario m_scenario;
+    std::string m_clock_file;
+    std::int64_t m_mono_start_us = 0;
+    std::int64_t m_epoch_start_us = 0;
+    std::int64_t m_boot_start_us = 0;
+    std::vector<std::unique_ptr<Handle>> m_handles;
+    std::vector<unsigned int> m_growth_done;
+};
+
+} // namespace gua::fake_nvml

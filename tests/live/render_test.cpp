@@ -1,0 +1,154 @@
+// The live view: model building (holders sorted by idle-held memory × time, streaks, states) and
+// golden files for the `gua now` text and JSON and a `gua top` frame (tests/golden/README.md).
+#include "live/build.hpp"
+#include "live/render.hpp"
+#include "policy/support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace gua::live {
+namespace {
+
+using policy_test::card;
+using policy_test::process;
+
+constexpr TimeUs k_now = 1778486400LL * k_us_per_second; // 2026-05-11T08:00:00Z
+constexpr DurationUs k_s = k_us_per_second;
+
+void golden(const std::string& name, const std::string& actual) {
+    const std::string path = std::string(GUA_GOLDEN_DIR) + "/" + name;
+    if (const char* update = std::getenv("GUA_UPDATE_GOLDEN"); update != nullptr && *update) {
+        std::ofstream(path, std::ios::binary) << actual;
+        return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << "missing " << path << " (run with GUA_UPDATE_GOLDEN=1)";
+    std::stringstream expected;
+    expected << in.rdbuf();
+    EXPECT_EQ(actual, expected.str()) << name;
+}
+
+struct Scene {
+    std::vector<telemetry::CardTickRecord> records;
+    audit::StreakBook book;
+    std::map<std::string, audit::StateTimes> recent;
+    std::vector<store::DecisionRow> decisions;
+
+    Scene() {
+        telemetry::ProcessTick notebook = process(4242, 4200, 8294, 0.0, "alice", 1500);
+        notebook.identity.jupyter_kernel = "3f2a9c1e-0000-4000-8000-000000000000";
+        telemetry::ProcessTick job = process(5151, 5100, 30000, 93.0, "bob", 1501);
+        job.identity.slurm_job = "4711";
+        telemetry::ProcessTick small = process(6161, 6100, 512, 0.0, "carol", 1502);
+        small.identity.container_id = "c0ffee0123456789abcdef";
+        telemetry::ProcessTick xorg = process(900, 9000, 64, std::nullopt, "root", 0);
+        xorg.type = telemetry::ProcessType::graphics;
+        xorg.identity.command = "Xorg";
+        records = {card(0, 0, 30 * k_s, {notebook, xorg}), card(1, 93, 30 * k_s, {job, small}),
+                   card(2, 0, 30 * k_s, {})};
+        book.seed({records[0].device.uuid, {4242, 4200}},
+                  audit::Streak{k_now - 8000 * k_s, k_now, 7980 * k_s});
+        book.seed({records[1].device.uuid, {6161, 6100}},
+                  audit::Streak{k_now - 600 * k_s, k_now, 600 * k_s});
+        recent[records[0].device.uuid] = audit::StateTimes{60 * k_s, 480 * k_s, 60 * k_s, 0};
+        recent[records[1].device.uuid] = audit::StateTimes{600 * k_s, 0, 0, 0};
+        recent[records[2].device.uuid] = audit::StateTimes{0, 0, 600 * k_s, 0};
+        store::DecisionRow d;
+        d.time_us = k_now - 1200 * k_s;
+        d.rule = "warn-2h";
+        d.action = "notify";
+        d.dry_run = false;
+        d.verdict = "act";
+        d.outcome = "notified";
+        d.pid = 4242;
+        d.user = "alice";
+        d.command = "python3";
+        d.gpu_index = "0";
+        d.memory_mib = 8294;
+        d.idle_us = 7200 * k_s;
+        decisions.push_back(d);
+        d.time_us = k_now - 60 * k_s;
+        d.rule = "reclaim-8h";
+        d.action = "terminate";
+        d.dry_run = true;
+        d.verdict = "dry-run";
+        d.outcome = "dry-run";
+        d.pid = 7000;
+        d.user = "dave";
+        d.idle_us = 8 * 3600 * k_s;
+        decisions.push_back(d);
+    }
+
+    NowModel build(NowModel header) const {
+        std::vector<audit::CardNow> cards;
+        for (const auto& r : records) {
+            cards.push_back(audit::CardNow{k_now - 30 * k_s, 30 * k_s, &r});
+        }
+        return build_now(std::move(header), cards, book, recent, decisions, audit::Thresholds{});
+    }
+};
+
+NowModel daemon_header() {
+    NowModel m;
+    m.now = k_now + 2 * k_s;
+    m.host = "gpu-node-07";
+    m.origin = Origin::daemon;
+    m.db_path = "/var/lib/gua/gua.db";
+    m.last_tick_end = k_now;
+    m.interval_us = 30 * k_s;
+    m.recent_window_us = 600 * k_s;
+    m.decisions_window_us = 24 * 3600 * k_s;
+    return m;
+}
+
+TEST(LiveNow, HoldersWorstFirstWithTheirStreaks) {
+    const NowModel m = Scene().build(daemon_header());
+    ASSERT_EQ(m.gpus.size(), 3U);
+    EXPECT_EQ(m.gpus[0].state, "idle-held");
+    EXPECT_EQ(m.gpus[1].state, "active");
+    EXPECT_EQ(m.gpus[2].state, "truly-idle");
+    EXPECT_DOUBLE_EQ(m.gpus[0].recent.idle_held, 0.8);
+    ASSERT_EQ(m.holders.size(), 3U) << "Xorg (graphics) is no holder";
+    EXPECT_EQ(m.holders[0].pid, 4242U);
+    EXPECT_TRUE(m.holders[0].idle_held);
+    EXPECT_EQ(m.holders[0].idle_us, 7980 * k_s);
+    EXPECT_EQ(m.holders[0].idle_since, k_now - 8000 * k_s);
+    EXPECT_EQ(m.holders[1].pid, 6161U) << "idle on an active card (its own SMs are cold)";
+    EXPECT_EQ(m.holders[1].idle_us, 600 * k_s);
+    EXPECT_EQ(m.holders[2].pid, 5151U);
+    EXPECT_FALSE(m.holders[2].idle_held);
+    ASSERT_EQ(m.decisions.size(), 2U);
+    EXPECT_EQ(m.decisions[0].rule, "reclaim-8h") << "newest first";
+}
+
+TEST(LiveNow, GoldenText) {
+    golden("now-daemon.txt", render_now_text(Scene().build(daemon_header()), {}));
+}
+
+TEST(LiveNow, GoldenJson) {
+    golden("now-daemon.json", render_now_json(Scene().build(daemon_header())));
+}
+
+TEST(LiveNow, GoldenSampledTopFrame) {
+    NowModel h = daemon_header();
+    h.origin = Origin::sampled;
+    h.db_path.clear();
+    h.note = "no daemon is recording; sampled NVML directly for 3s";
+    h.recent_window_us = 3 * k_s;
+    Scene scene;
+    scene.decisions.clear();
+    golden("top-sampled.txt", render_top_frame(scene.build(h), {}, 2 * k_s));
+}
+
+TEST(LiveNow, ColourOnlyWhenAsked) {
+    const NowModel m = Scene().build(daemon_header());
+    EXPECT_EQ(render_now_text(m, {}).find('\x1b'), std::string::npos);
+    EXPECT_NE(render_now_text(m, {true, 20, 8}).find("\x1b[33m"), std::string::npos);
+}
+
+} // namespace
+} // namespace gua::live

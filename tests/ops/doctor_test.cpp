@@ -1,0 +1,124 @@
+// End to end: `gua doctor` with and without an NVML library, in text and JSON.
+#include "ops/harness.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gua::ops::testing {
+namespace {
+
+using nlohmann::json;
+using Doctor = FakeGpuTest;
+using DoctorNoGpu = OpsTest;
+
+std::string line_of(const std::string& text, const std::string& title) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.find(" " + title + ": ") != std::string::npos) {
+            return line;
+        }
+    }
+    return "";
+}
+
+TEST_F(Doctor, FindsTheLibraryDriverAndGpus) {
+    const GuaRun run = gua("doctor", {}, fake_env());
+    EXPECT_TRUE(line_of(run.out, "NVML library").starts_with("✓")) << run.out;
+    EXPECT_TRUE(contains(line_of(run.out, "NVML library"), "libnvidia-ml.so.1")) << run.out;
+    EXPECT_EQ(line_of(run.out, "NVIDIA driver"),
+              "✓ NVIDIA driver: driver 560.35.05 (NVML initialized)");
+    EXPECT_EQ(line_of(run.out, "GPUs"), "✓ GPUs: 2 GPUs visible: 0 NVIDIA H100 80GB HBM3, "
+                                        "1 NVIDIA A100-SXM4-40GB");
+    EXPECT_TRUE(line_of(run.out, "/proc access").starts_with("✓")) << run.out;
+    EXPECT_TRUE(line_of(run.out, "database").starts_with("✓")) << run.out;
+    EXPECT_TRUE(contains(line_of(run.out, "daemon"), "no daemon is recording — fix: `gua start`"))
+        << run.out;
+    EXPECT_FALSE(contains(run.out, "✗")) << run.out;
+    EXPECT_EQ(run.exit_code, 1) << "a daemon that is not running is a warning";
+}
+
+TEST_F(Doctor, ShowsMigInstances) {
+    write_scenario(json{{"driver_version", "560.35.05"},
+                        {"devices",
+                         {{{"uuid", "GPU-aaaaaaaa-0000-0000-0000-000000000000"},
+                           {"mig", true},
+                           {"mig_instances",
+                            {{{"uuid", "MIG-11111111-0000-0000-0000-000000000000"}},
+                             {{"uuid", "MIG-22222222-0000-0000-0000-000000000000"}}}}}}}});
+    const GuaRun run = gua("doctor", {}, fake_env());
+    EXPECT_EQ(line_of(run.out, "GPUs"),
+              "✓ GPUs: 1 GPU visible: GPU-aaaaaaaa in MIG mode (2 instances)")
+        << run.out;
+}
+
+TEST_F(Doctor, AllGoodWithARunningDaemon) {
+    ASSERT_EQ(start_background().exit_code, 0);
+    const GuaRun run = gua("doctor", {"--format", "json"}, fake_env());
+    const json j = json::parse(run.out);
+    for (const json& check : j["checks"]) {
+        if (check["check"] != "clock") {
+            EXPECT_TRUE(check["status"] == "ok" || check["status"] == "info") << check.dump();
+        }
+    }
+    EXPECT_EQ(j["exit_code"], run.exit_code);
+    EXPECT_LE(run.exit_code, 1) << "only an unsynchronized clock may warn";
+    EXPECT_EQ(gua("stop").exit_code, 0);
+}
+
+TEST_F(DoctorNoGpu, MissingLibraryFailsWithTheFix) {
+    const GuaRun run = gua("doctor", {}, {{"GUA_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    EXPECT_EQ(run.exit_code, 2);
+    const std::string line = line_of(run.out, "NVML library");
+    EXPECT_TRUE(line.starts_with("✗ NVML library: /nonexistent/libnvidia-ml.so.1 not found"))
+        << run.out;
+    EXPECT_TRUE(contains(line, "— fix: install the NVIDIA driver")) << line;
+    EXPECT_EQ(line_of(run.out, "GPUs"), "– GPUs: not checked: no NVML library");
+}
+
+TEST_F(DoctorNoGpu, JsonListsEveryCheck) {
+    const GuaRun run = gua("doctor", {"--format", "json"},
+                           {{"GUA_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+    const json j = json::parse(run.out);
+    std::vector<std::string> names;
+    for (const json& check : j["checks"]) {
+        names.push_back(check["check"]);
+        EXPECT_TRUE(check.contains("message") && check.contains("fix") && check.contains("title"));
+    }
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"nvml_library", "driver", "gpus", "proc_access", "database",
+                                        "disk", "clock", "service", "daemon", "config"}));
+    EXPECT_EQ(j["checks"][0]["status"], "fail");
+    EXPECT_EQ(j["exit_code"], 2);
+    EXPECT_EQ(run.exit_code, 2);
+}
+
+TEST_F(DoctorNoGpu, InvalidConfigFails) {
+    fs::create_directories(config_file().parent_path());
+    std::ofstream(config_file()) << "[thresholds]\nactive_util_pct = 500\n";
+    const GuaRun run = gua("doctor");
+    EXPECT_EQ(run.exit_code, 2);
+    const std::string line = line_of(run.out, "configuration");
+    EXPECT_TRUE(line.starts_with("✗ configuration: " + config_file().string() + ":2:")) << line;
+    EXPECT_TRUE(contains(line, "fix: edit " + config_file().string())) << line;
+    const GuaRun start = gua("start");
+    EXPECT_EQ(start.exit_code, 2) << "start refuses an invalid configuration";
+}
+
+TEST_F(DoctorNoGpu, UnitSettingsThatHideTheGpusFail) {
+    fs::create_directories(root() / "run/systemd/system");
+    const fs::path unit = root() / "etc/systemd/system/gua.service";
+    fs::create_directories(unit.parent_path());
+    std::ofstream(unit) << "[Service]\nExecStart=/usr/bin/gua daemon\nWatchdogSec=120s\n";
+    fs::create_directories(root() / "etc/systemd/system/gua.service.d");
+    std::ofstream(root() / "etc/systemd/system/gua.service.d/harden.conf")
+        << "[Service]\nProtectClock=yes\nProtectProc=invisible\n";
+    const GuaRun run = gua("doctor");
+    const std::string line = line_of(run.out, "unit hardening");
+    EXPECT_TRUE(
+        line.starts_with("✗ unit hardening: ProtectClock=yes implies DeviceAllow=char-rtc r"))
+        << run.out;
+    EXPECT_TRUE(contains(line, "ProtectProc=invisible hides other users' processes")) << line;
+    EXPECT_EQ(run.exit_code, 2);
+}
+
+} // namespace
+} // namespace gua::ops::testing

@@ -1,0 +1,109 @@
+// docs/report-json.md documents every field of the `cost` and `recommendations` objects.
+#include "report/render.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace gua::report {
+namespace {
+
+/// Leaf paths such as "cost.gpus[].active_cents".
+void leaves(const nlohmann::json& j, const std::string& path, std::vector<std::string>& out) {
+    if (j.is_object() && !j.empty()) {
+        for (const auto& [key, value] : j.items()) {
+            leaves(value, path + "." + key, out);
+        }
+    } else if (j.is_array() && !j.empty() && (j[0].is_object() || j[0].is_array())) {
+        leaves(j[0], path + "[]", out);
+    } else {
+        out.push_back(path.substr(1));
+    }
+}
+
+bool mentions(const std::string& text, const std::string& word) {
+    std::size_t at = 0;
+    while ((at = text.find(word, at)) != std::string::npos) {
+        const auto ident = [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        };
+        const bool left = at == 0 || !ident(text[at - 1]);
+        const bool right = at + word.size() >= text.size() || !ident(text[at + word.size()]);
+        if (left && right) {
+            return true;
+        }
+        at += word.size();
+    }
+    return false;
+}
+
+/// True when a table row whose first cell names an ancestor of `path` mentions the rest of it.
+bool documented(const std::vector<std::string>& rows, const std::string& path) {
+    std::vector<std::string> segments;
+    std::stringstream in(path);
+    for (std::string s; std::getline(in, s, '.');) {
+        segments.push_back(s);
+    }
+    for (const std::string& row : rows) {
+        const std::string first = row.substr(0, row.find('|', 1));
+        std::string ancestor;
+        for (std::size_t k = 0; k < segments.size(); ++k) {
+            ancestor += (k == 0 ? "" : ".") + segments[k];
+            if (first.find("`" + ancestor) == std::string::npos) {
+                continue;
+            }
+            bool rest = true;
+            for (std::size_t r = k + 1; r < segments.size(); ++r) {
+                std::string seg = segments[r];
+                if (seg.ends_with("[]")) {
+                    seg.resize(seg.size() - 2);
+                }
+                rest = rest && mentions(row, seg);
+            }
+            if (rest) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+ReportModel full_model() {
+    ReportModel m;
+    m.cost.gpus.push_back(GpuCostRow{0, "NVIDIA H100 80GB HBM3", 4'000'000, {100, 50, 25}});
+    m.cost.identities.push_back(IdentityCostRow{"alice", 100, 50});
+    audit::Recommendation r;
+    r.id = "idle-culling";
+    r.evidence = {"x"};
+    r.gpus = {0};
+    r.identities = {"alice"};
+    r.hours = {"Sat 03:00"};
+    r.pools = {audit::Pool::held_office};
+    m.advice.recommendations.push_back(r);
+    m.advice.combination = audit::combine({{"idle-held", 0.4, 0.1}}, 1000);
+    return m;
+}
+
+TEST(JsonDoc, EveryCostAndRecommendationsFieldIsDocumented) {
+    std::ifstream doc(std::string(GUA_SOURCE_DIR) + "/docs/report-json.md");
+    ASSERT_TRUE(doc);
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.starts_with("| `")) {
+            rows.push_back(line);
+        }
+    }
+    const nlohmann::json j = nlohmann::json::parse(render_json(full_model()));
+    std::vector<std::string> paths;
+    leaves(j["cost"], ".cost", paths);
+    leaves(j["recommendations"], ".recommendations", paths);
+    ASSERT_GT(paths.size(), 50u);
+    for (const std::string& p : paths) {
+        EXPECT_TRUE(documented(rows, p)) << p << " is not in docs/report-json.md";
+    }
+}
+
+} // namespace
+} // namespace gua::report

@@ -1,0 +1,242 @@
+// Sampler: the tick loop on simulated time — tick count, t0 and duration, polls per tick, and
+// no catch-up bursts when the loop falls behind.
+#include "core/clock.hpp"
+#include "identity/resolver.hpp"
+#include "sampler/sampler.hpp"
+#include "telemetry/synthetic.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace gua::sampler {
+namespace {
+
+constexpr TimeUs k_start = 1767607200LL * k_us_per_second; // 2026-01-05T10:00:00Z
+constexpr DurationUs k_s = k_us_per_second;
+
+struct Recorded {
+    std::vector<telemetry::Tick> ticks;
+    std::vector<DurationUs> overruns;
+};
+
+Recorded run_sampler(Clock& clock, telemetry::DeviceSource& source, DurationUs interval,
+                     std::uint64_t max_ticks,
+                     const std::function<void(const telemetry::Tick&)>& also = {}) {
+    identity::Resolver resolver{"/nonexistent-proc"};
+    SamplerOptions options;
+    options.interval_us = interval;
+    options.max_ticks = max_ticks;
+    Sampler sampler(source, clock, resolver, options);
+    Recorded r;
+    const std::atomic<bool> stop{false};
+    sampler.run(
+        stop,
+        [&](const telemetry::Tick& t) {
+            r.ticks.push_back(t);
+            if (also) {
+                also(t);
+            }
+        },
+        [&](DurationUs late) { r.overruns.push_back(late); });
+    EXPECT_EQ(sampler.ticks(), r.ticks.size());
+    return r;
+}
+
+void expect_contiguous(const std::vector<telemetry::Tick>& ticks);
+
+TEST(Sampler, DeliversTicksWithT0AndDuration) {
+    SimulatedClock clock(k_start);
+    const auto source = telemetry::make_synthetic_source("classic", k_start, k_s, 1);
+    const Recorded r = run_sampler(clock, *source, k_s, 10);
+    ASSERT_EQ(r.ticks.size(), 10U);
+    EXPECT_TRUE(r.overruns.empty());
+    for (std::size_t i = 0; i < r.ticks.size(); ++i) {
+        const telemetry::Tick& t = r.ticks[i];
+        EXPECT_EQ(t.seq, i);
+        EXPECT_EQ(t.t0, k_start + static_cast<TimeUs>(i) * k_s);
+        EXPECT_EQ(t.duration_us, k_s);
+        ASSERT_EQ(t.cards.size(), 3U);
+        EXPECT_TRUE(t.lost_uuids.empty());
+        // The classic workload: GPU-0 trains in phases 0–1 of 5, GPU-1 and GPU-2 never.
+        const bool training = i % 5 < 2;
+        EXPECT_EQ(t.cards[0].active_us, training ? k_s : 0) << i;
+        EXPECT_EQ(t.cards[0].processes.size(), i % 5 < 4 ? 1U : 0U) << i;
+        EXPECT_EQ(t.cards[1].active_us, 0);
+        EXPECT_EQ(t.cards[1].processes.size(), 2U);
+        EXPECT_EQ(t.cards[2].processes.at(0).type, telemetry::ProcessType::graphics);
+        EXPECT_EQ(t.cards[2].processes.at(0).identity.user, "root");
+    }
+    EXPECT_EQ(clock.wall_now(), k_start + 10 * k_s);
+}
+
+TEST(Sampler, LongIntervalsArePolledAtLeastEveryFiveSeconds) {
+    SimulatedClock clock(k_start);
+    const auto source = telemetry::make_synthetic_source("cotenants", k_start, 30 * k_s, 1);
+    const Recorded r = run_sampler(clock, *source, 30 * k_s, 3);
+    ASSERT_EQ(r.ticks.size(), 3U);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r.ticks[i].t0, k_start + static_cast<TimeUs>(i) * 30 * k_s);
+        EXPECT_EQ(r.ticks[i].duration_us, 30 * k_s);
+        ASSERT_EQ(r.ticks[i].cards.size(), 1U);
+        EXPECT_EQ(r.ticks[i].cards[0].util_samples, 6U); // 30 s / 5 s polls
+        EXPECT_EQ(r.ticks[i].cards[0].processes.size(), 2U);
+    }
+    // cotenants: grace trains in ticks 0 and 1 of every 3.
+    EXPECT_EQ(r.ticks[0].cards[0].active_us, 30 * k_s);
+    EXPECT_EQ(r.ticks[1].cards[0].active_us, 30 * k_s);
+    EXPECT_EQ(r.ticks[2].cards[0].active_us, 0);
+}
+
+TEST(Sampler, StopEndsTheLoop) {
+    SimulatedClock clock(k_start);
+    const auto source = telemetry::make_synthetic_source("classic", k_start, k_s, 1);
+    identity::Resolver resolver{"/nonexistent-proc"};
+    Sampler sampler(*source, clock, resolver, SamplerOptions{k_s, 5 * k_s, 10.0, std::nullopt});
+    std::atomic<bool> stop{false};
+    std::size_t seen = 0;
+    sampler.run(stop, [&](const telemetry::Tick&) {
+        if (++seen == 4) {
+            stop = true;
+        }
+    });
+    EXPECT_EQ(seen, 4U);
+    EXPECT_EQ(sampler.ticks(), 4U);
+}
+
+/// A simulated clock whose `jump_at`-th sleep overshoots its deadline by `jump` (a suspended
+/// process or a paused VM).
+class JumpingClock final : public Clock {
+  public:
+    JumpingClock(TimeUs start, int jump_at, DurationUs jump)
+        : m_start(start), m_jump_at(jump_at), m_jump(jump) {}
+    TimeUs wall_now() override { return m_start + m_mono; }
+    std::int64_t mono_now() override { return m_mono; }
+    void sleep_until(std::int64_t deadline, const std::atomic<bool>&) override {
+        m_mono = std::max(m_mono, deadline);
+        if (++m_sleeps == m_jump_at) {
+            m_mono += m_jump;
+        }
+    }
+
+  private:
+    TimeUs m_start;
+    int m_jump_at;
+    DurationUs m_jump;
+    std::int64_t m_mono = 0;
+    int m_sleeps = 0;
+};
+
+TEST(Sampler, NoCatchUpBurstWhenTheClockJumps) {
+    const DurationUs interval = k_s;
+    JumpingClock clock(k_start, 3, 3 * interval);
+    const auto source = telemetry::make_synthetic_source("classic", k_start, interval, 1);
+    const Recorded r = run_sampler(clock, *source, interval, 6);
+    ASSERT_EQ(r.ticks.size(), 6U);
+    ASSERT_EQ(r.overruns.size(), 1U);
+    EXPECT_EQ(r.overruns[0], 3 * interval);
+    // Ticks 0–1 are regular; tick 2 absorbs the jump; the schedule then restarts from "now".
+    EXPECT_EQ(r.ticks[1].t0, k_start + interval);
+    EXPECT_EQ(r.ticks[2].t0, k_start + 2 * interval);
+    EXPECT_EQ(r.ticks[2].duration_us, 4 * interval);
+    for (std::size_t i = 3; i < r.ticks.size(); ++i) {
+        EXPECT_EQ(r.ticks[i].t0, k_start + static_cast<TimeUs>(i + 3) * interval) << i;
+        EXPECT_EQ(r.ticks[i].duration_us, interval) << i;
+    }
+    expect_contiguous(r.ticks);
+    EXPECT_EQ(clock.wall_now(), k_start + 9 * interval);
+}
+
+/// Wraps a source; its `stall_at`-th poll (counting the priming poll as 1) takes `stall` of
+/// simulated time, as a driver call that hangs would.
+class StallingSource final : public telemetry::DeviceSource {
+  public:
+    StallingSource(std::unique_ptr<telemetry::DeviceSource> inner, SimulatedClock& clock,
+                   int stall_at, DurationUs stall)
+        : m_inner(std::move(inner)), m_clock(clock), m_stall_at(stall_at), m_stall(stall) {}
+    std::string driver_version() override { return m_inner->driver_version(); }
+    std::vector<telemetry::DeviceInfo> devices() override { return m_inner->devices(); }
+    std::vector<telemetry::DevicePoll> poll(TimeUs now) override {
+        std::vector<telemetry::DevicePoll> polls = m_inner->poll(now);
+        if (++m_polls == m_stall_at) {
+            m_clock.advance(m_stall);
+        }
+        return polls;
+    }
+
+  private:
+    std::unique_ptr<telemetry::DeviceSource> m_inner;
+    SimulatedClock& m_clock;
+    int m_stall_at;
+    DurationUs m_stall;
+    int m_polls = 0;
+};
+
+TEST(Sampler, NoCatchUpBurstWhenAPollStalls) {
+    // The poll that ends tick 1 takes 3 intervals: the sampler reports the overrun once and
+    // restarts its schedule from "now" instead of delivering three catch-up ticks.
+    const DurationUs interval = k_s;
+    SimulatedClock clock(k_start);
+    StallingSource source(telemetry::make_synthetic_source("classic", k_start, interval, 1), clock,
+                          3, 3 * interval);
+    const Recorded r = run_sampler(clock, source, interval, 6);
+    ASSERT_EQ(r.ticks.size(), 6U);
+    ASSERT_EQ(r.overruns.size(), 1U);
+    EXPECT_EQ(r.overruns[0], 3 * interval);
+    EXPECT_EQ(r.ticks[0].t0, k_start);
+    EXPECT_EQ(r.ticks[1].t0, k_start + interval);
+    // The stall ended at 5 s; the schedule restarts from there, so the tick after the stalled
+    // one starts at 6 s and the rest follow one interval apart. (Where tick 2 starts is
+    // TicksStayContiguousAfterAStall's business.)
+    EXPECT_EQ(r.ticks[3].t0, k_start + 6 * interval);
+    for (std::size_t i = 3; i + 1 < r.ticks.size(); ++i) {
+        EXPECT_EQ(r.ticks[i + 1].t0 - r.ticks[i].t0, interval) << i;
+    }
+    for (const telemetry::Tick& t : r.ticks) {
+        EXPECT_GE(t.duration_us, interval) << t.seq;
+    }
+    EXPECT_EQ(clock.wall_now(), k_start + 9 * interval);
+}
+
+/// Checks that consecutive ticks' [t0, t0 + duration) spans neither overlap nor leave holes.
+void expect_contiguous(const std::vector<telemetry::Tick>& ticks) {
+    for (std::size_t i = 0; i + 1 < ticks.size(); ++i) {
+        EXPECT_EQ(ticks[i].t0 + ticks[i].duration_us, ticks[i + 1].t0)
+            << "tick " << i << " [" << ticks[i].t0 - k_start << ", "
+            << ticks[i].t0 + ticks[i].duration_us - k_start << ") µs vs tick " << i + 1
+            << " starting at " << ticks[i + 1].t0 - k_start << " µs";
+    }
+}
+
+TEST(Sampler, TicksStayContiguousAfterAStall) {
+    // A tick covers the polls folded into it: from the previous tick's last poll to its own. A
+    // stall in a poll or in the tick consumer (a slow database write) must not shift t0 away from
+    // the data, or a tick's span overlaps the next one and the same time is counted twice.
+    const DurationUs interval = k_s;
+    {
+        SimulatedClock clock(k_start);
+        StallingSource source(telemetry::make_synthetic_source("classic", k_start, interval, 1),
+                              clock, 3, 3 * interval);
+        const Recorded r = run_sampler(clock, source, interval, 6);
+        SCOPED_TRACE("stalling poll");
+        expect_contiguous(r.ticks);
+    }
+    {
+        SimulatedClock clock(k_start);
+        const auto source = telemetry::make_synthetic_source("classic", k_start, interval, 1);
+        const Recorded r = run_sampler(clock, *source, interval, 6, [&](const telemetry::Tick& t) {
+            if (t.seq == 1) {
+                clock.advance(3 * interval);
+            }
+        });
+        ASSERT_EQ(r.overruns.size(), 1U);
+        SCOPED_TRACE("slow tick consumer");
+        expect_contiguous(r.ticks);
+        const telemetry::Tick& last = r.ticks.back();
+        EXPECT_EQ(last.t0 + last.duration_us, clock.wall_now());
+    }
+}
+
+} // namespace
+} // namespace gua::sampler

@@ -1,0 +1,33 @@
+// Runs a program with arguments and extra environment, capturing stdout, stderr and exit code.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gua::test {
+
+/// What a finished child process produced. `exit_code` is 128 + signal when it was killed.
+struct RunResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+/// Runs `program` with `args` (argv[1..]) via posix_spawn, stdin from /dev/null. `env` entries are
+/// set on top of the current environment (an empty value unsets the variable). Throws
+/// std::runtime_error when the program cannot be started.
+RunResult run(const std::string& program, const std::vector<std::string>& args,
+              const std::map<std::string, std::string>& env = {});
+
+/// Like run(), but stdout and stderr are the slave side of a new pseudo-terminal (so isatty() is
+/// true in the child); `out` receives everything written to it and `err` stays empty.
+RunResult run_in_pty(const std::string& program, const std::vector<std::string>& args,
+                     const std::map<std::string, std::string>& env = {});
+
+/// Runs the gua binary under test (GUA_BINARY) with `args`; NO_COLOR is set unless `env` says
+/// otherwise.
+RunResult run_gua(const std::vector<std::string>& args,
+                  std::map<std::string, std::string> env = {});
+
+} // namespace gua::test
