@@ -68,11 +68,13 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc,
             if (price == price_of_gpu.end()) {
                 continue;
             }
-            row.active_cents += audit::share_cost_cents(g.active_us, price->second);
-            row.idle_held_cents += audit::share_cost_cents(g.idle_held_us, price->second);
+            const auto active = static_cast<double>(g.active_us);
+            const auto idle_held = static_cast<double>(g.idle_held_us);
+            row.active_cents += audit::share_cost_cents(active, price->second);
+            row.idle_held_cents += audit::share_cost_cents(idle_held, price->second);
             const std::size_t card = card_of_gpu.at(g.gpu);
-            ev.active_us[card] += g.active_us;
-            ev.idle_held_us[card] += g.idle_held_us;
+            ev.active_us[card] += active;
+            ev.idle_held_us[card] += idle_held;
         }
     };
     for (const store::IdentityRow& i : identities) {

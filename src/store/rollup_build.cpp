@@ -178,8 +178,9 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         const std::vector<audit::IdentityTotals>& ids = card.acc.identities();
         std::map<std::uint32_t, const audit::IdentityTotals*> ordered;
         for (std::size_t local = 0; local < ids.size(); ++local) {
-            const audit::IdentityTotals& t = ids[local];
-            if (t.ticks > 0 || t.active_us != 0 || t.idle_held_us != 0 || t.idle_held_mib_ms != 0) {
+            const audit::IdentityTotals& it = ids[local];
+            if (it.ticks > 0 || it.active_us != 0 || it.idle_held_us != 0 ||
+                it.idle_held_mib_ms != 0) {
                 ordered[local_to_identity[local]] = &ids[local];
             }
         }
