@@ -1,13 +1,16 @@
-// Status queries over card_tick: all bounded to the newest tick or the last hour.
+// Status queries over the raw tick blocks: all bounded to the newest ticks or the last hour.
 #include "ops/db_summary.hpp"
 
 #include "core/duration.hpp"
 #include "core/timezone.hpp"
 #include "report/build.hpp"
 #include "store/database.hpp"
+#include "store/raw.hpp"
+#include "store/recent.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -27,32 +30,30 @@ std::string gpu_label(const std::map<std::int64_t, store::GpuRow>& gpus, std::in
 
 void add_quality_problems(store::Database& db, const std::map<std::int64_t, store::GpuRow>& gpus,
                           TimeUs since, DatabaseSummary& s) {
-    const std::int64_t errors = [&] {
-        store::Statement st =
-            db.prepare("SELECT COALESCE(SUM(read_errors), 0) FROM card_tick WHERE t0_us >= ?");
-        st.bind(1, std::int64_t{since});
-        return st.step() ? st.int64(0) : 0;
-    }();
+    std::int64_t errors = 0;
+    std::map<std::pair<std::int64_t, int>, std::int64_t> ticks_by_source; // (gpu, source) → ticks
+    std::map<std::int64_t, TimeUs> last_seen;
+    store::BlockScanner(db).scan(since, store::k_time_max, [&](const store::DecodedTicks& d) {
+        for (const store::StoredCardTick& t : d.ticks) {
+            errors += t.read_errors;
+            ++ticks_by_source[{t.gpu_id, static_cast<int>(t.util_source)}];
+            last_seen[t.gpu_id] = std::max(last_seen[t.gpu_id], t.t0);
+        }
+    });
     if (errors > 0) {
         s.problems.push_back(fmt::format("{} failed NVML readings in the last hour", errors));
     }
-    store::Statement st = db.prepare(
-        "SELECT gpu_id, util_source, count(*), MAX(t0_us) FROM card_tick WHERE t0_us >= ? "
-        "GROUP BY gpu_id, util_source ORDER BY gpu_id, util_source");
-    st.bind(1, std::int64_t{since});
-    std::map<std::int64_t, TimeUs> last_seen;
-    while (st.step()) {
-        const std::int64_t gpu = st.int64(0);
+    for (const auto& [key, ticks] : ticks_by_source) {
+        const auto [gpu, source] = key;
         const auto it = gpus.find(gpu);
         const bool mig = it != gpus.end() && !it->second.parent_uuid.empty();
-        last_seen[gpu] = std::max(last_seen[gpu], st.int64(3));
-        if (st.int64(1) == 0 && !mig) {
+        if (source == 0 && !mig) {
             s.problems.push_back(fmt::format("{}: no utilization reading in {} ticks",
-                                             gpu_label(gpus, gpu), st.int64(2)));
-        } else if (st.int64(1) == 1) {
+                                             gpu_label(gpus, gpu), ticks));
+        } else if (source == 1) {
             s.problems.push_back(fmt::format("{}: utilization from single readings in {} ticks "
                                              "(no driver sample buffer; less precise)",
-                                             gpu_label(gpus, gpu), st.int64(2)));
+                                             gpu_label(gpus, gpu), ticks));
         }
     }
     for (const auto& [gpu, seen] : last_seen) {
@@ -77,18 +78,20 @@ void read_summary(store::Database& db, const audit::Thresholds& thresholds, Time
     if (!running && s.last_run && !s.last_run->ended_us) {
         s.problems.push_back("the last run did not stop cleanly (no final flush recorded)");
     }
-    store::Statement last =
-        db.prepare("SELECT t0_us, duration_us FROM card_tick ORDER BY t0_us DESC LIMIT 1");
-    if (!last.step()) {
+    const store::RecentState recent = store::read_recent(db);
+    if (recent.cards.empty()) {
         return;
     }
-    s.last_tick = last.int64(0);
-    s.last_tick_end = last.int64(0) + last.int64(1);
-    s.first_tick = db.scalar("SELECT MIN(t0_us) FROM card_tick");
-    store::Statement recent = db.prepare("SELECT DISTINCT gpu_id FROM card_tick WHERE t0_us = ?");
-    recent.bind(1, std::int64_t{*s.last_tick});
-    while (recent.step()) {
-        if (const auto it = gpus.find(recent.int64(0)); it != gpus.end()) {
+    const auto newest = std::max_element(
+        recent.cards.begin(), recent.cards.end(),
+        [](const store::RecentCard& a, const store::RecentCard& b) { return a.t0 < b.t0; });
+    s.last_tick = newest->t0;
+    s.last_tick_end = newest->t0 + newest->duration_us;
+    if (const auto span = reader.span()) {
+        s.first_tick = span->first;
+    }
+    for (const store::RecentCard& c : recent.cards) {
+        if (const auto it = gpus.find(c.gpu_id); c.t0 == *s.last_tick && it != gpus.end()) {
             s.gpus.push_back(it->second);
         }
     }

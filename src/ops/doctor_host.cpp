@@ -62,10 +62,13 @@ std::optional<TimeUs> last_tick(const std::string& db) {
     }
     try {
         store::Database database(db, store::OpenMode::read_only);
-        if (database.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'card_tick'") == 0) {
+        if (database.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'tick_block'") == 0) {
             return std::nullopt;
         }
-        const std::int64_t t = database.scalar("SELECT COALESCE(MAX(t0_us), 0) FROM card_tick");
+        // The newest block starts within the hour of the newest tick; its end is the newest end.
+        const std::int64_t t = database.scalar("SELECT COALESCE(MAX(end_us), 0) FROM tick_block "
+                                               "WHERE t0_us >= (SELECT MAX(t0_us) FROM "
+                                               "tick_block) - 3600000000");
         return t > 0 ? std::optional<TimeUs>(t) : std::nullopt;
     } catch (const std::exception&) {
         return std::nullopt;

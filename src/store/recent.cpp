@@ -2,6 +2,7 @@
 #include "store/recent.hpp"
 
 #include "audit/idle_held.hpp"
+#include "store/raw.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -34,55 +35,92 @@ template <typename T> std::optional<T> narrow(const std::optional<std::int64_t>&
     return static_cast<T>(*v);
 }
 
-RecentCard card_from_row(const Statement& st) {
-    RecentCard c;
-    c.t0 = st.int64(0);
-    c.gpu_id = st.int64(1);
-    c.duration_us = st.int64(2);
-    telemetry::CardTickRecord& r = c.record;
-    r.util_source = static_cast<telemetry::UtilSource>(st.int64(3));
-    r.util_pct = st.opt_real(4);
-    r.active_us = st.opt_int64(5);
-    for (int b = 0; b < 4; ++b) {
-        r.bucket_us[static_cast<std::size_t>(b)] = st.int64(6 + b);
+/// process id → the process's key and owner, loaded on demand (one query per process).
+class ProcessInfo {
+  public:
+    explicit ProcessInfo(Database& db)
+        : m_query(db.prepare("SELECT pr.pid, pr.start_ticks, pr.command, i.user, i.uid, "
+                             "i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, "
+                             "i.jupyter_kernel FROM process pr JOIN identity i ON "
+                             "i.id = pr.identity_id WHERE pr.id = ?")) {}
+
+    /// A process tick of `process_id` with pid, start time and identity filled in.
+    const telemetry::ProcessTick& of(std::int64_t process_id) {
+        auto it = m_cache.find(process_id);
+        if (it != m_cache.end()) {
+            return it->second;
+        }
+        telemetry::ProcessTick p;
+        m_query.bind(1, process_id);
+        if (m_query.step()) {
+            p.pid = static_cast<std::uint32_t>(m_query.int64(0));
+            p.start_ticks = narrow<std::uint64_t>(m_query.opt_int64(1));
+            p.identity.command = m_query.text(2);
+            p.identity.user = m_query.text(3);
+            p.identity.uid = narrow<std::uint32_t>(m_query.opt_int64(4));
+            p.identity.container_id = m_query.text(5);
+            p.identity.pod_uid = m_query.text(6);
+            p.identity.slurm_job = m_query.text(7);
+            p.identity.systemd_unit = m_query.text(8);
+            p.identity.jupyter_kernel = m_query.text(9);
+        }
+        m_query.reset();
+        return m_cache.emplace(process_id, std::move(p)).first->second;
     }
-    r.mem_util_pct = narrow<int>(st.opt_int64(10));
-    r.mem_used_mib = st.opt_int64(11);
-    r.power_mw = st.opt_int64(12);
-    r.temperature_c = narrow<int>(st.opt_int64(13));
-    r.sm_clock_mhz = narrow<int>(st.opt_int64(14));
-    r.clock_event_reasons = narrow<std::uint64_t>(st.opt_int64(15));
-    r.read_errors = static_cast<int>(st.int64(16));
-    r.device.uuid = st.text(17);
-    r.device.index = static_cast<int>(st.int64(18));
-    r.device.name = st.text(19);
-    r.device.memory_total_mib = st.opt_int64(20);
-    r.device.pci_bus_id = st.text(21);
-    r.device.parent_uuid = st.text(22);
-    return c;
+
+  private:
+    Statement m_query;
+    std::map<std::int64_t, telemetry::ProcessTick> m_cache;
+};
+
+/// The device of gpu id `gpu_id` as recorded in the gpu table.
+telemetry::DeviceInfo device_of(Database& db, std::int64_t gpu_id) {
+    telemetry::DeviceInfo d;
+    Statement st = db.prepare("SELECT uuid, idx, name, memory_total_mib, pci_bus_id, parent_uuid "
+                              "FROM gpu WHERE id = ?");
+    st.bind(1, gpu_id);
+    if (st.step()) {
+        d.uuid = st.text(0);
+        d.index = static_cast<int>(st.int64(1));
+        d.name = st.text(2);
+        d.memory_total_mib = st.opt_int64(3);
+        d.pci_bus_id = st.text(4);
+        d.parent_uuid = st.text(5);
+    }
+    return d;
 }
 
-void read_processes(Statement& st, RecentCard& card) {
-    st.bind(1, std::int64_t{card.t0});
-    st.bind(2, card.gpu_id);
-    while (st.step()) {
-        telemetry::ProcessTick p;
-        p.pid = static_cast<std::uint32_t>(st.int64(0));
-        p.start_ticks = narrow<std::uint64_t>(st.opt_int64(1));
-        p.identity.command = st.text(2);
-        p.type = static_cast<telemetry::ProcessType>(st.int64(3));
-        p.mem_used_mib = st.opt_int64(4);
-        p.sm_util_pct = st.opt_real(5);
-        p.identity.user = st.text(6);
-        p.identity.uid = narrow<std::uint32_t>(st.opt_int64(7));
-        p.identity.container_id = st.text(8);
-        p.identity.pod_uid = st.text(9);
-        p.identity.slurm_job = st.text(10);
-        p.identity.systemd_unit = st.text(11);
-        p.identity.jupyter_kernel = st.text(12);
-        card.record.processes.push_back(std::move(p));
+/// The recent view of stored card-tick `t` of `d`.
+RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessInfo& processes) {
+    RecentCard c;
+    c.t0 = t.t0;
+    c.gpu_id = t.gpu_id;
+    c.duration_us = t.duration_us;
+    telemetry::CardTickRecord& r = c.record;
+    r.util_source = t.util_source;
+    r.util_pct = t.util_pct;
+    r.active_us = t.active_us;
+    r.bucket_us = t.bucket_us;
+    r.mem_util_pct = narrow<int>(t.mem_util_pct);
+    r.mem_used_mib = t.mem_used_mib;
+    r.power_mw = t.power_mw;
+    r.temperature_c = narrow<int>(t.temperature_c);
+    r.sm_clock_mhz = narrow<int>(t.sm_clock_mhz);
+    r.clock_event_reasons = narrow<std::uint64_t>(t.clock_events);
+    r.read_errors = static_cast<int>(t.read_errors);
+    for (std::uint32_t k = t.proc_begin; k < t.proc_begin + t.proc_count; ++k) {
+        const StoredProc& sp = d.procs[k];
+        telemetry::ProcessTick p = processes.of(sp.process_id);
+        p.type = sp.type;
+        p.mem_used_mib = sp.mem_used_mib;
+        p.sm_util_pct = sp.sm_util_pct;
+        r.processes.push_back(std::move(p));
     }
-    st.reset();
+    std::sort(r.processes.begin(), r.processes.end(),
+              [](const telemetry::ProcessTick& a, const telemetry::ProcessTick& b) {
+                  return a.pid != b.pid ? a.pid < b.pid : a.type < b.type;
+              });
+    return c;
 }
 
 /// Card-ticks of one card with t0 in [from, to), newest first, with their processes' keys.
@@ -91,41 +129,31 @@ struct OlderTick {
     std::vector<audit::ProcessKey> keys;
 };
 
-std::vector<OlderTick> older_ticks(Database& db, std::int64_t gpu_id, TimeUs from, TimeUs to) {
+std::vector<OlderTick> older_ticks(Database& db, std::int64_t gpu_id, TimeUs from, TimeUs to,
+                                   ProcessInfo& processes) {
     ReadSnapshot snapshot(db);
-    Statement cards = db.prepare("SELECT t0_us, duration_us, active_us, util_pct FROM card_tick "
-                                 "WHERE gpu_id = ? AND t0_us >= ? AND t0_us < ? "
-                                 "ORDER BY t0_us DESC");
-    Statement procs =
-        db.prepare("SELECT p.t0_us, pr.pid, pr.start_ticks, p.type, p.mem_used_mib, p.sm_util_pct "
-                   "FROM proc_tick p JOIN process pr ON pr.id = p.process_id "
-                   "WHERE p.gpu_id = ? AND p.t0_us >= ? AND p.t0_us < ? ORDER BY p.t0_us DESC");
-    for (Statement* st : {&cards, &procs}) {
-        st->bind(1, gpu_id);
-        st->bind(2, std::int64_t{from});
-        st->bind(3, std::int64_t{to});
-    }
     std::vector<OlderTick> out;
-    bool have_proc = procs.step();
-    while (cards.step()) {
-        OlderTick t;
-        t.tick.t0 = cards.int64(0);
-        t.tick.duration_us = cards.int64(1);
-        t.tick.active_us = cards.opt_int64(2);
-        t.tick.util_pct = cards.opt_real(3);
-        while (have_proc && procs.int64(0) > t.tick.t0) {
-            have_proc = procs.step();
+    BlockScanner(db).scan(from, to, [&](const DecodedTicks& d) {
+        for (const StoredCardTick& t : d.ticks) {
+            if (t.gpu_id != gpu_id) {
+                continue;
+            }
+            OlderTick o;
+            o.tick.t0 = t.t0;
+            o.tick.duration_us = t.duration_us;
+            o.tick.active_us = t.active_us;
+            o.tick.util_pct = t.util_pct;
+            for (std::uint32_t k = t.proc_begin; k < t.proc_begin + t.proc_count; ++k) {
+                const StoredProc& sp = d.procs[k];
+                const telemetry::ProcessTick& p = processes.of(sp.process_id);
+                o.keys.push_back({p.pid, p.start_ticks});
+                o.tick.processes.push_back(
+                    audit::ProcTick{0, sp.type, sp.mem_used_mib, sp.sm_util_pct});
+            }
+            out.push_back(std::move(o));
         }
-        while (have_proc && procs.int64(0) == t.tick.t0) {
-            t.keys.push_back({static_cast<std::uint32_t>(procs.int64(1)),
-                              narrow<std::uint64_t>(procs.opt_int64(2))});
-            t.tick.processes.push_back(
-                audit::ProcTick{0, static_cast<telemetry::ProcessType>(procs.int64(3)),
-                                procs.opt_int64(4), procs.opt_real(5)});
-            have_proc = procs.step();
-        }
-        out.push_back(std::move(t));
-    }
+    });
+    std::reverse(out.begin(), out.end());
     return out;
 }
 
@@ -138,35 +166,31 @@ RecentState read_recent(Database& db) {
     if (!runs.empty()) {
         s.run = std::move(runs.back());
     }
-    Statement newest = db.prepare("SELECT max(t0_us) FROM card_tick");
+    // The newest tick starts at or after the newest block's start.
+    Statement newest = db.prepare("SELECT max(t0_us) FROM tick_block");
     if (!newest.step() || newest.is_null(0)) {
         return s;
     }
     const DurationUs interval = s.run ? std::max<DurationUs>(s.run->interval_us, 1) : 1;
-    Statement cards = db.prepare(
-        "SELECT c.t0_us, c.gpu_id, c.duration_us, c.util_source, c.util_pct, c.active_us, "
-        "c.idle_us, c.underutilized_us, c.productive_us, c.compute_bound_us, c.mem_util_pct, "
-        "c.mem_used_mib, c.power_mw, c.temperature_c, c.sm_clock_mhz, c.clock_events, "
-        "c.read_errors, g.uuid, g.idx, g.name, g.memory_total_mib, g.pci_bus_id, g.parent_uuid "
-        "FROM card_tick c JOIN gpu g ON g.id = c.gpu_id WHERE c.t0_us >= ? "
-        "ORDER BY c.t0_us DESC");
-    cards.bind(1, std::int64_t{newest.int64(0) - 3 * interval});
-    while (cards.step()) {
-        RecentCard c = card_from_row(cards);
-        if (std::none_of(s.cards.begin(), s.cards.end(),
-                         [&](const RecentCard& seen) { return seen.gpu_id == c.gpu_id; })) {
-            s.last_end = std::max(s.last_end.value_or(c.t0 + c.duration_us), c.t0 + c.duration_us);
-            s.cards.push_back(std::move(c));
+    ProcessInfo processes(db);
+    std::map<std::int64_t, RecentCard> newest_of_gpu;
+    TimeUs newest_t0 = k_time_min;
+    BlockScanner(db).scan(newest.int64(0) - 3 * interval, k_time_max, [&](const DecodedTicks& d) {
+        for (const StoredCardTick& t : d.ticks) {
+            newest_t0 = std::max(newest_t0, t.t0);
+            auto it = newest_of_gpu.find(t.gpu_id);
+            if (it == newest_of_gpu.end() || it->second.t0 <= t.t0) {
+                newest_of_gpu[t.gpu_id] = recent_card(d, t, processes);
+            }
         }
-    }
-    Statement procs = db.prepare(
-        "SELECT pr.pid, pr.start_ticks, pr.command, p.type, p.mem_used_mib, p.sm_util_pct, "
-        "i.user, i.uid, i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, i.jupyter_kernel "
-        "FROM proc_tick p JOIN process pr ON pr.id = p.process_id "
-        "JOIN identity i ON i.id = pr.identity_id WHERE p.t0_us = ? AND p.gpu_id = ? "
-        "ORDER BY pr.pid, p.type");
-    for (RecentCard& c : s.cards) {
-        read_processes(procs, c);
+    });
+    for (auto& [gpu_id, c] : newest_of_gpu) {
+        if (c.t0 < newest_t0 - 3 * interval) {
+            continue;
+        }
+        c.record.device = device_of(db, gpu_id);
+        s.last_end = std::max(s.last_end.value_or(c.t0 + c.duration_us), c.t0 + c.duration_us);
+        s.cards.push_back(std::move(c));
     }
     std::sort(s.cards.begin(), s.cards.end(), [](const RecentCard& a, const RecentCard& b) {
         return a.record.device.index != b.record.device.index
@@ -184,12 +208,15 @@ std::map<audit::ProcessKey, audit::Streak> rewind_streaks(Database& db, const Re
                                                           const audit::Thresholds& thresholds) {
     audit::StreakRewind rewind(card.t0, card.duration_us,
                                audit::holdings_of(card_now(card), thresholds));
-    const std::int64_t first = db.scalar("SELECT coalesce(min(t0_us), 0) FROM card_tick");
+    // Ticks after a clock step may start up to an hour before the first block.
+    const std::int64_t first =
+        db.scalar("SELECT coalesce(min(t0_us), 0) FROM tick_block") - k_us_per_hour;
+    ProcessInfo processes(db);
     TimeUs to = card.t0;
     DurationUs chunk = k_us_per_hour;
     while (rewind.open() && to > first) {
         const TimeUs from = std::max<TimeUs>(first, to - chunk);
-        for (const OlderTick& t : older_ticks(db, card.gpu_id, from, to)) {
+        for (const OlderTick& t : older_ticks(db, card.gpu_id, from, to, processes)) {
             if (!rewind.older(t.tick.t0, t.tick.duration_us,
                               audit::holdings_seen(t.tick, t.keys, thresholds))) {
                 break;

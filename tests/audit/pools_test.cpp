@@ -145,12 +145,12 @@ TEST(Window, IdentityTimePerGpuAddsUpToItsTotals) {
     }
     const IdentityTotals& id = acc.identities().at(7);
     ASSERT_EQ(id.by_gpu.size(), 2u);
-    double active = 0;
+    DurationUs active = 0;
     for (const IdentityGpuTime& g : id.by_gpu) {
         active += g.active_us;
-        EXPECT_DOUBLE_EQ(g.active_us, 2.0 * static_cast<double>(k_tick));
+        EXPECT_EQ(g.active_us, 2 * k_tick);
     }
-    EXPECT_DOUBLE_EQ(active, id.active_us);
+    EXPECT_EQ(active, id.active_us);
     EXPECT_EQ(acc.gpus().at(1).profile.steady_under_us, 2 * k_tick);
     EXPECT_EQ(acc.gpus().at(1).profile.office_us, 2 * k_tick);
 }

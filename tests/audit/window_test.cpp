@@ -66,11 +66,11 @@ TEST(Window, TotalsPerGpuIdentityAndCell) {
     EXPECT_EQ(acc.gpus()[1].bucket_us[2], k_dur);
 
     ASSERT_EQ(acc.identities().size(), 7U);
-    EXPECT_DOUBLE_EQ(acc.identities()[5].active_us, static_cast<double>(k_dur));
-    EXPECT_DOUBLE_EQ(acc.identities()[5].idle_held_us, 0.0);
+    EXPECT_EQ(acc.identities()[5].active_us, k_dur);
+    EXPECT_EQ(acc.identities()[5].idle_held_us, 0);
     EXPECT_EQ(acc.identities()[5].ticks, 1U);
-    EXPECT_DOUBLE_EQ(acc.identities()[6].idle_held_us, static_cast<double>(k_dur));
-    EXPECT_DOUBLE_EQ(acc.identities()[6].idle_held_mib_us, 8000.0 * static_cast<double>(k_dur));
+    EXPECT_EQ(acc.identities()[6].idle_held_us, k_dur);
+    EXPECT_EQ(acc.identities()[6].idle_held_mib_ms, 8000 * k_dur / 1000);
     EXPECT_EQ(acc.identities()[6].ticks, 1U); // see IdentityTicksCountUnmeasuredCardTicks
     EXPECT_EQ(acc.identities()[k_nobody].ticks, 0U);
 
@@ -109,14 +109,14 @@ TEST(Window, IdentityTicksCountUnmeasuredCardTicks) {
     EXPECT_EQ(acc.identities()[6].ticks, 2U);
     ASSERT_EQ(acc.identities().size(), 8U) << "identity 7 (only on a MIG card) was dropped";
     EXPECT_EQ(acc.identities()[7].ticks, 1U);
-    EXPECT_DOUBLE_EQ(acc.identities()[7].active_us + acc.identities()[7].idle_held_us, 0.0);
+    EXPECT_EQ(acc.identities()[7].active_us + acc.identities()[7].idle_held_us, 0);
 }
 
 TEST(Window, ActiveWithoutProcessIsCountedForNobody) {
     WindowAccumulator acc(Thresholds{}, k_nobody, fake_weekday_hour);
     acc.add(tick(0, k_monday, k_dur / 2, {}));
     ASSERT_FALSE(acc.identities().empty());
-    EXPECT_DOUBLE_EQ(acc.identities()[k_nobody].active_us, static_cast<double>(k_dur / 2));
+    EXPECT_EQ(acc.identities()[k_nobody].active_us, k_dur / 2);
     EXPECT_EQ(acc.identities()[k_nobody].ticks, 1U);
 }
 
