@@ -128,7 +128,7 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
     put(Stream::dur_delta, codec::zigzag(tick.duration_us - m_row.tick_us));
     for (const telemetry::CardTickRecord& c : tick.cards) {
         put(Stream::util_source, static_cast<std::uint64_t>(c.util_source));
-        put(Stream::util_pct, rounded(c.util_pct, 1.0));
+        put(Stream::util_cpct, rounded(c.util_pct, 100.0));
         const std::uint64_t shape = shape_of(c, tick.duration_us);
         put(Stream::shape, shape);
         if (shape == k_shape_partial) {

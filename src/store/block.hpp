@@ -21,7 +21,7 @@ enum class Stream : std::size_t {
     t0_delta,     ///< per tick: zigzag(t0 − end of the previous tick)
     dur_delta,    ///< per tick: zigzag(duration − tick_us)
     util_source,  ///< per card-tick: 0 none, 1 snapshot, 2 driver sample buffer
-    util_pct,     ///< per card-tick: mean SM utilization, whole percent
+    util_cpct,    ///< per card-tick: mean SM utilization, 0.01 %
     shape,        ///< per card-tick: active/bucket pattern (see shape_us)
     shape_us,     ///< values of the card-ticks whose shape is partial (3) or explicit (5)
     mem_util_pct, ///< per card-tick
@@ -37,7 +37,7 @@ enum class Stream : std::size_t {
 inline constexpr std::size_t k_stream_count = 15;
 /// Column names of the streams, in Stream order.
 inline constexpr std::array<std::string_view, k_stream_count> k_stream_columns{
-    "t0_delta",     "dur_delta",    "util_source",  "util_pct",     "shape",
+    "t0_delta",     "dur_delta",    "util_source",  "util_cpct",    "shape",
     "shape_us",     "mem_util_pct", "mem_used_mib", "power_w",      "temperature_c",
     "sm_clock_mhz", "clock_events", "read_errors",  "proc_mem_mib", "proc_sm_cpct"};
 /// Shape code of a card-tick whose buckets 0–2 are listed in shape_us, active time being the

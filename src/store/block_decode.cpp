@@ -92,8 +92,8 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
             t.gpu_id = layout.gpus[slot];
             t.run_id = row.run_id;
             t.util_source = static_cast<telemetry::UtilSource>(at(Stream::util_source));
-            if (const auto u = opt(at(Stream::util_pct))) {
-                t.util_pct = static_cast<double>(*u);
+            if (const auto u = opt(at(Stream::util_cpct))) {
+                t.util_pct = static_cast<double>(*u) / 100.0;
             }
             const std::uint64_t shape = at(Stream::shape);
             const std::vector<std::uint64_t>& ex = stream(Stream::shape_us);

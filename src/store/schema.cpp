@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -265,6 +266,10 @@ void check_identity(Database& db, std::int64_t version) {
 } // namespace
 
 void migrate(Database& db) {
+    migrate_to(db, k_schema_version);
+}
+
+void migrate_to(Database& db, std::int64_t target) {
     std::int64_t version = db.scalar("PRAGMA user_version");
     const bool empty = db.scalar("SELECT count(*) FROM sqlite_schema") == 0;
     if (version == 0 && !empty && db.scalar("PRAGMA application_id") != k_application_id) {
@@ -273,7 +278,7 @@ void migrate(Database& db) {
                                 db.path()));
     }
     check_identity(db, version);
-    while (version < k_schema_version) {
+    while (version < std::min(target, k_schema_version)) {
         Transaction tx(db);
         k_migrations[static_cast<std::size_t>(version)](db);
         ++version;

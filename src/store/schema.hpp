@@ -16,6 +16,9 @@ inline constexpr std::int64_t k_schema_version = 3;
 /// another application or a newer schema (written by a newer gua).
 void migrate(Database& db);
 
+/// Brings `db` up to schema `version` (≤ k_schema_version) only: for tests of migrations.
+void migrate_to(Database& db, std::int64_t version);
+
 /// Checks, without writing, that `db` is a gua database this binary can read. Throws Fatal.
 void check_readable(Database& db);
 

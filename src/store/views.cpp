@@ -71,12 +71,12 @@ SELECT t0_us, gpu_id, run_id, duration_us, util_source, util_pct,
        mem_util_pct, mem_used_mib, power_w * 1000 AS power_mw, temperature_c, sm_clock_mhz,
        clock_events, read_errors, held_mib
 FROM (SELECT t0_us, gpu_id, run_id, duration_us, shape_us,
-             {6} AS util_source, {7} AS util_pct, {8} AS shape,
+             {6} AS util_source, {7} / 100.0 AS util_pct, {8} AS shape,
              3 * {17} + 5 * {18} AS e,
              {9} AS mem_util_pct, {10} AS mem_used_mib, {11} AS power_w, {12} AS temperature_c,
              {13} AS sm_clock_mhz, {14} AS clock_events, {15} AS read_errors, {16} AS held_mib
       FROM (SELECT tk.t0_us, tk.duration_us, tk.k, c.key AS slot, c.value AS gpu_id, b.run_id,
-                   b.procs, b.util_source, b.util_pct, b.shape, b.shape_us, b.mem_util_pct,
+                   b.procs, b.util_source, b.util_cpct, b.shape, b.shape_us, b.mem_util_pct,
                    b.mem_used_mib, b.power_w, b.temperature_c, b.sm_clock_mhz, b.clock_events,
                    b.read_errors, b.proc_mem_mib, json_array_length(b.cards) AS n_cards,
                    tk.k * json_array_length(b.cards) + c.key AS i
@@ -84,7 +84,7 @@ FROM (SELECT t0_us, gpu_id, run_id, duration_us, shape_us,
             JOIN json_each(b.cards) c));
 )sql",
         ex(0), ex(0), bucket(0), bucket(1), bucket(2), bucket(3), card("util_source"),
-        card("util_pct"), card("shape"), card("mem_util_pct"), card("mem_used_mib"),
+        card("util_cpct"), card("shape"), card("mem_util_pct"), card("mem_used_mib"),
         card("power_w"), card("temperature_c"), card("sm_clock_mhz"), card("clock_events"),
         card("read_errors"), held_mib, shape_count(k_shape_partial), shape_count(k_shape_explicit));
 }

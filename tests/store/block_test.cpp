@@ -155,7 +155,7 @@ TEST(Blocks, QuantisesUtilizationPowerAndPerProcessSm) {
     telemetry::CardTickRecord c;
     c.device = testing::random_device(0);
     c.util_source = telemetry::UtilSource::samples;
-    c.util_pct = 37.6;
+    c.util_pct = 37.6049;
     c.active_us = 12345;
     c.bucket_us = {100, 200, 300, tick.duration_us - 600};
     c.power_mw = 245499;
@@ -171,7 +171,7 @@ TEST(Blocks, QuantisesUtilizationPowerAndPerProcessSm) {
     DecodedTicks all;
     const auto got = scan_all(t.db, all);
     ASSERT_EQ(got.size(), 1U);
-    EXPECT_EQ(got[0].util_pct, 38.0);
+    EXPECT_DOUBLE_EQ(*got[0].util_pct, 37.6); // 0.01 %
     EXPECT_EQ(got[0].power_mw, 245000);
     EXPECT_EQ(got[0].mem_used_mib, 0);
     EXPECT_EQ(got[0].active_us, 12345);

@@ -25,14 +25,13 @@ TEST(PolicyStore, MigratesAVersionOneDatabase) {
     policy_test::TempDir dir;
     {
         Database db(dir.file("v1.db"), OpenMode::create);
-        db.exec("CREATE TABLE run (id INTEGER PRIMARY KEY); PRAGMA user_version = 1; "
-                "PRAGMA application_id = 1196769585;");
+        migrate_to(db, 1);
         EXPECT_FALSE(has_policy_log(db));
         EXPECT_TRUE(read_decisions(db, 0, k_t0).empty()) << "an old file reads as no decisions";
     }
     Database db(dir.file("v1.db"), OpenMode::read_write);
     migrate(db);
-    EXPECT_EQ(db.scalar("PRAGMA user_version"), 2);
+    EXPECT_EQ(db.scalar("PRAGMA user_version"), k_schema_version);
     EXPECT_TRUE(has_policy_log(db));
 }
 

@@ -116,8 +116,11 @@ TEST_F(Store, MigrateCreatesTheSchema) {
         names.push_back(r.at("name"));
     }
     const std::vector<std::string> expected{
-        "card_tick",       "card_tick_state", "gpu",     "identity",     "policy_action",
-        "policy_decision", "proc_tick",       "process", "process_tick", "run"};
+        "block_tick",      "card_tick",       "card_tick_state",     "gpu",
+        "identity",        "policy_action",   "policy_decision",     "proc_tick",
+        "process",         "process_tick",    "rollup_day",          "rollup_day_gpu",
+        "rollup_day_identity", "rollup_gpu",  "rollup_hour",         "rollup_identity",
+        "run",             "tick_block"};
     EXPECT_EQ(names, expected);
 }
 
@@ -264,7 +267,8 @@ TEST_F(Store, WriterReaderRoundTrip) {
     bob_read.command = bob.command; // the command lives on the process row
     EXPECT_EQ(bob_read, bob);
 
-    EXPECT_EQ(reader.span(), (std::pair<TimeUs, TimeUs>{k_t0, k_t0 + k_dur}));
+    // First tick start, last tick end.
+    EXPECT_EQ(reader.span(), (std::pair<TimeUs, TimeUs>{k_t0, k_t0 + 2 * k_dur}));
 
     const auto ticks = scan_all(db);
     ASSERT_EQ(ticks.size(), 4U);
