@@ -25,9 +25,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     }
     Config c;
     c.path = path;
-    if (auto r = check_keys(path, root, "",
-                            {"thresholds", "daemon", "pricing", "report", "teams", "policy",
-                             "retention"});
+    if (auto r = check_keys(
+            path, root, "",
+            {"thresholds", "daemon", "pricing", "report", "teams", "policy", "retention"});
         !r) {
         return r.error();
     }

@@ -48,8 +48,8 @@ void add_quality_problems(store::Database& db, const std::map<std::int64_t, stor
         const auto it = gpus.find(gpu);
         const bool mig = it != gpus.end() && !it->second.parent_uuid.empty();
         if (source == 0 && !mig) {
-            s.problems.push_back(fmt::format("{}: no utilization reading in {} ticks",
-                                             gpu_label(gpus, gpu), ticks));
+            s.problems.push_back(
+                fmt::format("{}: no utilization reading in {} ticks", gpu_label(gpus, gpu), ticks));
         } else if (source == 1) {
             s.problems.push_back(fmt::format("{}: utilization from single readings in {} ticks "
                                              "(no driver sample buffer; less precise)",

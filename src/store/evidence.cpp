@@ -31,9 +31,9 @@ std::vector<Field> fields_of(audit::PoolTimes& pools, audit::CardProfile& p) {
     for (DurationUs& b : p.bursty_bucket_us) { // 14–17
         f.push_back(Field{&b});
     }
-    for (double* v : {&p.bursty_util_us, &p.steady_under_util_us, &p.steady_compute_bound_util_us,
-                      &p.active_held_mib_us, &p.steady_under_held_mib_us,
-                      &p.idle_held_mib_us}) { // 18–23
+    for (double* v :
+         {&p.bursty_util_us, &p.steady_under_util_us, &p.steady_compute_bound_util_us,
+          &p.active_held_mib_us, &p.steady_under_held_mib_us, &p.idle_held_mib_us}) { // 18–23
         f.push_back(Field{v});
     }
     return f;

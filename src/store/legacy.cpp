@@ -12,10 +12,11 @@ void convert_legacy_ticks(Database& db) {
     if (rows == 0) {
         return;
     }
-    throw Fatal(fmt::format("{} holds {} card-ticks in the row-per-tick layout of a gua development "
-                            "build (schema 2), which this gua does not convert; it was left "
-                            "unchanged — read it with the gua that wrote it",
-                            db.path(), rows));
+    throw Fatal(
+        fmt::format("{} holds {} card-ticks in the row-per-tick layout of a gua development "
+                    "build (schema 2), which this gua does not convert; it was left "
+                    "unchanged — read it with the gua that wrote it",
+                    db.path(), rows));
 }
 
 } // namespace gua::store

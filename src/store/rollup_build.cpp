@@ -1,8 +1,7 @@
 // Rollup computation: one WindowAccumulator per card over the hour's canonical tick order; daily
 // rollups are sums of the hourly ones.
-#include "store/rollup.hpp"
-
 #include "store/evidence.hpp"
+#include "store/rollup.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,9 +59,9 @@ RollupBuilder::RollupBuilder(Database& db)
           "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, "
           "first_t0_us, first_duration_us, last_end_us, gaps, evidence) "
           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-      m_insert_identity(db.prepare(
-          "INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, "
-          "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)")),
+      m_insert_identity(
+          db.prepare("INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, "
+                     "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)")),
       m_delete{db.prepare("DELETE FROM rollup_hour WHERE hour = ?"),
                db.prepare("DELETE FROM rollup_gpu WHERE hour = ?"),
                db.prepare("DELETE FROM rollup_identity WHERE hour = ?")},
@@ -245,8 +244,9 @@ bool RollupBuilder::build_day(std::int64_t day) {
         }
     }
     drop_day(day);
-    Statement d = m_db.prepare("INSERT INTO rollup_day (day, hours, off_hours_mask, "
-                               "active_util_pct, held_mib, graphics_is_holder) VALUES (?,?,?,?,?,?)");
+    Statement d =
+        m_db.prepare("INSERT INTO rollup_day (day, hours, off_hours_mask, "
+                     "active_util_pct, held_mib, graphics_is_holder) VALUES (?,?,?,?,?,?)");
     d.bind(1, std::int64_t{day});
     d.bind(2, kinds.int64(0));
     d.bind(3, off_hours_mask);
@@ -259,19 +259,26 @@ bool RollupBuilder::build_day(std::int64_t day) {
         "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, evidence) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& [gpu, t] : gpus) {
-        const std::array<std::int64_t, 11> values{
-            day,           gpu,          static_cast<std::int64_t>(t.ticks), t.states.active,
-            t.states.idle_held, t.states.truly_idle, t.states.unmeasured,   t.bucket_us[0],
-            t.bucket_us[1], t.bucket_us[2], t.bucket_us[3]};
+        const std::array<std::int64_t, 11> values{day,
+                                                  gpu,
+                                                  static_cast<std::int64_t>(t.ticks),
+                                                  t.states.active,
+                                                  t.states.idle_held,
+                                                  t.states.truly_idle,
+                                                  t.states.unmeasured,
+                                                  t.bucket_us[0],
+                                                  t.bucket_us[1],
+                                                  t.bucket_us[2],
+                                                  t.bucket_us[3]};
         for (std::size_t k = 0; k < values.size(); ++k) {
             g.bind(1 + static_cast<int>(k), values[k]);
         }
         g.bind_blob(12, encode_evidence(t.pools, t.profile));
         g.run();
     }
-    Statement i = m_db.prepare(
-        "INSERT INTO rollup_day_identity (day, gpu_id, identity_id, ticks, active_us, "
-        "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)");
+    Statement i =
+        m_db.prepare("INSERT INTO rollup_day_identity (day, gpu_id, identity_id, ticks, active_us, "
+                     "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)");
     for (const auto& [key, t] : identities) {
         const std::array<std::int64_t, 8> values{day,
                                                  key.first,

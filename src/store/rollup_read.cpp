@@ -1,7 +1,6 @@
 // Reading hourly and daily rollups back into audit::RollupTotals, one range query per table.
-#include "store/rollup.hpp"
-
 #include "store/evidence.hpp"
+#include "store/rollup.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -95,12 +94,13 @@ RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
     : m_gpu(gpu),
       m_hours(db.prepare(std::string("SELECT ") + k_hour_columns +
                          " FROM rollup_hour WHERE hour >= ?1 AND hour < ?2 ORDER BY hour")),
-      m_cards(db.prepare(std::string("SELECT hour, gpu_id, ticks, active_us, idle_held_us, "
-                                     "truly_idle_us, unmeasured_us, idle_us, underutilized_us, "
-                                     "productive_us, compute_bound_us, first_t0_us, "
-                                     "first_duration_us, last_end_us, gaps, evidence FROM rollup_gpu "
-                                     "WHERE hour >= ?1 AND hour < ?2") +
-                         (gpu ? " AND gpu_id = ?3" : "") + " ORDER BY hour, gpu_id")),
+      m_cards(
+          db.prepare(std::string("SELECT hour, gpu_id, ticks, active_us, idle_held_us, "
+                                 "truly_idle_us, unmeasured_us, idle_us, underutilized_us, "
+                                 "productive_us, compute_bound_us, first_t0_us, "
+                                 "first_duration_us, last_end_us, gaps, evidence FROM rollup_gpu "
+                                 "WHERE hour >= ?1 AND hour < ?2") +
+                     (gpu ? " AND gpu_id = ?3" : "") + " ORDER BY hour, gpu_id")),
       m_identities(db.prepare(std::string("SELECT hour, ticks, active_us, idle_held_us, "
                                           "idle_held_mib_ms, holder_ticks, gpu_id, identity_id "
                                           "FROM rollup_identity "
@@ -110,10 +110,11 @@ RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
       m_days(db.prepare("SELECT day, hours, active_util_pct, held_mib, graphics_is_holder, "
                         "off_hours_mask FROM rollup_day WHERE day >= ?1 AND day < ?2 ORDER BY "
                         "day")),
-      m_day_cards(db.prepare("SELECT day, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
-                             "unmeasured_us, idle_us, underutilized_us, productive_us, "
-                             "compute_bound_us, evidence FROM rollup_day_gpu WHERE day >= ?1 AND day < ?2 "
-                             "ORDER BY day, gpu_id")),
+      m_day_cards(
+          db.prepare("SELECT day, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
+                     "unmeasured_us, idle_us, underutilized_us, productive_us, "
+                     "compute_bound_us, evidence FROM rollup_day_gpu WHERE day >= ?1 AND day < ?2 "
+                     "ORDER BY day, gpu_id")),
       m_day_identities(db.prepare("SELECT day, ticks, active_us, idle_held_us, "
                                   "idle_held_mib_ms, holder_ticks, gpu_id, identity_id FROM "
                                   "rollup_day_identity WHERE day >= ?1 AND day < ?2 ORDER BY day, "
@@ -197,8 +198,9 @@ void RollupReader::days(std::int64_t first_day, std::int64_t end_day,
     bind_range(m_day_cards, first_day, end_day);
     while (m_day_cards.step()) {
         if (StoredRollup* r = find(out, at, m_day_cards.int64(0) * 24)) {
-            r->totals.cards.push_back(audit::RollupCard{
-                static_cast<std::uint32_t>(m_day_cards.int64(1)), gpu_totals_at(m_day_cards, 2, 11)});
+            r->totals.cards.push_back(
+                audit::RollupCard{static_cast<std::uint32_t>(m_day_cards.int64(1)),
+                                  gpu_totals_at(m_day_cards, 2, 11)});
         }
     }
     m_day_cards.reset();

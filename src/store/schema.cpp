@@ -228,7 +228,8 @@ void v3(Database& db) {
     for (std::string_view column : k_stream_columns) {
         streams += fmt::format(",\n    {} TEXT", column);
     }
-    db.exec(std::string(k_v3_tables) + fmt::format(R"sql(
+    db.exec(std::string(k_v3_tables) +
+            fmt::format(R"sql(
 CREATE TABLE tick_block (
     id INTEGER PRIMARY KEY,
     t0_us INTEGER NOT NULL,
@@ -241,7 +242,7 @@ CREATE TABLE tick_block (
 );
 CREATE INDEX tick_block_t0 ON tick_block (t0_us);
 )sql",
-                                                   streams) +
+                        streams) +
             views_v1_sql());
     convert_legacy_ticks(db);
     db.exec("DROP TABLE legacy_proc_tick; DROP TABLE legacy_card_tick;");

@@ -135,8 +135,10 @@ TEST_F(DemoE2E, DemoJsonHeadlineWasteAndIdentities) {
                               j["headline"]["idle_held_gpu_hours"].get<double>();
     EXPECT_NEAR(sum, card_hours, 1e-9);
     // bob and the unknown process split GPU-1's 30 idle-held seconds 8000 : 200.
-    EXPECT_NEAR(top[0]["gpu_hours"].get<double>(), 30.0 * 8000 / 8200 / 3600, 1e-8); // whole µs per card-tick
-    EXPECT_NEAR(top[2]["gpu_hours"].get<double>(), 30.0 * 200 / 8200 / 3600, 1e-8); // whole µs per card-tick
+    EXPECT_NEAR(top[0]["gpu_hours"].get<double>(), 30.0 * 8000 / 8200 / 3600,
+                1e-8); // whole µs per card-tick
+    EXPECT_NEAR(top[2]["gpu_hours"].get<double>(), 30.0 * 200 / 8200 / 3600,
+                1e-8); // whole µs per card-tick
     EXPECT_NEAR(top[1]["active_gpu_hours"].get<double>(), 12.0 / 3600, 1e-9);
     EXPECT_NEAR(top[1]["idle_held_gpu_hours"].get<double>(), 12.0 / 3600, 1e-9);
     EXPECT_NEAR(top[1]["idle_held_gib_hours"].get<double>(), 70000.0 / 1024 * 12 / 3600, 1e-9);

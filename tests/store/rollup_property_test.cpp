@@ -10,12 +10,19 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
 
 namespace gua {
 namespace {
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second + 17 * k_us_per_minute;
+
+bool near(double a, double b) {
+    return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
+}
 
 void expect_same(const audit::WindowAccumulator& a, const audit::WindowAccumulator& b) {
     const auto same_states = [](const audit::StateTimes& x, const audit::StateTimes& y) {
@@ -32,6 +39,25 @@ void expect_same(const audit::WindowAccumulator& a, const audit::WindowAccumulat
         RC_ASSERT(x.ticks == y.ticks);
         RC_ASSERT(same_states(x.states, y.states));
         RC_ASSERT(x.bucket_us == y.bucket_us);
+        // Pools and profile sums of fractions: equal up to floating-point summation order.
+        for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
+            RC_ASSERT(near(x.pools[p], y.pools[p]));
+        }
+        const audit::CardProfile& px = x.profile;
+        const audit::CardProfile& py = y.profile;
+        RC_ASSERT(px.office_us == py.office_us);
+        RC_ASSERT(px.off_hours_us == py.off_hours_us);
+        RC_ASSERT(px.steady_us == py.steady_us);
+        RC_ASSERT(px.bursty_us == py.bursty_us);
+        RC_ASSERT(px.steady_under_us == py.steady_under_us);
+        RC_ASSERT(px.steady_compute_bound_us == py.steady_compute_bound_us);
+        RC_ASSERT(px.bursty_bucket_us == py.bursty_bucket_us);
+        RC_ASSERT(near(px.bursty_util_us, py.bursty_util_us));
+        RC_ASSERT(near(px.steady_under_util_us, py.steady_under_util_us));
+        RC_ASSERT(near(px.steady_compute_bound_util_us, py.steady_compute_bound_util_us));
+        RC_ASSERT(near(px.active_held_mib_us, py.active_held_mib_us));
+        RC_ASSERT(near(px.steady_under_held_mib_us, py.steady_under_held_mib_us));
+        RC_ASSERT(near(px.idle_held_mib_us, py.idle_held_mib_us));
     }
     const std::size_t ids = std::max(a.identities().size(), b.identities().size());
     for (std::size_t i = 0; i < ids; ++i) {
@@ -43,6 +69,17 @@ void expect_same(const audit::WindowAccumulator& a, const audit::WindowAccumulat
         RC_ASSERT(x.active_us == y.active_us);
         RC_ASSERT(x.idle_held_us == y.idle_held_us);
         RC_ASSERT(x.idle_held_mib_ms == y.idle_held_mib_ms);
+        RC_ASSERT(x.holder_ticks == y.holder_ticks);
+        const auto per_gpu = [](const audit::IdentityTotals& t) {
+            std::map<std::uint32_t, std::pair<DurationUs, DurationUs>> m;
+            for (const audit::IdentityGpuTime& g : t.by_gpu) { // cards it had time on
+                if (g.active_us != 0 || g.idle_held_us != 0) {
+                    m[g.gpu] = {g.active_us, g.idle_held_us};
+                }
+            }
+            return m;
+        };
+        RC_ASSERT(per_gpu(x) == per_gpu(y));
     }
     for (std::size_t d = 0; d < 7; ++d) {
         for (std::size_t h = 0; h < 24; ++h) {

@@ -115,12 +115,24 @@ TEST_F(Store, MigrateCreatesTheSchema) {
     for (const auto& r : objects) {
         names.push_back(r.at("name"));
     }
-    const std::vector<std::string> expected{
-        "block_tick",      "card_tick",       "card_tick_state",     "gpu",
-        "identity",        "policy_action",   "policy_decision",     "proc_tick",
-        "process",         "process_tick",    "rollup_day",          "rollup_day_gpu",
-        "rollup_day_identity", "rollup_gpu",  "rollup_hour",         "rollup_identity",
-        "run",             "tick_block"};
+    const std::vector<std::string> expected{"block_tick",
+                                            "card_tick",
+                                            "card_tick_state",
+                                            "gpu",
+                                            "identity",
+                                            "policy_action",
+                                            "policy_decision",
+                                            "proc_tick",
+                                            "process",
+                                            "process_tick",
+                                            "rollup_day",
+                                            "rollup_day_gpu",
+                                            "rollup_day_identity",
+                                            "rollup_gpu",
+                                            "rollup_hour",
+                                            "rollup_identity",
+                                            "run",
+                                            "tick_block"};
     EXPECT_EQ(names, expected);
 }
 
