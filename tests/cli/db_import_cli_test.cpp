@@ -97,7 +97,7 @@ TEST(DbCli, CheckFindsACorruptBlock) {
     ASSERT_EQ(run(dir, "demo --quiet --db " + db).rc, 0);
     {
         store::Database d(db, store::OpenMode::read_write);
-        d.exec("UPDATE tick_block SET util_pct = 'Zjunk' WHERE id = (SELECT min(id) FROM "
+        d.exec("UPDATE tick_block SET util_cpct = 'Zjunk' WHERE id = (SELECT min(id) FROM "
                "tick_block)");
     }
     const Output o = run(dir, "db check --db " + db);
