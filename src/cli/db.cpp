@@ -1,9 +1,11 @@
-// `gua db stats|check|vacuum|backup FILE`: maintenance of the database file.
+// `gua db stats|check|vacuum|backup FILE|upgrade`: maintenance of the database file.
 #include "cli/command.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "store/legacy.hpp"
 #include "store/maintenance.hpp"
 #include "store/paths.hpp"
+#include "store/schema.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -91,6 +93,23 @@ int run_vacuum(const DbOptions& o) {
     return 0;
 }
 
+int run_upgrade(const DbOptions& o) {
+    store::Database db(resolve(o.db), store::OpenMode::read_write);
+    const std::int64_t before = db.scalar("PRAGMA user_version");
+    store::migrate_to(db, store::k_schema_version);
+    const std::uint64_t converted =
+        store::convert_legacy_ticks(db, [&](std::uint64_t done, std::uint64_t total) {
+            fmt::print(stderr, "\rconverting card-ticks: {}/{}", done, total);
+        });
+    if (converted > 0) {
+        fmt::print(stderr, "\n");
+    }
+    fmt::print("{}: schema {} → {}{}\n", db.path(), before, store::k_schema_version,
+               converted > 0 ? fmt::format(", {} card-ticks converted to tick blocks", converted)
+                             : "");
+    return 0;
+}
+
 int run_backup(const DbOptions& o) {
     store::Database db(resolve(o.db), store::OpenMode::read_only);
     store::backup_database(db, o.backup_file);
@@ -102,7 +121,8 @@ int run_backup(const DbOptions& o) {
 
 Runner register_db(CLI::App& app) {
     auto o = std::make_shared<DbOptions>();
-    CLI::App* cmd = app.add_subcommand("db", "Database maintenance: stats, check, vacuum, backup");
+    CLI::App* cmd =
+        app.add_subcommand("db", "Database maintenance: stats, check, vacuum, backup, upgrade");
     cmd->require_subcommand(1);
     cmd->add_option("--db", o->db, "Database (default: the user's, else the system's)");
     CLI::App* stats = cmd->add_subcommand("stats", "Sizes, rows, time spans and WAL size");
@@ -112,10 +132,12 @@ Runner register_db(CLI::App& app) {
     CLI::App* backup =
         cmd->add_subcommand("backup", "Consistent copy to FILE, safe while the daemon runs");
     backup->add_option("FILE", o->backup_file, "New file to write")->required();
-    for (CLI::App* sub : {stats, check, vacuum, backup}) {
+    CLI::App* upgrade = cmd->add_subcommand(
+        "upgrade", "Bring a file of an older gua to the current schema (converting its ticks)");
+    for (CLI::App* sub : {stats, check, vacuum, backup, upgrade}) {
         sub->add_option("--db", o->db, "Database (default: the user's, else the system's)");
     }
-    return [o, stats, check, vacuum] {
+    return [o, stats, check, vacuum, upgrade] {
         if (stats->parsed()) {
             return run_stats(*o);
         }
@@ -124,6 +146,9 @@ Runner register_db(CLI::App& app) {
         }
         if (vacuum->parsed()) {
             return run_vacuum(*o);
+        }
+        if (upgrade->parsed()) {
+            return run_upgrade(*o);
         }
         return run_backup(*o);
     };

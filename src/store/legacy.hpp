@@ -1,13 +1,24 @@
-// Databases written before schema version 3 (one row per card-tick and per process-tick).
+// Databases written before schema version 3 (one row per card-tick and per process-tick): their
+// rows are converted into tick blocks and rollups when the file is upgraded.
 #pragma once
 
 #include "store/database.hpp"
 
+#include <cstdint>
+#include <functional>
+
 namespace gua::store {
 
-/// Called by the version 3 migration after the row-per-tick tables were renamed to
-/// legacy_card_tick / legacy_proc_tick: an empty file goes on; a file with recorded card-ticks is
-/// refused with Fatal (the migration's transaction rolls back, the file stays as it was).
-void convert_legacy_ticks(Database& db);
+/// True while the file still holds row-per-tick tables (legacy_card_tick) to convert.
+bool has_legacy_ticks(Database& db);
+
+/// Converts the rows of legacy_card_tick / legacy_proc_tick into tick blocks of their own runs
+/// (through store::Writer, so nothing recorded changes meaning), builds the rollups, and drops the
+/// legacy tables. Works in transactions of a few thousand ticks that also delete the rows they
+/// converted, so an interrupted conversion resumes where it stopped. `progress` (may be empty)
+/// receives (card-ticks converted, card-ticks in total). Returns the card-ticks converted.
+std::uint64_t
+convert_legacy_ticks(Database& db,
+                     const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
 } // namespace gua::store

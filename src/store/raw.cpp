@@ -82,6 +82,7 @@ void BlockScanner::scan(TimeUs from, TimeUs to,
     if (from >= to) {
         return;
     }
+    m_hour.clear();
     const auto flush = [&] {
         m_window.clear();
         for (const StoredCardTick& t : m_hour.ticks) {
@@ -125,6 +126,7 @@ void BlockScanner::scan(TimeUs from, TimeUs to,
         }
     } catch (...) {
         m_blocks.reset();
+        m_hour.clear(); // never carried into the next scan
         throw;
     }
     m_blocks.reset();

@@ -83,7 +83,11 @@ std::vector<IdentityRow> Reader::identities() {
 }
 
 std::optional<std::pair<TimeUs, TimeUs>> Reader::span() {
-    Statement st = m_db.prepare("SELECT min(t0_us), max(end_us) FROM tick_block");
+    // Index lookups, not a scan: a block holds ticks starting in one UTC hour, so (for ticks
+    // shorter than a day) the newest end is in a block starting within a day of the newest start.
+    Statement st = m_db.prepare(
+        "SELECT (SELECT min(t0_us) FROM tick_block), (SELECT max(end_us) FROM tick_block WHERE "
+        "t0_us >= (SELECT max(t0_us) FROM tick_block) - 86400000000)");
     if (!st.step() || st.is_null(0)) {
         return std::nullopt;
     }

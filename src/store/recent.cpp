@@ -214,9 +214,14 @@ std::map<audit::ProcessKey, audit::Streak> rewind_streaks(Database& db, const Re
     ProcessInfo processes(db);
     TimeUs to = card.t0;
     DurationUs chunk = k_us_per_hour;
-    while (rewind.open() && to > first) {
+    // A card absent for a week (new, or back after a long outage) has no older history worth
+    // decoding: the walk stops there instead of reading every older block.
+    constexpr DurationUs k_absent_limit = 7 * k_us_per_day;
+    TimeUs last_seen = card.t0;
+    while (rewind.open() && to > first && last_seen - to < k_absent_limit) {
         const TimeUs from = std::max<TimeUs>(first, to - chunk);
         for (const OlderTick& t : older_ticks(db, card.gpu_id, from, to, processes)) {
+            last_seen = t.tick.t0;
             if (!rewind.older(t.tick.t0, t.tick.duration_us,
                               audit::holdings_seen(t.tick, t.keys, thresholds))) {
                 break;

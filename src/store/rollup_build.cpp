@@ -102,8 +102,9 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
             to_audit(d, t, m_identities, tick);
             tick.gpu = 0;
             for (audit::ProcTick& p : tick.processes) {
-                auto it =
-                    std::find(local_to_identity.begin() + 1, local_to_identity.end(), p.identity);
+                // Identity 0 (a process whose row is unknown) shares local 0 with nobody, as
+                // on the raw path where both are identity 0.
+                auto it = std::find(local_to_identity.begin(), local_to_identity.end(), p.identity);
                 if (it == local_to_identity.end()) {
                     local_to_identity.push_back(p.identity);
                     it = local_to_identity.end() - 1;

@@ -244,8 +244,8 @@ CREATE INDEX tick_block_t0 ON tick_block (t0_us);
 )sql",
                         streams) +
             views_v1_sql());
-    convert_legacy_ticks(db);
-    db.exec("DROP TABLE legacy_proc_tick; DROP TABLE legacy_card_tick;");
+    // The renamed row-per-tick tables are converted after the migrations (convert_legacy_ticks):
+    // that takes many transactions, so it resumes if interrupted.
 }
 
 using Migration = void (*)(Database&);
@@ -268,6 +268,7 @@ void check_identity(Database& db, std::int64_t version) {
 
 void migrate(Database& db) {
     migrate_to(db, k_schema_version);
+    convert_legacy_ticks(db);
 }
 
 void migrate_to(Database& db, std::int64_t target) {
@@ -294,6 +295,12 @@ void check_readable(Database& db) {
     check_identity(db, version);
     if (version == 0) {
         throw Fatal(fmt::format("{} is an empty database (no gua data recorded yet)", db.path()));
+    }
+    if (version < k_schema_version || has_legacy_ticks(db)) {
+        throw Fatal(
+            fmt::format("{} was written by an older gua (schema {}); `gua db upgrade --db {}` "
+                        "converts it (the daemon also does when it starts)",
+                        db.path(), version, db.path()));
     }
 }
 

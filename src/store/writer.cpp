@@ -41,8 +41,8 @@ void bind_stream(Statement& st, int index, const std::string& text) {
 
 } // namespace
 
-Writer::Writer(Database& db, const RunInfo& run)
-    : m_db(db), m_thresholds{run.active_threshold_pct, run.held_mib, run.graphics_is_holder},
+Writer::Writer(Database& db, const audit::Thresholds& thresholds)
+    : m_db(db), m_thresholds(thresholds),
       m_insert_block(db.prepare(fmt::format(
           "INSERT INTO tick_block (id, t0_us, end_us, run_id, n_ticks, tick_us, cards, procs, {}) "
           "VALUES (-?3, ?1, ?2, ?3, ?4, ?5, ?6, ?7{})",
@@ -65,7 +65,16 @@ Writer::Writer(Database& db, const RunInfo& run)
                                  stream_assignments()))),
       m_close_block(db.prepare("UPDATE tick_block SET id = (SELECT coalesce(max(id), 0) + 1 FROM "
                                "tick_block WHERE id > 0) WHERE id = ?")),
-      m_rollups(db) {
+      m_rollups(db) {}
+
+Writer::Writer(Database& db, std::int64_t run_id, const audit::Thresholds& thresholds)
+    : Writer(db, thresholds) {
+    m_run_id = run_id;
+}
+
+Writer::Writer(Database& db, const RunInfo& run)
+    : Writer(db,
+             audit::Thresholds{run.active_threshold_pct, run.held_mib, run.graphics_is_holder}) {
     Transaction tx(m_db);
     Statement st = m_db.prepare("INSERT INTO run (host, driver_version, source, gua_version, "
                                 "interval_us, active_threshold_pct, held_mib, graphics_is_holder, "
@@ -207,12 +216,15 @@ void Writer::load_pending() {
 }
 
 void Writer::enter_hour(std::int64_t hour) {
-    load_pending();
     if (m_hour == hour) {
         return;
     }
+    if (!m_defer_rollups) {
+        load_pending();
+    }
     m_hour = hour;
-    if (m_pending_hours.insert(hour).second && m_rollups.exists(hour)) {
+    if (m_pending_hours.insert(hour).second) {
+        // Drops the hour's rollup if any, and always its day's: the day is re-summed later.
         m_rollups.drop(hour);
     }
 }
@@ -310,6 +322,12 @@ void Writer::discard_unsaved() {
     m_identities.clear();
     m_processes.clear();
     m_recent.clear();
+}
+
+void Writer::close_open_block() {
+    m_close_block.bind(1, -m_run_id);
+    m_close_block.run();
+    m_block = BlockBuilder{};
 }
 
 void Writer::finish(TimeUs ended_us) {

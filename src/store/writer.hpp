@@ -34,6 +34,9 @@ class Writer {
   public:
     /// Records the run and keeps `db` (which must outlive the writer).
     Writer(Database& db, const RunInfo& run);
+    /// Appends to the existing run `run_id` (converting old files) with the thresholds its
+    /// rollups use; records nothing about the run itself.
+    Writer(Database& db, std::int64_t run_id, const audit::Thresholds& thresholds);
     /// Writes `tick` in one BEGIN IMMEDIATE transaction (see append()). When it fails nothing of
     /// the tick is stored and the next tick starts afresh.
     void write(const telemetry::Tick& tick);
@@ -50,6 +53,8 @@ class Writer {
     /// Computes the rollups of every hour before `t` that has raw card-ticks but no rollup (the
     /// caller's transaction). Used by importers once they are done.
     void roll_up_before(TimeUs t);
+    /// Closes the open block inside the caller's transaction (the run row is left as it is).
+    void close_open_block();
     /// Stamps the run's end time and closes the open block (its own transaction).
     void finish(TimeUs ended_us);
     std::int64_t run_id() const { return m_run_id; }
@@ -57,6 +62,7 @@ class Writer {
     std::uint64_t card_rows() const { return m_card_rows; }
 
   private:
+    Writer(Database& db, const audit::Thresholds& thresholds);
     std::int64_t gpu_id(const telemetry::DeviceInfo& device);
     std::int64_t identity_id(const telemetry::Identity& identity);
     std::int64_t process_id(const telemetry::ProcessTick& p);

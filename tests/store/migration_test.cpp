@@ -1,6 +1,9 @@
-// Schema upgrades: a file of the row-per-tick layout (schema 1–2) and the evidence BLOB format.
+// Schema upgrades (row-per-tick files of schema 1–2 become tick blocks) and the evidence BLOB.
 #include "core/fatal.hpp"
 #include "store/evidence.hpp"
+#include "store/legacy.hpp"
+#include "store/raw.hpp"
+#include "store/reader.hpp"
 #include "store/schema.hpp"
 #include "temp_db.hpp"
 
@@ -29,30 +32,86 @@ TEST(Migration, EmptyRowPerTickFileUpgradesToBlocks) {
     EXPECT_EQ(db.scalar("SELECT held_mib FROM run"), 100)
         << "the run keeps its row, defaults added";
     EXPECT_EQ(db.scalar("SELECT count(*) FROM card_tick"), 0) << "card_tick is now a view";
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'card_tick' AND type = "
+                        "'view'"),
+              1);
 }
 
-TEST(Migration, RowPerTickFileWithDataIsRefusedAndLeftUnchanged) {
+/// A schema-2 file as gua 0.1 wrote it: run 1 with two cards over three 30 s ticks, a process
+/// of alice on card 0 (idle-held 8000 MiB), a process of an unknown owner on card 1.
+void write_row_per_tick_file(const std::string& path) {
+    Database db(path, OpenMode::create);
+    migrate_to(db, 2);
+    db.exec(R"sql(
+INSERT INTO run (id, host, driver_version, source, gua_version, interval_us, active_threshold_pct,
+                 started_us, ended_us)
+VALUES (1, 'h', '560.35.05', 'nvml', '0.1.0', 30000000, 10, 1767607200000000, 1767607290000000);
+INSERT INTO gpu (id, uuid, idx, name, memory_total_mib, pci_bus_id)
+VALUES (1, 'GPU-aaaa', 0, 'NVIDIA A100', 81920, '0000:01:00.0'),
+       (2, 'GPU-bbbb', 1, 'NVIDIA A100', 81920, '0000:02:00.0');
+INSERT INTO identity (id, user, uid) VALUES (1, 'alice', 1001), (2, 'unknown', NULL);
+INSERT INTO process (id, pid, start_ticks, command, identity_id)
+VALUES (1, 4242, 777, 'python3', 1), (2, 99, NULL, '', 2);
+)sql");
+    for (int k = 0; k < 3; ++k) {
+        const std::string t0 = std::to_string(1767607200000000LL + k * 30000000LL);
+        db.exec("INSERT INTO card_tick (t0_us, gpu_id, run_id, duration_us, util_source, "
+                "util_pct, active_us, idle_us, underutilized_us, productive_us, compute_bound_us, "
+                "mem_util_pct, mem_used_mib, power_mw, temperature_c, sm_clock_mhz, clock_events, "
+                "read_errors) VALUES (" +
+                t0 +
+                ", 1, 1, 30000000, 2, 0.5, 0, 30000000, 0, 0, 0, "
+                "1, 8100, 61000, 40, 210, 1, 0), (" +
+                t0 +
+                ", 2, 1, 30000000, 2, 93.25, 30000000, "
+                "0, 0, 30000000, 0, 70, 20000, 300000, 70, 1980, 0, " +
+                std::to_string(k) +
+                ");"
+                "INSERT INTO proc_tick (t0_us, gpu_id, process_id, type, mem_used_mib, "
+                "sm_util_pct) VALUES (" +
+                t0 + ", 1, 1, 0, 8000, 0.0), (" + t0 + ", 2, 2, 0, NULL, 93.0);");
+    }
+}
+
+TEST(Migration, RowPerTickFileIsConvertedWithoutLosingAnything) {
     testing::TempDir dir;
+    const std::string path = dir.file("old.db");
+    write_row_per_tick_file(path);
     {
-        Database db(dir.file("old.db"), OpenMode::create);
-        migrate_to(db, 2);
-        db.exec("INSERT INTO run (id, host, driver_version, source, gua_version, interval_us, "
-                "active_threshold_pct, started_us) VALUES (1, 'h', 'd', 'nvml', '0.1.0', "
-                "30000000, 10, 1);"
-                "INSERT INTO gpu (id, uuid, idx, name) VALUES (1, 'GPU-x', 0, 'A100');"
-                "INSERT INTO card_tick (t0_us, gpu_id, run_id, duration_us, util_source) "
-                "VALUES (1, 1, 1, 30000000, 2)");
+        Database db(path, OpenMode::read_only);
+        EXPECT_THROW(check_readable(db), Fatal) << "a report asks for the upgrade first";
     }
-    Database db(dir.file("old.db"), OpenMode::read_write);
-    try {
-        migrate(db);
-        FAIL() << "a file with row-per-tick data was migrated";
-    } catch (const Fatal& e) {
-        EXPECT_NE(std::string(e.what()).find("1 card-ticks"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("left unchanged"), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(db.scalar("PRAGMA user_version"), 2);
-    EXPECT_EQ(db.scalar("SELECT count(*) FROM card_tick"), 1);
+    Database db(path, OpenMode::read_write);
+    migrate(db);
+    EXPECT_EQ(db.scalar("PRAGMA user_version"), k_schema_version);
+    EXPECT_FALSE(has_legacy_ticks(db));
+    EXPECT_NO_THROW(check_readable(db));
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM run"), 1) << "the run keeps its row";
+    EXPECT_EQ(db.scalar("SELECT ended_us FROM run"), 1767607290000000);
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM process"), 2) << "dimension rows are reused";
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM identity"), 2);
+    EXPECT_GT(db.scalar("SELECT count(*) FROM rollup_hour"), 0) << "rollups were built";
+    Reader reader(db);
+    std::vector<audit::CardTick> ticks;
+    reader.scan(k_time_min, k_time_max, [&](const audit::CardTick& t) { ticks.push_back(t); });
+    ASSERT_EQ(ticks.size(), 6U);
+    EXPECT_EQ(ticks[0].t0, 1767607200000000);
+    EXPECT_EQ(ticks[0].duration_us, 30000000);
+    EXPECT_EQ(ticks[0].gpu, 1U);
+    EXPECT_EQ(ticks[0].active_us, 0);
+    EXPECT_DOUBLE_EQ(*ticks[1].util_pct, 93.25);
+    EXPECT_EQ(ticks[1].bucket_us[2], 30000000);
+    ASSERT_EQ(ticks[0].processes.size(), 1U);
+    EXPECT_EQ(ticks[0].processes[0].identity, 1U);
+    EXPECT_EQ(ticks[0].processes[0].mem_used_mib, 8000);
+    EXPECT_EQ(ticks[1].processes[0].mem_used_mib, std::nullopt) << "unknown memory stays unknown";
+    EXPECT_DOUBLE_EQ(*ticks[1].processes[0].sm_util_pct, 93.0);
+    // Every recorded field, through the administrator view.
+    EXPECT_EQ(db.scalar("SELECT sum(read_errors) FROM card_tick WHERE gpu_id = 2"), 3);
+    EXPECT_EQ(db.scalar("SELECT sum(power_mw) FROM card_tick WHERE gpu_id = 1"), 183000);
+    EXPECT_EQ(db.scalar("SELECT sum(sm_clock_mhz) FROM card_tick WHERE gpu_id = 2"), 3 * 1980);
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM process_tick WHERE user = 'alice' AND pid = 4242"),
+              3);
 }
 
 TEST(Evidence, RoundTripsEveryFieldAndSkipsZeros) {

@@ -143,7 +143,7 @@ RC_GTEST_PROP(RollupProperty, RollupsPlusRawEqualRawOnly, ()) {
     record(t.db, history, thresholds_of(recorded_with), seed, *rc::gen::arbitrary<bool>());
     store::Reader reader(t.db);
     const auto span = reader.span();
-    RC_ASSERT(span.has_value());
+    RC_PRE(span.has_value()); // a history whose cards are all absent records nothing
     const std::vector<std::string> zones{"UTC", "Asia/Kolkata", "Europe/Berlin", "Asia/Kathmandu"};
     bool rollups_used = false;
     bool days_used = false;
