@@ -1,5 +1,6 @@
 // The real binary: `gua import` (summary line, one-line errors) and `gua db stats|check|vacuum|
-// backup`.
+// backup|upgrade`.
+#include "../store/legacy_file.hpp"
 #include "../store/prior_art_files.hpp"
 #include "../store/temp_db.hpp"
 
@@ -103,6 +104,26 @@ TEST(DbCli, CheckFindsACorruptBlock) {
     const Output o = run(dir, "db check --db " + db);
     EXPECT_EQ(o.rc, 1);
     EXPECT_NE(o.out.find("does not decode"), std::string::npos) << o.out;
+}
+
+TEST(DbCli, ReportAsksForTheUpgradeAndUpgradeConvertsAnOldFile) {
+    testing::TempDir dir;
+    const std::string db = dir.file("old.db");
+    testing::write_row_per_tick_file(db);
+    const std::string window = " --from 2026-01-05T09:00:00Z --to 2026-01-05T11:00:00Z";
+    Output o = run(dir, "report --db " + db + window);
+    EXPECT_EQ(o.rc, 1);
+    EXPECT_EQ(lines(o.err), 1U) << o.err;
+    EXPECT_NE(o.err.find("gua db upgrade"), std::string::npos) << o.err;
+    o = run(dir, "db upgrade --db " + db);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    EXPECT_NE(o.out.find("schema 2 → 3, 6 card-ticks converted"), std::string::npos) << o.out;
+    o = run(dir, "report --format json --db " + db + window);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    EXPECT_NE(o.out.find("\"samples\": 6"), std::string::npos) << o.out.substr(0, 400);
+    o = run(dir, "db upgrade --db " + db);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    EXPECT_NE(o.out.find("schema 3 → 3"), std::string::npos) << "idempotent: " << o.out;
 }
 
 } // namespace
