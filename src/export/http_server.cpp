@@ -2,6 +2,7 @@
 #include "export/http_server.hpp"
 
 #include "core/fatal.hpp"
+#include "core/shared_library.hpp"
 
 #include <fmt/format.h>
 #include <microhttpd.h>
@@ -17,6 +18,37 @@
 namespace gua::exporter {
 
 namespace {
+
+/// libmicrohttpd's entry points, loaded on first use: only `gua daemon --listen` needs it (and
+/// the GnuTLS stack it links).
+struct MhdApi {
+    decltype(&MHD_start_daemon) start_daemon = nullptr;
+    decltype(&MHD_stop_daemon) stop_daemon = nullptr;
+    decltype(&MHD_create_response_from_buffer) create_response_from_buffer = nullptr;
+    decltype(&MHD_create_response_from_buffer_with_free_callback_cls)
+        create_response_from_buffer_with_free_callback_cls = nullptr;
+    decltype(&MHD_add_response_header) add_response_header = nullptr;
+    decltype(&MHD_queue_response) queue_response = nullptr;
+    decltype(&MHD_destroy_response) destroy_response = nullptr;
+};
+
+const MhdApi& mhd() {
+    static const MhdApi api = [] {
+        const SharedLibrary& lib =
+            SharedLibrary::open("libmicrohttpd.so.12", "libmicrohttpd12", "gua daemon --listen");
+        MhdApi a;
+        lib.bind(a.start_daemon, "MHD_start_daemon");
+        lib.bind(a.stop_daemon, "MHD_stop_daemon");
+        lib.bind(a.create_response_from_buffer, "MHD_create_response_from_buffer");
+        lib.bind(a.create_response_from_buffer_with_free_callback_cls,
+                 "MHD_create_response_from_buffer_with_free_callback_cls");
+        lib.bind(a.add_response_header, "MHD_add_response_header");
+        lib.bind(a.queue_response, "MHD_queue_response");
+        lib.bind(a.destroy_response, "MHD_destroy_response");
+        return a;
+    }();
+    return api;
+}
 
 constexpr std::string_view k_index_html = "<html><head><title>gua</title></head><body><h1>gua</h1>"
                                           "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
@@ -77,32 +109,32 @@ void release_body(void* holder) {
 
 MHD_Result reply(MHD_Connection* connection, unsigned status, std::string_view body,
                  const char* content_type) {
-    MHD_Response* response = MHD_create_response_from_buffer(
+    MHD_Response* response = mhd().create_response_from_buffer(
         body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
     if (response == nullptr) {
         return MHD_NO;
     }
-    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED) {
-        MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+        mhd().add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     }
-    const MHD_Result result = MHD_queue_response(connection, status, response);
-    MHD_destroy_response(response);
+    const MHD_Result result = mhd().queue_response(connection, status, response);
+    mhd().destroy_response(response);
     return result;
 }
 
 MHD_Result serve_metrics(MHD_Connection* connection, const HttpServer& server,
                          const char* content_type) {
     auto* holder = new std::shared_ptr<const std::string>(server.current());
-    MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
+    MHD_Response* response = mhd().create_response_from_buffer_with_free_callback_cls(
         (*holder)->size(), const_cast<char*>((*holder)->data()), release_body, holder);
     if (response == nullptr) {
         delete holder;
         return MHD_NO;
     }
-    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    const MHD_Result result = MHD_queue_response(connection, MHD_HTTP_OK, response);
-    MHD_destroy_response(response);
+    mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    const MHD_Result result = mhd().queue_response(connection, MHD_HTTP_OK, response);
+    mhd().destroy_response(response);
     return result;
 }
 
@@ -168,17 +200,18 @@ HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
                        std::string content_type)
     : m_address(address), m_content_type(std::move(content_type)),
       m_body(std::make_shared<const std::string>()) {
+    mhd(); // the library before the socket: a missing library leaks nothing
     const int fd = bind_socket(address, limits);
     m_port = bound_port(fd);
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
     if (is_ipv6(address.host)) {
         flags |= MHD_USE_IPv6;
     }
-    m_daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &handle, this, MHD_OPTION_LISTEN_SOCKET,
-                                fd, MHD_OPTION_CONNECTION_LIMIT, limits.connection_limit,
-                                MHD_OPTION_CONNECTION_TIMEOUT, limits.timeout_s,
-                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.memory_limit_bytes,
-                                MHD_OPTION_END);
+    m_daemon = mhd().start_daemon(flags, 0, nullptr, nullptr, &handle, this,
+                                  MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+                                  limits.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+                                  limits.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                  limits.memory_limit_bytes, MHD_OPTION_END);
     if (m_daemon == nullptr) {
         close(fd);
         throw Fatal(
@@ -187,7 +220,7 @@ HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
 }
 
 HttpServer::~HttpServer() {
-    MHD_stop_daemon(m_daemon);
+    mhd().stop_daemon(m_daemon);
 }
 
 void HttpServer::publish(std::string body) {

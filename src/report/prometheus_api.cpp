@@ -2,7 +2,9 @@
 #include "report/prometheus_api.hpp"
 
 #include "core/fatal.hpp"
+#include "core/shared_library.hpp"
 
+#define CURL_DISABLE_TYPECHECK // calls go through function pointers
 #include <curl/curl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +17,39 @@
 namespace gua::report {
 
 namespace {
+
+/// libcurl's entry points, loaded on first use: only `gua report --prometheus` needs libcurl and
+/// its TLS/Kerberos/LDAP dependencies.
+struct CurlApi {
+    decltype(&curl_easy_init) easy_init = nullptr;
+    decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+    decltype(&curl_easy_reset) easy_reset = nullptr;
+    decltype(&curl_easy_setopt) easy_setopt = nullptr;
+    decltype(&curl_easy_perform) easy_perform = nullptr;
+    decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
+    decltype(&curl_easy_strerror) easy_strerror = nullptr;
+    decltype(&curl_easy_escape) easy_escape = nullptr;
+    decltype(&curl_free) free = nullptr;
+};
+
+const CurlApi& curl_api() {
+    static const CurlApi api = [] {
+        const SharedLibrary& lib =
+            SharedLibrary::open("libcurl.so.4", "libcurl4", "gua report --prometheus");
+        CurlApi a;
+        lib.bind(a.easy_init, "curl_easy_init");
+        lib.bind(a.easy_cleanup, "curl_easy_cleanup");
+        lib.bind(a.easy_reset, "curl_easy_reset");
+        lib.bind(a.easy_setopt, "curl_easy_setopt");
+        lib.bind(a.easy_perform, "curl_easy_perform");
+        lib.bind(a.easy_getinfo, "curl_easy_getinfo");
+        lib.bind(a.easy_strerror, "curl_easy_strerror");
+        lib.bind(a.easy_escape, "curl_easy_escape");
+        lib.bind(a.free, "curl_free");
+        return a;
+    }();
+    return api;
+}
 
 using nlohmann::json;
 
@@ -67,7 +102,7 @@ std::string prom_range(DurationUs d) {
 }
 
 PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
-    : m_base(std::move(base_url)), m_timeout_us(timeout_us), m_curl(curl_easy_init()) {
+    : m_base(std::move(base_url)), m_timeout_us(timeout_us) {
     while (!m_base.empty() && m_base.back() == '/') {
         m_base.pop_back();
     }
@@ -75,37 +110,41 @@ PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
         throw Fatal(fmt::format("--prometheus {}: expected an http:// or https:// URL", m_base),
                     ExitCode::usage);
     }
+    m_curl = curl_api().easy_init();
     if (m_curl == nullptr) {
         throw Fatal("cannot initialise libcurl");
     }
 }
 
 PrometheusClient::~PrometheusClient() {
-    curl_easy_cleanup(static_cast<CURL*>(m_curl));
+    if (m_curl != nullptr) {
+        curl_api().easy_cleanup(static_cast<CURL*>(m_curl));
+    }
 }
 
 nlohmann::json PrometheusClient::post(const std::string& path, const std::string& form) {
+    const CurlApi& api = curl_api();
     CURL* curl = static_cast<CURL*>(m_curl);
     const std::string url = m_base + path;
     std::string body;
     char error[CURL_ERROR_SIZE] = {};
-    curl_easy_reset(curl);
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form.c_str());
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &append_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(m_timeout_us / 1000));
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "gua-report");
-    const CURLcode rc = curl_easy_perform(curl);
+    api.easy_reset(curl);
+    api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+    api.easy_setopt(curl, CURLOPT_POSTFIELDS, form.c_str());
+    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &append_body);
+    api.easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(m_timeout_us / 1000));
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(curl, CURLOPT_USERAGENT, "gua-report");
+    const CURLcode rc = api.easy_perform(curl);
     if (rc != CURLE_OK) {
         throw Fatal(fmt::format("cannot query Prometheus at {}: {}", m_base,
-                                error[0] != '\0' ? error : curl_easy_strerror(rc)));
+                                error[0] != '\0' ? error : api.easy_strerror(rc)));
     }
     long status = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     json j;
     try {
         j = json::parse(body);
@@ -122,10 +161,11 @@ nlohmann::json PrometheusClient::post(const std::string& path, const std::string
 }
 
 std::vector<PromSample> PrometheusClient::query(const std::string& promql, TimeUs at) {
+    const CurlApi& api = curl_api();
     CURL* curl = static_cast<CURL*>(m_curl);
-    char* q = curl_easy_escape(curl, promql.c_str(), static_cast<int>(promql.size()));
+    char* q = api.easy_escape(curl, promql.c_str(), static_cast<int>(promql.size()));
     const std::string form = fmt::format("query={}&time={}", q, prom_time(at));
-    curl_free(q);
+    api.free(q);
     const json j = post("/api/v1/query", form);
     std::vector<PromSample> out;
     try {
@@ -141,10 +181,11 @@ std::vector<PromSample> PrometheusClient::query(const std::string& promql, TimeU
 std::vector<PromSeries> PrometheusClient::query_range(const std::string& promql, TimeUs start,
                                                       TimeUs end, DurationUs step) {
     step = std::max<DurationUs>(step, k_us_per_ms);
+    const CurlApi& api = curl_api();
     CURL* curl = static_cast<CURL*>(m_curl);
-    char* q = curl_easy_escape(curl, promql.c_str(), static_cast<int>(promql.size()));
+    char* q = api.easy_escape(curl, promql.c_str(), static_cast<int>(promql.size()));
     const std::string escaped = q;
-    curl_free(q);
+    api.free(q);
     std::vector<PromSeries> out;
     std::map<std::string, std::size_t> index;
     for (TimeUs chunk = start; chunk <= end; chunk += k_max_points * step) {

@@ -85,6 +85,9 @@ TEST_F(Packaging, ControlDataHasConffilesDependsAndMaintainerScripts) {
     const std::string depends = shell("dpkg-deb -f '" + s_deb.string() + "' Depends").second;
     EXPECT_TRUE(contains(depends, "adduser")) << depends;
     EXPECT_TRUE(contains(depends, "libsqlite3-0")) << depends;
+    // dlopen'ed by --prometheus and --listen, declared by hand (dpkg-shlibdeps cannot see them)
+    EXPECT_TRUE(contains(depends, "libcurl4")) << depends;
+    EXPECT_TRUE(contains(depends, "libmicrohttpd12")) << depends;
 
     const fs::path control = root() / "control";
     ASSERT_EQ(shell("dpkg-deb -e '" + s_deb.string() + "' '" + control.string() + "'").first, 0);
