@@ -104,9 +104,15 @@ int run_upgrade(const DbOptions& o) {
     if (converted > 0) {
         fmt::print(stderr, "\n");
     }
-    fmt::print("{}: schema {} → {}{}\n", db.path(), before, store::k_schema_version,
+    std::string space;
+    if (converted > 0) { // the row-per-tick tables' pages are free now: return them
+        const auto [was, now] = store::vacuum_database(db);
+        space = fmt::format("; file {} → {}", bytes(was), bytes(now));
+    }
+    fmt::print("{}: schema {} → {}{}{}\n", db.path(), before, store::k_schema_version,
                converted > 0 ? fmt::format(", {} card-ticks converted to tick blocks", converted)
-                             : "");
+                             : "",
+               space);
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "identity/resolver.hpp"
 #include "policy/runner.hpp"
 #include "sampler/sampler.hpp"
+#include "store/legacy.hpp"
 #include "store/reader.hpp"
 #include "store/retention.hpp"
 #include "store/schema.hpp"
@@ -110,7 +111,19 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
 
     DatabaseLock lock(options.db);
     store::Database db(options.db, store::OpenMode::create);
-    store::migrate(db);
+    store::migrate_to(db, store::k_schema_version);
+    if (store::has_legacy_ticks(db)) {
+        log.line(fmt::format("{}: converting the card-ticks of an older gua to tick blocks",
+                             options.db));
+        // Long conversions keep systemd's start timeout from expiring (Type=notify).
+        const std::uint64_t converted =
+            store::convert_legacy_ticks(db, [](std::uint64_t, std::uint64_t) {
+                notify_service_manager("EXTEND_TIMEOUT_USEC=60000000");
+            });
+        log.line(fmt::format("{}: {} card-ticks converted; `gua db vacuum` returns the space the "
+                             "old tables used",
+                             options.db, converted));
+    }
     db.exec("PRAGMA journal_size_limit = 67108864");
     const std::unique_ptr<exporter::Exporter> metrics =
         exporter::start_exporter(exporter_options, db, thresholds, driver, options.interval_us,

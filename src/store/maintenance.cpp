@@ -98,6 +98,10 @@ std::pair<std::int64_t, std::int64_t> vacuum_database(Database& db) {
     const std::int64_t before = file_bytes(db.path()) + wal_bytes(db);
     if (db.scalar("PRAGMA auto_vacuum") == 2) {
         db.exec("PRAGMA incremental_vacuum");
+    } else {
+        // Files written before schema 3 (or by older SQLite defaults): VACUUM switches them to
+        // incremental auto-vacuum, which retention needs to return space.
+        db.exec("PRAGMA auto_vacuum = INCREMENTAL");
     }
     db.exec("VACUUM");
     truncate_wal(db);
