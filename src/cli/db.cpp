@@ -2,6 +2,7 @@
 #include "cli/command.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "daemon/lock.hpp"
 #include "store/legacy.hpp"
 #include "store/maintenance.hpp"
 #include "store/paths.hpp"
@@ -94,7 +95,9 @@ int run_vacuum(const DbOptions& o) {
 }
 
 int run_upgrade(const DbOptions& o) {
-    store::Database db(resolve(o.db), store::OpenMode::read_write);
+    const std::string path = resolve(o.db);
+    const daemon::DatabaseLock lock(path); // a daemon writing the file must be stopped first
+    store::Database db(path, store::OpenMode::read_write);
     const std::int64_t before = db.scalar("PRAGMA user_version");
     store::migrate_to(db, store::k_schema_version);
     const std::uint64_t converted =

@@ -3,6 +3,7 @@
 #include "../store/legacy_file.hpp"
 #include "../store/prior_art_files.hpp"
 #include "../store/temp_db.hpp"
+#include "daemon/lock.hpp"
 
 #include <gtest/gtest.h>
 
@@ -115,6 +116,12 @@ TEST(DbCli, ReportAsksForTheUpgradeAndUpgradeConvertsAnOldFile) {
     EXPECT_EQ(o.rc, 1);
     EXPECT_EQ(lines(o.err), 1U) << o.err;
     EXPECT_NE(o.err.find("gua db upgrade"), std::string::npos) << o.err;
+    {
+        const daemon::DatabaseLock daemon_running(db);
+        o = run(dir, "db upgrade --db " + db);
+        EXPECT_EQ(o.rc, 4) << "not while a daemon holds the file: " << o.out << o.err;
+        EXPECT_EQ(lines(o.err), 1U) << o.err;
+    }
     o = run(dir, "db upgrade --db " + db);
     ASSERT_EQ(o.rc, 0) << o.err;
     EXPECT_NE(o.out.find("schema 2 → 3, 6 card-ticks converted"), std::string::npos) << o.out;
