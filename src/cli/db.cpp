@@ -1,5 +1,6 @@
 // `gua db stats|check|vacuum|backup FILE|upgrade`: maintenance of the database file.
 #include "cli/command.hpp"
+#include "config/config.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "daemon/lock.hpp"
@@ -19,6 +20,7 @@ namespace {
 
 struct DbOptions {
     std::string db;
+    std::string config;
     std::string backup_file;
 };
 
@@ -100,15 +102,21 @@ int run_upgrade(const DbOptions& o) {
     store::Database db(path, store::OpenMode::read_write);
     const std::int64_t before = db.scalar("PRAGMA user_version");
     store::migrate_to(db, store::k_schema_version);
-    const std::uint64_t converted =
-        store::convert_legacy_ticks(db, [&](std::uint64_t done, std::uint64_t total) {
+    const bool legacy = store::has_legacy_ticks(db);
+    // Rollups are built with the configured thresholds, as the daemon would.
+    const Result<config::Config> cfg = config::load_effective_config(o.config);
+    if (!cfg) {
+        throw Fatal(cfg.error().message, ExitCode::usage);
+    }
+    const std::uint64_t converted = store::convert_legacy_ticks(
+        db, cfg.value().thresholds, [&](std::uint64_t done, std::uint64_t total) {
             fmt::print(stderr, "\rconverting card-ticks: {}/{}", done, total);
         });
     if (converted > 0) {
         fmt::print(stderr, "\n");
     }
     std::string space;
-    if (converted > 0) { // the row-per-tick tables' pages are free now: return them
+    if (legacy) { // the row-per-tick tables' pages are free now: return them
         const auto [was, now] = store::vacuum_database(db);
         space = fmt::format("; file {} → {}", bytes(was), bytes(now));
     }
@@ -143,6 +151,7 @@ Runner register_db(CLI::App& app) {
     backup->add_option("FILE", o->backup_file, "New file to write")->required();
     CLI::App* upgrade = cmd->add_subcommand(
         "upgrade", "Bring a file of an older gua to the current schema (converting its ticks)");
+    upgrade->add_option("--config", o->config, "gua.toml whose thresholds the rollups use");
     for (CLI::App* sub : {stats, check, vacuum, backup, upgrade}) {
         sub->add_option("--db", o->db, "Database (default: the user's, else the system's)");
     }

@@ -117,7 +117,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                              options.db));
         // Long conversions keep systemd's start timeout from expiring (Type=notify).
         const std::uint64_t converted =
-            store::convert_legacy_ticks(db, [](std::uint64_t, std::uint64_t) {
+            store::convert_legacy_ticks(db, thresholds, [](std::uint64_t, std::uint64_t) {
                 notify_service_manager("EXTEND_TIMEOUT_USEC=60000000");
             });
         log.line(fmt::format("{}: {} card-ticks converted; `gua db vacuum` returns the space the "

@@ -110,11 +110,18 @@ bool has_legacy_ticks(Database& db) {
 }
 
 std::uint64_t
-convert_legacy_ticks(Database& db,
+convert_legacy_ticks(Database& db, const audit::Thresholds& thresholds,
                      const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
     if (!has_legacy_ticks(db)) {
         return 0;
     }
+    const auto report = [&](std::uint64_t done, std::uint64_t total) {
+        if (progress) {
+            progress(done, total);
+        }
+    };
+    // Each run's chunks are read by (run_id, t0_us); the index goes with the table.
+    db.exec("CREATE INDEX IF NOT EXISTS legacy_card_tick_run ON legacy_card_tick (run_id, t0_us)");
     const auto total =
         static_cast<std::uint64_t>(db.scalar("SELECT count(*) FROM legacy_card_tick"));
     std::uint64_t done = 0;
@@ -125,10 +132,8 @@ convert_legacy_ticks(Database& db,
             runs.push_back(st.int64(0));
         }
     }
-    audit::Thresholds newest;
     for (const std::int64_t run_id : runs) {
-        newest = thresholds_of_run(db, run_id);
-        Writer writer(db, run_id, newest);
+        Writer writer(db, run_id, thresholds_of_run(db, run_id));
         writer.defer_rollups();
         TimeUs after = std::numeric_limits<TimeUs>::min();
         for (;;) {
@@ -159,13 +164,28 @@ convert_legacy_ticks(Database& db,
             }
             after = ticks.back().t0;
             tx.commit();
-            if (progress) {
-                progress(done, total);
-            }
+            report(done, total);
         }
     }
-    build_missing_rollups(db, std::numeric_limits<TimeUs>::max() / 2, newest);
+    report(done, total);
+    build_missing_rollups(db, std::numeric_limits<TimeUs>::max() / 2, thresholds);
+    report(done, total);
     Transaction tx(db);
+    // Blocks left open by an interrupted conversion (its run has no rows left to convert) are
+    // closed like any orphan; the caller holds the lock, so no live writer owns one.
+    std::vector<std::int64_t> open_blocks;
+    {
+        Statement st = db.prepare("SELECT id FROM tick_block WHERE id < 0 ORDER BY id DESC");
+        while (st.step()) {
+            open_blocks.push_back(st.int64(0));
+        }
+    }
+    Statement close = db.prepare("UPDATE tick_block SET id = (SELECT coalesce(max(id), 0) + 1 "
+                                 "FROM tick_block WHERE id > 0) WHERE id = ?");
+    for (const std::int64_t id : open_blocks) {
+        close.bind(1, id);
+        close.run();
+    }
     db.exec("DROP TABLE legacy_proc_tick; DROP TABLE legacy_card_tick;");
     tx.commit();
     return done;

@@ -244,8 +244,11 @@ CREATE INDEX tick_block_t0 ON tick_block (t0_us);
 )sql",
                         streams) +
             views_v1_sql());
-    // The renamed row-per-tick tables are converted after the migrations (convert_legacy_ticks):
-    // that takes many transactions, so it resumes if interrupted.
+    // Renamed row-per-tick tables with rows are converted after the migrations
+    // (convert_legacy_ticks: many transactions, resumable); empty ones (a new file) go now.
+    if (db.scalar("SELECT count(*) FROM (SELECT 1 FROM legacy_card_tick LIMIT 1)") == 0) {
+        db.exec("DROP TABLE legacy_proc_tick; DROP TABLE legacy_card_tick;");
+    }
 }
 
 using Migration = void (*)(Database&);
@@ -268,7 +271,11 @@ void check_identity(Database& db, std::int64_t version) {
 
 void migrate(Database& db) {
     migrate_to(db, k_schema_version);
-    convert_legacy_ticks(db);
+    if (has_legacy_ticks(db)) { // converting needs the daemon lock: the daemon or `gua db upgrade`
+        throw Fatal(fmt::format("{} holds card-ticks of an older gua; `gua db upgrade --db {}` "
+                                "converts them (the daemon also does when it starts)",
+                                db.path(), db.path()));
+    }
 }
 
 void migrate_to(Database& db, std::int64_t target) {

@@ -6,6 +6,7 @@
 #include "store/raw.hpp"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 namespace gua::store {
 
@@ -229,7 +230,7 @@ void Writer::enter_hour(std::int64_t hour) {
     }
 }
 
-void Writer::store_block() {
+bool Writer::store_block() {
     const BlockRow& row = m_block.row();
     if (row.id == 0) {
         m_close_block.bind(1, -m_run_id);
@@ -247,7 +248,7 @@ void Writer::store_block() {
         }
         st.run();
         m_block.set_id(-m_run_id);
-        return;
+        return true;
     }
     Statement& st = m_update_block;
     st.bind(1, row.id);
@@ -257,6 +258,9 @@ void Writer::store_block() {
         bind_stream(st, 4 + static_cast<int>(i), row.streams[i]);
     }
     st.run();
+    // 0 rows: another writer (an import starting) closed this run's open block as an orphan; what
+    // it closed is stored, so the caller starts a new block with the current tick.
+    return sqlite3_changes(m_db.handle()) == 1;
 }
 
 void Writer::append(const telemetry::Tick& tick) {
@@ -280,7 +284,10 @@ void Writer::append(const telemetry::Tick& tick) {
     } else {
         m_block.start(m_run_id, m_layout, tick);
     }
-    store_block();
+    if (!store_block()) {
+        m_block.start(m_run_id, m_layout, tick);
+        store_block();
+    }
     m_card_rows += tick.cards.size();
     if (!m_defer_rollups) {
         roll_up_before(hour * k_us_per_hour);

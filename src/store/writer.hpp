@@ -69,7 +69,8 @@ class Writer {
     std::int64_t process_id_slow(const telemetry::ProcessTick& p);
     void load_pending();
     void enter_hour(std::int64_t hour);
-    void store_block();
+    /// Inserts or updates the open block; false when the update found no open block to update.
+    bool store_block();
 
     Database& m_db;
     std::int64_t m_run_id = 0;

@@ -339,6 +339,25 @@ TEST_F(Store, WriterReaderRoundTrip) {
     EXPECT_EQ(raw.one("SELECT command FROM process WHERE pid = 1234"), "python3");
 }
 
+TEST_F(Store, AWriterWhoseOpenBlockWasClosedByAnotherStartsANewOne) {
+    // A second writer on the same file (gua import next to the daemon) closes open blocks of
+    // other runs as orphans; the first writer's next tick must not be lost.
+    Database db(m_path, OpenMode::create);
+    migrate(db);
+    Writer daemon_writer(db, run_info());
+    daemon_writer.write(make_tick(k_t0, {card(0, k_dur)}));
+    daemon_writer.write(make_tick(k_t0 + k_dur, {card(0, 0)}));
+    Writer importer(db, run_info());
+    daemon_writer.write(make_tick(k_t0 + 2 * k_dur, {card(0, k_dur)}));
+    daemon_writer.write(make_tick(k_t0 + 3 * k_dur, {card(0, 0)}));
+    const auto ticks = scan_all(db);
+    ASSERT_EQ(ticks.size(), 4U);
+    for (std::size_t k = 0; k < ticks.size(); ++k) {
+        EXPECT_EQ(ticks[k].t0, k_t0 + static_cast<TimeUs>(k) * k_dur);
+        EXPECT_EQ(ticks[k].active_us, k % 2 == 0 ? k_dur : 0);
+    }
+}
+
 TEST_F(Store, DimensionRowsAreDeduplicatedAcrossTicks) {
     Database db(m_path, OpenMode::create);
     migrate(db);
