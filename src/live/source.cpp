@@ -51,10 +51,8 @@ NowModel now_from_database(store::Database& db, const std::string& db_path,
     audit::StreakBook book;
     std::vector<audit::CardNow> cards;
     std::map<std::string, std::int64_t> ids;
+    store::seed_streaks(db, recent.cards, options.thresholds, book);
     for (const store::RecentCard& card : recent.cards) {
-        for (const auto& [process, streak] : store::rewind_streaks(db, card, options.thresholds)) {
-            book.seed(audit::HoldingKey{card.record.device.uuid, process}, streak);
-        }
         cards.push_back(store::card_now(card));
         ids[card.record.device.uuid] = card.gpu_id;
     }
@@ -77,12 +75,7 @@ LiveSampler::LiveSampler(telemetry::DeviceSource& source, LiveOptions options)
 
 void LiveSampler::seed(store::Database& db, const std::string& db_path, TimeUs now) {
     m_db_path = db_path;
-    for (const store::RecentCard& card : store::read_recent(db).cards) {
-        for (const auto& [process, streak] :
-             store::rewind_streaks(db, card, m_options.thresholds)) {
-            m_book.seed(audit::HoldingKey{card.record.device.uuid, process}, streak);
-        }
-    }
+    store::seed_streaks(db, store::read_recent(db).cards, m_options.thresholds, m_book);
     m_decisions = store::read_decisions(db, now - m_options.decisions_window_us, now + 1);
 }
 

@@ -67,13 +67,7 @@ void PolicyRunner::start(TimeUs now) {
     }
     m_started = true;
     const store::RecentState recent = store::read_recent(m_db);
-    std::size_t seeded = 0;
-    for (const store::RecentCard& card : recent.cards) {
-        for (const auto& [process, streak] : store::rewind_streaks(m_db, card, m_thresholds)) {
-            m_book.seed(audit::HoldingKey{card.record.device.uuid, process}, streak);
-            ++seeded;
-        }
-    }
+    const std::size_t seeded = store::seed_streaks(m_db, recent.cards, m_thresholds, m_book);
     for (const store::DecisionRow& r : store::read_decisions(m_db, 0, now + 1)) {
         if (r.verdict != to_string(Verdict::rate_limited)) {
             m_engine.remember_fired(audit::ProcessKey{r.pid, r.start_ticks}, r.rule);

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
+#include <map>
+#include <set>
 
 namespace gua::store {
 
@@ -123,19 +126,23 @@ RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessIn
     return c;
 }
 
-/// Card-ticks of one card with t0 in [from, to), newest first, with their processes' keys.
+/// A card-tick of an older chunk, with its processes' keys.
 struct OlderTick {
     audit::CardTick tick;
     std::vector<audit::ProcessKey> keys;
 };
 
-std::vector<OlderTick> older_ticks(Database& db, std::int64_t gpu_id, TimeUs from, TimeUs to,
-                                   ProcessInfo& processes) {
+/// Card-ticks with t0 in [from, to) of the cards `gpu_ids`, newest first per gpu id; the chunk's
+/// blocks are decoded once for all cards.
+std::map<std::int64_t, std::vector<OlderTick>> older_ticks(Database& db,
+                                                           const std::set<std::int64_t>& gpu_ids,
+                                                           TimeUs from, TimeUs to,
+                                                           ProcessInfo& processes) {
     ReadSnapshot snapshot(db);
-    std::vector<OlderTick> out;
+    std::map<std::int64_t, std::vector<OlderTick>> out;
     BlockScanner(db).scan(from, to, [&](const DecodedTicks& d) {
         for (const StoredCardTick& t : d.ticks) {
-            if (t.gpu_id != gpu_id) {
+            if (!gpu_ids.contains(t.gpu_id)) {
                 continue;
             }
             OlderTick o;
@@ -150,10 +157,12 @@ std::vector<OlderTick> older_ticks(Database& db, std::int64_t gpu_id, TimeUs fro
                 o.tick.processes.push_back(
                     audit::ProcTick{0, sp.type, sp.mem_used_mib, sp.sm_util_pct});
             }
-            out.push_back(std::move(o));
+            out[t.gpu_id].push_back(std::move(o));
         }
     });
-    std::reverse(out.begin(), out.end());
+    for (auto& [gpu, ticks] : out) {
+        std::reverse(ticks.begin(), ticks.end());
+    }
     return out;
 }
 
@@ -204,33 +213,89 @@ audit::CardNow card_now(const RecentCard& card) {
     return audit::CardNow{card.t0, card.duration_us, &card.record};
 }
 
-std::map<audit::ProcessKey, audit::Streak> rewind_streaks(Database& db, const RecentCard& card,
-                                                          const audit::Thresholds& thresholds) {
-    audit::StreakRewind rewind(card.t0, card.duration_us,
-                               audit::holdings_of(card_now(card), thresholds));
+std::vector<std::map<audit::ProcessKey, audit::Streak>>
+rewind_streaks(Database& db, const std::vector<RecentCard>& cards,
+               const audit::Thresholds& thresholds) {
+    // One rewind per card; the history is read backwards in chunks shared by all cards.
+    struct Walk {
+        std::int64_t gpu_id;
+        TimeUs newest;
+        audit::StreakRewind rewind;
+        TimeUs last_seen;
+    };
+    std::vector<Walk> walks;
+    for (const RecentCard& card : cards) {
+        walks.push_back(Walk{card.gpu_id, card.t0,
+                             audit::StreakRewind(card.t0, card.duration_us,
+                                                 audit::holdings_of(card_now(card), thresholds)),
+                             card.t0});
+    }
     // Ticks after a clock step may start up to an hour before the first block.
     const std::int64_t first =
         db.scalar("SELECT coalesce(min(t0_us), 0) FROM tick_block") - k_us_per_hour;
-    ProcessInfo processes(db);
-    TimeUs to = card.t0;
-    DurationUs chunk = k_us_per_hour;
     // A card absent for a week (new, or back after a long outage) has no older history worth
-    // decoding: the walk stops there instead of reading every older block.
+    // decoding: its walk stops there instead of reading every older block.
     constexpr DurationUs k_absent_limit = 7 * k_us_per_day;
-    TimeUs last_seen = card.t0;
-    while (rewind.open() && to > first && last_seen - to < k_absent_limit) {
+    ProcessInfo processes(db);
+    TimeUs to = std::numeric_limits<TimeUs>::min();
+    for (const Walk& w : walks) {
+        to = std::max(to, w.newest);
+    }
+    DurationUs chunk = k_us_per_hour;
+    while (to > first) {
+        std::set<std::int64_t> open;
+        for (const Walk& w : walks) {
+            if (w.rewind.open() && w.last_seen - to < k_absent_limit) {
+                open.insert(w.gpu_id);
+            }
+        }
+        if (open.empty()) {
+            break;
+        }
         const TimeUs from = std::max<TimeUs>(first, to - chunk);
-        for (const OlderTick& t : older_ticks(db, card.gpu_id, from, to, processes)) {
-            last_seen = t.tick.t0;
-            if (!rewind.older(t.tick.t0, t.tick.duration_us,
-                              audit::holdings_seen(t.tick, t.keys, thresholds))) {
-                break;
+        std::map<std::int64_t, std::vector<OlderTick>> ticks =
+            older_ticks(db, open, from, to, processes);
+        for (Walk& w : walks) {
+            if (!open.contains(w.gpu_id)) {
+                continue;
+            }
+            for (const OlderTick& t : ticks[w.gpu_id]) {
+                if (t.tick.t0 >= w.newest) {
+                    continue; // the card's own newest tick and anything after it
+                }
+                w.last_seen = t.tick.t0;
+                if (!w.rewind.older(t.tick.t0, t.tick.duration_us,
+                                    audit::holdings_seen(t.tick, t.keys, thresholds))) {
+                    break;
+                }
             }
         }
         to = from;
         chunk = std::min(chunk * 2, k_us_per_day);
     }
-    return rewind.streaks();
+    std::vector<std::map<audit::ProcessKey, audit::Streak>> out;
+    for (const Walk& w : walks) {
+        out.push_back(w.rewind.streaks());
+    }
+    return out;
+}
+
+std::map<audit::ProcessKey, audit::Streak> rewind_streaks(Database& db, const RecentCard& card,
+                                                          const audit::Thresholds& thresholds) {
+    return rewind_streaks(db, std::vector<RecentCard>{card}, thresholds).front();
+}
+
+std::size_t seed_streaks(Database& db, const std::vector<RecentCard>& cards,
+                         const audit::Thresholds& thresholds, audit::StreakBook& book) {
+    const auto streaks = rewind_streaks(db, cards, thresholds);
+    std::size_t seeded = 0;
+    for (std::size_t k = 0; k < cards.size(); ++k) {
+        for (const auto& [process, streak] : streaks[k]) {
+            book.seed(audit::HoldingKey{cards[k].record.device.uuid, process}, streak);
+            ++seeded;
+        }
+    }
+    return seeded;
 }
 
 std::map<std::int64_t, audit::StateTimes> recent_states(Database& db, TimeUs from, TimeUs to,

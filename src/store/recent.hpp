@@ -9,6 +9,7 @@
 #include "store/reader.hpp"
 #include "telemetry/tick.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,10 +39,20 @@ RecentState read_recent(Database& db);
 /// The audit view of a recent card (borrows `card`).
 audit::CardNow card_now(const RecentCard& card);
 
-/// The idle-held streaks of the processes idle-held in `card`, found by walking its card's
-/// recorded history backwards (audit::StreakRewind) in short read transactions.
+/// The idle-held streaks of the processes idle-held in each of `cards` (same order), found by
+/// walking the recorded history backwards (audit::StreakRewind) in short read transactions; each
+/// chunk of history is decoded once for all cards.
+std::vector<std::map<audit::ProcessKey, audit::Streak>>
+rewind_streaks(Database& db, const std::vector<RecentCard>& cards,
+               const audit::Thresholds& thresholds);
+
+/// The same for one card.
 std::map<audit::ProcessKey, audit::Streak> rewind_streaks(Database& db, const RecentCard& card,
                                                           const audit::Thresholds& thresholds);
+
+/// Seeds `book` with the streaks of `cards` (keyed by card uuid); returns how many.
+std::size_t seed_streaks(Database& db, const std::vector<RecentCard>& cards,
+                         const audit::Thresholds& thresholds, audit::StreakBook& book);
 
 /// Classified state times per gpu id over card-ticks with from <= t0 < to.
 std::map<std::int64_t, audit::StateTimes> recent_states(Database& db, TimeUs from, TimeUs to,

@@ -1,5 +1,6 @@
 // Rollup computation: one WindowAccumulator per card over the hour's canonical tick order; daily
 // rollups are sums of the hourly ones.
+#include "core/timezone.hpp"
 #include "store/evidence.hpp"
 #include "store/rollup.hpp"
 
@@ -27,14 +28,6 @@ std::optional<std::string> gaps_json(const std::vector<audit::Gap>& gaps) {
 
 std::pair<int, int> no_cell(TimeUs) {
     return {0, 0}; // Sunday night: hourly rollups keep their office split as off-hours
-}
-
-/// (weekday 0 = Sunday, hour) of a UTC time.
-std::pair<int, int> utc_weekday_hour(TimeUs t) {
-    const std::int64_t hours = t / k_us_per_hour - (t % k_us_per_hour < 0 ? 1 : 0);
-    const std::int64_t days = hours / 24 - (hours % 24 < 0 ? 1 : 0);
-    // 1970-01-01 was a Thursday (4).
-    return {static_cast<int>(((days + 4) % 7 + 7) % 7), static_cast<int>(hours - days * 24)};
 }
 
 struct CardAcc {
@@ -229,9 +222,9 @@ bool RollupBuilder::build_day(std::int64_t day) {
     std::map<std::int64_t, audit::GpuTotals> gpus;
     std::map<std::pair<std::int64_t, std::int64_t>, audit::IdentityTotals> identities;
     std::int64_t off_hours_mask = 0;
+    const TimeZone utc = TimeZone::load("UTC").value();
     for (const StoredRollup& h : hours) {
-        const TimeUs start = h.first_hour * k_us_per_hour;
-        const auto [weekday, hour] = utc_weekday_hour(start);
+        const auto [weekday, hour] = utc.weekday_hour(h.first_hour * k_us_per_hour);
         const bool off = audit::is_off_hours(weekday, hour);
         off_hours_mask |= off ? std::int64_t{1} << (h.first_hour - first) : 0;
         for (const audit::RollupCard& c : h.totals.cards) {

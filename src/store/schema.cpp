@@ -267,14 +267,19 @@ void check_identity(Database& db, std::int64_t version) {
     }
 }
 
+/// The one message for a file that needs `gua db upgrade` (reports, demo and import say the same).
+[[noreturn]] void refuse_older(const Database& db) {
+    throw Fatal(fmt::format("{} was written by an older gua; `gua db upgrade --db {}` converts it "
+                            "(the daemon also does when it starts)",
+                            db.path(), db.path()));
+}
+
 } // namespace
 
 void migrate(Database& db) {
     migrate_to(db, k_schema_version);
     if (has_legacy_ticks(db)) { // converting needs the daemon lock: the daemon or `gua db upgrade`
-        throw Fatal(fmt::format("{} holds card-ticks of an older gua; `gua db upgrade --db {}` "
-                                "converts them (the daemon also does when it starts)",
-                                db.path(), db.path()));
+        refuse_older(db);
     }
 }
 
@@ -304,10 +309,7 @@ void check_readable(Database& db) {
         throw Fatal(fmt::format("{} is an empty database (no gua data recorded yet)", db.path()));
     }
     if (version < k_schema_version || has_legacy_ticks(db)) {
-        throw Fatal(
-            fmt::format("{} was written by an older gua (schema {}); `gua db upgrade --db {}` "
-                        "converts it (the daemon also does when it starts)",
-                        db.path(), version, db.path()));
+        refuse_older(db);
     }
 }
 
