@@ -8,10 +8,13 @@
 
 #include <array>
 #include <cerrno>
+#include <ctime>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <string_view>
+#include <sys/epoll.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <utility>
 
@@ -21,17 +24,31 @@ namespace {
 constexpr std::size_t k_max_small_file = 64 * 1024;
 // Kernel connection files usually come last on long command lines, so read argv generously.
 constexpr std::size_t k_max_cmdline = 1024 * 1024;
-// Open comm descriptors kept at most (one per cached process); beyond, lookups read stat.
-constexpr std::size_t k_max_comm_fds = 512;
+constexpr int k_exit_batch = 64;
 
 bool is_procfs(const std::string& path) {
     struct statfs fs {};
     return ::statfs(path.c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
 }
 
+std::int64_t monotonic_us() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+// glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage in C++; use the system call.
+int open_pidfd(std::uint32_t pid) {
+    return static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0U));
+}
+
+std::uint64_t epoll_key(std::uint32_t pid, int fd) {
+    return (std::uint64_t{pid} << 32U) | static_cast<std::uint32_t>(fd);
+}
+
 } // namespace
 
-Resolver::CommFd& Resolver::CommFd::operator=(CommFd&& other) noexcept {
+Resolver::Fd& Resolver::Fd::operator=(Fd&& other) noexcept {
     if (this != &other) {
         if (m_fd >= 0) {
             ::close(m_fd);
@@ -41,17 +58,20 @@ Resolver::CommFd& Resolver::CommFd::operator=(CommFd&& other) noexcept {
     return *this;
 }
 
-Resolver::CommFd::~CommFd() {
+Resolver::Fd::~Fd() {
     if (m_fd >= 0) {
         ::close(m_fd);
     }
 }
 
-bool Resolver::CommFd::names(const std::string& comm) const {
+bool Resolver::names(const Fd& comm, const std::string& name) {
+    if (!comm.valid()) {
+        return false;
+    }
     std::array<char, 64> buffer{};
     ssize_t got = -1;
     do {
-        got = ::pread(m_fd, buffer.data(), buffer.size(), 0);
+        got = ::pread(comm.get(), buffer.data(), buffer.size(), 0);
     } while (got < 0 && errno == EINTR);
     if (got <= 0) {
         return false; // ESRCH: the process this descriptor names is gone
@@ -60,68 +80,143 @@ bool Resolver::CommFd::names(const std::string& comm) const {
     if (text.ends_with('\n')) {
         text.remove_suffix(1);
     }
-    return text == comm;
+    return text == name;
 }
 
-Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid)
+Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid,
+                   std::int64_t exec_check_us)
     : m_proc_root(std::move(proc_root)), m_procfs(is_procfs(m_proc_root)),
-      m_first_person_uid(first_person_uid) {}
+      m_first_person_uid(first_person_uid), m_exec_check_us(exec_check_us) {
+    if (m_procfs) {
+        m_epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
+    }
+}
 
-ProcessFacts Resolver::resolve(std::uint32_t pid) {
+Resolver::~Resolver() {
+    m_cache.clear(); // closes the pidfds before the epoll instance
+}
+
+void Resolver::reap_exited() {
+    m_reaped = true;
+    m_now_us = monotonic_us();
+    if (!m_epoll.valid() || m_watched == 0) {
+        return;
+    }
+    std::array<epoll_event, k_exit_batch> events{};
+    int n = k_exit_batch;
+    while (n == k_exit_batch) {
+        n = ::epoll_wait(m_epoll.get(), events.data(), k_exit_batch, 0);
+        for (int i = 0; i < n; ++i) {
+            const std::uint64_t key = events[static_cast<std::size_t>(i)].data.u64;
+            const auto it = m_cache.find(static_cast<std::uint32_t>(key >> 32U));
+            if (it != m_cache.end() && epoll_key(it->first, it->second.pidfd.get()) == key) {
+                forget(it);
+            }
+        }
+    }
+}
+
+bool Resolver::hit(Entry& entry) {
+    if (!entry.pidfd.valid()) {
+        return names(entry.comm, entry.facts.identity.command);
+    }
+    // Alive: reap_exited() would have dropped the entry otherwise.
+    if (m_now_us - entry.comm_read < m_exec_check_us) {
+        return true;
+    }
+    entry.comm_read = m_now_us;
+    return names(entry.comm, entry.facts.identity.command);
+}
+
+void Resolver::forget(std::unordered_map<std::uint32_t, Entry>::iterator it) {
+    if (it->second.comm.valid()) {
+        --m_watched;
+    }
+    m_cache.erase(it);
+}
+
+void Resolver::watch(std::uint32_t pid, Entry& entry, Fd comm, Fd pidfd) {
+    if (!names(comm, entry.facts.identity.command)) {
+        return;
+    }
+    entry.comm = std::move(comm);
+    entry.comm_read = m_now_us;
+    ++m_watched;
+    if (pidfd.valid()) {
+        epoll_event event{};
+        event.events = EPOLLIN;
+        event.data.u64 = epoll_key(pid, pidfd.get());
+        if (::epoll_ctl(m_epoll.get(), EPOLL_CTL_ADD, pidfd.get(), &event) == 0) {
+            entry.pidfd = std::move(pidfd);
+        }
+    }
+}
+
+const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
+    if (!m_reaped) {
+        reap_exited();
+    }
     auto it = m_cache.find(pid);
     if (it != m_cache.end() && it->second.comm.valid()) {
-        if (it->second.comm.names(it->second.facts.identity.command)) {
+        if (hit(it->second)) {
             it->second.seen = true;
             return it->second.facts;
         }
         // Gone (even if its pid was reused within the same clock tick of start time, which the
         // start time cannot tell) or exec'd: resolve afresh.
-        m_cache.erase(it);
+        forget(it);
         it = m_cache.end();
     }
-    // Opened before stat is read, so it names this process or one that is already gone; it is
-    // kept only if it still names the process resolved below.
-    CommFd comm = open_comm(pid);
+    // Opened before stat is read, so they name this process or one that is already gone; they
+    // are kept only if the comm still names the process resolved below.
+    Fd comm;
+    Fd pidfd;
+    if (m_procfs && m_watched < k_max_watched) {
+        comm = Fd(::open(pid_path(pid, "comm").c_str(), O_RDONLY | O_CLOEXEC));
+        if (comm.valid() && m_epoll.valid()) {
+            pidfd = Fd(open_pidfd(pid));
+            if (!pidfd.valid() && (errno == ENOSYS || errno == EPERM)) {
+                m_epoll = Fd{}; // no pidfds here: every hit reads the comm file
+            }
+        }
+    }
     const std::optional<ProcStat> stat = read_stat(pid);
     if (!stat) {
-        m_cache.erase(pid);
-        return ProcessFacts{};
+        if (it != m_cache.end()) {
+            forget(it);
+        }
+        return m_unknown;
     }
     // The same start time means the same process; a different comm means it exec'd another program
     // (e.g. a wrapper script that became python), which may have changed its argv and uid.
     if (it != m_cache.end() && it->second.facts.start_ticks == stat->start_ticks &&
         it->second.facts.identity.command == stat->comm) {
         it->second.seen = true;
-        if (comm.valid() && comm.names(stat->comm)) {
-            it->second.comm = std::move(comm);
-        }
+        watch(pid, it->second, std::move(comm), std::move(pidfd));
         return it->second.facts;
     }
+    if (it != m_cache.end()) {
+        forget(it);
+    }
     ProcessFacts facts = resolve_uncached(pid, *stat);
-    if (facts.start_ticks) {
-        Entry entry{facts, true, {}};
-        if (comm.valid() && comm.names(facts.identity.command)) {
-            entry.comm = std::move(comm);
-        }
-        m_cache.insert_or_assign(pid, std::move(entry));
-    } else {
-        m_cache.erase(pid);
+    if (!facts.start_ticks) {
+        return m_unknown;
     }
-    return facts;
-}
-
-Resolver::CommFd Resolver::open_comm(std::uint32_t pid) const {
-    if (!m_procfs || m_cache.size() >= k_max_comm_fds) {
-        return CommFd{};
-    }
-    return CommFd{::open(pid_path(pid, "comm").c_str(), O_RDONLY | O_CLOEXEC)};
+    Entry& entry = m_cache.emplace(pid, Entry{std::move(facts), true, {}, {}, 0}).first->second;
+    watch(pid, entry, std::move(comm), std::move(pidfd));
+    return entry.facts;
 }
 
 void Resolver::sweep() {
-    std::erase_if(m_cache, [](const auto& item) { return !item.second.seen; });
-    for (auto& [pid, entry] : m_cache) {
-        entry.seen = false;
+    for (auto it = m_cache.begin(); it != m_cache.end();) {
+        if (it->second.seen) {
+            it->second.seen = false;
+            ++it;
+        } else {
+            forget(it++);
+        }
     }
+    m_reaped = false;
     std::erase_if(m_names, [](const auto& item) { return !item.second.has_value(); });
 }
 

@@ -23,34 +23,45 @@ struct ProcessFacts {
 
 /// Resolves pids through `proc_root` (normally "/proc"). A vanished pid resolves to the unknown
 /// identity, never an error. Results are cached by (pid, start time), so a reused pid is
-/// re-resolved. On procfs a cached process keeps one open file descriptor (at most 512 in all).
-/// Not thread-safe: use one Resolver from one thread.
+/// re-resolved.
+///
+/// On procfs a cached process is watched through a pidfd and its open comm file (two descriptors,
+/// for at most k_max_watched processes): the first lookup after each sweep() asks the kernel once
+/// (one epoll_wait, whatever the number of processes) which of them exited, and a cache hit then
+/// costs no system call; the comm file is re-read at most every `exec_check_us` per process to
+/// notice an exec (which also destroys the process's GPU contexts). Without pidfds every hit reads
+/// the comm file; off procfs it reads stat. Not thread-safe: use one Resolver from one thread.
 class Resolver {
   public:
+    /// Processes watched through descriptors at most (2 each); beyond, hits read stat.
+    static constexpr std::size_t k_max_watched = 384;
     /// `first_person_uid` is the lowest uid of people, for the sudo rule of attributed_uid().
     explicit Resolver(std::string proc_root = "/proc",
-                      std::uint32_t first_person_uid = k_first_person_uid);
-    /// Looks up `pid`; cheap when cached (one pread of the process's open comm file on procfs, else
-    /// one read of /proc/<pid>/stat; re-resolved when the process changed or its comm did).
-    ProcessFacts resolve(std::uint32_t pid);
-    /// Drops cache entries of pids not looked up since the previous call (call once per tick).
+                      std::uint32_t first_person_uid = k_first_person_uid,
+                      std::int64_t exec_check_us = 1'000'000);
+    Resolver(const Resolver&) = delete;
+    Resolver& operator=(const Resolver&) = delete;
+    ~Resolver();
+    /// Looks up `pid` (see the class comment for what a cache hit costs); re-resolved when the
+    /// process exited (noticed at the first lookup after a sweep()) or its comm changed.
+    /// The reference stays valid until the next call of resolve() or sweep().
+    const ProcessFacts& resolve(std::uint32_t pid);
+    /// Drops cache entries of pids not looked up since the previous call and starts a new round
+    /// of lookups (call once per tick).
     void sweep();
     /// Number of processes currently cached.
     std::size_t cached_count() const { return m_cache.size(); }
 
   private:
-    /// An open /proc/<pid>/comm. On procfs the descriptor keeps naming the process it was opened
-    /// for (reads fail once that process is gone, even if its pid was reused), so a cache hit
-    /// costs one pread instead of open/read/close of stat.
-    class CommFd {
+    /// An owned file descriptor (-1 when none).
+    class Fd {
       public:
-        CommFd() = default;
-        explicit CommFd(int fd) : m_fd(fd) {}
-        CommFd(CommFd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-        CommFd& operator=(CommFd&& other) noexcept;
-        ~CommFd();
-        /// True when the process is alive and its comm is `comm`.
-        bool names(const std::string& comm) const;
+        Fd() = default;
+        explicit Fd(int fd) : m_fd(fd) {}
+        Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
+        Fd& operator=(Fd&& other) noexcept;
+        ~Fd();
+        int get() const { return m_fd; }
         bool valid() const { return m_fd >= 0; }
 
       private:
@@ -59,18 +70,33 @@ class Resolver {
     struct Entry {
         ProcessFacts facts;
         bool seen = true;
-        CommFd comm; ///< invalid when not on procfs or when too many are open
+        /// /proc/<pid>/comm, open. On procfs it keeps naming the process it was opened for (reads
+        /// fail once that process is gone, even if its pid was reused).
+        Fd comm;
+        Fd pidfd;                   ///< registered with m_epoll; readable once the process exits
+        std::int64_t comm_read = 0; ///< CLOCK_MONOTONIC µs of the last comm check
     };
-    CommFd open_comm(std::uint32_t pid) const;
+    /// True when `comm` is open, its process alive and named `name`.
+    static bool names(const Fd& comm, const std::string& name);
+    bool hit(Entry& entry);
+    void watch(std::uint32_t pid, Entry& entry, Fd comm, Fd pidfd);
+    void forget(std::unordered_map<std::uint32_t, Entry>::iterator it);
+    void reap_exited();
     std::optional<ProcStat> read_stat(std::uint32_t pid) const;
     ProcessFacts resolve_uncached(std::uint32_t pid, const ProcStat& stat);
     std::string user_for(std::optional<std::uint32_t> uid);
     std::string pid_path(std::uint32_t pid, const char* file) const;
 
     std::string m_proc_root;
-    bool m_procfs = false; ///< m_proc_root is a real procfs (CommFd's guarantee holds)
+    bool m_procfs = false; ///< m_proc_root is a real procfs (the comm descriptor guarantee holds)
     std::uint32_t m_first_person_uid;
+    std::int64_t m_exec_check_us;
+    Fd m_epoll;                ///< pidfds of watched processes; invalid without pidfd support
+    bool m_reaped = false;     ///< exits were collected since the last sweep()
+    std::int64_t m_now_us = 0; ///< CLOCK_MONOTONIC µs at the last collection of exits
+    std::size_t m_watched = 0; ///< entries holding descriptors
     std::unordered_map<std::uint32_t, Entry> m_cache;
+    ProcessFacts m_unknown; ///< what a vanished pid resolves to
     /// passwd names by uid; misses (nullopt) are forgotten at each sweep so new accounts appear.
     std::unordered_map<std::uint32_t, std::optional<std::string>> m_names;
 };

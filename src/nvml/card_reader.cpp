@@ -5,7 +5,6 @@
 #include "nvml/process_list.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -176,7 +175,13 @@ void read_list(const Library& lib, const Card& card, ListKind kind, SourceState&
         ++state.diagnostics.stride_corrections;
     }
     state.diagnostics.dropped_process_entries += read.list.dropped;
-    for (const RawProcess& p : merge_duplicate_pids(read.list.processes)) {
+    std::vector<RawProcess> merged;
+    if (has_duplicate_pids(read.list.processes)) {
+        merged = merge_duplicate_pids(read.list.processes);
+    }
+    const std::vector<RawProcess>& processes = merged.empty() ? read.list.processes : merged;
+    poll.processes.reserve(poll.processes.size() + processes.size());
+    for (const RawProcess& p : processes) {
         telemetry::ProcessReading reading;
         reading.pid = p.pid;
         reading.type = process_type(kind);
@@ -222,17 +227,17 @@ void read_process_utilization(const Library& lib, Card& card, SourceState& state
         return;
     }
     std::vector<std::uint32_t> pids;
+    pids.reserve(poll.processes.size());
     for (const auto& p : poll.processes) {
         pids.push_back(p.pid);
     }
-    const auto util = card.process_util.fold(entries, pids, state.diagnostics.junk_process_samples);
+    PidUtils util = card.process_util.fold(entries, pids, state.diagnostics.junk_process_samples);
     // A pid in several lists gets its SM share once: compute first, then MPS, then graphics.
-    std::unordered_set<std::uint32_t> assigned;
     for (const auto type : {telemetry::ProcessType::compute, telemetry::ProcessType::mps,
                             telemetry::ProcessType::graphics}) {
         for (auto& p : poll.processes) {
             if (p.type == type) {
-                p.sm_util_pct = assigned.insert(p.pid).second ? util.at(p.pid) : 0.0;
+                p.sm_util_pct = util.take(p.pid);
             }
         }
     }

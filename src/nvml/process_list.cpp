@@ -113,6 +113,27 @@ ProcessListRead read_process_list(const ProcessListCall& call, std::size_t strid
     return {rc, {}};
 }
 
+bool has_duplicate_pids(const std::vector<RawProcess>& processes) {
+    constexpr std::size_t k_pairwise = 64; // below, comparing pairs beats sorting a copy
+    if (processes.size() <= k_pairwise) {
+        for (std::size_t i = 1; i < processes.size(); ++i) {
+            for (std::size_t j = 0; j < i; ++j) {
+                if (processes[i].pid == processes[j].pid) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+    std::vector<std::uint32_t> pids;
+    pids.reserve(processes.size());
+    for (const RawProcess& p : processes) {
+        pids.push_back(p.pid);
+    }
+    std::sort(pids.begin(), pids.end());
+    return std::adjacent_find(pids.begin(), pids.end()) != pids.end();
+}
+
 std::vector<RawProcess> merge_duplicate_pids(const std::vector<RawProcess>& processes) {
     struct Share {
         std::uint32_t gpu_instance_id;

@@ -2,6 +2,8 @@
 #include "nvml/sample_cursor.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace gua::nvml {
 namespace {
@@ -98,26 +100,65 @@ void ProcessUtilCursor::prime(const std::vector<ProcessUtilEntry>& entries) {
     }
 }
 
-std::unordered_map<std::uint32_t, double>
-ProcessUtilCursor::fold(const std::vector<ProcessUtilEntry>& entries,
-                        const std::vector<std::uint32_t>& live_pids, int& junk) {
-    std::unordered_map<std::uint32_t, double> out;
-    std::unordered_map<std::uint32_t, std::uint64_t> newest;
-    for (const std::uint32_t pid : live_pids) {
-        out[pid] = 0.0;
+PidUtils::PidUtils(const std::vector<std::uint32_t>& pids) {
+    m_items.reserve(pids.size());
+    for (const std::uint32_t pid : pids) {
+        m_items.push_back({pid, false, 0, 0.0});
     }
+    std::sort(m_items.begin(), m_items.end(),
+              [](const Item& a, const Item& b) { return a.pid < b.pid; });
+    m_items.erase(std::unique(m_items.begin(), m_items.end(),
+                              [](const Item& a, const Item& b) { return a.pid == b.pid; }),
+                  m_items.end());
+}
+
+const PidUtils::Item* PidUtils::find(std::uint32_t pid) const {
+    const auto it =
+        std::lower_bound(m_items.begin(), m_items.end(), pid,
+                         [](const Item& item, std::uint32_t p) { return item.pid < p; });
+    return it != m_items.end() && it->pid == pid ? &*it : nullptr;
+}
+
+double PidUtils::at(std::uint32_t pid) const {
+    const Item* item = find(pid);
+    if (item == nullptr) {
+        throw std::out_of_range("pid " + std::to_string(pid) + " is not live");
+    }
+    return item->pct;
+}
+
+double PidUtils::take(std::uint32_t pid) {
+    Item* item = find(pid);
+    if (item == nullptr || item->taken) {
+        return 0.0;
+    }
+    item->taken = true;
+    return item->pct;
+}
+
+bool PidUtils::offer(std::uint32_t pid, std::uint64_t timestamp_us, double pct) {
+    Item* item = find(pid);
+    if (item == nullptr) {
+        return false;
+    }
+    if (timestamp_us >= item->newest_us) {
+        item->newest_us = timestamp_us;
+        item->pct = pct;
+    }
+    return true;
+}
+
+PidUtils ProcessUtilCursor::fold(const std::vector<ProcessUtilEntry>& entries,
+                                 const std::vector<std::uint32_t>& live_pids, int& junk) {
+    PidUtils out(live_pids);
     std::uint64_t cursor = m_cursor_us;
     for (const ProcessUtilEntry& e : entries) {
         if (e.timestamp_us == 0 || e.timestamp_us <= m_cursor_us) {
             continue;
         }
-        if (!out.contains(e.pid) || e.sm_util_pct > 100) {
+        if (e.sm_util_pct > 100 || !out.offer(e.pid, e.timestamp_us, e.sm_util_pct)) {
             ++junk;
             continue;
-        }
-        if (e.timestamp_us >= newest[e.pid]) {
-            newest[e.pid] = e.timestamp_us;
-            out[e.pid] = e.sm_util_pct;
         }
         cursor = std::max(cursor, e.timestamp_us);
     }

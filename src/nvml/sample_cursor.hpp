@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 namespace gua::nvml {
@@ -61,6 +60,36 @@ struct ProcessUtilEntry {
     unsigned int sm_util_pct = 0;
 };
 
+/// SM % per pid over one poll: a flat map sorted by pid (no allocation per pid).
+class PidUtils {
+  public:
+    /// Zero for each of `pids` (duplicates collapse).
+    explicit PidUtils(const std::vector<std::uint32_t>& pids);
+    std::size_t size() const { return m_items.size(); }
+    bool contains(std::uint32_t pid) const { return find(pid) != nullptr; }
+    /// The SM % of `pid`; throws std::out_of_range for a pid that is not live.
+    double at(std::uint32_t pid) const;
+    /// The SM % of `pid` the first time it is taken, 0 after that (a pid listed several times
+    /// gets its share once).
+    double take(std::uint32_t pid);
+    /// Sets `pid`'s SM % from an entry at `timestamp_us` unless a newer entry set it; false when
+    /// `pid` is not live.
+    bool offer(std::uint32_t pid, std::uint64_t timestamp_us, double pct);
+
+  private:
+    struct Item {
+        std::uint32_t pid = 0;
+        bool taken = false;
+        std::uint64_t newest_us = 0;
+        double pct = 0;
+    };
+    const Item* find(std::uint32_t pid) const;
+    Item* find(std::uint32_t pid) {
+        return const_cast<Item*>(static_cast<const PidUtils*>(this)->find(pid));
+    }
+    std::vector<Item> m_items;
+};
+
 /// Cursor of one device's per-process utilization (rule 8).
 class ProcessUtilCursor {
   public:
@@ -78,9 +107,8 @@ class ProcessUtilCursor {
     /// SM % over the poll for every pid in `live_pids`: the driver's average since the cursor, or
     /// 0 when the driver reported nothing newer for it. Entries for other pids, with util over
     /// 100 or not newer than the cursor are dropped; the first two kinds are counted in `junk`.
-    std::unordered_map<std::uint32_t, double> fold(const std::vector<ProcessUtilEntry>& entries,
-                                                   const std::vector<std::uint32_t>& live_pids,
-                                                   int& junk);
+    PidUtils fold(const std::vector<ProcessUtilEntry>& entries,
+                  const std::vector<std::uint32_t>& live_pids, int& junk);
 
   private:
     bool m_primed = false;

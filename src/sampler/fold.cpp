@@ -11,10 +11,66 @@ namespace gua::sampler {
 TickBuilder::TickBuilder(double active_threshold_pct, identity::Resolver& resolver)
     : m_threshold(active_threshold_pct), m_resolver(resolver) {}
 
+namespace {
+
+bool key_less(const telemetry::ProcessTick& a, std::uint32_t pid, telemetry::ProcessType type) {
+    return a.pid != pid ? a.pid < pid : static_cast<int>(a.type) < static_cast<int>(type);
+}
+
+} // namespace
+
+void TickBuilder::CardAcc::reset() {
+    telemetry::DeviceInfo device = std::move(record.device);
+    record = telemetry::CardTickRecord{};
+    record.device = std::move(device);
+    span = 0;
+    measured = 0;
+    util_weighted = 0;
+    active = 0;
+    buckets = {};
+    lost = false;
+    present = false;
+    order.clear();
+    live = 0;
+}
+
+TickBuilder::ProcAcc* TickBuilder::CardAcc::find(std::uint32_t pid, telemetry::ProcessType type) {
+    const auto it = std::lower_bound(order.begin(), order.end(), 0U, [&](std::uint32_t i, auto) {
+        return key_less(processes[i].tick, pid, type);
+    });
+    if (it != order.end() && processes[*it].tick.pid == pid && processes[*it].tick.type == type) {
+        return &processes[*it];
+    }
+    return nullptr;
+}
+
+TickBuilder::ProcAcc& TickBuilder::CardAcc::insert(std::uint32_t pid, telemetry::ProcessType type) {
+    if (live == processes.size()) {
+        processes.emplace_back();
+    }
+    ProcAcc& acc = processes[live];
+    acc.tick.pid = pid;
+    acc.tick.type = type;
+    acc.tick.start_ticks.reset();
+    acc.tick.mem_used_mib.reset();
+    acc.tick.sm_util_pct.reset();
+    acc.sm_weighted = 0;
+    acc.sm_span = 0;
+    const auto at = std::lower_bound(order.begin(), order.end(), 0U, [&](std::uint32_t i, auto) {
+        return key_less(processes[i].tick, pid, type);
+    });
+    order.insert(at, static_cast<std::uint32_t>(live));
+    ++live;
+    return acc;
+}
+
 void TickBuilder::start(TimeUs t0) {
     m_t0 = t0;
     m_span = 0;
-    m_cards.clear();
+    std::erase_if(m_cards, [](const auto& item) { return !item.second.present; });
+    for (auto& [uuid, card] : m_cards) {
+        card.reset();
+    }
 }
 
 void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
@@ -22,6 +78,7 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
     m_span += span_us;
     for (const telemetry::DevicePoll& poll : polls) {
         CardAcc& card = m_cards[poll.uuid];
+        card.present = true;
         if (auto it = devices.find(poll.uuid); it != devices.end()) {
             card.record.device = it->second;
         } else {
@@ -72,20 +129,18 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
             r.clock_event_reasons = r.clock_event_reasons.value_or(0) | *poll.clock_event_reasons;
         }
         for (const telemetry::ProcessReading& p : poll.processes) {
-            const auto key = std::make_pair(p.pid, static_cast<int>(p.type));
-            auto [it, inserted] = card.processes.try_emplace(key);
-            ProcAcc& acc = it->second;
-            if (inserted) {
-                acc.tick.pid = p.pid;
-                acc.tick.type = p.type;
+            ProcAcc* found = card.find(p.pid, p.type);
+            if (found == nullptr) {
+                found = &card.insert(p.pid, p.type);
                 if (p.identity) {
-                    acc.tick.identity = *p.identity;
+                    found->tick.identity = *p.identity;
                 } else {
-                    identity::ProcessFacts facts = m_resolver.resolve(p.pid);
-                    acc.tick.identity = std::move(facts.identity);
-                    acc.tick.start_ticks = facts.start_ticks;
+                    const identity::ProcessFacts& facts = m_resolver.resolve(p.pid);
+                    found->tick.identity = facts.identity;
+                    found->tick.start_ticks = facts.start_ticks;
                 }
             }
+            ProcAcc& acc = *found;
             if (p.mem_used_mib) {
                 acc.tick.mem_used_mib =
                     std::max(acc.tick.mem_used_mib.value_or(0), *p.mem_used_mib);
@@ -98,12 +153,16 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
     }
 }
 
-telemetry::Tick TickBuilder::finish(std::uint64_t seq) {
-    telemetry::Tick tick;
+void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
     tick.seq = seq;
     tick.t0 = m_t0;
     tick.duration_us = m_span;
+    tick.lost_uuids.clear();
+    std::size_t n = 0;
     for (auto& [uuid, card] : m_cards) {
+        if (!card.present) {
+            continue;
+        }
         if (card.lost) {
             tick.lost_uuids.push_back(uuid);
             continue;
@@ -126,19 +185,29 @@ telemetry::Tick TickBuilder::finish(std::uint64_t seq) {
         } else {
             r.util_source = telemetry::UtilSource::none;
         }
-        for (auto& [key, acc] : card.processes) {
-            if (acc.sm_span > 0) {
-                acc.tick.sm_util_pct = acc.sm_weighted / static_cast<double>(acc.sm_span);
-            }
-            r.processes.push_back(std::move(acc.tick));
+        if (tick.cards.size() == n) {
+            tick.cards.emplace_back();
         }
-        tick.cards.push_back(std::move(r));
+        telemetry::CardTickRecord& out = tick.cards[n++];
+        // Copy-assignments below reuse the storage of the previous tick's records.
+        std::vector<telemetry::ProcessTick> processes = std::move(out.processes);
+        out = r;
+        out.processes = std::move(processes);
+        out.processes.resize(card.live);
+        for (std::size_t i = 0; i < card.live; ++i) {
+            const ProcAcc& acc = card.processes[card.order[i]];
+            telemetry::ProcessTick& p = out.processes[i];
+            p = acc.tick;
+            if (acc.sm_span > 0) {
+                p.sm_util_pct = acc.sm_weighted / static_cast<double>(acc.sm_span);
+            }
+        }
     }
+    tick.cards.resize(n);
     std::sort(tick.cards.begin(), tick.cards.end(), [](const auto& a, const auto& b) {
         return a.device.index != b.device.index ? a.device.index < b.device.index
                                                 : a.device.uuid < b.device.uuid;
     });
-    return tick;
 }
 
 } // namespace gua::sampler

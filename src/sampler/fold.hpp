@@ -23,8 +23,14 @@ class TickBuilder {
     /// Folds one poll covering `span_us` of time (since the previous poll) for `devices`.
     void add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
                   const std::unordered_map<std::string, telemetry::DeviceInfo>& devices);
-    /// Finishes the tick; cards lost in any poll of the tick are listed, not recorded.
-    telemetry::Tick finish(std::uint64_t seq);
+    /// Finishes the tick into `out`, reusing its vectors and strings; cards lost in any poll of
+    /// the tick are listed, not recorded. Processes of a card come sorted by (pid, type).
+    void finish(std::uint64_t seq, telemetry::Tick& out);
+    telemetry::Tick finish(std::uint64_t seq) {
+        telemetry::Tick tick;
+        finish(seq, tick);
+        return tick;
+    }
 
   private:
     struct ProcAcc {
@@ -32,15 +38,24 @@ class TickBuilder {
         double sm_weighted = 0;
         DurationUs sm_span = 0;
     };
+    /// One card's accumulators. Kept across ticks (start() resets them) so that their storage,
+    /// and that of the process accumulators, is reused instead of reallocated every tick.
     struct CardAcc {
-        telemetry::CardTickRecord record;
+        telemetry::CardTickRecord record; ///< without processes (those are in `processes`)
         DurationUs span = 0;
         DurationUs measured = 0;
         double util_weighted = 0;
         double active = 0;
         std::array<double, 4> buckets{};
         bool lost = false;
-        std::map<std::pair<std::uint32_t, int>, ProcAcc> processes;
+        bool present = false; ///< polled during the current tick
+        /// The first `live` entries are this tick's processes; `order` indexes them by (pid, type).
+        std::vector<ProcAcc> processes;
+        std::vector<std::uint32_t> order;
+        std::size_t live = 0;
+        void reset();
+        ProcAcc* find(std::uint32_t pid, telemetry::ProcessType type);
+        ProcAcc& insert(std::uint32_t pid, telemetry::ProcessType type);
     };
 
     double m_threshold;

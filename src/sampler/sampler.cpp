@@ -28,6 +28,7 @@ void Sampler::run(const std::atomic<bool>& stop,
 
     refresh_devices();
     TickBuilder builder(m_options.active_threshold_pct, m_resolver);
+    telemetry::Tick tick; // reused: finish() overwrites it in place every tick
     // The first poll primes the source's cursors; its data covers time before the first tick.
     // A tick spans exactly from one poll to the next: its start is the wall time of the poll that
     // ended the previous tick, so a slow write between ticks neither overlaps nor leaves a gap.
@@ -56,7 +57,8 @@ void Sampler::run(const std::atomic<bool>& stop,
             last_poll = now;
             tick_done = k == polls_per_tick || stop.load();
         }
-        on_tick(builder.finish(m_ticks));
+        builder.finish(m_ticks, tick);
+        on_tick(tick);
         ++m_ticks;
         m_resolver.sweep();
         builder.start(last_poll_wall);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace gua::store {
 
@@ -102,12 +103,13 @@ void BlockBuilder::start(std::int64_t run_id, const BlockLayout& layout,
     m_row.end_us = tick.t0 + tick.duration_us;
     m_row.tick_us = tick.duration_us;
     m_row.cards = fmt::format("[{}]", fmt::join(layout.gpus, ","));
-    std::string procs;
+    m_row.procs.reserve(2 + layout.procs.size() * 16);
+    m_row.procs = "[";
     for (const BlockLayout::Proc& p : layout.procs) {
-        procs +=
-            fmt::format("{}[{},{},{}]", procs.empty() ? "" : ",", p.slot, p.process_id, p.type);
+        fmt::format_to(std::back_inserter(m_row.procs), "{}[{},{},{}]",
+                       m_row.procs.size() > 1 ? "," : "", p.slot, p.process_id, p.type);
     }
-    m_row.procs = "[" + procs + "]";
+    m_row.procs += ']';
     for (std::size_t i = 0; i < k_stream_count; ++i) {
         m_streams[i].clear(
             period_of(static_cast<Stream>(i), layout.gpus.size(), layout.procs.size()));

@@ -164,9 +164,10 @@ std::vector<RingEntry> Driver::ring(std::size_t device, std::uint64_t last_seen)
         }
         ++kept;
         const std::uint64_t ts = timestamp(d, sample_time(k, d));
-        if (ts > last_seen || (d.include_last_seen && ts == last_seen)) {
-            out.push_back({ts, std::round(value)});
+        if (ts < last_seen || (ts == last_seen && !d.include_last_seen)) {
+            break; // older entries (lower k) were all seen too
         }
+        out.push_back({ts, std::round(value)});
     }
     if (!d.unsorted) {
         std::reverse(out.begin(), out.end());
@@ -190,7 +191,17 @@ unsigned int Driver::snapshot_util(std::size_t device) const {
 std::vector<ProcessUtil> Driver::process_util(std::size_t device, std::uint64_t last_seen) const {
     const Device& d = m_scenario.devices.at(device);
     const auto newest = static_cast<std::size_t>(std::floor(now() / d.util_period_s + 1e-9));
-    const std::size_t oldest = newest >= d.ring_size ? newest - d.ring_size + 1 : 1;
+    std::size_t oldest = newest >= d.ring_size ? newest - d.ring_size + 1 : 1;
+    // Timestamps grow with k: skip the periods the caller has already seen (binary search), once
+    // for all processes.
+    for (std::size_t hi = newest + 1; oldest < hi;) {
+        const std::size_t mid = oldest + (hi - oldest) / 2;
+        if (timestamp(d, sample_time(mid, d)) <= last_seen) {
+            oldest = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
     std::vector<ProcessUtil> out;
     for (const Process& p : m_scenario.processes) {
         if (p.device != device || std::any_of(out.begin(), out.end(), [&](const ProcessUtil& u) {
@@ -205,10 +216,10 @@ std::vector<ProcessUtil> Driver::process_util(std::size_t device, std::uint64_t 
         for (std::size_t k = oldest; k <= newest; ++k) {
             const double from = std::max(sample_time(k - 1, d), p.start);
             const double to = std::min(sample_time(k, d), p.end);
-            const std::uint64_t ts = timestamp(d, sample_time(k, d));
-            if (to <= from || ts <= last_seen) {
+            if (to <= from) {
                 continue;
             }
+            const std::uint64_t ts = timestamp(d, sample_time(k, d));
             const double value = p.sm_util.mean(from, to);
             sum += value;
             peak = std::max(peak, value);

@@ -43,12 +43,14 @@ TEST(IdentityLive, ChildAsCurrentUser) {
     ASSERT_TRUE(facts.start_ticks.has_value());
     EXPECT_GT(*facts.start_ticks, 0u);
 
-    // A second lookup is a cache hit with the same answer; after the child dies it is unknown.
+    // A second lookup is a cache hit with the same answer; from the next tick (sweep) after the
+    // child died it is unknown.
     const ProcessFacts again = resolver.resolve(static_cast<std::uint32_t>(child.pid()));
     EXPECT_EQ(again.identity, facts.identity);
     EXPECT_EQ(again.start_ticks, facts.start_ticks);
     const auto pid = static_cast<std::uint32_t>(child.pid());
     child.stop();
+    resolver.sweep();
     EXPECT_EQ(resolver.resolve(pid).identity, telemetry::unknown_identity());
     EXPECT_EQ(resolver.resolve(pid).start_ticks, std::nullopt);
 }

@@ -112,5 +112,19 @@ TEST(NvmlProcessList, MergesDuplicatePids) {
     EXPECT_EQ(merged[1].used_bytes, 5u);
 }
 
+// Short lists are compared pairwise, long ones (over 64 entries) through a sorted copy.
+TEST(NvmlProcessList, FindsDuplicatePidsInShortAndLongLists) {
+    for (const std::size_t n : {2U, 16U, 64U, 65U, 500U}) {
+        std::vector<RawProcess> list;
+        for (std::size_t i = 0; i < n; ++i) {
+            list.push_back({static_cast<std::uint32_t>(1000 + 7 * i), 100, 1, 0});
+        }
+        EXPECT_FALSE(has_duplicate_pids(list)) << n;
+        list[n - 1].pid = list[n / 2 - 1].pid;
+        EXPECT_TRUE(has_duplicate_pids(list)) << n;
+    }
+    EXPECT_FALSE(has_duplicate_pids({}));
+}
+
 } // namespace
 } // namespace gua::nvml
