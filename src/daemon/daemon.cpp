@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <malloc.h>
 #include <unistd.h>
 
 namespace gua::daemon {
@@ -125,6 +126,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                              options.db, converted));
     }
     db.exec("PRAGMA journal_size_limit = 67108864");
+    // A tick writes a few pages; SQLite's default 2 MB page cache would mostly hold pages read
+    // once by an hourly rollup (the OS page cache serves those again just as well).
+    db.exec("PRAGMA cache_size = -256");
     const std::unique_ptr<exporter::Exporter> metrics =
         exporter::start_exporter(exporter_options, db, thresholds, driver, options.interval_us,
                                  [&log](const std::string& message) { log.line(message); });
@@ -142,6 +146,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                               static_cast<std::uint32_t>(getpid())});
     policy_runner.start(clock.wall_now());
     notify_service_manager("READY=1");
+    // Startup (schema creation or conversion, configuration, NVML discovery) leaves freed heap
+    // behind that the tick loop never needs again: give it back to the system.
+    ::malloc_trim(0);
 
     identity::Resolver resolver;
     sampler::SamplerOptions so;

@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <iterator>
 
 namespace gua::store {
 
 namespace {
+
+constexpr std::size_t k_max_digits = 20; // of a signed 64-bit integer with its sign
 
 template <typename T> std::uint64_t non_negative(const std::optional<T>& v) {
     if (!v) {
@@ -103,13 +105,26 @@ void BlockBuilder::start(std::int64_t run_id, const BlockLayout& layout,
     m_row.end_us = tick.t0 + tick.duration_us;
     m_row.tick_us = tick.duration_us;
     m_row.cards = fmt::format("[{}]", fmt::join(layout.gpus, ","));
-    m_row.procs.reserve(2 + layout.procs.size() * 16);
-    m_row.procs = "[";
+    // [[slot,process id,type],...] with to_chars: a block of many processes starts often.
+    std::string& procs = m_row.procs;
+    procs.resize(2 + layout.procs.size() * (3 * k_max_digits + 5));
+    char* out = procs.data();
+    char* const end = procs.data() + procs.size();
+    *out++ = '[';
     for (const BlockLayout::Proc& p : layout.procs) {
-        fmt::format_to(std::back_inserter(m_row.procs), "{}[{},{},{}]",
-                       m_row.procs.size() > 1 ? "," : "", p.slot, p.process_id, p.type);
+        if (out[-1] == ']') {
+            *out++ = ',';
+        }
+        *out++ = '[';
+        out = std::to_chars(out, end, p.slot).ptr;
+        *out++ = ',';
+        out = std::to_chars(out, end, p.process_id).ptr;
+        *out++ = ',';
+        out = std::to_chars(out, end, p.type).ptr;
+        *out++ = ']';
     }
-    m_row.procs += ']';
+    *out++ = ']';
+    procs.resize(static_cast<std::size_t>(out - procs.data()));
     for (std::size_t i = 0; i < k_stream_count; ++i) {
         m_streams[i].clear(
             period_of(static_cast<Stream>(i), layout.gpus.size(), layout.procs.size()));
