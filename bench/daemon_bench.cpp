@@ -104,8 +104,8 @@ std::string scenario(const std::vector<pid_t>& pids) {
 }
 
 struct RunFigures {
-    double wall_s = 0;
-    double cpu_s = 0; ///< user + system
+    double window_s = 0;     ///< wall time of the steady-state window
+    double window_cpu_s = 0; ///< on-CPU time of the daemon's threads within it
     long peak_rss_kib = 0;
     long pss_kib = 0;  ///< proportional set size near the end (shared library pages divided)
     long anon_kib = 0; ///< anonymous (heap, stacks) near the end
@@ -117,19 +117,39 @@ long kib_of(const std::string& text, const std::string& field) {
     return at == std::string::npos ? 0 : std::atol(text.c_str() + at + 1 + field.size());
 }
 
-double seconds(const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+/// On-CPU time of all threads of `pid` in seconds, from /proc/<pid>/task/*/schedstat
+/// (nanoseconds, unlike the 10 ms clock ticks of /proc/<pid>/stat); nullopt once it has gone.
+std::optional<double> task_cpu_s(pid_t pid) {
+    std::error_code ec;
+    double total = 0;
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+        std::ifstream in(task.path() / "schedstat");
+        unsigned long long ns = 0;
+        if (!(in >> ns)) {
+            return std::nullopt;
+        }
+        total += static_cast<double>(ns) / 1e9;
+    }
+    if (ec) {
+        return std::nullopt;
+    }
+    return total;
 }
 
-/// Runs `gua daemon --ticks N --interval 100ms` on a fresh database; wall time, CPU and peak RSS
-/// come from wait4's rusage (µs resolution).
+/// Runs `gua daemon --ticks N --interval 100ms` on a fresh database and measures its CPU time over
+/// a steady-state window: from `warmup_s` after the start (schema created, NVML opened, cursors
+/// primed) until one second before the last tick, so startup and shutdown are left out. Peak RSS
+/// comes from wait4's rusage.
 RunFigures run_daemon(const std::string& gua, const std::string& library, const std::string& dir,
-                      int ticks) {
+                      int ticks, double warmup_s) {
     const std::string db = dir + "/bench.db";
     for (const char* suffix : {"", "-wal", "-shm", ".lock"}) {
         std::filesystem::remove(db + suffix);
     }
     const auto start = std::chrono::steady_clock::now();
+    const auto window_start = start + std::chrono::duration<double>(warmup_s);
+    const auto window_end = start + std::chrono::milliseconds(100 * ticks - 1000);
     const pid_t pid =
         spawn({gua, "daemon", "--db", db, "--config", dir + "/gua.toml", "--nvml-library", library,
                "--interval", "100ms", "--ticks", std::to_string(ticks), "--quiet"},
@@ -137,26 +157,36 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
     int status = 0;
     rusage ru{};
     std::string memory; // the last /proc/<pid>/smaps_rollup read while it ran
+    std::optional<std::pair<std::chrono::steady_clock::time_point, double>> first;
+    std::optional<std::pair<std::chrono::steady_clock::time_point, double>> last;
     while (true) {
         const pid_t done = wait4(pid, &status, WNOHANG, &ru);
         if (done == pid || (done < 0 && errno != EINTR)) {
             break;
         }
-        std::ifstream rollup("/proc/" + std::to_string(pid) + "/smaps_rollup");
-        std::string text((std::istreambuf_iterator<char>(rollup)), {});
-        if (text.find("Pss:") != std::string::npos) {
-            memory = std::move(text);
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= window_start && now <= window_end) {
+            if (const std::optional<double> cpu = task_cpu_s(pid)) {
+                (first ? last : first) = std::make_pair(now, *cpu);
+            }
+            std::ifstream rollup("/proc/" + std::to_string(pid) + "/smaps_rollup");
+            std::string text((std::istreambuf_iterator<char>(rollup)), {});
+            if (text.find("Pss:") != std::string::npos) {
+                memory = std::move(text);
+            }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    const auto end = std::chrono::steady_clock::now();
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         std::ifstream err(dir + "/daemon.err");
         const std::string text((std::istreambuf_iterator<char>(err)), {});
         throw std::runtime_error("gua daemon failed: " + text);
     }
-    return {std::chrono::duration<double>(end - start).count(),
-            seconds(ru.ru_utime) + seconds(ru.ru_stime), ru.ru_maxrss, kib_of(memory, "Pss:"),
+    if (!first || !last) {
+        throw std::runtime_error("the daemon ended before its steady-state window");
+    }
+    return {std::chrono::duration<double>(last->first - first->first).count(),
+            last->second - first->second, ru.ru_maxrss, kib_of(memory, "Pss:"),
             kib_of(memory, "Anonymous:")};
 }
 
@@ -223,11 +253,11 @@ int main(int argc, char** argv) {
     const std::string gua = argv[1];
     const std::string library = argv[2];
     const bool quick = argc > 3 && std::string(argv[3]) == "--short";
-    const int few = 20;
-    const int many = quick ? 70 : 120;
-    // CPU time on a shared machine only grows with contention: take the best of a few pairs of
-    // runs (the difference within a pair excludes startup and shutdown).
-    const int pairs = quick ? 2 : 3;
+    // 100 ms ticks: 6 s (12 s) runs, measured from 2 s after the start to 1 s before the end.
+    const int ticks = quick ? 60 : 120;
+    const double warmup_s = 2.0;
+    // CPU time on a shared machine only grows with contention: take the best of a few runs.
+    const int runs = quick ? 2 : 4;
     try {
         char pattern[] = "/tmp/gua-daemon-bench-XXXXXX";
         if (mkdtemp(pattern) == nullptr) {
@@ -249,27 +279,27 @@ int main(int argc, char** argv) {
         long pss_kib = 0;
         long anon_kib = 0;
         double driver_ms = 0;
-        for (int pair = 1; pair <= pairs; ++pair) {
-            const RunFigures a = run_daemon(gua, library, dir, few);
+        for (int run = 1; run <= runs; ++run) {
             std::optional<DriverSideProbe> probe;
-            if (pair == pairs) {
+            if (run == runs) {
                 probe.emplace(library);
             }
-            const RunFigures b = run_daemon(gua, library, dir, many);
+            const RunFigures r = run_daemon(gua, library, dir, ticks, warmup_s);
             if (probe) {
                 driver_ms = probe->finish();
             }
-            per_tick_ms = std::min(per_tick_ms, (b.cpu_s - a.cpu_s) * 1e3 / (many - few));
-            share = std::min(share, (b.cpu_s - a.cpu_s) / (b.wall_s - a.wall_s));
-            peak_rss_kib = std::max({peak_rss_kib, a.peak_rss_kib, b.peak_rss_kib});
-            pss_kib = std::max(pss_kib, b.pss_kib);
-            anon_kib = std::max(anon_kib, b.anon_kib);
-            fmt::print("  pair {}: {:>3} ticks {:5.2f} s wall {:6.1f} ms CPU {} KiB; {:>3} ticks "
-                       "{:5.2f} s wall {:6.1f} ms CPU {} KiB\n",
-                       pair, few, a.wall_s, a.cpu_s * 1e3, a.peak_rss_kib, many, b.wall_s,
-                       b.cpu_s * 1e3, b.peak_rss_kib);
+            const double window_ticks = r.window_s / 0.1; // the schedule does not drift
+            per_tick_ms = std::min(per_tick_ms, r.window_cpu_s * 1e3 / window_ticks);
+            share = std::min(share, r.window_cpu_s / r.window_s);
+            peak_rss_kib = std::max(peak_rss_kib, r.peak_rss_kib);
+            pss_kib = std::max(pss_kib, r.pss_kib);
+            anon_kib = std::max(anon_kib, r.anon_kib);
+            fmt::print("  run {}: {:5.2f} s steady-state window, {:6.2f} ms CPU ({:.3f} ms per "
+                       "tick); peak RSS {} KiB\n",
+                       run, r.window_s, r.window_cpu_s * 1e3, r.window_cpu_s * 1e3 / window_ticks,
+                       r.peak_rss_kib);
         }
-        fmt::print("  CPU per tick (best pair; startup excluded, fake included): {:.3f} ms  "
+        fmt::print("  CPU per tick (best run; steady state, fake included): {:.3f} ms  "
                    "(target <= 0.1 ms)\n",
                    per_tick_ms);
         fmt::print("    driver side (NvmlSource::poll on the fake, measured alongside the last "
