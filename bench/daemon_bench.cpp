@@ -167,7 +167,11 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
         const auto now = std::chrono::steady_clock::now();
         if (now >= window_start && now <= window_end) {
             if (const std::optional<double> cpu = task_cpu_s(pid)) {
-                (first ? last : first) = std::make_pair(now, *cpu);
+                if (!first) {
+                    first = std::make_pair(now, *cpu);
+                } else {
+                    last = std::make_pair(now, *cpu);
+                }
             }
             std::ifstream rollup("/proc/" + std::to_string(pid) + "/smaps_rollup");
             std::string text((std::istreambuf_iterator<char>(rollup)), {});

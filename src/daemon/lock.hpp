@@ -1,6 +1,8 @@
 // One daemon per database: an exclusive flock on "<db>.lock" holding the owner's pid.
 #pragma once
 
+#include "core/fd.hpp"
+
 #include <string>
 
 namespace gua::daemon {
@@ -11,12 +13,9 @@ class DatabaseLock {
     /// Takes the lock for `db_path` (creating the directory if needed). Throws Fatal with
     /// ExitCode::conflict naming the other daemon's pid when it is held.
     explicit DatabaseLock(const std::string& db_path);
-    ~DatabaseLock();
-    DatabaseLock(const DatabaseLock&) = delete;
-    DatabaseLock& operator=(const DatabaseLock&) = delete;
 
   private:
-    int m_fd = -1;
+    UniqueFd m_fd; ///< the lock is released when it closes
 };
 
 } // namespace gua::daemon

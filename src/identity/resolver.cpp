@@ -14,7 +14,6 @@
 #include <string_view>
 #include <sys/epoll.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <utility>
 
@@ -37,34 +36,13 @@ std::int64_t monotonic_us() {
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
 }
 
-// glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage in C++; use the system call.
-int open_pidfd(std::uint32_t pid) {
-    return static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0U));
-}
-
 std::uint64_t epoll_key(std::uint32_t pid, int fd) {
     return (std::uint64_t{pid} << 32U) | static_cast<std::uint32_t>(fd);
 }
 
 } // namespace
 
-Resolver::Fd& Resolver::Fd::operator=(Fd&& other) noexcept {
-    if (this != &other) {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-        m_fd = std::exchange(other.m_fd, -1);
-    }
-    return *this;
-}
-
-Resolver::Fd::~Fd() {
-    if (m_fd >= 0) {
-        ::close(m_fd);
-    }
-}
-
-bool Resolver::names(const Fd& comm, const std::string& name) {
+bool Resolver::names(const UniqueFd& comm, const std::string& name) {
     if (!comm.valid()) {
         return false;
     }
@@ -88,12 +66,8 @@ Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid,
     : m_proc_root(std::move(proc_root)), m_procfs(is_procfs(m_proc_root)),
       m_first_person_uid(first_person_uid), m_exec_check_us(exec_check_us) {
     if (m_procfs) {
-        m_epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
+        m_epoll = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
     }
-}
-
-Resolver::~Resolver() {
-    m_cache.clear(); // closes the pidfds before the epoll instance
 }
 
 void Resolver::reap_exited() {
@@ -135,7 +109,7 @@ void Resolver::forget(std::unordered_map<std::uint32_t, Entry>::iterator it) {
     m_cache.erase(it);
 }
 
-void Resolver::watch(std::uint32_t pid, Entry& entry, Fd comm, Fd pidfd) {
+void Resolver::watch(std::uint32_t pid, Entry& entry, UniqueFd comm, UniqueFd pidfd) {
     if (!names(comm, entry.facts.identity.command)) {
         return;
     }
@@ -169,14 +143,14 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
     }
     // Opened before stat is read, so they name this process or one that is already gone; they
     // are kept only if the comm still names the process resolved below.
-    Fd comm;
-    Fd pidfd;
+    UniqueFd comm;
+    UniqueFd pidfd;
     if (m_procfs && m_watched < k_max_watched) {
-        comm = Fd(::open(pid_path(pid, "comm").c_str(), O_RDONLY | O_CLOEXEC));
+        comm = UniqueFd(::open(pid_path(pid, "comm").c_str(), O_RDONLY | O_CLOEXEC));
         if (comm.valid() && m_epoll.valid()) {
-            pidfd = Fd(open_pidfd(pid));
+            pidfd = UniqueFd(open_pidfd(pid));
             if (!pidfd.valid() && (errno == ENOSYS || errno == EPERM)) {
-                m_epoll = Fd{}; // no pidfds here: every hit reads the comm file
+                m_epoll = UniqueFd{}; // no pidfds here: every hit reads the comm file
             }
         }
     }

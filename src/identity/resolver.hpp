@@ -1,6 +1,7 @@
 // identity::Resolver: pid → Identity from a real /proc, cached by (pid, start time).
 #pragma once
 
+#include "core/fd.hpp"
 #include "identity/proc_stat.hpp"
 #include "identity/user.hpp"
 #include "telemetry/identity.hpp"
@@ -39,9 +40,6 @@ class Resolver {
     explicit Resolver(std::string proc_root = "/proc",
                       std::uint32_t first_person_uid = k_first_person_uid,
                       std::int64_t exec_check_us = 1'000'000);
-    Resolver(const Resolver&) = delete;
-    Resolver& operator=(const Resolver&) = delete;
-    ~Resolver();
     /// Looks up `pid` (see the class comment for what a cache hit costs); re-resolved when the
     /// process exited (noticed at the first lookup after a sweep()) or its comm changed.
     /// The reference stays valid until the next call of resolve() or sweep().
@@ -53,33 +51,19 @@ class Resolver {
     std::size_t cached_count() const { return m_cache.size(); }
 
   private:
-    /// An owned file descriptor (-1 when none).
-    class Fd {
-      public:
-        Fd() = default;
-        explicit Fd(int fd) : m_fd(fd) {}
-        Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-        Fd& operator=(Fd&& other) noexcept;
-        ~Fd();
-        int get() const { return m_fd; }
-        bool valid() const { return m_fd >= 0; }
-
-      private:
-        int m_fd = -1;
-    };
     struct Entry {
         ProcessFacts facts;
         bool seen = true;
         /// /proc/<pid>/comm, open. On procfs it keeps naming the process it was opened for (reads
         /// fail once that process is gone, even if its pid was reused).
-        Fd comm;
-        Fd pidfd;                   ///< registered with m_epoll; readable once the process exits
+        UniqueFd comm;
+        UniqueFd pidfd;             ///< registered with m_epoll; readable once the process exits
         std::int64_t comm_read = 0; ///< CLOCK_MONOTONIC µs of the last comm check
     };
     /// True when `comm` is open, its process alive and named `name`.
-    static bool names(const Fd& comm, const std::string& name);
+    static bool names(const UniqueFd& comm, const std::string& name);
     bool hit(Entry& entry);
-    void watch(std::uint32_t pid, Entry& entry, Fd comm, Fd pidfd);
+    void watch(std::uint32_t pid, Entry& entry, UniqueFd comm, UniqueFd pidfd);
     void forget(std::unordered_map<std::uint32_t, Entry>::iterator it);
     void reap_exited();
     std::optional<ProcStat> read_stat(std::uint32_t pid) const;
@@ -91,7 +75,9 @@ class Resolver {
     bool m_procfs = false; ///< m_proc_root is a real procfs (the comm descriptor guarantee holds)
     std::uint32_t m_first_person_uid;
     std::int64_t m_exec_check_us;
-    Fd m_epoll;                ///< pidfds of watched processes; invalid without pidfd support
+    /// The pidfds of watched processes; invalid without pidfd support. Declared before m_cache,
+    /// so it is closed after the pidfds in it.
+    UniqueFd m_epoll;
     bool m_reaped = false;     ///< exits were collected since the last sweep()
     std::int64_t m_now_us = 0; ///< CLOCK_MONOTONIC µs at the last collection of exits
     std::size_t m_watched = 0; ///< entries holding descriptors

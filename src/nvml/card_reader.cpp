@@ -163,7 +163,7 @@ template <Entry E>
 void read_list(const Library& lib, const Card& card, ListKind kind, SourceState& state,
                Status& status, telemetry::DevicePoll& poll) {
     std::size_t& stride = state.process_stride[static_cast<std::size_t>(kind)];
-    const ProcessListRead read = read_process_list(
+    ProcessListRead read = read_process_list(
         [&](unsigned int* count, void* infos) { return lib.call<E>(card.handle, count, infos); },
         stride, card.memory_total_bytes);
     if (read.rc != NVML_SUCCESS) {
@@ -175,11 +175,7 @@ void read_list(const Library& lib, const Card& card, ListKind kind, SourceState&
         ++state.diagnostics.stride_corrections;
     }
     state.diagnostics.dropped_process_entries += read.list.dropped;
-    std::vector<RawProcess> merged;
-    if (has_duplicate_pids(read.list.processes)) {
-        merged = merge_duplicate_pids(read.list.processes);
-    }
-    const std::vector<RawProcess>& processes = merged.empty() ? read.list.processes : merged;
+    const std::vector<RawProcess> processes = merge_duplicate_pids(std::move(read.list.processes));
     poll.processes.reserve(poll.processes.size() + processes.size());
     for (const RawProcess& p : processes) {
         telemetry::ProcessReading reading;

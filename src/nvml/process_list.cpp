@@ -134,7 +134,10 @@ bool has_duplicate_pids(const std::vector<RawProcess>& processes) {
     return std::adjacent_find(pids.begin(), pids.end()) != pids.end();
 }
 
-std::vector<RawProcess> merge_duplicate_pids(const std::vector<RawProcess>& processes) {
+std::vector<RawProcess> merge_duplicate_pids(std::vector<RawProcess> processes) {
+    if (!has_duplicate_pids(processes)) {
+        return processes; // the usual case: nothing to merge, nothing allocated
+    }
     struct Share {
         std::uint32_t gpu_instance_id;
         std::uint32_t compute_instance_id;

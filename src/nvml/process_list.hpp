@@ -56,11 +56,12 @@ struct ProcessListRead {
 ProcessListRead read_process_list(const ProcessListCall& call, std::size_t stride,
                                   std::optional<std::uint64_t> memory_total_bytes);
 
-/// True when a pid appears more than once (then merge_duplicate_pids() is needed).
+/// True when a pid appears more than once.
 bool has_duplicate_pids(const std::vector<RawProcess>& processes);
 
 /// Merges entries of the same pid: memory of different MIG instances is summed, repeats of the
-/// same instance keep the larger value. Order of first appearance is kept.
-std::vector<RawProcess> merge_duplicate_pids(const std::vector<RawProcess>& processes);
+/// same instance keep the larger value. Order of first appearance is kept. A list without
+/// duplicates is returned as it is.
+std::vector<RawProcess> merge_duplicate_pids(std::vector<RawProcess> processes);
 
 } // namespace gua::nvml

@@ -66,7 +66,6 @@ class PidUtils {
     /// Zero for each of `pids` (duplicates collapse).
     explicit PidUtils(const std::vector<std::uint32_t>& pids);
     std::size_t size() const { return m_items.size(); }
-    bool contains(std::uint32_t pid) const { return find(pid) != nullptr; }
     /// The SM % of `pid`; throws std::out_of_range for a pid that is not live.
     double at(std::uint32_t pid) const;
     /// The SM % of `pid` the first time it is taken, 0 after that (a pid listed several times

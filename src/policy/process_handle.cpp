@@ -16,10 +16,6 @@ namespace gua::policy {
 
 namespace {
 
-int pidfd_open(std::uint32_t pid) {
-    return static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0U));
-}
-
 int pidfd_send_signal(int pidfd, int signal) {
     return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0U));
 }
@@ -56,55 +52,30 @@ std::optional<ProcState> read_proc_state(const std::string& proc_root, std::uint
     return ProcState{stat.value().start_ticks, text.value()[close + 2]};
 }
 
-ProcessHandle::ProcessHandle(std::string proc_root, audit::ProcessKey process, int pidfd)
-    : m_proc_root(std::move(proc_root)), m_process(process), m_pidfd(pidfd) {}
+ProcessHandle::ProcessHandle(std::string proc_root, audit::ProcessKey process, UniqueFd pidfd)
+    : m_proc_root(std::move(proc_root)), m_process(process), m_pidfd(std::move(pidfd)) {}
 
 Result<ProcessHandle> ProcessHandle::open(const std::string& proc_root,
                                           const audit::ProcessKey& process) {
     // Open first, check second: a match then proves the pidfd refers to the recorded process.
-    const int pidfd = proc_root == "/proc" ? pidfd_open(process.pid) : -1;
+    UniqueFd pidfd(proc_root == "/proc" ? open_pidfd(process.pid) : -1);
     if (auto ok = check(proc_root, process); !ok) {
-        if (pidfd >= 0) {
-            ::close(pidfd);
-        }
         return ok.error();
     }
-    return ProcessHandle(proc_root, process, pidfd);
-}
-
-ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
-    : m_proc_root(std::move(other.m_proc_root)), m_process(other.m_process),
-      m_pidfd(std::exchange(other.m_pidfd, -1)) {}
-
-ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
-    if (this != &other) {
-        if (m_pidfd >= 0) {
-            ::close(m_pidfd);
-        }
-        m_proc_root = std::move(other.m_proc_root);
-        m_process = other.m_process;
-        m_pidfd = std::exchange(other.m_pidfd, -1);
-    }
-    return *this;
-}
-
-ProcessHandle::~ProcessHandle() {
-    if (m_pidfd >= 0) {
-        ::close(m_pidfd);
-    }
+    return ProcessHandle(proc_root, process, std::move(pidfd));
 }
 
 bool ProcessHandle::exited() const {
-    if (m_pidfd >= 0) {
-        pollfd p{m_pidfd, POLLIN, 0};
+    if (m_pidfd.valid()) {
+        pollfd p{m_pidfd.get(), POLLIN, 0};
         return ::poll(&p, 1, 0) > 0;
     }
     return !check(m_proc_root, m_process).ok();
 }
 
 Result<void> ProcessHandle::send(int signal) const {
-    if (m_pidfd >= 0) {
-        if (pidfd_send_signal(m_pidfd, signal) != 0) {
+    if (m_pidfd.valid()) {
+        if (pidfd_send_signal(m_pidfd.get(), signal) != 0) {
             return Error{errno == ESRCH ? std::string("gone") : errno_text(errno)};
         }
         return {};

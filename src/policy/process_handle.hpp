@@ -3,6 +3,7 @@
 #pragma once
 
 #include "audit/streak.hpp"
+#include "core/fd.hpp"
 #include "core/result.hpp"
 
 #include <cstdint>
@@ -20,18 +21,13 @@ struct ProcState {
 /// Reads `<proc_root>/<pid>/stat`; nullopt when the pid does not exist (or cannot be parsed).
 std::optional<ProcState> read_proc_state(const std::string& proc_root, std::uint32_t pid);
 
-/// An open handle on one process. Move-only; closes its pidfd.
+/// An open handle on one process. Move-only (it owns its pidfd).
 class ProcessHandle {
   public:
     /// Opens `process` (which must have a start time) under `proc_root`. Errors: "gone" when the
     /// pid does not exist or is a zombie, "pid reused" when its start time differs.
     static Result<ProcessHandle> open(const std::string& proc_root,
                                       const audit::ProcessKey& process);
-    ProcessHandle(ProcessHandle&& other) noexcept;
-    ProcessHandle& operator=(ProcessHandle&& other) noexcept;
-    ProcessHandle(const ProcessHandle&) = delete;
-    ProcessHandle& operator=(const ProcessHandle&) = delete;
-    ~ProcessHandle();
 
     /// True once the process has terminated (exited, or a zombie not yet reaped).
     bool exited() const;
@@ -41,11 +37,11 @@ class ProcessHandle {
     const audit::ProcessKey& process() const { return m_process; }
 
   private:
-    ProcessHandle(std::string proc_root, audit::ProcessKey process, int pidfd);
+    ProcessHandle(std::string proc_root, audit::ProcessKey process, UniqueFd pidfd);
 
     std::string m_proc_root;
     audit::ProcessKey m_process;
-    int m_pidfd = -1;
+    UniqueFd m_pidfd; ///< invalid without pidfd support or off the real /proc
 };
 
 } // namespace gua::policy

@@ -34,10 +34,15 @@ void TickBuilder::CardAcc::reset() {
     live = 0;
 }
 
-TickBuilder::ProcAcc* TickBuilder::CardAcc::find(std::uint32_t pid, telemetry::ProcessType type) {
-    const auto it = std::lower_bound(order.begin(), order.end(), 0U, [&](std::uint32_t i, auto) {
+std::vector<std::uint32_t>::iterator TickBuilder::CardAcc::position(std::uint32_t pid,
+                                                                    telemetry::ProcessType type) {
+    return std::lower_bound(order.begin(), order.end(), 0U, [&](std::uint32_t i, auto) {
         return key_less(processes[i].tick, pid, type);
     });
+}
+
+TickBuilder::ProcAcc* TickBuilder::CardAcc::find(std::uint32_t pid, telemetry::ProcessType type) {
+    const auto it = position(pid, type);
     if (it != order.end() && processes[*it].tick.pid == pid && processes[*it].tick.type == type) {
         return &processes[*it];
     }
@@ -56,10 +61,7 @@ TickBuilder::ProcAcc& TickBuilder::CardAcc::insert(std::uint32_t pid, telemetry:
     acc.tick.sm_util_pct.reset();
     acc.sm_weighted = 0;
     acc.sm_span = 0;
-    const auto at = std::lower_bound(order.begin(), order.end(), 0U, [&](std::uint32_t i, auto) {
-        return key_less(processes[i].tick, pid, type);
-    });
-    order.insert(at, static_cast<std::uint32_t>(live));
+    order.insert(position(pid, type), static_cast<std::uint32_t>(live));
     ++live;
     return acc;
 }

@@ -54,6 +54,9 @@ class TickBuilder {
         std::vector<std::uint32_t> order;
         std::size_t live = 0;
         void reset();
+        /// Where (pid, type) is or would go in `order`.
+        std::vector<std::uint32_t>::iterator position(std::uint32_t pid,
+                                                      telemetry::ProcessType type);
         ProcAcc* find(std::uint32_t pid, telemetry::ProcessType type);
         ProcAcc& insert(std::uint32_t pid, telemetry::ProcessType type);
     };
