@@ -4,6 +4,7 @@
 #include "../store/prior_art_files.hpp"
 #include "../store/temp_db.hpp"
 #include "daemon/lock.hpp"
+#include "support/run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,13 +25,8 @@ Output run(const testing::TempDir& dir, const std::string& args) {
     const std::string out = dir.file("stdout"), err = dir.file("stderr");
     const int status =
         std::system((std::string(GUA_BINARY) + " " + args + " >" + out + " 2>" + err).c_str());
-    const auto slurp = [](const std::string& p) {
-        std::ifstream in(p);
-        std::stringstream s;
-        s << in.rdbuf();
-        return s.str();
-    };
-    return Output{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+    return Output{WIFEXITED(status) ? WEXITSTATUS(status) : -1, test::read_text(out),
+                  test::read_text(err)};
 }
 
 std::size_t lines(const std::string& s) {

@@ -3,6 +3,7 @@
 // cgroups — and `gua report` attributes the card time to them. Needs root; skips otherwise.
 #include "e2e/daemon_e2e.hpp"
 #include "identity/child_process.hpp"
+#include "support/cgroup_tree.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -30,80 +31,7 @@ std::vector<std::string> as_uid(int uid, std::vector<std::string> argv) {
     return out;
 }
 
-/// Where a cgroup hierarchy is mounted: the v1 one with `v1_option` in its options, or cgroup2
-/// when `v1_option` is empty (as in tests/identity/resolver_cgroup_test.cpp).
-std::optional<fs::path> find_mount(const std::string& v1_option) {
-    std::ifstream mountinfo("/proc/self/mountinfo");
-    for (std::string line; std::getline(mountinfo, line);) {
-        const std::size_t dash = line.find(" - ");
-        if (dash == std::string::npos) {
-            continue;
-        }
-        std::istringstream head(line.substr(0, dash));
-        std::istringstream tail(line.substr(dash + 3));
-        std::string id, parent, dev, root, mount_point, fstype, source, options;
-        head >> id >> parent >> dev >> root >> mount_point;
-        tail >> fstype >> source >> options;
-        const bool wanted =
-            v1_option.empty()
-                ? fstype == "cgroup2"
-                : fstype == "cgroup" &&
-                      ("," + options + ",").find("," + v1_option + ",") != std::string::npos;
-        if (wanted && root == "/") {
-            return fs::path(mount_point);
-        }
-    }
-    return std::nullopt;
-}
-
-/// Cgroups made for one test under one hierarchy; removed (deepest first) on destruction, which
-/// must come after the processes moved into them were reaped.
-class CgroupTree {
-  public:
-    explicit CgroupTree(fs::path mount)
-        : m_base(std::move(mount) / ("gua-daemon-e2e-" + std::to_string(getpid()))) {}
-    ~CgroupTree() {
-        std::sort(m_made.begin(), m_made.end());
-        for (auto it = m_made.rbegin(); it != m_made.rend(); ++it) {
-            // Freeing a cgroup can lag its last process's exit by a moment.
-            for (int attempt = 0; attempt < 100 && ::rmdir(it->c_str()) != 0 && errno == EBUSY;
-                 ++attempt) {
-                std::this_thread::sleep_for(10ms);
-            }
-        }
-    }
-    CgroupTree(const CgroupTree&) = delete;
-    CgroupTree& operator=(const CgroupTree&) = delete;
-
-    /// Creates `relative` under the per-test directory and moves `pid` into it; false when the
-    /// hierarchy is not writable or the kernel refuses.
-    bool place(const std::string& relative, pid_t pid) {
-        fs::path dir = m_base;
-        if (!make_one(dir)) {
-            return false;
-        }
-        for (const auto& part : fs::path(relative)) {
-            dir /= part;
-            if (!make_one(dir)) {
-                return false;
-            }
-        }
-        std::ofstream procs(dir / "cgroup.procs");
-        procs << pid << std::flush;
-        return static_cast<bool>(procs);
-    }
-
-  private:
-    bool make_one(const fs::path& dir) {
-        if (::mkdir(dir.c_str(), 0755) == 0) {
-            m_made.push_back(dir);
-            return true;
-        }
-        return errno == EEXIST;
-    }
-    fs::path m_base;
-    std::vector<fs::path> m_made;
-};
+using test::CgroupTree;
 
 class DaemonE2EIdentity : public DaemonTest {
   protected:
@@ -176,8 +104,8 @@ TEST_F(DaemonE2EIdentity, UsersUnderTwoUidsAndAJupyterKernel) {
 // A container of a Kubernetes pod and a Slurm job step, as real cgroups (the v1 name=systemd
 // hierarchy where it exists, else cgroup2 with the systemd-driver layout).
 TEST_F(DaemonE2EIdentity, ContainerAndSlurmJobFromRealCgroups) {
-    const std::optional<fs::path> v1 = find_mount("name=systemd");
-    const std::optional<fs::path> v2 = find_mount("");
+    const std::optional<fs::path> v1 = test::find_cgroup_mount("name=systemd");
+    const std::optional<fs::path> v2 = test::find_cgroup_mount("");
     if (!v1 && !v2) {
         GTEST_SKIP() << "no cgroup hierarchy mounted";
     }
@@ -190,7 +118,7 @@ TEST_F(DaemonE2EIdentity, ContainerAndSlurmJobFromRealCgroups) {
                    ".slice/cri-containerd-" + k_cid + ".scope";
         job_path = "system.slice/slurmstepd.scope/job_42/step_0/user/task_0";
     }
-    m_tree = std::make_unique<CgroupTree>(v1 ? *v1 : *v2);
+    m_tree = std::make_unique<CgroupTree>(v1 ? *v1 : *v2, "gua-daemon-e2e");
     const ChildProcess& container = start({"/usr/bin/sleep", "60"}, "sleep", "GUA_E2E_PID_POD");
     const ChildProcess& job = start({"/usr/bin/sleep", "60"}, "sleep", "GUA_E2E_PID_JOB");
     ASSERT_FALSE(HasFailure());

@@ -4,6 +4,7 @@
 #include "fleet/daemon_host.hpp"
 #include "fleet/http_client.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -59,7 +60,7 @@ class ExportDaemon : public ::testing::Test {
         wait_for(
             [&] {
                 std::smatch match;
-                const std::string text = read_file((m_dir / log).string());
+                const std::string text = test::read_text((m_dir / log).string());
                 if (std::regex_search(text, match, serving)) {
                     port = static_cast<std::uint16_t>(std::stoi(match[1]));
                 }
@@ -79,7 +80,7 @@ TEST_F(ExportDaemon, PromtoolAcceptsARealScrape) {
         GTEST_SKIP() << "promtool not installed (scripts/install-deps.sh --test)";
     }
     auto [daemon, port] = start({"--interval", "200ms", "--price-per-gpu-hour", "2.5"}, "a.log");
-    ASSERT_NE(port, 0) << read_file((m_dir / "a.log").string());
+    ASSERT_NE(port, 0) << test::read_text((m_dir / "a.log").string());
     ASSERT_TRUE(wait_for(
         [&, p = port] {
             return http_get(p, "/metrics").body.find("gua_daemon_ticks_total 3") !=
@@ -97,12 +98,12 @@ TEST_F(ExportDaemon, PromtoolAcceptsARealScrape) {
 
 TEST_F(ExportDaemon, CountersSurviveARestart) {
     auto [first, first_port] = start({"--interval", "1s", "--ticks", "3"}, "first.log");
-    ASSERT_NE(first_port, 0) << read_file((m_dir / "first.log").string());
+    ASSERT_NE(first_port, 0) << test::read_text((m_dir / "first.log").string());
     ASSERT_TRUE(wait_for([&, &p = first] { return !p->running(); }, 30s));
 
     // Before its first tick (5 s) the second daemon serves what the database holds.
     auto [second, port] = start({"--interval", "5s"}, "second.log");
-    ASSERT_NE(port, 0) << read_file((m_dir / "second.log").string());
+    ASSERT_NE(port, 0) << test::read_text((m_dir / "second.log").string());
     const auto series = testing::parse_exposition(http_get(port, "/metrics").body);
     const std::string card0 = R"({gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000",)"
                               R"(model="Tesla \"V100\" \\ SXM2")";

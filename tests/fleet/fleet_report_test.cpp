@@ -92,7 +92,8 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     const std::string ta = "127.0.0.1:" + std::to_string(pa);
     const std::string tb = "127.0.0.1:" + std::to_string(pb);
     PrometheusServer prom(dir / "prom", {ta, tb});
-    ASSERT_TRUE(prom.wait_ready(30s)) << read_file((dir / "prom" / "prometheus.log").string());
+    ASSERT_TRUE(prom.wait_ready(30s))
+        << test::read_text((dir / "prom" / "prometheus.log").string());
 
     DaemonHost a(dir, "host-a", scenario_a(), pa, {{"HOLDER_1", a1.pid()}, {"HOLDER_2", a2.pid()}});
     const auto start_b = [&] {
@@ -101,7 +102,7 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     };
     std::unique_ptr<DaemonHost> b = start_b();
     ASSERT_TRUE(prom.wait_value("count(up == 1)", 2, 40s))
-        << read_file(a.log()) << read_file(b->log());
+        << test::read_text(a.log()) << test::read_text(b->log());
 
     // promtool accepts a real scrape.
     const HttpResponse scrape = http_get(pa, "/metrics");
@@ -114,11 +115,12 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
     const TimeUs to = from + 20 * k_us_per_second;
     // Host B restarts inside the window: its counters continue from its database.
     ASSERT_TRUE(wait_for([&] { return wall_now() > from + 8 * k_us_per_second; }, 20s));
-    EXPECT_EQ(b->stop(), 0) << read_file(b->log());
+    EXPECT_EQ(b->stop(), 0) << test::read_text(b->log());
     b = start_b();
     ASSERT_TRUE(wait_for([&] { return wall_now() > to + 1500 * k_us_per_ms; }, 40s));
-    ASSERT_TRUE(a.running() && b->running()) << read_file(a.log()) << read_file(b->log());
-    const std::string b_log = read_file(b->log());
+    ASSERT_TRUE(a.running() && b->running())
+        << test::read_text(a.log()) << test::read_text(b->log());
+    const std::string b_log = test::read_text(b->log());
     const std::size_t restored = b_log.rfind("counters restored from ");
     ASSERT_NE(restored, std::string::npos) << b_log;
     EXPECT_NE(b_log.substr(restored + 23, 2), "0 ") << b_log;
@@ -175,8 +177,8 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
         EXPECT_NEAR(r["gpu_hours"].get<double>(), users[r["name"]], tolerance_h) << r["name"];
         EXPECT_GT(r["gpu_hours"].get<double>(), 5.0 / 3600) << r["name"];
     }
-    EXPECT_EQ(a.stop(), 0) << read_file(a.log());
-    EXPECT_EQ(b->stop(), 0) << read_file(b->log());
+    EXPECT_EQ(a.stop(), 0) << test::read_text(a.log());
+    EXPECT_EQ(b->stop(), 0) << test::read_text(b->log());
 }
 
 } // namespace

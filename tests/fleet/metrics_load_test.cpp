@@ -4,6 +4,7 @@
 #include "fleet/daemon_host.hpp"
 #include "fleet/http_client.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
 #include <fmt/format.h>
@@ -64,7 +65,7 @@ TEST(FleetMetricsLoad, ScrapesAndHostileClientsDoNotDelayTicks) {
     const std::uint16_t port = free_port();
     DaemonHost daemon(dir, "host", eight_cards(), port, {{"HOLDER", holder.pid()}}, "500ms");
     ASSERT_TRUE(wait_for([&] { return metric(port, "gua_daemon_ticks_total") >= 1; }, 20s))
-        << read_file(daemon.log());
+        << test::read_text(daemon.log());
     const auto t0 = Clock::now();
     const double ticks0 = metric(port, "gua_daemon_ticks_total");
     const std::size_t body_bytes = http_get(port, "/metrics").body.size();
@@ -177,7 +178,7 @@ TEST(FleetMetricsLoad, ScrapesAndHostileClientsDoNotDelayTicks) {
     const double overruns = metric(port, "gua_daemon_tick_overruns_total");
     EXPECT_NEAR(ticks, elapsed_s / k_interval_s, 2.0);
     EXPECT_EQ(overruns, 0);
-    EXPECT_EQ(read_file(daemon.log()).find("overran"), std::string::npos);
+    EXPECT_EQ(test::read_text(daemon.log()).find("overran"), std::string::npos);
     EXPECT_EQ(daemon.stop(), 0);
 
     const std::string figures = fmt::format(

@@ -96,11 +96,4 @@ class Process {
     int m_status = 0;
 };
 
-/// The whole content of a file ("" when missing).
-inline std::string read_file(const std::string& path) {
-    std::ostringstream out;
-    out << std::ifstream(path).rdbuf();
-    return out.str();
-}
-
 } // namespace gua::fleet_testing

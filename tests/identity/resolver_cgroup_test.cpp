@@ -2,6 +2,7 @@
 #include "identity/cgroup.hpp"
 #include "identity/child_process.hpp"
 #include "identity/resolver.hpp"
+#include "support/cgroup_tree.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,87 +24,7 @@ namespace fs = std::filesystem;
 const std::string k_cid = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d";
 const std::string k_pod = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
 
-/// Where a cgroup hierarchy is mounted: the v1 one with `v1_option` in its super options, or the
-/// cgroup2 mount when `v1_option` is empty. nullopt when not mounted.
-std::optional<fs::path> find_mount(const std::string& v1_option) {
-    std::ifstream mountinfo("/proc/self/mountinfo");
-    for (std::string line; std::getline(mountinfo, line);) {
-        const std::size_t dash = line.find(" - ");
-        if (dash == std::string::npos) {
-            continue;
-        }
-        std::istringstream head(line.substr(0, dash));
-        std::istringstream tail(line.substr(dash + 3));
-        std::string id, parent, dev, root, mount_point, fstype, source, options;
-        head >> id >> parent >> dev >> root >> mount_point;
-        tail >> fstype >> source >> options;
-        const bool wanted =
-            v1_option.empty()
-                ? fstype == "cgroup2"
-                : fstype == "cgroup" &&
-                      ("," + options + ",").find("," + v1_option + ",") != std::string::npos;
-        if (wanted && root == "/") {
-            return fs::path(mount_point);
-        }
-    }
-    return std::nullopt;
-}
-
-/// A cgroup subtree made for one test; removes itself (deepest first) on destruction.
-class CgroupTree {
-  public:
-    explicit CgroupTree(fs::path mount) : m_mount(std::move(mount)) {}
-    // Runs after the child is reaped, so the cgroups are empty; moving its (possibly reused) pid
-    // back out here could move a stranger, so it is not done.
-    ~CgroupTree() {
-        for (auto it = m_made.rbegin(); it != m_made.rend(); ++it) {
-            // Freeing a cgroup can lag its last process's exit by a moment.
-            for (int attempt = 0; attempt < 100 && ::rmdir(it->c_str()) != 0 && errno == EBUSY;
-                 ++attempt) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            }
-        }
-    }
-    CgroupTree(const CgroupTree&) = delete;
-    CgroupTree& operator=(const CgroupTree&) = delete;
-
-    /// Creates `relative` (and its parents) under a per-test directory; false when not writable.
-    bool make(const std::string& relative) {
-        fs::path dir = m_mount / ("gua-identity-test-" + std::to_string(getpid()));
-        if (!make_one(dir)) {
-            return false;
-        }
-        for (const auto& part : fs::path(relative)) {
-            dir /= part;
-            if (!make_one(dir)) {
-                return false;
-            }
-        }
-        m_leaf = dir;
-        return true;
-    }
-    /// Moves `pid` into the leaf made last; false when the kernel refuses.
-    bool move(pid_t pid) {
-        std::ofstream procs(m_leaf / "cgroup.procs");
-        procs << pid << std::flush;
-        if (!procs) {
-            return false;
-        }
-        return true;
-    }
-
-  private:
-    bool make_one(const fs::path& dir) {
-        if (::mkdir(dir.c_str(), 0755) == 0) {
-            m_made.push_back(dir);
-            return true;
-        }
-        return errno == EEXIST;
-    }
-    fs::path m_mount;
-    fs::path m_leaf;
-    std::vector<fs::path> m_made;
-};
+using test::CgroupTree;
 
 struct LiveCase {
     const char* name;
@@ -116,11 +37,12 @@ class IdentityCgroupLive : public ::testing::TestWithParam<LiveCase> {};
 
 TEST_P(IdentityCgroupLive, ResolvesAProcessMovedIntoTheCgroup) {
     const LiveCase& c = GetParam();
-    const std::optional<fs::path> mount = find_mount(c.v1_option);
+    const std::optional<fs::path> mount = test::find_cgroup_mount(c.v1_option);
     if (!mount) {
         GTEST_SKIP() << "hierarchy not mounted";
     }
-    CgroupTree tree(*mount); // declared first: destroyed after the child is reaped
+    CgroupTree tree(*mount,
+                    "gua-identity-test"); // declared first: destroyed after the child is reaped
     if (!tree.make(c.path)) {
         GTEST_SKIP() << *mount << " is not writable here";
     }

@@ -17,9 +17,9 @@ TEST_F(Background, StartStatusStopRecordsAndFlushes) {
     EXPECT_TRUE(contains(started.out, "gua is recording in the background")) << started.out;
     const PidFileInfo pid = read_pid_file(pid_file().string());
     ASSERT_EQ(pid.status, PidFileInfo::Status::running);
-    EXPECT_TRUE(contains(slurp(config_file()), "[thresholds]"));
-    EXPECT_TRUE(contains(slurp(log_file()), "gua daemon started"));
-    EXPECT_TRUE(contains(slurp(log_file()), "gpus=2 interval=1s"));
+    EXPECT_TRUE(contains(read_text(config_file()), "[thresholds]"));
+    EXPECT_TRUE(contains(read_text(log_file()), "gua daemon started"));
+    EXPECT_TRUE(contains(read_text(log_file()), "gpus=2 interval=1s"));
 
     const json status = status_after_first_tick();
     EXPECT_EQ(status["running"], true);
@@ -47,7 +47,7 @@ TEST_F(Background, StartStatusStopRecordsAndFlushes) {
     EXPECT_TRUE(contains(stopped.out, "gua daemon stopped after")) << stopped.out;
     EXPECT_FALSE(is_alive(pid.id));
     EXPECT_FALSE(fs::exists(pid_file()));
-    EXPECT_TRUE(contains(slurp(log_file()), "card-tick rows written"));
+    EXPECT_TRUE(contains(read_text(log_file()), "card-tick rows written"));
     const GuaRun after = gua("status", {"--format", "json"});
     EXPECT_EQ(after.exit_code, 1);
     EXPECT_EQ(json::parse(after.out)["running"], false);

@@ -5,6 +5,7 @@
 
 #include "ops/pid_file.hpp"
 #include "ops/process.hpp"
+#include "support/run.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -120,11 +121,7 @@ inline bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
-/// The whole file at `path` ("" when missing).
-inline std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using gua::test::read_text;
 
 /// A fresh temporary root tree per test; daemons recorded in its pid file, or registered with
 /// adopt(), are killed and reaped on tear-down. The test process is a child subreaper, so

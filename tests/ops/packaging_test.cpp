@@ -91,29 +91,29 @@ TEST_F(Packaging, ControlDataHasConffilesDependsAndMaintainerScripts) {
 
     const fs::path control = root() / "control";
     ASSERT_EQ(shell("dpkg-deb -e '" + s_deb.string() + "' '" + control.string() + "'").first, 0);
-    EXPECT_EQ(slurp(control / "conffiles"), "/etc/gua/gua.toml\n");
+    EXPECT_EQ(read_text(control / "conffiles"), "/etc/gua/gua.toml\n");
     for (const char* script : {"postinst", "prerm", "postrm"}) {
         EXPECT_EQ(fs::status(control / script).permissions() & fs::perms::owner_exec,
                   fs::perms::owner_exec)
             << script;
         EXPECT_EQ(shell("sh -n '" + (control / script).string() + "'").first, 0) << script;
     }
-    const std::string postinst = slurp(control / "postinst");
+    const std::string postinst = read_text(control / "postinst");
     EXPECT_TRUE(contains(postinst, "adduser --quiet --system --group")) << postinst;
-    const std::string postrm = slurp(control / "postrm");
+    const std::string postrm = read_text(control / "postrm");
     const std::size_t purge = postrm.find("\"$1\" = \"purge\"");
     ASSERT_NE(purge, std::string::npos) << postrm;
     EXPECT_GT(postrm.find("rm -rf /var/lib/gua"), purge) << "only purge deletes the database";
-    EXPECT_TRUE(contains(slurp(control / "prerm"), "gua uninstall")) << "remove keeps the data";
+    EXPECT_TRUE(contains(read_text(control / "prerm"), "gua uninstall")) << "remove keeps the data";
 }
 
 TEST_F(Packaging, PackagedFilesMatchTheSources) {
     const fs::path tree = root() / "tree";
     ASSERT_EQ(shell("dpkg-deb -x '" + s_deb.string() + "' '" + tree.string() + "'").first, 0);
-    EXPECT_EQ(slurp(tree / "lib/systemd/system/gua.service"),
-              slurp(fs::path(GUA_SOURCE_DIR) / "packaging/gua.service"));
-    EXPECT_EQ(slurp(tree / "etc/gua/gua.toml"),
-              slurp(fs::path(GUA_SOURCE_DIR) / "packaging/gua.toml"));
+    EXPECT_EQ(read_text(tree / "lib/systemd/system/gua.service"),
+              read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.service"));
+    EXPECT_EQ(read_text(tree / "etc/gua/gua.toml"),
+              read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.toml"));
     const GuaRun version = run_gua({"version"});
     EXPECT_EQ(shell("'" + (tree / "usr/bin/gua").string() + "' version").second, version.out);
 }
@@ -128,7 +128,7 @@ TEST(PackagingUnit, SystemdAnalyzeVerifyPasses) {
     std::string pattern = (fs::temp_directory_path() / "gua-unit-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     const fs::path unit = fs::path(pattern) / "gua.service";
-    std::string text = slurp(fs::path(GUA_SOURCE_DIR) / "packaging/gua.service");
+    std::string text = read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.service");
     const std::size_t at = text.find("ExecStart=/usr/bin/gua ");
     ASSERT_NE(at, std::string::npos);
     text.replace(at, 23, "ExecStart=" + std::string(GUA_BINARY) + " ");

@@ -55,11 +55,11 @@ TEST_F(Service, StartInstallsEnablesAndStartsTheUnit) {
     const GuaRun started = run("start");
     ASSERT_EQ(started.exit_code, 0) << started.out << started.err;
     EXPECT_TRUE(contains(started.out, "installing and enabling gua.service")) << started.out;
-    const std::string unit_text = slurp(unit());
+    const std::string unit_text = read_text(unit());
     EXPECT_TRUE(contains(unit_text, "Type=notify"));
     EXPECT_TRUE(contains(unit_text, "ExecStart=" + std::string(GUA_BINARY) + " daemon"));
-    EXPECT_TRUE(contains(slurp(config_file()), "[daemon]"));
-    const std::string calls = slurp(log());
+    EXPECT_TRUE(contains(read_text(config_file()), "[daemon]"));
+    const std::string calls = read_text(log());
     const std::string root_flag = "--root=" + root().string();
     EXPECT_EQ(calls, "daemon-reload\n" + root_flag + " enable gua.service\nstart gua.service\n");
     EXPECT_TRUE(contains(started.out, "gua is recording through gua.service")) << started.out;
@@ -75,7 +75,7 @@ TEST_F(Service, StartInstallsEnablesAndStartsTheUnit) {
     EXPECT_EQ(again.exit_code, 0);
     EXPECT_TRUE(contains(again.out, "gua is already running (systemd service)")) << again.out;
     EXPECT_TRUE(contains(again.out, "Nothing to do.")) << again.out;
-    EXPECT_FALSE(contains(slurp(log()).substr(calls.size()), "start gua.service"));
+    EXPECT_FALSE(contains(read_text(log()).substr(calls.size()), "start gua.service"));
 }
 
 TEST_F(Service, StartCreatesTheSystemUserInTheRootTree) {
@@ -89,7 +89,8 @@ TEST_F(Service, StartCreatesTheSystemUserInTheRootTree) {
     const GuaRun started = run("start");
     ASSERT_EQ(started.exit_code, 0) << started.out << started.err;
     EXPECT_TRUE(contains(started.out, "✓ run useradd --prefix " + root().string())) << started.out;
-    EXPECT_TRUE(contains(slurp(root() / "etc/passwd"), "gua:x:")) << slurp(root() / "etc/passwd");
+    EXPECT_TRUE(contains(read_text(root() / "etc/passwd"), "gua:x:"))
+        << read_text(root() / "etc/passwd");
     EXPECT_FALSE(contains(run("start", {"--dry-run"}).out, "useradd"));
 }
 
@@ -98,15 +99,15 @@ TEST_F(Service, StopAndUninstallGoThroughSystemctl) {
     const GuaRun stopped = run("stop");
     EXPECT_EQ(stopped.exit_code, 0) << stopped.out << stopped.err;
     EXPECT_TRUE(contains(stopped.out, "stopping the systemd service")) << stopped.out;
-    EXPECT_TRUE(contains(slurp(log()), "\nstop gua.service\n"));
+    EXPECT_TRUE(contains(read_text(log()), "\nstop gua.service\n"));
     EXPECT_EQ(run("status").exit_code, 1);
 
     const GuaRun removed = run("uninstall");
     EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
-    EXPECT_TRUE(contains(slurp(log()), "--root=" + root().string() + " disable gua.service\n"));
+    EXPECT_TRUE(contains(read_text(log()), "--root=" + root().string() + " disable gua.service\n"));
     EXPECT_FALSE(fs::exists(unit()));
     EXPECT_TRUE(fs::exists(config_file())) << "uninstall without --purge keeps the config";
-    EXPECT_TRUE(contains(slurp(log()), "disable gua.service\ndaemon-reload\n"));
+    EXPECT_TRUE(contains(read_text(log()), "disable gua.service\ndaemon-reload\n"));
     EXPECT_EQ(run("uninstall").out,
               "Nothing to uninstall: no gua.service installed, no daemon running.\n");
 }

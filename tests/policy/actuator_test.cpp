@@ -3,6 +3,7 @@
 #include "policy/notify.hpp"
 #include "policy/process_handle.hpp"
 #include "policy/support.hpp"
+#include "support/run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -133,12 +134,10 @@ TEST(Notify, CommandRunsWithTheFactsAndNoStaleVariables) {
     int status = 0;
     ASSERT_EQ(::waitpid(pid.value(), &status, 0), pid.value());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    std::ifstream in(dir.file("env"));
-    std::stringstream text;
-    text << in.rdbuf();
-    EXPECT_NE(text.str().find("GUA_PID=4242\n"), std::string::npos) << text.str();
-    EXPECT_NE(text.str().find("GUA_IDLE_SECONDS=7980\n"), std::string::npos);
-    EXPECT_EQ(text.str().find("GUA_STALE"), std::string::npos);
+    const std::string text = test::read_text(dir.file("env"));
+    EXPECT_NE(text.find("GUA_PID=4242\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("GUA_IDLE_SECONDS=7980\n"), std::string::npos);
+    EXPECT_EQ(text.find("GUA_STALE"), std::string::npos);
 }
 
 TEST(Notify, WritesToTheUsersTerminalsOnly) {

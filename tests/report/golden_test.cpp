@@ -34,13 +34,6 @@ bool updating() {
     return v != nullptr && std::string(v) == "1";
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 /// The JSON report without its "gua_version" line, so version bumps do not touch the goldens.
 std::string without_version(const std::string& json) {
     static const std::regex k_line("\n  \"gua_version\": \"[^\"]*\",");
@@ -83,7 +76,7 @@ void check(const std::string& golden_path, const std::string& actual) {
         std::cout << "updated " << golden_path << "\n";
         return;
     }
-    const std::string expected = read_file(golden_path);
+    const std::string expected = test::read_text(golden_path);
     ASSERT_FALSE(expected.empty()) << golden_path << " is missing; run with GUA_UPDATE_GOLDEN=1";
     EXPECT_TRUE(expected == actual)
         << golden_path << " differs at " << first_difference(expected, actual);

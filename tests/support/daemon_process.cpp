@@ -5,60 +5,13 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <spawn.h>
-#include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
-extern char** environ;
-
 namespace gua::test {
-
-namespace {
-
-std::vector<std::string> environment_with(const std::map<std::string, std::string>& env) {
-    std::vector<std::string> out;
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string entry(*e);
-        if (env.find(entry.substr(0, entry.find('='))) == env.end()) {
-            out.push_back(entry);
-        }
-    }
-    for (const auto& [name, value] : env) {
-        if (!value.empty()) {
-            out.push_back(name + "=" + value);
-        }
-    }
-    return out;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-    std::vector<char*> out;
-    for (std::string& s : strings) {
-        out.push_back(s.data());
-    }
-    out.push_back(nullptr);
-    return out;
-}
-
-int exit_code_of(int status) {
-    if (WIFEXITED(status)) {
-        return WEXITSTATUS(status);
-    }
-    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
-}
-
-} // namespace
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 bool poll_until(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -87,9 +40,9 @@ BackgroundProcess::BackgroundProcess(const std::string& program,
     : m_out(dir + "/" + name + ".out"), m_err(dir + "/" + name + ".err") {
     std::vector<std::string> argv_strings{program};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<std::string> env_strings = environment_with(env);
-    std::vector<char*> argv = pointers(argv_strings);
-    std::vector<char*> envp = pointers(env_strings);
+    std::vector<std::string> env_strings = merged_environment(env);
+    std::vector<char*> argv = argv_pointers(argv_strings);
+    std::vector<char*> envp = argv_pointers(env_strings);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);

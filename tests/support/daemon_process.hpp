@@ -2,6 +2,8 @@
 // captured to files that the test polls with bounded waits; it is always killed and reaped.
 #pragma once
 
+#include "support/run.hpp"
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -14,9 +16,6 @@
 namespace gua::test {
 
 using namespace std::chrono_literals;
-
-/// Reads a whole file; "" when it does not exist.
-std::string read_text(const std::string& path);
 
 /// Polls `condition` every 10 ms until it is true or `timeout` passed; returns its last value.
 bool poll_until(const std::function<bool()>& condition, std::chrono::milliseconds timeout);

@@ -19,9 +19,7 @@ extern char** environ;
 
 namespace gua::test {
 
-namespace {
-
-std::string slurp(const std::string& path) {
+std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream ss;
     ss << in.rdbuf();
@@ -45,7 +43,7 @@ std::vector<std::string> merged_environment(const std::map<std::string, std::str
     return out;
 }
 
-std::vector<char*> pointers(std::vector<std::string>& strings) {
+std::vector<char*> argv_pointers(std::vector<std::string>& strings) {
     std::vector<char*> out;
     for (std::string& s : strings) {
         out.push_back(s.data());
@@ -54,7 +52,12 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
     return out;
 }
 
-} // namespace
+int exit_code_of(int wait_status) {
+    if (WIFEXITED(wait_status)) {
+        return WEXITSTATUS(wait_status);
+    }
+    return WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : -1;
+}
 
 RunResult run(const std::string& program, const std::vector<std::string>& args,
               const std::map<std::string, std::string>& env) {
@@ -64,8 +67,8 @@ RunResult run(const std::string& program, const std::vector<std::string>& args,
     std::vector<std::string> argv_strings{program};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<std::string> env_strings = merged_environment(env);
-    std::vector<char*> argv = pointers(argv_strings);
-    std::vector<char*> envp = pointers(env_strings);
+    std::vector<char*> argv = argv_pointers(argv_strings);
+    std::vector<char*> envp = argv_pointers(env_strings);
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -87,13 +90,9 @@ RunResult run(const std::string& program, const std::vector<std::string>& args,
         }
     }
     RunResult result;
-    if (WIFEXITED(status)) {
-        result.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        result.exit_code = 128 + WTERMSIG(status);
-    }
-    result.out = slurp(out_path);
-    result.err = slurp(err_path);
+    result.exit_code = exit_code_of(status);
+    result.out = read_text(out_path);
+    result.err = read_text(err_path);
     return result;
 }
 
@@ -109,8 +108,8 @@ RunResult run_in_pty(const std::string& program, const std::vector<std::string>&
     std::vector<std::string> argv_strings{program};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<std::string> env_strings = merged_environment(env);
-    std::vector<char*> argv = pointers(argv_strings);
-    std::vector<char*> envp = pointers(env_strings);
+    std::vector<char*> argv = argv_pointers(argv_strings);
+    std::vector<char*> envp = argv_pointers(env_strings);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -146,7 +145,7 @@ RunResult run_in_pty(const std::string& program, const std::vector<std::string>&
     }
     close(slave);
     close(master);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.exit_code = exit_code_of(status);
     return result;
 }
 

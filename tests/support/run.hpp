@@ -14,6 +14,20 @@ struct RunResult {
     std::string err;
 };
 
+/// Reads a whole file; "" when it does not exist.
+std::string read_text(const std::string& path);
+
+/// The current environment with `env` on top (an empty value unsets the variable), as
+/// NAME=value strings for posix_spawn.
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& env);
+
+/// Pointers into `strings` followed by nullptr (argv/envp for posix_spawn); `strings` must
+/// outlive them.
+std::vector<char*> argv_pointers(std::vector<std::string>& strings);
+
+/// The exit code of a waitpid() status: 128 + signal for a killed process, -1 otherwise.
+int exit_code_of(int wait_status);
+
 /// Runs `program` with `args` (argv[1..]) via posix_spawn, stdin from /dev/null. `env` entries are
 /// set on top of the current environment (an empty value unsets the variable). Throws
 /// std::runtime_error when the program cannot be started.
