@@ -157,6 +157,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     so.max_ticks = options.max_ticks;
     sampler::Sampler sampler(*source, clock, resolver, so);
     std::uint64_t failed_writes = 0;
+    WatchdogPacer watchdog = WatchdogPacer::from_environment();
     sampler.run(
         flags.stop,
         [&](const telemetry::Tick& tick) {
@@ -182,7 +183,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
             if (!options.quiet) {
                 log.line(tick_summary(tick, thresholds));
             }
-            notify_service_manager("WATCHDOG=1");
+            if (watchdog.due(clock.mono_now())) {
+                notify_service_manager("WATCHDOG=1");
+            }
             if (flags.reload.exchange(false)) {
                 log.reopen();
                 Result<config::Config> fresh = config::load_effective_config(options.config_path);

@@ -1,5 +1,6 @@
 // daemon::notify_service_manager: the sd_notify datagram reaches a socket named by $NOTIFY_SOCKET
-// (a path or an abstract name), and nothing happens without one.
+// (a path or an abstract name), and nothing happens without one. WatchdogPacer: keep-alives only
+// when $WATCHDOG_USEC asks for them, at most every quarter of it.
 #include "daemon/notify.hpp"
 #include "support/temp_dir.hpp"
 
@@ -83,6 +84,81 @@ TEST(DaemonNotify, DoesNothingWithoutAUsableSocket) {
     notify_service_manager("READY=1");
     unsetenv("NOTIFY_SOCKET");
     SUCCEED();
+}
+
+TEST(DaemonWatchdog, PingsAtMostEveryQuarterOfTheTimeout) {
+    WatchdogPacer pacer(400'000);
+    EXPECT_TRUE(pacer.due(1'000));
+    EXPECT_FALSE(pacer.due(50'000));
+    EXPECT_FALSE(pacer.due(100'999));
+    EXPECT_TRUE(pacer.due(101'000));
+    EXPECT_FALSE(pacer.due(200'000));
+    EXPECT_TRUE(pacer.due(260'000)); // a late tick: the next quarter counts from this ping
+    EXPECT_FALSE(pacer.due(359'999));
+    EXPECT_TRUE(pacer.due(360'000));
+}
+
+TEST(DaemonWatchdog, NeverWithoutATimeout) {
+    WatchdogPacer pacer(std::nullopt);
+    EXPECT_FALSE(pacer.due(0));
+    EXPECT_FALSE(pacer.due(1'000'000'000'000));
+}
+
+/// Sets (or with nullptr unsets) the watchdog variables for one test and restores them after.
+class WatchdogEnvironment {
+  public:
+    WatchdogEnvironment(const char* usec, const char* pid) {
+        set("WATCHDOG_USEC", usec);
+        set("WATCHDOG_PID", pid);
+    }
+    ~WatchdogEnvironment() {
+        unsetenv("WATCHDOG_USEC");
+        unsetenv("WATCHDOG_PID");
+    }
+    WatchdogEnvironment(const WatchdogEnvironment&) = delete;
+    WatchdogEnvironment& operator=(const WatchdogEnvironment&) = delete;
+
+  private:
+    static void set(const char* name, const char* value) {
+        if (value == nullptr) {
+            unsetenv(name);
+        } else {
+            setenv(name, value, 1);
+        }
+    }
+};
+
+/// How many keep-alives the pacer read from the environment sends at 0, 1 s, ..., 9 s.
+int pings_over_ten_seconds() {
+    WatchdogPacer pacer = WatchdogPacer::from_environment();
+    int pings = 0;
+    for (std::int64_t s = 0; s < 10; ++s) {
+        pings += pacer.due(s * 1'000'000) ? 1 : 0;
+    }
+    return pings;
+}
+
+TEST(DaemonWatchdog, ReadsTheTimeoutAndPidLikeSdWatchdogEnabled) {
+    const std::string self = std::to_string(getpid());
+    const std::string other = std::to_string(getpid() + 1);
+    {
+        const WatchdogEnvironment env("8000000", nullptr); // 8 s: every 2 s
+        EXPECT_EQ(pings_over_ten_seconds(), 5);
+    }
+    {
+        const WatchdogEnvironment env("8000000", self.c_str());
+        EXPECT_EQ(pings_over_ten_seconds(), 5);
+    }
+    {
+        const WatchdogEnvironment env("8000000", other.c_str()); // meant for another process
+        EXPECT_EQ(pings_over_ten_seconds(), 0);
+    }
+    for (const char* bad : {"", "0", "-5", "12x", "abc"}) {
+        const WatchdogEnvironment env(bad, nullptr);
+        EXPECT_EQ(pings_over_ten_seconds(), 0) << "WATCHDOG_USEC=" << bad;
+    }
+    const WatchdogEnvironment none(nullptr, nullptr);
+    EXPECT_EQ(pings_over_ten_seconds(), 0);
 }
 
 } // namespace

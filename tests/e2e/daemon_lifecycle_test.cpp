@@ -131,29 +131,50 @@ TEST_F(DaemonE2ELifecycle, ReportReadsTheDatabaseWhileTheDaemonWrites) {
     EXPECT_EQ(raw.one("PRAGMA journal_mode"), "wal");
 }
 
-// The daemon tells systemd (Type=notify, WatchdogSec=) when it is ready, that it is alive at every
-// tick, and when it stops — through $NOTIFY_SOCKET, as a service manager would bind it.
-TEST_F(DaemonE2ELifecycle, NotifiesTheServiceManager) {
-    write_idle_held_card();
-    const std::string name = path("notify");
-    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, name.c_str(), name.size());
-    ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
-    set_env("NOTIFY_SOCKET", name);
-    const test::RunResult r = run_daemon({"--interval", "100ms", "--ticks", "2", "--quiet"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::vector<std::string> states;
-    pollfd pfd{fd, POLLIN, 0};
-    while (states.size() < 10 && ::poll(&pfd, 1, 0) == 1) {
-        char buffer[64];
-        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-        states.emplace_back(buffer, static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+// The daemon tells systemd (Type=notify, WatchdogSec=) when it is ready, that it is alive after a
+// tick — as often as $WATCHDOG_USEC asks, at most every quarter of it —, and when it stops, through
+// $NOTIFY_SOCKET, as a service manager would bind it.
+class DaemonE2ENotify : public DaemonE2ELifecycle {
+  protected:
+    /// The states the daemon sent over a 3-tick run at 100 ms with the given $WATCHDOG_USEC
+    /// ("" for none).
+    std::vector<std::string> states_of_a_run(const std::string& watchdog_usec) {
+        write_idle_held_card();
+        const std::string name = path("notify");
+        const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::memcpy(address.sun_path, name.c_str(), name.size());
+        EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+        set_env("NOTIFY_SOCKET", name);
+        set_env("WATCHDOG_USEC", watchdog_usec);
+        const test::RunResult r = run_daemon({"--interval", "100ms", "--ticks", "3", "--quiet"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        std::vector<std::string> states;
+        pollfd pfd{fd, POLLIN, 0};
+        while (states.size() < 10 && ::poll(&pfd, 1, 0) == 1) {
+            char buffer[64];
+            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+            states.emplace_back(buffer, static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+        }
+        ::close(fd);
+        return states;
     }
-    ::close(fd);
-    EXPECT_EQ(states,
-              (std::vector<std::string>{"READY=1", "WATCHDOG=1", "WATCHDOG=1", "STOPPING=1"}));
+};
+
+TEST_F(DaemonE2ENotify, PingsTheWatchdogAfterEveryTickWhenItsTimeoutIsThatShort) {
+    EXPECT_EQ(states_of_a_run("1"), (std::vector<std::string>{"READY=1", "WATCHDOG=1", "WATCHDOG=1",
+                                                              "WATCHDOG=1", "STOPPING=1"}));
+}
+
+TEST_F(DaemonE2ENotify, PingsTheWatchdogOncePerQuarterTimeout) {
+    // WatchdogSec=120s: the first tick pings, the next ping would be due 30 s later.
+    EXPECT_EQ(states_of_a_run("120000000"),
+              (std::vector<std::string>{"READY=1", "WATCHDOG=1", "STOPPING=1"}));
+}
+
+TEST_F(DaemonE2ENotify, SendsNoKeepAliveWithoutAWatchdog) {
+    EXPECT_EQ(states_of_a_run(""), (std::vector<std::string>{"READY=1", "STOPPING=1"}));
 }
 
 } // namespace
