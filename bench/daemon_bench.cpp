@@ -228,13 +228,14 @@ class DriverSideProbe {
 
   private:
     void loop() {
-        m_source->poll(gua::wall_now()); // priming
+        std::vector<gua::telemetry::DevicePoll> polls; // reused, as the sampler does
+        m_source->poll_into(gua::wall_now(), polls);   // priming
         auto next = std::chrono::steady_clock::now();
         while (!m_stop) {
             next += std::chrono::milliseconds(100);
             std::this_thread::sleep_until(next);
             const double before = thread_cpu_s();
-            m_source->poll(gua::wall_now());
+            m_source->poll_into(gua::wall_now(), polls);
             m_cpu_s += thread_cpu_s() - before;
             ++m_polls;
         }

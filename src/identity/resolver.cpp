@@ -176,6 +176,7 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
     if (!facts.start_ticks) {
         return m_unknown;
     }
+    facts.serial = ++m_serial;
     Entry& entry = m_cache.emplace(pid, Entry{std::move(facts), true, {}, {}, 0}).first->second;
     watch(pid, entry, std::move(comm), std::move(pidfd));
     return entry.facts;

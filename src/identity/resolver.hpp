@@ -20,6 +20,9 @@ struct ProcessFacts {
     telemetry::Identity identity;
     /// Start time in clock ticks since boot (/proc/<pid>/stat field 22); nullopt if vanished.
     std::optional<std::uint64_t> start_ticks;
+    /// Differs from one resolution to the next, so an unchanged serial means unchanged facts (0 for
+    /// the unknown identity of a vanished pid).
+    std::uint64_t serial = 0;
 };
 
 /// Resolves pids through `proc_root` (normally "/proc"). A vanished pid resolves to the unknown
@@ -82,7 +85,8 @@ class Resolver {
     std::int64_t m_now_us = 0; ///< CLOCK_MONOTONIC µs at the last collection of exits
     std::size_t m_watched = 0; ///< entries holding descriptors
     std::unordered_map<std::uint32_t, Entry> m_cache;
-    ProcessFacts m_unknown; ///< what a vanished pid resolves to
+    ProcessFacts m_unknown;     ///< what a vanished pid resolves to
+    std::uint64_t m_serial = 0; ///< of the latest resolution
     /// passwd names by uid; misses (nullopt) are forgotten at each sweep so new accounts appear.
     std::unordered_map<std::uint32_t, std::optional<std::string>> m_names;
 };

@@ -4,6 +4,7 @@
 
 #include "core/time.hpp"
 #include "nvml/abi.hpp"
+#include "nvml/process_list.hpp"
 #include "nvml/sample_cursor.hpp"
 #include "telemetry/model.hpp"
 
@@ -11,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace gua::nvml {
 
@@ -35,15 +37,34 @@ struct Card {
     std::optional<TimeUs> last_poll; ///< wall time of the previous successful poll
     UtilCursor util;
     ProcessUtilCursor process_util;
+    /// Entries offered to the driver at once, so that steady polls skip the size queries: per
+    /// ListKind for the process lists, then the utilization ring and per-process utilization
+    /// (0: ask for the size first).
+    std::array<unsigned int, 3> list_capacity{};
+    unsigned int ring_capacity = 0;
+    unsigned int process_sample_capacity = 0;
 };
 
 /// Order of the process-list entry points in SourceState::process_stride.
 enum class ListKind : std::uint8_t { compute = 0, graphics = 1, mps = 2 };
 
+/// Storage of one card's poll, kept from poll to poll (cards are read one after another) so that
+/// the steady path allocates nothing.
+struct PollBuffers {
+    std::vector<nvmlSample_t> samples; ///< nvmlDeviceGetSamples reply
+    std::vector<RingSample> ring;      ///< the reply decoded
+    ProcessListBuffer list;
+    std::vector<nvmlProcessUtilizationSample_t> process_samples;
+    std::vector<ProcessUtilEntry> process_entries;
+    std::vector<std::uint32_t> pids;
+    PidUtils pid_utils;
+};
+
 /// State shared by every card of one source.
 struct SourceState {
     std::array<std::size_t, 3> process_stride{}; ///< bytes per entry, per ListKind
     NvmlDiagnostics diagnostics;
+    PollBuffers buffers;
 };
 
 } // namespace gua::nvml

@@ -66,26 +66,46 @@ double value_of(nvmlValueType_t type, const nvmlValue_t& v) {
     return -1.0;
 }
 
-/// Reads the GPU-utilization ring after `cursor`; NOT_FOUND (or an empty size reply) = no samples.
+/// Reads the GPU-utilization ring after `cursor` into `out`; NOT_FOUND (or an empty size reply)
+/// = no samples. A known `capacity` skips the size query unless the reply fills it (entries may
+/// then have been left out: the size is asked for and the read repeated).
 nvmlReturn_t read_ring(const Library& lib, nvmlDevice_t h, std::uint64_t cursor,
-                       std::vector<RingSample>& out) {
+                       unsigned int& capacity, PollBuffers& buffers) {
+    std::vector<RingSample>& out = buffers.ring;
+    out.clear();
     nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
-    unsigned int count = 0;
-    nvmlReturn_t rc = lib.call<Entry::device_get_samples>(h, NVML_GPU_UTILIZATION_SAMPLES, cursor,
-                                                          &type, &count, nullptr);
-    if (rc != NVML_SUCCESS || count == 0) {
-        return rc == NVML_SUCCESS ? NVML_ERROR_NOT_FOUND : rc;
-    }
-    std::vector<nvmlSample_t> buffer(count + k_sample_headroom);
-    count = static_cast<unsigned int>(buffer.size());
-    rc = lib.call<Entry::device_get_samples>(h, NVML_GPU_UTILIZATION_SAMPLES, cursor, &type, &count,
-                                             buffer.data());
-    if (rc != NVML_SUCCESS) {
-        return rc;
-    }
-    buffer.resize(std::min<std::size_t>(count, buffer.size()));
-    for (const nvmlSample_t& s : buffer) {
-        out.push_back({s.timeStamp, value_of(type, s.sampleValue)});
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        unsigned int count = 0;
+        if (capacity == 0) {
+            const nvmlReturn_t rc = lib.call<Entry::device_get_samples>(
+                h, NVML_GPU_UTILIZATION_SAMPLES, cursor, &type, &count, nullptr);
+            if (rc != NVML_SUCCESS || count == 0) {
+                return rc == NVML_SUCCESS ? NVML_ERROR_NOT_FOUND : rc;
+            }
+            capacity = count + k_sample_headroom;
+        }
+        buffers.samples.resize(capacity);
+        count = capacity;
+        const nvmlReturn_t rc = lib.call<Entry::device_get_samples>(
+            h, NVML_GPU_UTILIZATION_SAMPLES, cursor, &type, &count, buffers.samples.data());
+        const bool full =
+            rc == NVML_ERROR_INSUFFICIENT_SIZE || (rc == NVML_SUCCESS && count >= capacity);
+        if (full && attempt == 0) {
+            capacity = 0;
+            continue;
+        }
+        if (rc != NVML_SUCCESS) {
+            if (rc != NVML_ERROR_NOT_FOUND) {
+                capacity = 0;
+            }
+            return rc;
+        }
+        const std::size_t written = std::min<std::size_t>(count, capacity);
+        for (std::size_t i = 0; i < written; ++i) {
+            const nvmlSample_t& s = buffers.samples[i];
+            out.push_back({s.timeStamp, value_of(type, s.sampleValue)});
+        }
+        return NVML_SUCCESS;
     }
     return NVML_SUCCESS;
 }
@@ -102,19 +122,23 @@ void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& s
     const std::optional<DurationUs> span =
         card.last_poll ? std::optional<DurationUs>(now - *card.last_poll) : std::nullopt;
     if (card.samples_supported && lib.has(Entry::device_get_samples)) {
-        std::vector<RingSample> batch;
         const bool priming = !card.util.primed() || !span;
-        const nvmlReturn_t rc =
-            read_ring(lib, card.handle, priming ? 0 : card.util.cursor_us(), batch);
+        if (priming) {
+            card.ring_capacity = 0; // the whole ring: ask for its size
+        }
+        const nvmlReturn_t rc = read_ring(lib, card.handle, priming ? 0 : card.util.cursor_us(),
+                                          card.ring_capacity, state.buffers);
         if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) {
             if (priming) {
-                card.util.prime(batch);
+                card.util.prime(state.buffers.ring);
             } else {
-                RingFold fold = card.util.fold(std::move(batch), *span, snapshot);
+                RingFold fold;
+                fold.samples = std::move(poll.util);
+                card.util.fold(state.buffers.ring, *span, snapshot, fold);
+                poll.util = std::move(fold.samples);
                 state.diagnostics.junk_util_samples += fold.junk;
                 state.diagnostics.lost_sample_batches += fold.lost_samples ? 1 : 0;
-                if (!fold.samples.empty()) {
-                    poll.util = std::move(fold.samples);
+                if (!poll.util.empty()) {
                     poll.util_source = telemetry::UtilSource::samples;
                     return;
                 }
@@ -125,8 +149,9 @@ void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& s
             status.ok(rc);
         }
     }
+    poll.util.clear();
     if (snapshot) {
-        poll.util = {{*snapshot, std::max<DurationUs>(span.value_or(1), 1)}};
+        poll.util.push_back({*snapshot, std::max<DurationUs>(span.value_or(1), 1)});
         poll.util_source = telemetry::UtilSource::snapshot;
     }
 }
@@ -160,24 +185,25 @@ telemetry::ProcessType process_type(ListKind kind) {
 }
 
 template <Entry E>
-void read_list(const Library& lib, const Card& card, ListKind kind, SourceState& state,
-               Status& status, telemetry::DevicePoll& poll) {
+void read_list(const Library& lib, Card& card, ListKind kind, SourceState& state, Status& status,
+               telemetry::DevicePoll& poll) {
     std::size_t& stride = state.process_stride[static_cast<std::size_t>(kind)];
-    ProcessListRead read = read_process_list(
+    ProcessListBuffer& buffer = state.buffers.list;
+    const nvmlReturn_t rc = read_process_list(
         [&](unsigned int* count, void* infos) { return lib.call<E>(card.handle, count, infos); },
-        stride, card.memory_total_bytes);
-    if (read.rc != NVML_SUCCESS) {
-        status.ok(read.rc);
+        stride, card.memory_total_bytes, card.list_capacity[static_cast<std::size_t>(kind)],
+        buffer);
+    if (rc != NVML_SUCCESS) {
+        status.ok(rc);
         return;
     }
-    if (read.list.stride != 0 && read.list.stride != stride) {
-        stride = read.list.stride;
+    if (buffer.list.stride != 0 && buffer.list.stride != stride) {
+        stride = buffer.list.stride;
         ++state.diagnostics.stride_corrections;
     }
-    state.diagnostics.dropped_process_entries += read.list.dropped;
-    const std::vector<RawProcess> processes = merge_duplicate_pids(std::move(read.list.processes));
-    poll.processes.reserve(poll.processes.size() + processes.size());
-    for (const RawProcess& p : processes) {
+    state.diagnostics.dropped_process_entries += buffer.list.dropped;
+    merge_duplicate_pids(buffer.list.processes);
+    for (const RawProcess& p : buffer.list.processes) {
         telemetry::ProcessReading reading;
         reading.pid = p.pid;
         reading.type = process_type(kind);
@@ -188,46 +214,63 @@ void read_list(const Library& lib, const Card& card, ListKind kind, SourceState&
     }
 }
 
-/// Reads per-process samples after `cursor`; NOT_FOUND and empty replies are "no samples".
+/// Reads per-process samples after `cursor` into `buffers.process_entries`; NOT_FOUND and empty
+/// replies are "no samples". A known `capacity` skips the size query.
 nvmlReturn_t read_process_samples(const Library& lib, nvmlDevice_t h, std::uint64_t cursor,
-                                  std::vector<ProcessUtilEntry>& out) {
+                                  unsigned int& capacity, PollBuffers& buffers) {
+    std::vector<ProcessUtilEntry>& out = buffers.process_entries;
+    out.clear();
     unsigned int count = 0;
-    nvmlReturn_t rc = lib.call<Entry::device_get_process_utilization>(h, nullptr, &count, cursor);
+    nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
+    if (capacity == 0) {
+        rc = lib.call<Entry::device_get_process_utilization>(h, nullptr, &count, cursor);
+    }
     for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 3; ++attempt) {
-        std::vector<nvmlProcessUtilizationSample_t> buffer(std::min(count, k_max_process_samples) +
-                                                           k_sample_headroom);
-        count = static_cast<unsigned int>(buffer.size());
-        rc = lib.call<Entry::device_get_process_utilization>(h, buffer.data(), &count, cursor);
+        const unsigned int offered =
+            attempt == 0 && capacity != 0
+                ? capacity
+                : std::min(count, k_max_process_samples) + k_sample_headroom;
+        buffers.process_samples.resize(offered);
+        count = offered;
+        rc = lib.call<Entry::device_get_process_utilization>(h, buffers.process_samples.data(),
+                                                             &count, cursor);
         if (rc == NVML_SUCCESS) {
-            buffer.resize(std::min<std::size_t>(count, buffer.size()));
-            for (const auto& s : buffer) {
+            capacity = offered;
+            const std::size_t written = std::min(count, offered);
+            for (std::size_t i = 0; i < written; ++i) {
+                const nvmlProcessUtilizationSample_t& s = buffers.process_samples[i];
                 out.push_back({s.pid, s.timeStamp, s.smUtil});
             }
         }
+    }
+    if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) {
+        capacity = 0;
     }
     return rc == NVML_ERROR_NOT_FOUND ? NVML_SUCCESS : rc;
 }
 
 void read_process_utilization(const Library& lib, Card& card, SourceState& state, Status& status,
                               telemetry::DevicePoll& poll) {
-    std::vector<ProcessUtilEntry> entries;
+    PollBuffers& buffers = state.buffers;
     const bool priming = !card.process_util.primed() || !card.last_poll;
-    const nvmlReturn_t rc = read_process_samples(
-        lib, card.handle, priming ? 0 : card.process_util.cursor_us(), entries);
+    const nvmlReturn_t rc =
+        read_process_samples(lib, card.handle, priming ? 0 : card.process_util.cursor_us(),
+                             card.process_sample_capacity, buffers);
     if (rc != NVML_SUCCESS) {
         status.ok(rc);
         return;
     }
     if (priming) {
-        card.process_util.prime(entries);
+        card.process_util.prime(buffers.process_entries);
         return;
     }
-    std::vector<std::uint32_t> pids;
-    pids.reserve(poll.processes.size());
+    buffers.pids.clear();
     for (const auto& p : poll.processes) {
-        pids.push_back(p.pid);
+        buffers.pids.push_back(p.pid);
     }
-    PidUtils util = card.process_util.fold(entries, pids, state.diagnostics.junk_process_samples);
+    PidUtils& util = buffers.pid_utils;
+    card.process_util.fold(buffers.process_entries, buffers.pids,
+                           state.diagnostics.junk_process_samples, util);
     // A pid in several lists gets its SM share once: compute first, then MPS, then graphics.
     for (const auto type : {telemetry::ProcessType::compute, telemetry::ProcessType::mps,
                             telemetry::ProcessType::graphics}) {
@@ -271,6 +314,22 @@ void read_sensors(const Library& lib, const Card& card, Status& status,
 
 } // namespace
 
+void clear_poll(const Card& card, telemetry::DevicePoll& poll) {
+    poll.uuid = card.info.uuid;
+    poll.lost = false;
+    poll.util_source = telemetry::UtilSource::none;
+    poll.util.clear();
+    poll.mem_util_pct.reset();
+    poll.mem_used_mib.reset();
+    poll.power_mw.reset();
+    poll.temperature_c.reset();
+    poll.sm_clock_mhz.reset();
+    poll.clock_event_reasons.reset();
+    poll.energy_mj.reset();
+    poll.processes.clear();
+    poll.read_errors = 0;
+}
+
 std::int64_t bytes_to_mib(std::uint64_t bytes) {
     return static_cast<std::int64_t>((bytes + k_bytes_per_mib / 2) / k_bytes_per_mib);
 }
@@ -286,10 +345,9 @@ nvmlReturn_t read_uuid(const Library& library, nvmlDevice_t handle, std::string&
     return rc;
 }
 
-telemetry::DevicePoll read_card(const Library& library, Card& card, TimeUs now,
-                                SourceState& state) {
-    telemetry::DevicePoll poll;
-    poll.uuid = card.info.uuid;
+void read_card(const Library& library, Card& card, TimeUs now, SourceState& state,
+               telemetry::DevicePoll& poll) {
+    clear_poll(card, poll);
     Status status;
     const bool mig = card.mig_slot.has_value();
     if (!mig) {
@@ -308,14 +366,12 @@ telemetry::DevicePoll read_card(const Library& library, Card& card, TimeUs now,
     }
     if (status.lost()) {
         card.lost = true;
-        telemetry::DevicePoll lost_poll;
-        lost_poll.uuid = card.info.uuid;
-        lost_poll.lost = true;
-        return lost_poll;
+        clear_poll(card, poll);
+        poll.lost = true;
+        return;
     }
     poll.read_errors = status.errors();
     card.last_poll = now;
-    return poll;
 }
 
 } // namespace gua::nvml

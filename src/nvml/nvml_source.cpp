@@ -15,13 +15,6 @@ std::string bounded(const char* text, std::size_t capacity) {
     return std::string(text, strnlen(text, capacity));
 }
 
-telemetry::DevicePoll lost_poll(const Card& card) {
-    telemetry::DevicePoll poll;
-    poll.uuid = card.info.uuid;
-    poll.lost = true;
-    return poll;
-}
-
 } // namespace
 
 NvmlSource::NvmlSource(std::unique_ptr<Library> library) : m_library(std::move(library)) {
@@ -46,19 +39,25 @@ std::vector<telemetry::DeviceInfo> NvmlSource::devices() {
 }
 
 std::vector<telemetry::DevicePoll> NvmlSource::poll(TimeUs now) {
+    std::vector<telemetry::DevicePoll> out;
+    poll_into(now, out);
+    return out;
+}
+
+void NvmlSource::poll_into(TimeUs now, std::vector<telemetry::DevicePoll>& out) {
     if (!m_enumerated) {
         enumerate();
     }
-    std::vector<telemetry::DevicePoll> out;
-    out.reserve(m_cards.size());
-    for (Card& card : m_cards) {
+    out.resize(m_cards.size());
+    for (std::size_t i = 0; i < m_cards.size(); ++i) {
+        Card& card = m_cards[i];
         if (card.lost && !reprobe(card)) {
-            out.push_back(lost_poll(card));
+            clear_poll(card, out[i]);
+            out[i].lost = true;
             continue;
         }
-        out.push_back(read_card(*m_library, card, now, m_state));
+        read_card(*m_library, card, now, m_state, out[i]);
     }
-    return out;
 }
 
 void NvmlSource::enumerate() {

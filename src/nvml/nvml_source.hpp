@@ -25,6 +25,8 @@ class NvmlSource final : public telemetry::DeviceSource {
     std::vector<telemetry::DeviceInfo> devices() override;
     /// Reads every card once (enumerating first if devices() was never called).
     std::vector<telemetry::DevicePoll> poll(TimeUs now) override;
+    /// Reads every card once into `out`, reusing its storage (no allocation on a steady poll).
+    void poll_into(TimeUs now, std::vector<telemetry::DevicePoll>& out) override;
 
     /// The loaded library (bound symbols, path) for diagnostics.
     const Library& library() const { return *m_library; }

@@ -32,10 +32,9 @@ bool instance_ok(std::uint32_t id) {
 
 } // namespace
 
-std::vector<RawProcess> decode_process_infos(const std::byte* data, std::size_t count,
-                                             std::size_t stride) {
-    std::vector<RawProcess> out;
-    out.reserve(count);
+void decode_process_infos(const std::byte* data, std::size_t count, std::size_t stride,
+                          std::vector<RawProcess>& out) {
+    out.clear();
     for (std::size_t i = 0; i < count; ++i) {
         RawProcess p;
         if (stride == sizeof(nvmlProcessInfo_v1_t)) {
@@ -51,7 +50,6 @@ std::vector<RawProcess> decode_process_infos(const std::byte* data, std::size_t 
         }
         out.push_back(p);
     }
-    return out;
 }
 
 bool plausible(const RawProcess& process, std::optional<std::uint64_t> memory_total_bytes) {
@@ -64,21 +62,26 @@ bool plausible(const RawProcess& process, std::optional<std::uint64_t> memory_to
     return instance_ok(process.gpu_instance_id) && instance_ok(process.compute_instance_id);
 }
 
-DecodedProcesses decode_checked(const std::byte* data, std::size_t count, std::size_t stride,
-                                std::optional<std::uint64_t> memory_total_bytes) {
+void decode_checked(const std::byte* data, std::size_t count, std::size_t stride,
+                    std::optional<std::uint64_t> memory_total_bytes, DecodedProcesses& out) {
     const auto all_plausible = [&](const std::vector<RawProcess>& list) {
         return std::all_of(list.begin(), list.end(),
                            [&](const RawProcess& p) { return plausible(p, memory_total_bytes); });
     };
-    DecodedProcesses out{decode_process_infos(data, count, stride), stride, 0};
+    decode_process_infos(data, count, stride, out.processes);
+    out.stride = stride;
+    out.dropped = 0;
     const bool wide_stride = stride == sizeof(nvmlProcessInfo_v2_t) || stride == k_max_stride;
     if (wide_stride && count > 1 && plausible(out.processes.front(), memory_total_bytes) &&
         !all_plausible(out.processes)) {
         const std::size_t other =
             stride == k_max_stride ? sizeof(nvmlProcessInfo_v2_t) : k_max_stride;
-        auto retry = decode_process_infos(data, count, other);
+        std::vector<RawProcess> retry;
+        decode_process_infos(data, count, other, retry);
         if (all_plausible(retry)) {
-            return {std::move(retry), other, 0};
+            out.processes = std::move(retry);
+            out.stride = other;
+            return;
         }
     }
     const auto bad =
@@ -86,34 +89,51 @@ DecodedProcesses decode_checked(const std::byte* data, std::size_t count, std::s
                        [&](const RawProcess& p) { return !plausible(p, memory_total_bytes); });
     out.dropped = static_cast<int>(out.processes.end() - bad);
     out.processes.erase(bad, out.processes.end());
-    return out;
 }
 
-ProcessListRead read_process_list(const ProcessListCall& call, std::size_t stride,
-                                  std::optional<std::uint64_t> memory_total_bytes) {
+nvmlReturn_t read_process_list(const ProcessListCall& call, std::size_t stride,
+                               std::optional<std::uint64_t> memory_total_bytes,
+                               unsigned int& capacity, ProcessListBuffer& buffer) {
+    buffer.list.processes.clear();
+    buffer.list.stride = 0;
+    buffer.list.dropped = 0;
     unsigned int count = 0;
-    nvmlReturn_t rc = call(&count, nullptr);
-    if (rc == NVML_SUCCESS) {
-        return {};
-    }
-    std::vector<std::byte> buffer;
-    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < k_max_data_calls;
-         ++attempt) {
-        const unsigned int capacity =
-            std::min(2 * std::min(count, k_max_entries) + 5, k_max_entries);
-        buffer.assign(static_cast<std::size_t>(capacity) * k_max_stride, std::byte{0});
-        count = capacity;
-        rc = call(&count, buffer.data());
+    nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
+    if (capacity == 0) {
+        rc = call(&count, nullptr);
         if (rc == NVML_SUCCESS) {
-            const std::size_t written = std::min(count, capacity);
-            return {NVML_SUCCESS,
-                    decode_checked(buffer.data(), written, stride, memory_total_bytes)};
+            return rc;
         }
     }
-    return {rc, {}};
+    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < k_max_data_calls;
+         ++attempt) {
+        const unsigned int offered =
+            attempt == 0 && capacity != 0
+                ? capacity
+                : std::min(2 * std::min(count, k_max_entries) + 5, k_max_entries);
+        // Zeroed, so that entries a narrower stride left unwritten never look plausible.
+        buffer.bytes.assign(static_cast<std::size_t>(offered) * k_max_stride, std::byte{0});
+        count = offered;
+        rc = call(&count, buffer.bytes.data());
+        if (rc == NVML_SUCCESS) {
+            capacity = offered;
+            decode_checked(buffer.bytes.data(), std::min(count, offered), stride,
+                           memory_total_bytes, buffer.list);
+            return rc;
+        }
+    }
+    capacity = 0;
+    return rc;
 }
 
 bool has_duplicate_pids(const std::vector<RawProcess>& processes) {
+    const auto ascending = std::adjacent_find(processes.begin(), processes.end(),
+                                              [](const RawProcess& a, const RawProcess& b) {
+                                                  return a.pid >= b.pid;
+                                              }) == processes.end();
+    if (ascending) {
+        return false; // drivers usually list processes by pid
+    }
     constexpr std::size_t k_pairwise = 64; // below, comparing pairs beats sorting a copy
     if (processes.size() <= k_pairwise) {
         for (std::size_t i = 1; i < processes.size(); ++i) {
@@ -134,9 +154,9 @@ bool has_duplicate_pids(const std::vector<RawProcess>& processes) {
     return std::adjacent_find(pids.begin(), pids.end()) != pids.end();
 }
 
-std::vector<RawProcess> merge_duplicate_pids(std::vector<RawProcess> processes) {
+void merge_duplicate_pids(std::vector<RawProcess>& processes) {
     if (!has_duplicate_pids(processes)) {
-        return processes; // the usual case: nothing to merge, nothing allocated
+        return; // the usual case: nothing to merge, nothing allocated
     }
     struct Share {
         std::uint32_t gpu_instance_id;
@@ -171,7 +191,7 @@ std::vector<RawProcess> merge_duplicate_pids(std::vector<RawProcess> processes) 
         }
         it->used_bytes = total;
     }
-    return out;
+    processes = std::move(out);
 }
 
 } // namespace gua::nvml

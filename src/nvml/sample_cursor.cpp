@@ -40,9 +40,11 @@ void UtilCursor::prime(const std::vector<RingSample>& batch) {
     }
 }
 
-RingFold UtilCursor::fold(std::vector<RingSample> batch, DurationUs span_us,
-                          std::optional<double> snapshot_pct) {
-    RingFold out;
+void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
+                      std::optional<double> snapshot_pct, RingFold& out) {
+    out.samples.clear();
+    out.junk = 0;
+    out.lost_samples = false;
     const double idle_pct = snapshot_pct.value_or(0.0) > 0 ? *snapshot_pct : 0.0;
     std::erase_if(batch, [this](const RingSample& s) {
         return s.timestamp_us == 0 || s.timestamp_us <= m_cursor_us;
@@ -61,7 +63,7 @@ RingFold UtilCursor::fold(std::vector<RingSample> batch, DurationUs span_us,
             reset();
         }
         out.samples.push_back({idle_pct, std::max<DurationUs>(span_us, 1)});
-        return out;
+        return;
     }
     m_dry_busy_polls = 0;
     const DurationUs period_us = median_gap(batch, m_period_us);
@@ -88,7 +90,6 @@ RingFold UtilCursor::fold(std::vector<RingSample> batch, DurationUs span_us,
     if (!out.lost_samples && uncovered_us > period_us) {
         out.samples.push_back({idle_pct, uncovered_us});
     }
-    return out;
 }
 
 void ProcessUtilCursor::prime(const std::vector<ProcessUtilEntry>& entries) {
@@ -100,8 +101,8 @@ void ProcessUtilCursor::prime(const std::vector<ProcessUtilEntry>& entries) {
     }
 }
 
-PidUtils::PidUtils(const std::vector<std::uint32_t>& pids) {
-    m_items.reserve(pids.size());
+void PidUtils::assign(const std::vector<std::uint32_t>& pids) {
+    m_items.clear();
     for (const std::uint32_t pid : pids) {
         m_items.push_back({pid, false, 0, 0.0});
     }
@@ -148,9 +149,10 @@ bool PidUtils::offer(std::uint32_t pid, std::uint64_t timestamp_us, double pct) 
     return true;
 }
 
-PidUtils ProcessUtilCursor::fold(const std::vector<ProcessUtilEntry>& entries,
-                                 const std::vector<std::uint32_t>& live_pids, int& junk) {
-    PidUtils out(live_pids);
+void ProcessUtilCursor::fold(const std::vector<ProcessUtilEntry>& entries,
+                             const std::vector<std::uint32_t>& live_pids, int& junk,
+                             PidUtils& out) {
+    out.assign(live_pids);
     std::uint64_t cursor = m_cursor_us;
     for (const ProcessUtilEntry& e : entries) {
         if (e.timestamp_us == 0 || e.timestamp_us <= m_cursor_us) {
@@ -163,7 +165,6 @@ PidUtils ProcessUtilCursor::fold(const std::vector<ProcessUtilEntry>& entries,
         cursor = std::max(cursor, e.timestamp_us);
     }
     m_cursor_us = cursor;
-    return out;
 }
 
 } // namespace gua::nvml

@@ -39,11 +39,12 @@ class UtilCursor {
     /// Forgets everything; the next poll primes again.
     void reset() { *this = UtilCursor{}; }
 
-    /// Folds the driver's reply (the samples after the cursor; empty for NOT_FOUND) into
-    /// sub-samples covering `span_us`, the time since the previous poll (rules 3–5, 7). Time the
-    /// batch does not cover is idle (0 %), or `snapshot_pct` when that is above 0.
-    RingFold fold(std::vector<RingSample> batch, DurationUs span_us,
-                  std::optional<double> snapshot_pct);
+    /// Folds the driver's reply `batch` (the samples after the cursor; empty for NOT_FOUND; left
+    /// filtered and sorted) into `out`'s sub-samples covering `span_us`, the time since the
+    /// previous poll (rules 3–5, 7); `out`'s storage is reused. Time the batch does not cover is
+    /// idle (0 %), or `snapshot_pct` when that is above 0.
+    void fold(std::vector<RingSample>& batch, DurationUs span_us,
+              std::optional<double> snapshot_pct, RingFold& out);
 
   private:
     bool m_primed = false;
@@ -64,7 +65,10 @@ struct ProcessUtilEntry {
 class PidUtils {
   public:
     /// Zero for each of `pids` (duplicates collapse).
-    explicit PidUtils(const std::vector<std::uint32_t>& pids);
+    explicit PidUtils(const std::vector<std::uint32_t>& pids) { assign(pids); }
+    PidUtils() = default;
+    /// Starts again with zero for each of `pids`, reusing the storage.
+    void assign(const std::vector<std::uint32_t>& pids);
     std::size_t size() const { return m_items.size(); }
     /// The SM % of `pid`; throws std::out_of_range for a pid that is not live.
     double at(std::uint32_t pid) const;
@@ -103,11 +107,12 @@ class ProcessUtilCursor {
     /// Forgets everything; the next poll primes again.
     void reset() { *this = ProcessUtilCursor{}; }
 
-    /// SM % over the poll for every pid in `live_pids`: the driver's average since the cursor, or
-    /// 0 when the driver reported nothing newer for it. Entries for other pids, with util over
-    /// 100 or not newer than the cursor are dropped; the first two kinds are counted in `junk`.
-    PidUtils fold(const std::vector<ProcessUtilEntry>& entries,
-                  const std::vector<std::uint32_t>& live_pids, int& junk);
+    /// Sets `out` to the SM % over the poll for every pid in `live_pids`: the driver's average
+    /// since the cursor, or 0 when the driver reported nothing newer for it. Entries for other
+    /// pids, with util over 100 or not newer than the cursor are dropped; the first two kinds are
+    /// counted in `junk`.
+    void fold(const std::vector<ProcessUtilEntry>& entries,
+              const std::vector<std::uint32_t>& live_pids, int& junk, PidUtils& out);
 
   private:
     bool m_primed = false;

@@ -30,8 +30,40 @@ void TickBuilder::CardAcc::reset() {
     buckets = {};
     lost = false;
     present = false;
-    order.clear();
-    live = 0;
+    drop_unseen();
+    for (std::size_t i = 0; i < live; ++i) {
+        ProcAcc& acc = processes[i];
+        acc.seen = false;
+        acc.tick.mem_used_mib.reset();
+        acc.tick.sm_util_pct.reset();
+        acc.sm_weighted = 0;
+        acc.sm_span = 0;
+    }
+    hint = 0;
+}
+
+void TickBuilder::CardAcc::drop_unseen() {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < live; ++i) {
+        if (processes[i].seen) {
+            if (kept != i) {
+                std::swap(processes[kept], processes[i]);
+            }
+            ++kept;
+        }
+    }
+    if (kept == live) {
+        return;
+    }
+    live = kept;
+    order.resize(live);
+    for (std::size_t i = 0; i < live; ++i) {
+        order[i] = static_cast<std::uint32_t>(i);
+    }
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const telemetry::ProcessTick& x = processes[b].tick;
+        return key_less(processes[a].tick, x.pid, x.type);
+    });
 }
 
 std::vector<std::uint32_t>::iterator TickBuilder::CardAcc::position(std::uint32_t pid,
@@ -42,7 +74,16 @@ std::vector<std::uint32_t>::iterator TickBuilder::CardAcc::position(std::uint32_
 }
 
 TickBuilder::ProcAcc* TickBuilder::CardAcc::find(std::uint32_t pid, telemetry::ProcessType type) {
+    // Drivers list processes in the same order poll after poll: try the one after the last match.
+    if (hint < order.size()) {
+        ProcAcc& next = processes[order[hint]];
+        if (next.tick.pid == pid && next.tick.type == type) {
+            ++hint;
+            return &next;
+        }
+    }
     const auto it = position(pid, type);
+    hint = static_cast<std::size_t>(it - order.begin()) + 1;
     if (it != order.end() && processes[*it].tick.pid == pid && processes[*it].tick.type == type) {
         return &processes[*it];
     }
@@ -61,6 +102,8 @@ TickBuilder::ProcAcc& TickBuilder::CardAcc::insert(std::uint32_t pid, telemetry:
     acc.tick.sm_util_pct.reset();
     acc.sm_weighted = 0;
     acc.sm_span = 0;
+    acc.seen = false;
+    acc.serial.reset();
     order.insert(position(pid, type), static_cast<std::uint32_t>(live));
     ++live;
     return acc;
@@ -134,15 +177,12 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
             ProcAcc* found = card.find(p.pid, p.type);
             if (found == nullptr) {
                 found = &card.insert(p.pid, p.type);
-                if (p.identity) {
-                    found->tick.identity = *p.identity;
-                } else {
-                    const identity::ProcessFacts& facts = m_resolver.resolve(p.pid);
-                    found->tick.identity = facts.identity;
-                    found->tick.start_ticks = facts.start_ticks;
-                }
             }
             ProcAcc& acc = *found;
+            if (!acc.seen) {
+                acc.seen = true;
+                refresh_identity(acc, p);
+            }
             if (p.mem_used_mib) {
                 acc.tick.mem_used_mib =
                     std::max(acc.tick.mem_used_mib.value_or(0), *p.mem_used_mib);
@@ -155,7 +195,27 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
     }
 }
 
+void TickBuilder::refresh_identity(ProcAcc& acc, const telemetry::ProcessReading& reading) {
+    if (reading.identity) {
+        acc.fresh = true;
+        acc.serial.reset();
+        acc.tick.identity = *reading.identity;
+        acc.tick.start_ticks.reset();
+        return;
+    }
+    // A process seen in the previous tick usually resolves to the same facts: nothing to copy.
+    const identity::ProcessFacts& facts = m_resolver.resolve(reading.pid);
+    acc.fresh = acc.serial != facts.serial;
+    if (acc.fresh) {
+        acc.serial = facts.serial;
+        acc.tick.identity = facts.identity;
+        acc.tick.start_ticks = facts.start_ticks;
+    }
+}
+
 void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
+    const bool same_tick = &tick == m_last_out; // holding what the previous finish() wrote
+    m_last_out = &tick;
     tick.seq = seq;
     tick.t0 = m_t0;
     tick.duration_us = m_span;
@@ -191,19 +251,36 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
             tick.cards.emplace_back();
         }
         telemetry::CardTickRecord& out = tick.cards[n++];
+        const bool same_card = same_tick && out.device.uuid == r.device.uuid;
         // Copy-assignments below reuse the storage of the previous tick's records.
         std::vector<telemetry::ProcessTick> processes = std::move(out.processes);
         out = r;
         out.processes = std::move(processes);
-        out.processes.resize(card.live);
-        for (std::size_t i = 0; i < card.live; ++i) {
-            const ProcAcc& acc = card.processes[card.order[i]];
-            telemetry::ProcessTick& p = out.processes[i];
-            p = acc.tick;
-            if (acc.sm_span > 0) {
-                p.sm_util_pct = acc.sm_weighted / static_cast<double>(acc.sm_span);
+        std::size_t m = 0;
+        for (const std::uint32_t index : card.order) {
+            const ProcAcc& acc = card.processes[index];
+            if (!acc.seen) {
+                continue;
             }
+            if (out.processes.size() == m) {
+                out.processes.emplace_back();
+            }
+            telemetry::ProcessTick& p = out.processes[m++];
+            // This card's entry of the previous tick for the same process holds its identity
+            // already, unless that changed during this tick.
+            if (!same_card || acc.fresh || p.pid != acc.tick.pid || p.type != acc.tick.type) {
+                p.identity = acc.tick.identity;
+            }
+            p.pid = acc.tick.pid;
+            p.start_ticks = acc.tick.start_ticks;
+            p.type = acc.tick.type;
+            p.mem_used_mib = acc.tick.mem_used_mib;
+            p.sm_util_pct =
+                acc.sm_span > 0
+                    ? std::optional<double>(acc.sm_weighted / static_cast<double>(acc.sm_span))
+                    : acc.tick.sm_util_pct;
         }
+        out.processes.resize(m);
     }
     tick.cards.resize(n);
     std::sort(tick.cards.begin(), tick.cards.end(), [](const auto& a, const auto& b) {

@@ -28,7 +28,8 @@ void Sampler::run(const std::atomic<bool>& stop,
 
     refresh_devices();
     TickBuilder builder(m_options.active_threshold_pct, m_resolver);
-    telemetry::Tick tick; // reused: finish() overwrites it in place every tick
+    telemetry::Tick tick;                     // reused: finish() overwrites it in place every tick
+    std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
     // The first poll primes the source's cursors; its data covers time before the first tick.
     // A tick spans exactly from one poll to the next: its start is the wall time of the poll that
     // ended the previous tick, so a slow write between ticks neither overlaps nor leaves a gap.
@@ -46,7 +47,7 @@ void Sampler::run(const std::atomic<bool>& stop,
             m_clock.sleep_until(deadline, stop);
             const std::int64_t now = m_clock.mono_now();
             last_poll_wall = m_clock.wall_now();
-            std::vector<telemetry::DevicePoll> polls = m_source.poll(last_poll_wall);
+            m_source.poll_into(last_poll_wall, polls);
             const bool unknown = std::any_of(polls.begin(), polls.end(), [&](const auto& p) {
                 return !m_devices.contains(p.uuid);
             });

@@ -88,9 +88,10 @@ bool BlockBuilder::fits(const BlockLayout& layout, TimeUs t0) const {
     if (empty() || hour_of(t0) != m_hour || layout != m_layout) {
         return false;
     }
-    std::size_t bytes = m_row.cards.size() + m_row.procs.size();
-    for (const std::string& s : m_row.streams) {
-        bytes += s.size();
+    const std::size_t layout_bytes = m_row.cards.size() + m_row.procs.size();
+    std::size_t bytes = layout_bytes > k_max_bytes / 2 ? 0 : layout_bytes;
+    for (const codec::StreamWriter& s : m_streams) {
+        bytes += s.text().size();
     }
     return bytes < k_max_bytes;
 }
@@ -175,9 +176,6 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
     ++m_row.n_ticks;
     m_last_end = tick.t0 + tick.duration_us;
     m_row.end_us = std::max(m_row.end_us, m_last_end);
-    for (std::size_t i = 0; i < k_stream_count; ++i) {
-        m_row.streams[i] = m_streams[i].text();
-    }
 }
 
 } // namespace gua::store

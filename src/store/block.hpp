@@ -83,7 +83,9 @@ std::int64_t hour_of(TimeUs t);
 class BlockBuilder {
   public:
     /// Blocks are closed when their encoded size reaches this, so that two closed blocks share
-    /// a 4 kB page.
+    /// a 4 kB page. A block whose layout alone takes more than half of it (many processes) may
+    /// hold this much of streams besides its layout instead: it then fills a page on its own, but
+    /// stores its layout once for many ticks rather than once for every one or two.
     static constexpr std::size_t k_max_bytes = 1800;
 
     bool empty() const { return m_row.n_ticks == 0; }
@@ -94,8 +96,10 @@ class BlockBuilder {
     void start(std::int64_t run_id, const BlockLayout& layout, const telemetry::Tick& tick);
     /// Appends `tick`; fits() must have been true.
     void append(const telemetry::Tick& tick);
-    /// The row as it must be stored now.
+    /// The row as it must be stored now, except for its streams (see stream()).
     const BlockRow& row() const { return m_row; }
+    /// The encoded stream `s` as it must be stored now; empty when it has no values.
+    const std::string& stream(std::size_t s) const { return m_streams[s].text(); }
     /// Records the rowid the block got when inserted.
     void set_id(std::int64_t id) { m_row.id = id; }
 

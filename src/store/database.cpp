@@ -44,6 +44,9 @@ void Statement::bind(int index, std::string_view value) {
     sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()),
                       SQLITE_TRANSIENT);
 }
+void Statement::bind_static(int index, std::string_view value) {
+    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+}
 void Statement::bind_null(int index) {
     sqlite3_bind_null(m_stmt, index);
 }

@@ -32,6 +32,9 @@ class Statement {
     void bind(int index, std::int64_t value);
     void bind(int index, double value);
     void bind(int index, std::string_view value);
+    /// Binds text without copying it: `value` must stay valid and unchanged until the statement
+    /// is reset (run() resets it).
+    void bind_static(int index, std::string_view value);
     void bind_null(int index);
     /// Binds bytes as a BLOB (an empty one binds an empty BLOB, not NULL).
     void bind_blob(int index, std::string_view bytes);

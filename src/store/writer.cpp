@@ -36,7 +36,7 @@ void bind_stream(Statement& st, int index, const std::string& text) {
     if (text.empty()) {
         st.bind_null(index);
     } else {
-        st.bind(index, std::string_view(text));
+        st.bind_static(index, text); // the block's stream outlives the statement's run()
     }
 }
 
@@ -244,7 +244,7 @@ bool Writer::store_block() {
         st.bind(6, std::string_view(row.cards));
         st.bind(7, std::string_view(row.procs));
         for (std::size_t i = 0; i < k_stream_count; ++i) {
-            bind_stream(st, 8 + static_cast<int>(i), row.streams[i]);
+            bind_stream(st, 8 + static_cast<int>(i), m_block.stream(i));
         }
         st.run();
         m_block.set_id(-m_run_id);
@@ -255,7 +255,7 @@ bool Writer::store_block() {
     st.bind(2, std::int64_t{row.end_us});
     st.bind(3, row.n_ticks);
     for (std::size_t i = 0; i < k_stream_count; ++i) {
-        bind_stream(st, 4 + static_cast<int>(i), row.streams[i]);
+        bind_stream(st, 4 + static_cast<int>(i), m_block.stream(i));
     }
     st.run();
     // 0 rows: another writer (an import starting) closed this run's open block as an orphan; what

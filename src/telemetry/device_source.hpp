@@ -21,6 +21,9 @@ class DeviceSource {
     /// and counted in read_errors; a lost card is reported with lost=true. Never throws for a
     /// per-card failure.
     virtual std::vector<DevicePoll> poll(TimeUs now) = 0;
+    /// Like poll(), into `out` (one entry per card, overwritten); sources that can reuse its
+    /// storage from poll to poll do so.
+    virtual void poll_into(TimeUs now, std::vector<DevicePoll>& out) { out = poll(now); }
 };
 
 } // namespace gua::telemetry

@@ -88,7 +88,7 @@ nvmlReturn_t process_list(const char* function, nvmlDevice_t h, unsigned int* co
         if (count == nullptr) {
             return NVML_ERROR_INVALID_ARGUMENT;
         }
-        const auto entries = drv().processes(handle, kind);
+        const std::vector<const Process*>& entries = drv().processes(handle, kind);
         const auto needed = static_cast<unsigned int>(entries.size());
         if (kind == ProcessKind::compute && infos != nullptr) {
             if (const unsigned int extra = drv().take_growth(handle.device); extra > 0) {

@@ -19,7 +19,7 @@ std::int64_t clock_us(clockid_t id) {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
-std::string base_name(const std::string& function) {
+std::string_view base_name(std::string_view function) {
     for (const char* suffix : {"_v2", "_v3"}) {
         if (function.size() > 3 && function.ends_with(suffix)) {
             return function.substr(0, function.size() - 3);
@@ -28,7 +28,7 @@ std::string base_name(const std::string& function) {
     return function;
 }
 
-bool name_matches(const std::string& pattern, const std::string& function) {
+bool name_matches(const std::string& pattern, std::string_view function) {
     return pattern == "*" || pattern == function || pattern == base_name(function);
 }
 
@@ -84,6 +84,10 @@ nvmlReturn_t Driver::init() {
         }
     }
     m_growth_done.assign(m_scenario.devices.size(), 0);
+    m_by_device.assign(m_scenario.devices.size(), {});
+    for (const Process& p : m_scenario.processes) {
+        m_by_device[p.device].push_back(&p);
+    }
     m_refcount = 1;
     return nvml::NVML_SUCCESS;
 }
@@ -94,6 +98,8 @@ nvmlReturn_t Driver::shutdown() {
     }
     if (--m_refcount == 0) {
         m_handles.clear();
+        m_by_device.clear();
+        m_listed.clear();
         m_scenario = Scenario{};
     }
     return nvml::NVML_SUCCESS;
@@ -127,7 +133,10 @@ nvmlDevice_t Driver::handle_of(std::size_t index, int mig) const {
     return nullptr;
 }
 
-std::optional<nvmlReturn_t> Driver::fault(const std::string& function, std::size_t device) const {
+std::optional<nvmlReturn_t> Driver::fault(std::string_view function, std::size_t device) const {
+    if (m_scenario.devices.at(device).not_supported.empty() && m_scenario.faults.empty()) {
+        return std::nullopt;
+    }
     for (const std::string& name : m_scenario.devices.at(device).not_supported) {
         if (name_matches(name, function)) {
             return nvml::NVML_ERROR_NOT_SUPPORTED;
@@ -203,10 +212,10 @@ std::vector<ProcessUtil> Driver::process_util(std::size_t device, std::uint64_t 
         }
     }
     std::vector<ProcessUtil> out;
-    for (const Process& p : m_scenario.processes) {
-        if (p.device != device || std::any_of(out.begin(), out.end(), [&](const ProcessUtil& u) {
-                return u.pid == p.pid;
-            })) {
+    for (const Process* process : m_by_device.at(device)) {
+        const Process& p = *process;
+        if (std::any_of(out.begin(), out.end(),
+                        [&](const ProcessUtil& u) { return u.pid == p.pid; })) {
             continue;
         }
         double sum = 0;
@@ -234,23 +243,26 @@ std::vector<ProcessUtil> Driver::process_util(std::size_t device, std::uint64_t 
     return out;
 }
 
-std::vector<const Process*> Driver::processes(const Handle& h, ProcessKind kind) const {
+bool Driver::alive_on(const Process& p, const Handle& h, double t) const {
+    return (h.mig < 0 || p.mig_instance == h.mig) && p.start <= t && t < p.end && running(p);
+}
+
+const std::vector<const Process*>& Driver::processes(const Handle& h, ProcessKind kind) {
     const double t = now();
-    std::vector<const Process*> out;
-    for (const Process& p : m_scenario.processes) {
-        const bool on_handle = p.device == h.device && (h.mig < 0 || p.mig_instance == h.mig);
-        if (on_handle && p.kind == kind && p.start <= t && t < p.end && running(p)) {
-            out.push_back(&p);
+    m_listed.clear();
+    for (const Process* p : m_by_device.at(h.device)) {
+        if (p->kind == kind && alive_on(*p, h, t)) {
+            m_listed.push_back(p);
         }
     }
-    return out;
+    return m_listed;
 }
 
 double Driver::used_mib(const Handle& h) const {
     const double t = now();
     double used = h.mig < 0 ? m_scenario.devices.at(h.device).extra_used_mib.at(t) : 0.0;
-    for (const ProcessKind kind : {ProcessKind::compute, ProcessKind::graphics, ProcessKind::mps}) {
-        for (const Process* p : processes(h, kind)) {
+    for (const Process* p : m_by_device.at(h.device)) {
+        if (alive_on(*p, h, t)) {
             used += p->memory_mib.at(t);
         }
     }

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gua::fake_nvml {
@@ -60,7 +61,7 @@ class Driver {
     nvmlDevice_t handle_of(std::size_t index, int mig = -1) const;
     /// The error an active fault (or the not_supported list) injects into `function` on
     /// `device` now, if any. Versioned names also match their unversioned base name.
-    std::optional<nvmlReturn_t> fault(const std::string& function, std::size_t device) const;
+    std::optional<nvmlReturn_t> fault(std::string_view function, std::size_t device) const;
 
     /// GPU-utilization ring entries of `device` newer than `last_seen` (quirks applied).
     std::vector<RingEntry> ring(std::size_t device, std::uint64_t last_seen) const;
@@ -68,8 +69,9 @@ class Driver {
     unsigned int snapshot_util(std::size_t device) const;
     /// Per-process entries newer than `last_seen`: one per pid with non-zero use since then.
     std::vector<ProcessUtil> process_util(std::size_t device, std::uint64_t last_seen) const;
-    /// Processes of `kind` alive now on the handle (all instances for a physical device).
-    std::vector<const Process*> processes(const Handle& h, ProcessKind kind) const;
+    /// Processes of `kind` alive now on the handle (all instances for a physical device), in
+    /// scenario order; the list is valid until the next call.
+    const std::vector<const Process*>& processes(const Handle& h, ProcessKind kind);
     /// Memory used now by processes on the handle plus extra_used_mib, in MiB.
     double used_mib(const Handle& h) const;
     /// Counts one compute-list data call; returns the extra entries to claim (list growth).
@@ -86,8 +88,13 @@ class Driver {
     std::int64_t m_mono_start_us = 0;
     std::int64_t m_epoch_start_us = 0;
     std::int64_t m_boot_start_us = 0;
+    /// Whether `p` is on `h` and alive at scenario time `t`.
+    bool alive_on(const Process& p, const Handle& h, double t) const;
+
     std::vector<std::unique_ptr<Handle>> m_handles;
     std::vector<unsigned int> m_growth_done;
+    std::vector<std::vector<const Process*>> m_by_device; ///< scenario processes per device
+    std::vector<const Process*> m_listed;                 ///< what processes() returned last
 };
 
 } // namespace gua::fake_nvml

@@ -22,6 +22,13 @@ std::vector<std::byte> driver_buffer(const std::vector<nvmlProcessDetail_v1_t>& 
     return buffer;
 }
 
+DecodedProcesses decode_checked(const std::vector<std::byte>& buffer, std::size_t count,
+                                std::size_t stride, std::optional<std::uint64_t> total) {
+    DecodedProcesses out;
+    decode_checked(buffer.data(), count, stride, total, out);
+    return out;
+}
+
 const std::vector<nvmlProcessDetail_v1_t> k_three = {
     {4242, 8 * k_gib, NVML_INSTANCE_ID_NONE, NVML_INSTANCE_ID_NONE, 0},
     {4243, 2 * k_gib, NVML_INSTANCE_ID_NONE, NVML_INSTANCE_ID_NONE, 0},
@@ -30,7 +37,7 @@ const std::vector<nvmlProcessDetail_v1_t> k_three = {
 TEST(NvmlProcessList, DecodesEachStride) {
     for (const std::size_t stride : {16u, 24u, 32u}) {
         const auto buffer = driver_buffer(k_three, stride);
-        const auto decoded = decode_checked(buffer.data(), 3, stride, 80 * k_gib);
+        const auto decoded = decode_checked(buffer, 3, stride, 80 * k_gib);
         ASSERT_EQ(decoded.processes.size(), 3u) << stride;
         EXPECT_EQ(decoded.stride, stride);
         EXPECT_EQ(decoded.processes[1].pid, 4243u);
@@ -40,15 +47,16 @@ TEST(NvmlProcessList, DecodesEachStride) {
 
 TEST(NvmlProcessList, CorrectsAWrongStrideInsteadOfReadingGarbage) {
     const auto wide = driver_buffer(k_three, 32);
-    const auto as_24 = decode_process_infos(wide.data(), 3, 24);
+    std::vector<RawProcess> as_24;
+    decode_process_infos(wide.data(), 3, 24, as_24);
     EXPECT_FALSE(plausible(as_24[1], 80 * k_gib)); // what a naive reader would report
-    const auto decoded = decode_checked(wide.data(), 3, 24, 80 * k_gib);
+    const auto decoded = decode_checked(wide, 3, 24, 80 * k_gib);
     EXPECT_EQ(decoded.stride, 32u);
     ASSERT_EQ(decoded.processes.size(), 3u);
     EXPECT_EQ(decoded.processes[2].pid, 90001u);
 
     const auto narrow = driver_buffer(k_three, 24);
-    const auto back = decode_checked(narrow.data(), 3, 32, 80 * k_gib);
+    const auto back = decode_checked(narrow, 3, 32, 80 * k_gib);
     EXPECT_EQ(back.stride, 24u);
     EXPECT_EQ(back.processes[1].used_bytes, 2 * k_gib);
 }
@@ -58,7 +66,7 @@ TEST(NvmlProcessList, DropsImplausibleEntries) {
     entries[0].usedGpuMemory = 100 * k_gib; // more than the card holds
     entries[1].usedGpuMemory = NVML_VALUE_NOT_AVAILABLE_ULL;
     const auto buffer = driver_buffer(entries, 24);
-    const auto decoded = decode_checked(buffer.data(), 3, 24, 80 * k_gib);
+    const auto decoded = decode_checked(buffer, 3, 24, 80 * k_gib);
     EXPECT_EQ(decoded.dropped, 1);
     ASSERT_EQ(decoded.processes.size(), 2u);
     EXPECT_EQ(decoded.processes[0].pid, 4243u);
@@ -83,29 +91,38 @@ TEST(NvmlProcessList, RetriesWhileProcessesAppearAndGivesUpAtTheCap) {
         *count = live;
         return NVML_SUCCESS;
     };
-    const auto read = read_process_list(growing, 24, std::nullopt);
-    EXPECT_EQ(read.rc, NVML_SUCCESS);
+    ProcessListBuffer read;
+    unsigned int capacity = 0;
+    EXPECT_EQ(read_process_list(growing, 24, std::nullopt, capacity, read), NVML_SUCCESS);
     EXPECT_EQ(read.list.processes.size(), live);
     EXPECT_EQ(calls, 3); // size query, a buffer made short by new processes, success
+    EXPECT_EQ(capacity, 2 * 22 + 5);
+    // The next read offers that capacity at once: one call while the list fits.
+    EXPECT_EQ(read_process_list(growing, 24, std::nullopt, capacity, read), NVML_SUCCESS);
+    EXPECT_EQ(calls, 4);
+    EXPECT_EQ(read.list.processes.size(), live);
 
     const ProcessListCall always_more = [](unsigned int* count, void*) {
         *count += 100;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     };
-    EXPECT_EQ(read_process_list(always_more, 24, std::nullopt).rc, NVML_ERROR_INSUFFICIENT_SIZE);
+    capacity = 0;
+    EXPECT_EQ(read_process_list(always_more, 24, std::nullopt, capacity, read),
+              NVML_ERROR_INSUFFICIENT_SIZE);
+    EXPECT_TRUE(read.list.processes.empty());
+    EXPECT_EQ(capacity, 0u);
 
     const ProcessListCall none = [](unsigned int* count, void*) {
         *count = 0;
         return NVML_SUCCESS;
     };
-    const auto empty = read_process_list(none, 24, std::nullopt);
-    EXPECT_EQ(empty.rc, NVML_SUCCESS);
-    EXPECT_TRUE(empty.list.processes.empty());
+    EXPECT_EQ(read_process_list(none, 24, std::nullopt, capacity, read), NVML_SUCCESS);
+    EXPECT_TRUE(read.list.processes.empty());
 }
 
 TEST(NvmlProcessList, MergesDuplicatePids) {
-    const auto merged =
-        merge_duplicate_pids({{7, 100, 1, 0}, {8, 5, 1, 0}, {7, 50, 2, 0}, {7, 120, 1, 0}});
+    std::vector<RawProcess> merged = {{7, 100, 1, 0}, {8, 5, 1, 0}, {7, 50, 2, 0}, {7, 120, 1, 0}};
+    merge_duplicate_pids(merged);
     ASSERT_EQ(merged.size(), 2u);
     EXPECT_EQ(merged[0].pid, 7u);
     EXPECT_EQ(merged[0].used_bytes, 170u); // instance 1 (max of 100/120) + instance 2

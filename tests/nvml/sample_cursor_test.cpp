@@ -17,6 +17,20 @@ std::vector<RingSample> ramp(std::uint64_t from, int count, double pct) {
     return out;
 }
 
+RingFold fold_of(UtilCursor& cursor, std::vector<RingSample> batch, DurationUs span_us,
+                 std::optional<double> snapshot_pct) {
+    RingFold out;
+    cursor.fold(batch, span_us, snapshot_pct, out);
+    return out;
+}
+
+PidUtils fold_of(ProcessUtilCursor& cursor, const std::vector<ProcessUtilEntry>& entries,
+                 const std::vector<std::uint32_t>& live_pids, int& junk) {
+    PidUtils out;
+    cursor.fold(entries, live_pids, junk, out);
+    return out;
+}
+
 double mean(const RingFold& fold) {
     double sum = 0;
     double weight = 0;
@@ -34,7 +48,7 @@ TEST(NvmlSampleCursor, PrimingDiscardsHistoryAndSetsTheCursor) {
     EXPECT_TRUE(cursor.primed());
     EXPECT_EQ(cursor.cursor_us(), k_t0 + 100 * k_period);
     // The same history replayed is not newer than the cursor: nothing but idle remains.
-    const RingFold fold = cursor.fold(ramp(k_t0, 100, 100), 5 * k_us_per_second, 0.0);
+    const RingFold fold = fold_of(cursor, ramp(k_t0, 100, 100), 5 * k_us_per_second, 0.0);
     ASSERT_EQ(fold.samples.size(), 1u);
     EXPECT_EQ(fold.samples[0].pct, 0);
     EXPECT_EQ(fold.samples[0].weight_us, 5 * k_us_per_second);
@@ -49,7 +63,7 @@ TEST(NvmlSampleCursor, WeightsByGapCappedAtTheMedianAndFillsTheUncoveredSpan) {
     batch.push_back({0, 55});       // ts 0: dropped
     batch.push_back({k_t0, 77});    // == cursor: dropped
     batch.push_back(batch.front()); // duplicate timestamp: dropped
-    const RingFold fold = cursor.fold(batch, 3 * k_us_per_second, 0.0);
+    const RingFold fold = fold_of(cursor, batch, 3 * k_us_per_second, 0.0);
     ASSERT_EQ(fold.samples.size(), 7u);
     EXPECT_EQ(fold.junk, 0);
     EXPECT_NEAR(mean(fold), 30.0, 0.01);
@@ -59,7 +73,7 @@ TEST(NvmlSampleCursor, WeightsByGapCappedAtTheMedianAndFillsTheUncoveredSpan) {
 TEST(NvmlSampleCursor, UsesAPositiveSnapshotForUncoveredTime) {
     UtilCursor cursor;
     cursor.prime({});
-    const RingFold fold = cursor.fold({}, 2 * k_us_per_second, 40.0);
+    const RingFold fold = fold_of(cursor, {}, 2 * k_us_per_second, 40.0);
     ASSERT_EQ(fold.samples.size(), 1u);
     EXPECT_EQ(fold.samples[0].pct, 40.0);
 }
@@ -70,7 +84,7 @@ TEST(NvmlSampleCursor, DropsAndCountsJunkValues) {
     std::vector<RingSample> batch = ramp(k_t0, 6, 50);
     batch[2].pct = 250;
     batch[4].pct = 4e9;
-    const RingFold fold = cursor.fold(batch, k_us_per_second, 0.0);
+    const RingFold fold = fold_of(cursor, batch, k_us_per_second, 0.0);
     EXPECT_EQ(fold.junk, 2);
     EXPECT_EQ(fold.samples.size(), 4u);
     EXPECT_NEAR(mean(fold), 50.0, 1e-9);
@@ -80,7 +94,7 @@ TEST(NvmlSampleCursor, DetectsARingThatOverflowedBetweenPolls) {
     UtilCursor cursor;
     cursor.prime(ramp(k_t0, 100, 0));
     const std::uint64_t later = cursor.cursor_us() + 60 * k_us_per_second;
-    const RingFold fold = cursor.fold(ramp(later, 100, 70), 77 * k_us_per_second, 0.0);
+    const RingFold fold = fold_of(cursor, ramp(later, 100, 70), 77 * k_us_per_second, 0.0);
     EXPECT_TRUE(fold.lost_samples);
     EXPECT_NEAR(mean(fold), 70.0, 1e-9); // no idle filler for time the ring no longer holds
 }
@@ -89,10 +103,10 @@ TEST(NvmlSampleCursor, ResetsAfterThreeDryPollsWhileTheSnapshotIsBusy) {
     UtilCursor cursor;
     cursor.prime({{k_t0, 10}});
     for (int i = 0; i < 2; ++i) {
-        cursor.fold({}, k_us_per_second, 80.0);
+        fold_of(cursor, {}, k_us_per_second, 80.0);
         EXPECT_TRUE(cursor.primed());
     }
-    cursor.fold({}, k_us_per_second, 80.0);
+    fold_of(cursor, {}, k_us_per_second, 80.0);
     EXPECT_FALSE(cursor.primed());
     EXPECT_EQ(cursor.cursor_us(), 0u);
 }
@@ -102,12 +116,13 @@ TEST(NvmlSampleCursor, ProcessUtilKeepsLivePidsAndZeroesAbsentOnes) {
     cursor.prime({{10, k_t0, 30}, {11, k_t0 + 5, 250}});
     EXPECT_EQ(cursor.cursor_us(), k_t0);
     int junk = 0;
-    const auto util = cursor.fold({{10, k_t0 + 100, 40},
-                                   {10, k_t0 + 200, 60},
-                                   {12, k_t0 + 300, 90},
-                                   {10, k_t0 + 400, 101},
-                                   {11, k_t0, 20}},
-                                  {10, 11}, junk);
+    const auto util = fold_of(cursor,
+                              {{10, k_t0 + 100, 40},
+                               {10, k_t0 + 200, 60},
+                               {12, k_t0 + 300, 90},
+                               {10, k_t0 + 400, 101},
+                               {11, k_t0, 20}},
+                              {10, 11}, junk);
     EXPECT_EQ(junk, 2);
     ASSERT_EQ(util.size(), 2u);
     EXPECT_EQ(util.at(10), 60.0);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <unistd.h>
 #include <unordered_map>
 #include <vector>
 
@@ -219,6 +220,46 @@ TEST_F(Fold, CardsAreOrderedByIndexAndStartClearsState) {
     ASSERT_EQ(next.cards.size(), 1U);
     EXPECT_EQ(next.duration_us, 10 * k_s);
     EXPECT_EQ(next.cards[0].util_samples, 1U);
+}
+
+// The builder fills one Tick tick after tick and copies an identity only when it may differ from
+// the one the entry holds: processes that move between card slots must still get their own.
+TEST_F(Fold, AReusedTickKeepsEachProcessItsOwnIdentity) {
+    identity::Resolver resolver{"/proc"};
+    TickBuilder builder{10.0, resolver};
+    const auto self = static_cast<std::uint32_t>(getpid());
+    const auto parent = static_cast<std::uint32_t>(getppid());
+    const telemetry::Identity self_identity = resolver.resolve(self).identity;
+    const telemetry::Identity parent_identity = resolver.resolve(parent).identity;
+    ASSERT_FALSE(self_identity == parent_identity);
+    const auto card = [](const std::string& uuid, std::uint32_t pid) {
+        telemetry::DevicePoll p = poll(uuid, {{0, 1}});
+        telemetry::ProcessReading r = reading(pid, 100, std::nullopt);
+        r.identity.reset();
+        p.processes = {r};
+        return p;
+    };
+    telemetry::Tick tick;
+    const auto fold_into = [&](const std::vector<telemetry::DevicePoll>& polls) {
+        builder.start(k_t0);
+        builder.add_poll(polls, k_s, m_devices);
+        builder.finish(0, tick);
+        resolver.sweep();
+    };
+    fold_into({card("GPU-a", self), card("GPU-b", parent)});
+    ASSERT_EQ(tick.cards.size(), 2U);
+    EXPECT_EQ(tick.cards[0].processes.at(0).identity, self_identity);
+    EXPECT_EQ(tick.cards[1].processes.at(0).identity, parent_identity);
+    fold_into({card("GPU-b", parent)}); // GPU-b moves to slot 0
+    ASSERT_EQ(tick.cards.size(), 1U);
+    EXPECT_EQ(tick.cards[0].processes.at(0).identity, parent_identity);
+    fold_into({card("GPU-a", parent), card("GPU-b", self)}); // the processes swap cards
+    ASSERT_EQ(tick.cards.size(), 2U);
+    EXPECT_EQ(tick.cards[0].processes.at(0).identity, parent_identity);
+    EXPECT_EQ(tick.cards[1].processes.at(0).identity, self_identity);
+    fold_into({card("GPU-a", parent), card("GPU-b", self)}); // unchanged: nothing copied
+    EXPECT_EQ(tick.cards[0].processes.at(0).identity, parent_identity);
+    EXPECT_EQ(tick.cards[1].processes.at(0).identity, self_identity);
 }
 
 } // namespace

@@ -196,5 +196,83 @@ TEST(Blocks, ClosedBlocksMoveToTheEndAndOrphansAreClosed) {
     EXPECT_EQ(t.db.scalar("PRAGMA auto_vacuum"), 2);
 }
 
+/// 8 cards × `procs_per_card` processes, four per card with a per-process SM that flips between 0
+/// and 25 % from tick to tick (as at 100 ms ticks with a 1/6 s driver period), and the layout.
+std::pair<telemetry::Tick, BlockLayout> flapping_tick(int procs_per_card, std::uint64_t seq) {
+    telemetry::Tick tick;
+    BlockLayout layout;
+    tick.seq = seq;
+    tick.t0 = k_start + static_cast<TimeUs>(seq) * 100'000;
+    tick.duration_us = 100'000;
+    for (int c = 0; c < 8; ++c) {
+        telemetry::CardTickRecord card;
+        card.device.uuid = "GPU-" + std::to_string(c);
+        card.util_source = telemetry::UtilSource::samples;
+        card.util_pct = 50;
+        card.active_us = tick.duration_us;
+        card.bucket_us = {0, tick.duration_us, 0, 0};
+        layout.gpus.push_back(c + 1);
+        for (int p = 0; p < procs_per_card; ++p) {
+            telemetry::ProcessTick process;
+            process.pid = static_cast<std::uint32_t>(1000 + c * procs_per_card + p);
+            process.mem_used_mib = 1000 + 250 * p;
+            process.sm_util_pct = seq % 2 == 0 || p >= 4 ? 0.0 : 25.0;
+            card.processes.push_back(process);
+            layout.procs.push_back({c, 100 + c * procs_per_card + p, 0});
+        }
+        tick.cards.push_back(card);
+    }
+    return {tick, layout};
+}
+
+/// Sizes (layout, streams) of the blocks a builder makes from `ticks` flapping ticks.
+std::vector<std::pair<std::size_t, std::size_t>> block_sizes(int procs_per_card, int ticks,
+                                                             std::vector<std::int64_t>& lengths) {
+    BlockBuilder builder;
+    std::vector<std::pair<std::size_t, std::size_t>> sizes;
+    const auto record = [&] {
+        std::size_t streams = 0;
+        for (std::size_t i = 0; i < k_stream_count; ++i) {
+            streams += builder.stream(i).size();
+        }
+        sizes.emplace_back(builder.row().cards.size() + builder.row().procs.size(), streams);
+        lengths.push_back(builder.row().n_ticks);
+    };
+    for (int n = 0; n < ticks; ++n) {
+        const auto [tick, layout] = flapping_tick(procs_per_card, static_cast<std::uint64_t>(n));
+        if (builder.fits(layout, tick.t0)) {
+            builder.append(tick);
+            continue;
+        }
+        if (!builder.empty()) {
+            record();
+        }
+        builder.start(1, layout, tick);
+    }
+    return sizes;
+}
+
+// Many processes make a layout of over half the budget: the streams then get the whole budget, so
+// a block lasts many ticks instead of one or two. Small layouts keep sharing the budget.
+TEST(Blocks, ALargeLayoutLeavesTheStreamsAWholeBudget) {
+    std::vector<std::int64_t> lengths;
+    const auto large = block_sizes(16, 100, lengths);
+    ASSERT_GE(large.size(), 2u);
+    EXPECT_GT(large[0].first, BlockBuilder::k_max_bytes / 2);
+    for (std::size_t b = 0; b < large.size(); ++b) {
+        EXPECT_GE(lengths[b], 6) << b; // 2–3 when the layout counted against the budget
+        EXPECT_GE(large[b].second, BlockBuilder::k_max_bytes) << b;
+        EXPECT_LT(large[b].second, BlockBuilder::k_max_bytes + 250) << b; // a tick more at most
+    }
+    lengths.clear();
+    const auto small = block_sizes(1, 400, lengths);
+    ASSERT_GE(small.size(), 2u);
+    for (std::size_t b = 0; b < small.size(); ++b) {
+        EXPECT_LT(small[b].first, BlockBuilder::k_max_bytes / 2) << b;
+        EXPECT_GE(small[b].first + small[b].second, BlockBuilder::k_max_bytes) << b;
+        EXPECT_LT(small[b].first + small[b].second, BlockBuilder::k_max_bytes + 100) << b;
+    }
+}
+
 } // namespace
 } // namespace gua::store
