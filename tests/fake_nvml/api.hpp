@@ -21,18 +21,19 @@ inline Driver& drv() {
 
 /// Runs `body(handle, device)` under the lock after the init, handle and fault checks.
 template <typename Body> nvmlReturn_t device_call(const char* function, nvmlDevice_t h, Body body) {
-    std::lock_guard lock(drv().lock());
-    if (!drv().initialized()) {
+    Driver& driver = drv();
+    std::lock_guard lock(driver.lock());
+    if (!driver.initialized()) {
         return NVML_ERROR_UNINITIALIZED;
     }
-    const Handle* handle = drv().resolve(h);
+    const Handle* handle = driver.resolve(h);
     if (handle == nullptr) {
         return NVML_ERROR_INVALID_ARGUMENT;
     }
-    if (const auto rc = drv().fault(function, handle->device)) {
+    if (const auto rc = driver.fault(function, handle->device)) {
         return *rc;
     }
-    return body(*handle, drv().scenario().devices[handle->device]);
+    return body(*handle, driver.scenario().devices[handle->device]);
 }
 
 /// Copies `text` with its NUL; INSUFFICIENT_SIZE when `length` is too small.

@@ -32,11 +32,9 @@ bool name_matches(const std::string& pattern, std::string_view function) {
     return pattern == "*" || pattern == function || pattern == base_name(function);
 }
 
-/// False once an `until_exit` process's real pid has exited (gone, or a zombie not yet reaped).
+/// False once the real pid of an `until_exit` process `p` has exited (gone, or a zombie not yet
+/// reaped).
 bool running(const Process& p) {
-    if (!p.until_exit) {
-        return true;
-    }
     std::ifstream in("/proc/" + std::to_string(p.pid) + "/stat");
     std::string stat;
     std::getline(in, stat);
@@ -244,7 +242,8 @@ std::vector<ProcessUtil> Driver::process_util(std::size_t device, std::uint64_t 
 }
 
 bool Driver::alive_on(const Process& p, const Handle& h, double t) const {
-    return (h.mig < 0 || p.mig_instance == h.mig) && p.start <= t && t < p.end && running(p);
+    return (h.mig < 0 || p.mig_instance == h.mig) && p.start <= t && t < p.end &&
+           (!p.until_exit || running(p));
 }
 
 const std::vector<const Process*>& Driver::processes(const Handle& h, ProcessKind kind) {
