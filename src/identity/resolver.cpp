@@ -141,6 +141,14 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
         forget(it);
         it = m_cache.end();
     }
+    if (it == m_cache.end()) {
+        if (const auto a = m_absent.find(pid); a != m_absent.end()) {
+            a->second.seen = true;
+            if (monotonic_us() - a->second.checked_us < m_exec_check_us) {
+                return m_unknown;
+            }
+        }
+    }
     // Opened before stat is read, so they name this process or one that is already gone; they
     // are kept only if the comm still names the process resolved below.
     UniqueFd comm;
@@ -159,8 +167,9 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
         if (it != m_cache.end()) {
             forget(it);
         }
-        return m_unknown;
+        return absent(pid);
     }
+    m_absent.erase(pid);
     // The same start time means the same process; a different comm means it exec'd another program
     // (e.g. a wrapper script that became python), which may have changed its argv and uid.
     if (it != m_cache.end() && it->second.facts.start_ticks == stat->start_ticks &&
@@ -174,12 +183,17 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
     }
     ProcessFacts facts = resolve_uncached(pid, *stat);
     if (!facts.start_ticks) {
-        return m_unknown;
+        return absent(pid);
     }
     facts.serial = ++m_serial;
     Entry& entry = m_cache.emplace(pid, Entry{std::move(facts), true, {}, {}, 0}).first->second;
     watch(pid, entry, std::move(comm), std::move(pidfd));
     return entry.facts;
+}
+
+const ProcessFacts& Resolver::absent(std::uint32_t pid) {
+    m_absent.insert_or_assign(pid, Absent{monotonic_us(), true});
+    return m_unknown;
 }
 
 void Resolver::sweep() {
@@ -189,6 +203,14 @@ void Resolver::sweep() {
             ++it;
         } else {
             forget(it++);
+        }
+    }
+    for (auto it = m_absent.begin(); it != m_absent.end();) {
+        if (it->second.seen) {
+            it->second.seen = false;
+            ++it;
+        } else {
+            it = m_absent.erase(it);
         }
     }
     m_reaped = false;

@@ -34,7 +34,9 @@ struct ProcessFacts {
 /// (one epoll_wait, whatever the number of processes) which of them exited, and a cache hit then
 /// costs no system call; the comm file is re-read at most every `exec_check_us` per process to
 /// notice an exec (which also destroys the process's GPU contexts). Without pidfds every hit reads
-/// the comm file; off procfs it reads stat. Not thread-safe: use one Resolver from one thread.
+/// the comm file; off procfs it reads stat. A pid that /proc does not show (it exited, or lives in
+/// another pid namespace) is looked for again at most every `exec_check_us` too, so a driver that
+/// keeps listing it costs nothing in between. Not thread-safe: use one Resolver from one thread.
 class Resolver {
   public:
     /// Processes watched through descriptors at most (2 each); beyond, hits read stat.
@@ -44,14 +46,17 @@ class Resolver {
                       std::uint32_t first_person_uid = k_first_person_uid,
                       std::int64_t exec_check_us = 1'000'000);
     /// Looks up `pid` (see the class comment for what a cache hit costs); re-resolved when the
-    /// process exited (noticed at the first lookup after a sweep()) or its comm changed.
+    /// process exited (noticed at the first lookup after a sweep()) or its comm changed, and
+    /// unknown without reading /proc while a recent lookup did not find it.
     /// The reference stays valid until the next call of resolve() or sweep().
     const ProcessFacts& resolve(std::uint32_t pid);
-    /// Drops cache entries of pids not looked up since the previous call and starts a new round
-    /// of lookups (call once per tick).
+    /// Drops cache entries (and pids not found) not looked up since the previous call and starts
+    /// a new round of lookups (call once per tick).
     void sweep();
     /// Number of processes currently cached.
     std::size_t cached_count() const { return m_cache.size(); }
+    /// Number of pids remembered as not found.
+    std::size_t absent_count() const { return m_absent.size(); }
 
   private:
     struct Entry {
@@ -71,6 +76,8 @@ class Resolver {
     void reap_exited();
     std::optional<ProcStat> read_stat(std::uint32_t pid) const;
     ProcessFacts resolve_uncached(std::uint32_t pid, const ProcStat& stat);
+    /// Remembers that `pid` was not found now and returns the unknown identity.
+    const ProcessFacts& absent(std::uint32_t pid);
     std::string user_for(std::optional<std::uint32_t> uid);
     std::string pid_path(std::uint32_t pid, const char* file) const;
 
@@ -85,6 +92,12 @@ class Resolver {
     std::int64_t m_now_us = 0; ///< CLOCK_MONOTONIC µs at the last collection of exits
     std::size_t m_watched = 0; ///< entries holding descriptors
     std::unordered_map<std::uint32_t, Entry> m_cache;
+    /// A pid /proc did not show at a lookup.
+    struct Absent {
+        std::int64_t checked_us = 0; ///< CLOCK_MONOTONIC µs of that lookup
+        bool seen = true;
+    };
+    std::unordered_map<std::uint32_t, Absent> m_absent;
     ProcessFacts m_unknown;     ///< what a vanished pid resolves to
     std::uint64_t m_serial = 0; ///< of the latest resolution
     /// passwd names by uid; misses (nullopt) are forgotten at each sweep so new accounts appear.

@@ -120,6 +120,36 @@ TEST_F(IdentityFakeProc, VanishedPidIsUnknown) {
     EXPECT_EQ(m_resolver.cached_count(), 0u);
 }
 
+// A pid the driver lists but /proc does not show (exited, or in another pid namespace) is not
+// looked for on every lookup: only once the check period has passed since the last attempt.
+TEST_F(IdentityFakeProc, APidNotFoundIsLookedForAgainOnlyAfterTheCheckPeriod) {
+    Resolver slow(m_proc.root(), k_first_person_uid, 3'600'000'000);
+    EXPECT_EQ(slow.resolve(7).identity, telemetry::unknown_identity());
+    EXPECT_EQ(slow.absent_count(), 1u);
+    m_proc.write(7, FakeProcess{});
+    EXPECT_EQ(slow.resolve(7).identity, telemetry::unknown_identity()) << "within the period";
+    slow.sweep();
+    EXPECT_EQ(slow.resolve(7).identity, telemetry::unknown_identity()) << "a sweep keeps it";
+
+    Resolver eager(m_proc.root(), k_first_person_uid, 0);
+    EXPECT_EQ(eager.resolve(8).identity, telemetry::unknown_identity());
+    m_proc.write(8, FakeProcess{});
+    EXPECT_EQ(eager.resolve(8).identity.command, "python3");
+    EXPECT_EQ(eager.absent_count(), 0u) << "found: no longer remembered as absent";
+}
+
+TEST_F(IdentityFakeProc, SweepForgetsPidsNotFoundThatAreNoLongerLookedUp) {
+    EXPECT_EQ(m_resolver.resolve(9).identity, telemetry::unknown_identity());
+    EXPECT_EQ(m_resolver.resolve(10).identity, telemetry::unknown_identity());
+    m_resolver.sweep();
+    EXPECT_EQ(m_resolver.absent_count(), 2u);
+    m_resolver.resolve(9);
+    m_resolver.sweep();
+    EXPECT_EQ(m_resolver.absent_count(), 1u) << "10 was not looked up in the last round";
+    m_resolver.sweep();
+    EXPECT_EQ(m_resolver.absent_count(), 0u);
+}
+
 TEST_F(IdentityFakeProc, MalformedStatIsUnknown) {
     m_proc.write(6, FakeProcess{});
     m_proc.write_file(6, "stat", "6 (broken");
