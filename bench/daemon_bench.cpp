@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <spawn.h>
 #include <stdexcept>
@@ -103,12 +105,59 @@ std::string scenario(const std::vector<pid_t>& pids) {
     return fmt::format("{{\"devices\": [{}], \"processes\": [{}]}}\n", devices, processes);
 }
 
+/// Where the daemon's resident pages are, from /proc/<pid>/smaps: per group of mappings, resident
+/// KiB and the KiB referenced since the start of the steady-state window (clear_refs).
+struct MemoryMap {
+    enum Group : std::size_t { gua_binary, driver_library, other_libraries, anonymous, k_groups };
+    std::array<long, k_groups> rss_kib{};
+    std::array<long, k_groups> referenced_kib{};
+
+    long total_rss() const { return std::accumulate(rss_kib.begin(), rss_kib.end(), 0L); }
+    long total_referenced() const {
+        return std::accumulate(referenced_kib.begin(), referenced_kib.end(), 0L);
+    }
+};
+
+/// Reads /proc/<pid>/smaps; `gua` and `library` are the paths of the binary and the driver.
+std::optional<MemoryMap> read_memory_map(pid_t pid, const std::string& gua,
+                                         const std::string& library) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
+    std::error_code ec;
+    const std::string gua_path = std::filesystem::canonical(gua, ec).string();
+    const std::string library_path = std::filesystem::canonical(library, ec).string();
+    MemoryMap map;
+    MemoryMap::Group group = MemoryMap::anonymous;
+    bool any = false;
+    for (std::string line; std::getline(in, line);) {
+        const std::size_t colon = line.find(':');
+        if (colon != std::string::npos && line.find(' ') > colon) { // "Rss:   12 kB"
+            const long kib = std::atol(line.c_str() + colon + 1);
+            if (line.starts_with("Rss:")) {
+                map.rss_kib[group] += kib;
+                any = true;
+            } else if (line.starts_with("Referenced:")) {
+                map.referenced_kib[group] += kib;
+            }
+            continue;
+        }
+        // A mapping header: "start-end perms offset dev inode [path]".
+        const std::size_t path_at = line.find('/');
+        const std::string path = path_at == std::string::npos ? "" : line.substr(path_at);
+        group = path.empty()           ? MemoryMap::anonymous
+                : path == gua_path     ? MemoryMap::gua_binary
+                : path == library_path ? MemoryMap::driver_library
+                                       : MemoryMap::other_libraries;
+    }
+    return any ? std::optional<MemoryMap>(map) : std::nullopt;
+}
+
 struct RunFigures {
     double window_s = 0;     ///< wall time of the steady-state window
     double window_cpu_s = 0; ///< on-CPU time of the daemon's threads within it
     long peak_rss_kib = 0;
     long pss_kib = 0;  ///< proportional set size near the end (shared library pages divided)
     long anon_kib = 0; ///< anonymous (heap, stacks) near the end
+    MemoryMap memory;  ///< near the end
 };
 
 /// The number after `field` in /proc/<pid>/smaps_rollup text (kB), 0 when absent.
@@ -157,6 +206,7 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
     int status = 0;
     rusage ru{};
     std::string memory; // the last /proc/<pid>/smaps_rollup read while it ran
+    MemoryMap map;      // the last /proc/<pid>/smaps read while it ran
     std::optional<std::pair<std::chrono::steady_clock::time_point, double>> first;
     std::optional<std::pair<std::chrono::steady_clock::time_point, double>> last;
     while (true) {
@@ -169,6 +219,8 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
             if (const std::optional<double> cpu = task_cpu_s(pid)) {
                 if (!first) {
                     first = std::make_pair(now, *cpu);
+                    // From here on smaps' "Referenced" counts what the steady state touches.
+                    std::ofstream("/proc/" + std::to_string(pid) + "/clear_refs") << "1\n";
                 } else {
                     last = std::make_pair(now, *cpu);
                 }
@@ -177,6 +229,9 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
             std::string text((std::istreambuf_iterator<char>(rollup)), {});
             if (text.find("Pss:") != std::string::npos) {
                 memory = std::move(text);
+            }
+            if (std::optional<MemoryMap> m = read_memory_map(pid, gua, library)) {
+                map = *m;
             }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -190,8 +245,11 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
         throw std::runtime_error("the daemon ended before its steady-state window");
     }
     return {std::chrono::duration<double>(last->first - first->first).count(),
-            last->second - first->second, ru.ru_maxrss, kib_of(memory, "Pss:"),
-            kib_of(memory, "Anonymous:")};
+            last->second - first->second,
+            ru.ru_maxrss,
+            kib_of(memory, "Pss:"),
+            kib_of(memory, "Anonymous:"),
+            map};
 }
 
 double thread_cpu_s() {
@@ -284,6 +342,7 @@ int main(int argc, char** argv) {
         long pss_kib = 0;
         long anon_kib = 0;
         double driver_ms = 0;
+        MemoryMap memory; // of the last run
         for (int run = 1; run <= runs; ++run) {
             std::optional<DriverSideProbe> probe;
             if (run == runs) {
@@ -299,6 +358,7 @@ int main(int argc, char** argv) {
             peak_rss_kib = std::max(peak_rss_kib, r.peak_rss_kib);
             pss_kib = std::max(pss_kib, r.pss_kib);
             anon_kib = std::max(anon_kib, r.anon_kib);
+            memory = r.memory;
             fmt::print("  run {}: {:5.2f} s steady-state window, {:6.2f} ms CPU ({:.3f} ms per "
                        "tick); peak RSS {} KiB\n",
                        run, r.window_s, r.window_cpu_s * 1e3, r.window_cpu_s * 1e3 / window_ticks,
@@ -315,6 +375,16 @@ int main(int argc, char** argv) {
                    "anonymous {:.1f} MiB (the rest of RSS is shared library pages)\n",
                    static_cast<double>(peak_rss_kib) / 1024, static_cast<double>(pss_kib) / 1024,
                    static_cast<double>(anon_kib) / 1024);
+        fmt::print("  resident near the end (last run), KiB, and of it referenced during the "
+                   "steady-state window:\n");
+        const std::array<const char*, MemoryMap::k_groups> names{
+            "gua binary", "driver library (the fake)", "other shared libraries (libc, ...)",
+            "heap, stacks, anonymous"};
+        for (std::size_t g = 0; g < MemoryMap::k_groups; ++g) {
+            fmt::print("    {:36} {:6} {:6}\n", names[g], memory.rss_kib[g],
+                       memory.referenced_kib[g]);
+        }
+        fmt::print("    {:36} {:6} {:6}\n", "total", memory.total_rss(), memory.total_referenced());
         std::filesystem::remove_all(dir);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gua-daemon-bench: %s\n", e.what());
