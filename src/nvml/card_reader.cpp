@@ -315,19 +315,16 @@ void read_sensors(const Library& lib, const Card& card, Status& status,
 } // namespace
 
 void clear_poll(const Card& card, telemetry::DevicePoll& poll) {
+    // Every field back to its default (whatever fields DevicePoll gains), keeping the storage of
+    // the uuid and the two lists.
+    telemetry::DevicePoll fresh;
+    fresh.uuid = std::move(poll.uuid);
+    fresh.util = std::move(poll.util);
+    fresh.processes = std::move(poll.processes);
+    poll = std::move(fresh);
     poll.uuid = card.info.uuid;
-    poll.lost = false;
-    poll.util_source = telemetry::UtilSource::none;
     poll.util.clear();
-    poll.mem_util_pct.reset();
-    poll.mem_used_mib.reset();
-    poll.power_mw.reset();
-    poll.temperature_c.reset();
-    poll.sm_clock_mhz.reset();
-    poll.clock_event_reasons.reset();
-    poll.energy_mj.reset();
     poll.processes.clear();
-    poll.read_errors = 0;
 }
 
 std::int64_t bytes_to_mib(std::uint64_t bytes) {
