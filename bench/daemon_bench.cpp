@@ -106,11 +106,14 @@ std::string scenario(const std::vector<pid_t>& pids) {
 }
 
 /// Where the daemon's resident pages are, from /proc/<pid>/smaps: per group of mappings, resident
-/// KiB and the KiB referenced since the start of the steady-state window (clear_refs).
+/// KiB and the KiB referenced since the start of the steady-state window (clear_refs); PSS and
+/// anonymous KiB of the whole process.
 struct MemoryMap {
     enum Group : std::size_t { gua_binary, driver_library, other_libraries, anonymous, k_groups };
     std::array<long, k_groups> rss_kib{};
     std::array<long, k_groups> referenced_kib{};
+    long pss_kib = 0;  ///< proportional set size (shared library pages divided)
+    long anon_kib = 0; ///< anonymous (heap, stacks)
 
     long total_rss() const { return std::accumulate(rss_kib.begin(), rss_kib.end(), 0L); }
     long total_referenced() const {
@@ -118,13 +121,11 @@ struct MemoryMap {
     }
 };
 
-/// Reads /proc/<pid>/smaps; `gua` and `library` are the paths of the binary and the driver.
-std::optional<MemoryMap> read_memory_map(pid_t pid, const std::string& gua,
-                                         const std::string& library) {
+/// Reads /proc/<pid>/smaps; `gua_path` and `library_path` are the canonical paths of the binary
+/// and the driver.
+std::optional<MemoryMap> read_memory_map(pid_t pid, const std::string& gua_path,
+                                         const std::string& library_path) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
-    std::error_code ec;
-    const std::string gua_path = std::filesystem::canonical(gua, ec).string();
-    const std::string library_path = std::filesystem::canonical(library, ec).string();
     MemoryMap map;
     MemoryMap::Group group = MemoryMap::anonymous;
     bool any = false;
@@ -137,6 +138,10 @@ std::optional<MemoryMap> read_memory_map(pid_t pid, const std::string& gua,
                 any = true;
             } else if (line.starts_with("Referenced:")) {
                 map.referenced_kib[group] += kib;
+            } else if (line.starts_with("Pss:")) {
+                map.pss_kib += kib;
+            } else if (line.starts_with("Anonymous:")) {
+                map.anon_kib += kib;
             }
             continue;
         }
@@ -155,16 +160,8 @@ struct RunFigures {
     double window_s = 0;     ///< wall time of the steady-state window
     double window_cpu_s = 0; ///< on-CPU time of the daemon's threads within it
     long peak_rss_kib = 0;
-    long pss_kib = 0;  ///< proportional set size near the end (shared library pages divided)
-    long anon_kib = 0; ///< anonymous (heap, stacks) near the end
-    MemoryMap memory;  ///< near the end
+    MemoryMap memory; ///< near the end
 };
-
-/// The number after `field` in /proc/<pid>/smaps_rollup text (kB), 0 when absent.
-long kib_of(const std::string& text, const std::string& field) {
-    const std::size_t at = text.find("\n" + field);
-    return at == std::string::npos ? 0 : std::atol(text.c_str() + at + 1 + field.size());
-}
 
 /// On-CPU time of all threads of `pid` in seconds, from /proc/<pid>/task/*/schedstat
 /// (nanoseconds, unlike the 10 ms clock ticks of /proc/<pid>/stat); nullopt once it has gone.
@@ -205,8 +202,10 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
               dir + "/daemon.err");
     int status = 0;
     rusage ru{};
-    std::string memory; // the last /proc/<pid>/smaps_rollup read while it ran
-    MemoryMap map;      // the last /proc/<pid>/smaps read while it ran
+    std::error_code ec;
+    const std::string gua_path = std::filesystem::canonical(gua, ec).string();
+    const std::string library_path = std::filesystem::canonical(library, ec).string();
+    MemoryMap map; // the last /proc/<pid>/smaps read while it ran
     std::optional<std::pair<std::chrono::steady_clock::time_point, double>> first;
     std::optional<std::pair<std::chrono::steady_clock::time_point, double>> last;
     while (true) {
@@ -225,12 +224,7 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
                     last = std::make_pair(now, *cpu);
                 }
             }
-            std::ifstream rollup("/proc/" + std::to_string(pid) + "/smaps_rollup");
-            std::string text((std::istreambuf_iterator<char>(rollup)), {});
-            if (text.find("Pss:") != std::string::npos) {
-                memory = std::move(text);
-            }
-            if (std::optional<MemoryMap> m = read_memory_map(pid, gua, library)) {
+            if (std::optional<MemoryMap> m = read_memory_map(pid, gua_path, library_path)) {
                 map = *m;
             }
         }
@@ -245,11 +239,7 @@ RunFigures run_daemon(const std::string& gua, const std::string& library, const 
         throw std::runtime_error("the daemon ended before its steady-state window");
     }
     return {std::chrono::duration<double>(last->first - first->first).count(),
-            last->second - first->second,
-            ru.ru_maxrss,
-            kib_of(memory, "Pss:"),
-            kib_of(memory, "Anonymous:"),
-            map};
+            last->second - first->second, ru.ru_maxrss, map};
 }
 
 double thread_cpu_s() {
@@ -258,9 +248,10 @@ double thread_cpu_s() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-/// The driver side of a tick measured in this process: NvmlSource::poll on its own instance of the
-/// fake every 100 ms until `stop` (the fake's own work plus gua's binding; no identity resolution,
-/// folding or writing). Runs alongside a daemon run so the fake's rings fill up the same way.
+/// The driver side of a tick measured in this process: NvmlSource::poll_into on its own instance of
+/// the fake every 100 ms until `stop` (the fake's own work plus gua's binding; no identity
+/// resolution, folding or writing). Runs alongside a daemon run so the fake's rings fill up the
+/// same way.
 class DriverSideProbe {
   public:
     explicit DriverSideProbe(const std::string& library) {
@@ -356,8 +347,8 @@ int main(int argc, char** argv) {
             per_tick_ms = std::min(per_tick_ms, r.window_cpu_s * 1e3 / window_ticks);
             share = std::min(share, r.window_cpu_s / r.window_s);
             peak_rss_kib = std::max(peak_rss_kib, r.peak_rss_kib);
-            pss_kib = std::max(pss_kib, r.pss_kib);
-            anon_kib = std::max(anon_kib, r.anon_kib);
+            pss_kib = std::max(pss_kib, r.memory.pss_kib);
+            anon_kib = std::max(anon_kib, r.memory.anon_kib);
             memory = r.memory;
             fmt::print("  run {}: {:5.2f} s steady-state window, {:6.2f} ms CPU ({:.3f} ms per "
                        "tick); peak RSS {} KiB\n",
@@ -367,9 +358,10 @@ int main(int argc, char** argv) {
         fmt::print("  CPU per tick (best run; steady state, fake included): {:.3f} ms  "
                    "(target <= 0.1 ms)\n",
                    per_tick_ms);
-        fmt::print("    driver side (NvmlSource::poll on the fake, measured alongside the last "
-                   "run): {:.3f} ms; the rest (resolve, fold, write): {:.3f} ms\n",
-                   driver_ms, per_tick_ms - driver_ms);
+        fmt::print(
+            "    driver side (NvmlSource::poll_into on the fake, measured alongside the last "
+            "run): {:.3f} ms; the rest (resolve, fold, write): {:.3f} ms\n",
+            driver_ms, per_tick_ms - driver_ms);
         fmt::print("  sampling at 10 Hz: {:.2f} % of a core  (target < 1 %)\n", share * 100);
         fmt::print("  peak RSS: {:.1f} MiB  (target <= 5 MB); near the end: PSS {:.1f} MiB, "
                    "anonymous {:.1f} MiB (the rest of RSS is shared library pages)\n",

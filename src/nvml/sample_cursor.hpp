@@ -64,10 +64,7 @@ struct ProcessUtilEntry {
 /// SM % per pid over one poll: a flat map sorted by pid (no allocation per pid).
 class PidUtils {
   public:
-    /// Zero for each of `pids` (duplicates collapse).
-    explicit PidUtils(const std::vector<std::uint32_t>& pids) { assign(pids); }
-    PidUtils() = default;
-    /// Starts again with zero for each of `pids`, reusing the storage.
+    /// Starts again with zero for each of `pids` (duplicates collapse), reusing the storage.
     void assign(const std::vector<std::uint32_t>& pids);
     std::size_t size() const { return m_items.size(); }
     /// The SM % of `pid`; throws std::out_of_range for a pid that is not live.
