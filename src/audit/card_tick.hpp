@@ -34,6 +34,9 @@ struct ProcTick {
     telemetry::ProcessType type = telemetry::ProcessType::compute;
     std::optional<std::int64_t> mem_used_mib; ///< nullopt: unknown (still counts as holding)
     std::optional<double> sm_util_pct;        ///< nullopt: no per-process reading
+    /// Its part of the card-tick's active time as attributed by the sampler (poll by poll);
+    /// nullopt (older recordings, no per-process reading): split by SM share of the tick.
+    std::optional<DurationUs> active_us;
 };
 
 /// One card over [t0, t0 + duration). `gpu` indexes the caller's GPU table. When utilization was
@@ -45,6 +48,13 @@ struct CardTick {
     std::optional<DurationUs> active_us; ///< time at or above the recording's active threshold
     std::array<DurationUs, k_bucket_count> bucket_us{};
     std::optional<double> util_pct; ///< time-weighted mean SM utilization
+    telemetry::UtilSource util_source = telemetry::UtilSource::none; ///< how it was measured
+    /// Time whose utilization is unknown; active_us and bucket_us cover the rest.
+    DurationUs unmeasured_us = 0;
+    /// Measured time below the active threshold with no holder listed (truly idle).
+    DurationUs idle_unlisted_us = 0;
+    /// Measured time below the active threshold with the holders unknown (unmeasured).
+    DurationUs idle_unknown_us = 0;
     std::vector<ProcTick> processes;
 };
 

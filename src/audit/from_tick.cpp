@@ -12,8 +12,12 @@ CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickReco
     c.active_us = card.active_us;
     c.bucket_us = card.bucket_us;
     c.util_pct = card.util_pct;
+    c.util_source = card.util_source;
+    c.unmeasured_us = card.unmeasured_us;
+    c.idle_unlisted_us = card.idle_unlisted_us;
+    c.idle_unknown_us = card.idle_unknown_us;
     for (const telemetry::ProcessTick& p : card.processes) {
-        c.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct});
+        c.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us});
     }
     return c;
 }

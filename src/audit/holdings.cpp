@@ -12,9 +12,13 @@ CardTick card_tick_of(const CardNow& card, std::vector<ProcessKey>& keys) {
     t.active_us = card.record->active_us;
     t.bucket_us = card.record->bucket_us;
     t.util_pct = card.record->util_pct;
+    t.util_source = card.record->util_source;
+    t.unmeasured_us = card.record->unmeasured_us;
+    t.idle_unlisted_us = card.record->idle_unlisted_us;
+    t.idle_unknown_us = card.record->idle_unknown_us;
     keys.clear();
     for (const telemetry::ProcessTick& p : card.record->processes) {
-        t.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct});
+        t.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us});
         keys.push_back(ProcessKey{p.pid, p.start_ticks});
     }
     return t;

@@ -38,8 +38,18 @@ IdentityTotals& IdentityTotals::operator+=(const IdentityTotals& o) {
     return *this;
 }
 
+Provenance& Provenance::operator+=(const Provenance& o) {
+    for (std::size_t s = 0; s < by_source_us.size(); ++s) {
+        by_source_us[s] += o.by_source_us[s];
+    }
+    util_unknown_us += o.util_unknown_us;
+    holders_unknown_us += o.holders_unknown_us;
+    return *this;
+}
+
 GpuTotals& GpuTotals::operator+=(const GpuTotals& o) {
     states += o.states;
+    provenance += o.provenance;
     ticks += o.ticks;
     for (std::size_t b = 0; b < k_bucket_count; ++b) {
         bucket_us[b] += o.bucket_us[b];

@@ -16,9 +16,21 @@
 
 namespace gua::audit {
 
+/// How a card's recorded time was measured: card-time by the utilization source of its
+/// card-ticks (index: telemetry::UtilSource), and how much of it was unmeasured and why.
+struct Provenance {
+    std::array<DurationUs, 4> by_source_us{};
+    DurationUs util_unknown_us = 0;    ///< utilization unknown (lost samples, lost GPU, no reading)
+    DurationUs holders_unknown_us = 0; ///< below the active threshold, process lists unreadable
+
+    Provenance& operator+=(const Provenance& o);
+    friend bool operator==(const Provenance&, const Provenance&) = default;
+};
+
 /// Totals for one card.
 struct GpuTotals {
     StateTimes states;
+    Provenance provenance;
     std::array<DurationUs, k_bucket_count> bucket_us{};
     std::uint64_t ticks = 0;
     PoolTimes pools{};   ///< waste pools (disjoint slices of the measured time)

@@ -56,8 +56,8 @@ audit::CardTick tick_of(std::uint32_t gpu, TimeUs t, DurationUs step, double uti
     tick.active_us = util >= thresholds.active_util_pct ? step : 0;
     tick.bucket_us[static_cast<std::size_t>(audit::bucket_of(util))] = step;
     if (fb_mib) {
-        tick.processes.push_back(audit::ProcTick{0, telemetry::ProcessType::compute,
-                                                 std::llround(*fb_mib), std::nullopt});
+        tick.processes.push_back(audit::ProcTick{
+            0, telemetry::ProcessType::compute, std::llround(*fb_mib), std::nullopt, std::nullopt});
     }
     return tick;
 }

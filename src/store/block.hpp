@@ -119,6 +119,7 @@ struct StoredProc {
     telemetry::ProcessType type = telemetry::ProcessType::compute;
     std::optional<std::int64_t> mem_used_mib;
     std::optional<double> sm_util_pct;
+    std::optional<DurationUs> active_us; ///< see telemetry::ProcessTick
 };
 
 /// One card-tick as stored, every recorded field; its processes are
@@ -132,6 +133,9 @@ struct StoredCardTick {
     std::optional<double> util_pct;
     std::optional<DurationUs> active_us;
     std::array<DurationUs, 4> bucket_us{};
+    DurationUs unmeasured_us = 0;    ///< see telemetry::CardTickRecord
+    DurationUs idle_unlisted_us = 0; ///< see telemetry::CardTickRecord
+    DurationUs idle_unknown_us = 0;  ///< see telemetry::CardTickRecord
     std::optional<std::int64_t> mem_util_pct;
     std::optional<std::int64_t> mem_used_mib;
     std::optional<std::int64_t> power_mw;

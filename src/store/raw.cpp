@@ -62,11 +62,15 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
     out.active_us = tick.active_us;
     out.bucket_us = tick.bucket_us;
     out.util_pct = tick.util_pct;
+    out.util_source = tick.util_source;
+    out.unmeasured_us = tick.unmeasured_us;
+    out.idle_unlisted_us = tick.idle_unlisted_us;
+    out.idle_unknown_us = tick.idle_unknown_us;
     out.processes.clear();
     for (std::uint32_t i = 0; i < tick.proc_count; ++i) {
         const StoredProc& p = ticks.procs[tick.proc_begin + i];
         out.processes.push_back(audit::ProcTick{identities.identity_of(p.process_id), p.type,
-                                                p.mem_used_mib, p.sm_util_pct});
+                                                p.mem_used_mib, p.sm_util_pct, p.active_us});
     }
 }
 

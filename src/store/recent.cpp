@@ -150,12 +150,16 @@ std::map<std::int64_t, std::vector<OlderTick>> older_ticks(Database& db,
             o.tick.duration_us = t.duration_us;
             o.tick.active_us = t.active_us;
             o.tick.util_pct = t.util_pct;
+            o.tick.util_source = t.util_source;
+            o.tick.unmeasured_us = t.unmeasured_us;
+            o.tick.idle_unlisted_us = t.idle_unlisted_us;
+            o.tick.idle_unknown_us = t.idle_unknown_us;
             for (std::uint32_t k = t.proc_begin; k < t.proc_begin + t.proc_count; ++k) {
                 const StoredProc& sp = d.procs[k];
                 const telemetry::ProcessTick& p = processes.of(sp.process_id);
                 o.keys.push_back({p.pid, p.start_ticks});
                 o.tick.processes.push_back(
-                    audit::ProcTick{0, sp.type, sp.mem_used_mib, sp.sm_util_pct});
+                    audit::ProcTick{0, sp.type, sp.mem_used_mib, sp.sm_util_pct, sp.active_us});
             }
             out[t.gpu_id].push_back(std::move(o));
         }

@@ -43,6 +43,7 @@ enum class UtilSource : std::uint8_t {
     none = 0,     ///< not measured (MIG, unsupported, error): "n/a", never 0 %
     snapshot = 1, ///< one instantaneous reading (nvmlDeviceGetUtilizationRates)
     samples = 2,  ///< the driver's sample buffer integrated over the poll span
+    partial = 3,  ///< the driver's sample buffer, with samples lost (see unmeasured_us)
 };
 
 /// One utilization sub-sample with its relative weight (time it represents, in microseconds).
@@ -58,6 +59,11 @@ struct DevicePoll {
     bool lost = false; ///< the card fell off the bus (GPU_IS_LOST); all readings are empty
     UtilSource util_source = UtilSource::none;
     std::vector<UtilSample> util;
+    /// Part of the poll span whose utilization is unknown (ring samples lost, a failed read);
+    /// `util` covers the rest of the span.
+    DurationUs unmeasured_us = 0;
+    /// A process-list read failed: `processes` may be incomplete, the holders are unknown.
+    bool processes_unknown = false;
     std::optional<int> mem_util_pct;
     std::optional<std::int64_t> mem_used_mib;
     std::optional<std::int64_t> power_mw;

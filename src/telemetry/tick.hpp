@@ -20,6 +20,9 @@ struct ProcessTick {
     ProcessType type = ProcessType::compute;
     std::optional<std::int64_t> mem_used_mib; ///< the largest reading of the tick
     std::optional<double> sm_util_pct;        ///< time-weighted mean over polls that had one
+    /// This process's part of the card's active time, attributed poll by poll by SM share;
+    /// nullopt when there was no per-process reading.
+    std::optional<DurationUs> active_us;
 };
 
 /// One card over one tick. Utilization is summarised as time in the four efficiency buckets
@@ -31,6 +34,14 @@ struct CardTickRecord {
     std::optional<DurationUs> active_us; ///< nullopt when utilization was not measured
     std::array<DurationUs, 4> bucket_us{};
     std::uint32_t util_samples = 0; ///< sub-samples folded into this card-tick
+    /// Time whose utilization is unknown (lost ring samples, a lost GPU, failed reads); active_us
+    /// and bucket_us cover the measured rest, duration − unmeasured_us.
+    DurationUs unmeasured_us = 0;
+    /// Measured time below the active threshold during which no holder was listed.
+    DurationUs idle_unlisted_us = 0;
+    /// Measured time below the active threshold during which the process lists could not be
+    /// read (holders unknown: neither idle-held nor truly idle).
+    DurationUs idle_unknown_us = 0;
     std::optional<int> mem_util_pct;
     std::optional<std::int64_t> mem_used_mib;
     std::optional<std::int64_t> power_mw;
