@@ -19,7 +19,8 @@ CardTick tick_with(std::array<DurationUs, 4> buckets, DurationUs active, double 
     t.active_us = active;
     t.util_pct = util;
     if (held > 0) {
-        t.processes.push_back(ProcTick{1, telemetry::ProcessType::compute, held, std::nullopt});
+        t.processes.push_back(
+            ProcTick{1, telemetry::ProcessType::compute, held, std::nullopt, std::nullopt});
     }
     return t;
 }
@@ -140,7 +141,8 @@ TEST(Window, IdentityTimePerGpuAddsUpToItsTotals) {
         CardTick t = tick_with({0, s(10), 0, 0}, s(10), 45);
         t.t0 = i * k_tick;
         t.gpu = static_cast<std::uint32_t>(1 + i % 2);
-        t.processes.push_back(ProcTick{7, telemetry::ProcessType::compute, 1000, 45.0});
+        t.processes.push_back(
+            ProcTick{7, telemetry::ProcessType::compute, 1000, 45.0, std::nullopt});
         acc.add(t);
     }
     const IdentityTotals& id = acc.identities().at(7);
