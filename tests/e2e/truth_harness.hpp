@@ -232,8 +232,8 @@ class TruthTest : public DaemonTest {
         }
         EXPECT_NEAR(identities, o.figures.headline_attributable_s, 1e-6 * std::max(1.0, identities))
             << "identity GPU-hours add up to the card-hours (active + idle-held)";
-        std::cout << "[truth] " << name << " (ran " << fmt::format("{:.2f}", o.real_s)
-                  << " s real)\n"
+        std::cout << "[truth] " << name
+                  << (o.real_s > 0 ? fmt::format(" (ran {:.2f} s real)", o.real_s) : "") << "\n"
                   << lines << std::flush;
         return lines;
     }

@@ -58,8 +58,9 @@ TEST_P(TruthPidReuse, APidReusedWithinATickIsTwoProcesses) {
     }
     TruthRun run;
     run.interval_s = GetParam();
-    run.ticks = run.interval_s >= 30 ? 6 : 30;
-    // Inside a tick and between two polls (every 5 s at 30 s, every 1 s at 1 s).
+    // The swap falls inside a tick and between two polls (every 5 s at 30 s, every 1 s at 1 s),
+    // where no poller can place it: the run is long enough for one poll span to be under 1 pp.
+    run.ticks = run.interval_s >= 30 ? 20 : 60;
     const double swap = run.start_s + (run.interval_s >= 30 ? 42.5 : 10.5);
     const std::string a = user_label(1500);
     const std::string b = user_label(1501);
