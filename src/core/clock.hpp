@@ -1,11 +1,13 @@
 // The clock seam: wall time for timestamps, monotonic time for scheduling; simulated in
-// demos/tests.
+// demos/tests, and stepped through a scenario clock file in end-to-end tests of the daemon.
 #pragma once
 
 #include "core/time.hpp"
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace gua {
 
@@ -44,5 +46,33 @@ class SimulatedClock final : public Clock {
     TimeUs m_start;
     std::int64_t m_mono = 0;
 };
+
+/// Test-only: simulated time shared with the fake NVML library through its clock file (scenario
+/// seconds, tests/fake_nvml/README.md). sleep_until jumps to the deadline and writes the matching
+/// scenario time into the file before returning, so a 30 s tick costs no real time. While
+/// `<file>.hold` holds a scenario time before the deadline, the clock advances to that time,
+/// writes it, and waits in real time until the hold is raised or removed (a test can change the
+/// world, e.g. real processes, at an exact scenario time).
+class ScenarioFileClock final : public Clock {
+  public:
+    /// Starts at the scenario time read from `path` and at the current wall time; throws Fatal
+    /// when the file cannot be read.
+    explicit ScenarioFileClock(std::string path);
+    TimeUs wall_now() override { return m_wall_start + m_mono; }
+    std::int64_t mono_now() override { return m_mono; }
+    void sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) override;
+
+  private:
+    void move_to(std::int64_t mono);
+
+    std::string m_path;
+    double m_start_s = 0;
+    TimeUs m_wall_start = 0;
+    std::int64_t m_mono = 0;
+};
+
+/// The daemon's clock: a ScenarioFileClock when the test-only variable GUA_TEST_CLOCK_FILE names
+/// a clock file, else the SystemClock. Throws Fatal when the named file cannot be read.
+std::unique_ptr<Clock> clock_from_environment();
 
 } // namespace gua

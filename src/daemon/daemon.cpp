@@ -91,7 +91,8 @@ std::string tick_summary(const telemetry::Tick& tick, const audit::Thresholds& t
 int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     SignalFlags& flags = install_signal_handlers();
     Log log(options.log_path);
-    SystemClock clock;
+    const std::unique_ptr<Clock> clock_owner = clock_from_environment(); // test-only seam
+    Clock& clock = *clock_owner;
     Result<config::Config> cfg = config::load_effective_config(options.config_path);
     if (!cfg) {
         throw Fatal(cfg.error().message, ExitCode::usage);
