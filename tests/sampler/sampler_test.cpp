@@ -249,16 +249,50 @@ class ShortSpanSource final : public telemetry::DeviceSource {
     std::vector<telemetry::DeviceInfo> devices() override { return m_inner->devices(); }
     std::vector<telemetry::DevicePoll> poll(TimeUs now) override {
         polls.push_back(now);
+        if (m_clock != nullptr && polls.size() == m_stall_at) {
+            m_clock->advance(m_stall);
+        }
         return m_inner->poll(now);
     }
     DurationUs max_poll_span_us() const override { return m_span; }
     void set_span(DurationUs span) { m_span = span; }
+    /// The `at`-th poll (the priming poll is the first) takes `stall` of simulated time.
+    void stall(SimulatedClock& clock, std::size_t at, DurationUs stall) {
+        m_clock = &clock;
+        m_stall_at = at;
+        m_stall = stall;
+    }
     std::vector<TimeUs> polls;
 
   private:
     std::unique_ptr<telemetry::DeviceSource> m_inner;
     DurationUs m_span;
+    SimulatedClock* m_clock = nullptr;
+    std::size_t m_stall_at = 0;
+    DurationUs m_stall = 0;
 };
+
+TEST(Sampler, AStalledPollWithinATickIsFollowedByOnePollNotABurst) {
+    const DurationUs interval = 10 * k_s;
+    SimulatedClock clock(k_start);
+    ShortSpanSource source(telemetry::make_synthetic_source("classic", k_start, interval, 1), k_s);
+    source.stall(clock, 4, 3500 * k_us_per_ms); // the poll at 3 s ends at 6.5 s
+    const Recorded r = run_sampler(clock, source, interval, 2);
+    ASSERT_EQ(r.ticks.size(), 2U);
+    EXPECT_TRUE(r.overruns.empty());
+    EXPECT_EQ(r.ticks[0].duration_us, interval);
+    EXPECT_EQ(r.ticks[1].t0, k_start + interval);
+    // Polls at 1, 2, 3 s; then one poll at once (6.5 s), then evenly (≤ 1 s apart) up to 10 s.
+    const std::vector<TimeUs>& p = source.polls;
+    ASSERT_GE(p.size(), 9U);
+    EXPECT_EQ(p[3], k_start + 3 * k_s);
+    EXPECT_EQ(p[4], k_start + 6500 * k_us_per_ms);
+    for (std::size_t i = 5; i < p.size(); ++i) {
+        EXPECT_GE(p[i] - p[i - 1], 700 * k_us_per_ms) << i; // no catch-up burst
+        EXPECT_LE(p[i] - p[i - 1], k_s) << i;
+    }
+    EXPECT_TRUE(std::find(p.begin(), p.end(), k_start + interval) != p.end());
+}
 
 TEST(Sampler, PollsAsOftenAsTheSourceAffordsWithExactTickBounds) {
     const DurationUs interval = 30 * k_s;
