@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
-
 namespace gua::nvml {
 
 bool DiagnosticNotices::due(Kind kind, TimeUs now) const {
@@ -16,12 +14,13 @@ void DiagnosticNotices::emit(Kind kind, TimeUs now, const std::string& line) {
     m_last_line[kind] = now;
     if (m_sink) {
         m_sink(line);
-    } else {
-        std::fprintf(stderr, "gua: %s\n", line.c_str());
     }
 }
 
 void DiagnosticNotices::update(const NvmlDiagnostics& counts, TimeUs now, DurationUs poll_span_us) {
+    if (!m_sink) {
+        return; // nobody to tell (one-shot commands); the counters still grow
+    }
     NvmlDiagnostics& r = m_reported;
     if (counts.lost_sample_batches > r.lost_sample_batches && due(lost, now)) {
         emit(lost, now,

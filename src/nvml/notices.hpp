@@ -22,7 +22,7 @@ class DiagnosticNotices {
     /// Minimum time between two lines of the same kind.
     static constexpr DurationUs k_quiet_us = 10 * k_us_per_minute;
 
-    /// Lines go to `sink`; without one (the default) they go to stderr.
+    /// Lines go to `sink` (the daemon's log); without one nothing is written.
     void set_sink(NoticeSink sink) { m_sink = std::move(sink); }
 
     /// Compares `counts` with what was last reported and writes a line for each kind that grew,

@@ -36,7 +36,7 @@ class NvmlSource final : public telemetry::DeviceSource {
     /// ring: an old driver or a card that does not support it), with the error bound; empty
     /// when every card with utilization has a ring. May query the driver.
     std::string measurement_note() override;
-    /// Lost ring samples and junk replies are logged there (default: stderr), rate-limited.
+    /// Lost ring samples and junk replies are logged there, rate-limited (default: nowhere).
     void set_notice_sink(std::function<void(const std::string&)> sink) override {
         m_notices.set_sink(std::move(sink));
     }
