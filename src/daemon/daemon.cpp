@@ -141,6 +141,10 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
                          hostname(), driver.empty() ? "?" : driver, cards,
                          format_duration(options.interval_us), options.db));
+    if (const std::string note = source->measurement_note(); !note.empty()) {
+        log.line("gua daemon: " + note);
+    }
+    source->set_notice_sink([&log](const std::string& line) { log.line(line); });
     policy::PolicyRunner policy_runner(
         db, cfg.value().policy, thresholds, [&log](const std::string& line) { log.line(line); },
         policy::RunnerOptions{"/proc", "/var/run/utmp", "/dev", hostname(),

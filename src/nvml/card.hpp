@@ -21,6 +21,7 @@ struct NvmlDiagnostics {
     int junk_util_samples = 0;       ///< ring samples over 100 % dropped
     int junk_process_samples = 0;    ///< per-process entries for unknown pids or over 100 % dropped
     int lost_sample_batches = 0;     ///< polls where the ring had overflowed since the last one
+    DurationUs unmeasured_us = 0;    ///< poll time the utilization rings could not show
     int stride_corrections = 0;      ///< process lists whose entry stride had to be changed
     int dropped_process_entries = 0; ///< implausible process entries left out
 };
@@ -34,7 +35,7 @@ struct Card {
     std::optional<std::uint64_t> memory_total_bytes;
     bool lost = false;               ///< GPU_IS_LOST seen; re-probed on later polls
     bool samples_supported = true;   ///< false once the util ring said NOT_SUPPORTED
-    std::optional<TimeUs> last_poll; ///< wall time of the previous successful poll
+    std::optional<TimeUs> last_poll; ///< wall time of the previous poll (lost or not)
     UtilCursor util;
     ProcessUtilCursor process_util;
     /// Entries offered to the driver at once, so that steady polls skip the size queries: per
@@ -53,6 +54,7 @@ enum class ListKind : std::uint8_t { compute = 0, graphics = 1, mps = 2 };
 struct PollBuffers {
     std::vector<nvmlSample_t> samples; ///< nvmlDeviceGetSamples reply
     std::vector<RingSample> ring;      ///< the reply decoded
+    RingFold fold;                     ///< scratch of UtilCursor::fold (its samples are swapped)
     ProcessListBuffer list;
     std::vector<nvmlProcessUtilizationSample_t> process_samples;
     std::vector<ProcessUtilEntry> process_entries;

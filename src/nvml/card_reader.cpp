@@ -110,11 +110,35 @@ nvmlReturn_t read_ring(const Library& lib, nvmlDevice_t h, std::uint64_t cursor,
     return NVML_SUCCESS;
 }
 
+/// The number of entries the whole GPU-utilization ring holds now (a size query from 0), or
+/// nullopt when the driver does not say.
+std::optional<std::size_t> read_ring_total(const Library& lib, nvmlDevice_t h) {
+    nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
+    unsigned int count = 0;
+    const nvmlReturn_t rc = lib.call<Entry::device_get_samples>(h, NVML_GPU_UTILIZATION_SAMPLES, 0,
+                                                                &type, &count, nullptr);
+    if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) {
+        return rc == NVML_SUCCESS ? count : 0U;
+    }
+    return std::nullopt;
+}
+
+/// Marks the whole span of `poll` unmeasured (a utilization reading was expected and failed).
+void unmeasured(std::optional<DurationUs> span, telemetry::DevicePoll& poll) {
+    poll.util.clear();
+    if (span) {
+        poll.unmeasured_us = std::max<DurationUs>(*span, 1);
+        poll.util_source = telemetry::UtilSource::partial;
+    }
+}
+
 void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& state,
                       Status& status, telemetry::DevicePoll& poll) {
     nvmlUtilization_t rates{};
     std::optional<double> snapshot;
-    if (status.ok(lib.call<Entry::device_get_utilization_rates>(card.handle, &rates))) {
+    const nvmlReturn_t rates_rc =
+        lib.call<Entry::device_get_utilization_rates>(card.handle, &rates);
+    if (status.ok(rates_rc)) {
         snapshot = rates.gpu <= 100 ? std::optional<double>(rates.gpu) : std::nullopt;
         poll.mem_util_pct =
             rates.memory <= 100 ? std::optional<int>(static_cast<int>(rates.memory)) : std::nullopt;
@@ -131,28 +155,45 @@ void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& s
         if (rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_FOUND) {
             if (priming) {
                 card.util.prime(state.buffers.ring);
-            } else {
-                RingFold fold;
-                fold.samples = std::move(poll.util);
-                card.util.fold(state.buffers.ring, *span, snapshot, fold);
-                poll.util = std::move(fold.samples);
-                state.diagnostics.junk_util_samples += fold.junk;
-                state.diagnostics.lost_sample_batches += fold.lost_samples ? 1 : 0;
-                if (!poll.util.empty()) {
-                    poll.util_source = telemetry::UtilSource::samples;
+                if (span) { // primed again mid-run: nothing integrates this span
+                    unmeasured(span, poll);
                     return;
                 }
+            } else {
+                const std::optional<std::size_t> total =
+                    card.util.wants_ring_total(state.buffers.ring.size())
+                        ? read_ring_total(lib, card.handle)
+                        : std::nullopt;
+                RingFold& fold = state.buffers.fold;
+                fold.samples.swap(poll.util);
+                card.util.fold(state.buffers.ring, *span, snapshot, fold, total);
+                poll.util.swap(fold.samples);
+                poll.unmeasured_us = fold.unmeasured_us;
+                poll.util_source = fold.unmeasured_us > 0 ? telemetry::UtilSource::partial
+                                                          : telemetry::UtilSource::samples;
+                NvmlDiagnostics& d = state.diagnostics;
+                d.junk_util_samples += fold.junk;
+                d.lost_sample_batches += fold.lost_samples ? 1 : 0;
+                d.unmeasured_us += fold.unmeasured_us;
+                return;
             }
         } else if (unsupported(rc)) {
             card.samples_supported = false;
         } else {
             status.ok(rc);
+            if (span) {
+                card.util.skip(*span);
+            }
+            unmeasured(span, poll);
+            return;
         }
     }
     poll.util.clear();
     if (snapshot) {
         poll.util.push_back({*snapshot, std::max<DurationUs>(span.value_or(1), 1)});
         poll.util_source = telemetry::UtilSource::snapshot;
+    } else if (!unsupported(rates_rc)) {
+        unmeasured(span, poll); // the card has utilization, but its reading failed
     }
 }
 
@@ -194,6 +235,8 @@ void read_list(const Library& lib, Card& card, ListKind kind, SourceState& state
         stride, card.memory_total_bytes, card.list_capacity[static_cast<std::size_t>(kind)],
         buffer);
     if (rc != NVML_SUCCESS) {
+        // A list that failed for another reason than "not supported" leaves the holders unknown.
+        poll.processes_unknown = poll.processes_unknown || !unsupported(rc);
         status.ok(rc);
         return;
     }
@@ -361,6 +404,7 @@ void read_card(const Library& library, Card& card, TimeUs now, SourceState& stat
         read_process_utilization(library, card, state, status, poll);
         read_sensors(library, card, status, poll);
     }
+    card.last_poll = now;
     if (status.lost()) {
         card.lost = true;
         clear_poll(card, poll);
@@ -368,7 +412,6 @@ void read_card(const Library& library, Card& card, TimeUs now, SourceState& stat
         return;
     }
     poll.read_errors = status.errors();
-    card.last_poll = now;
 }
 
 } // namespace gua::nvml

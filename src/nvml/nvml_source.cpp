@@ -4,6 +4,8 @@
 
 #include "nvml/card_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -54,10 +56,64 @@ void NvmlSource::poll_into(TimeUs now, std::vector<telemetry::DevicePoll>& out) 
         if (card.lost && !reprobe(card)) {
             clear_poll(card, out[i]);
             out[i].lost = true;
+            card.last_poll = now;
             continue;
         }
         read_card(*m_library, card, now, m_state, out[i]);
     }
+    m_notices.update(m_state.diagnostics, now, max_poll_span_us());
+}
+
+DurationUs NvmlSource::max_poll_span_us() const {
+    DurationUs span = telemetry::k_default_max_poll_span_us;
+    if (!m_library->has(Entry::device_get_samples)) {
+        return span;
+    }
+    for (const Card& card : m_cards) {
+        if (!card.mig_slot && !card.lost && card.samples_supported) {
+            span = std::min(span, card.util.affordable_span_us());
+        }
+    }
+    return span;
+}
+
+std::string NvmlSource::measurement_note() {
+    if (!m_enumerated) {
+        enumerate();
+    }
+    const bool rings = m_library->has(Entry::device_get_samples);
+    std::string cards;
+    std::size_t count = 0;
+    std::size_t with_util = 0;
+    for (Card& card : m_cards) {
+        if (card.mig_slot || card.lost) {
+            continue;
+        }
+        ++with_util;
+        if (rings && card.samples_supported) {
+            nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
+            unsigned int size = 0;
+            const nvmlReturn_t rc = m_library->call<Entry::device_get_samples>(
+                card.handle, NVML_GPU_UTILIZATION_SAMPLES, 0, &type, &size, nullptr);
+            card.samples_supported =
+                rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_FUNCTION_NOT_FOUND;
+        }
+        if (!rings || !card.samples_supported) {
+            cards += fmt::format("{}GPU {}", count == 0 ? "" : ", ", card.info.index);
+            ++count;
+        }
+    }
+    if (count == 0) {
+        return {};
+    }
+    return fmt::format(
+        "utilization of {} comes from one snapshot per poll ({}): each reading shows only the "
+        "last 1/6-1 s of a poll span of up to 5 s, so bursty work can be misread, by up to 97 pp "
+        "in one card-tick, about 50 pp/sqrt(polls) on work not in step with the polls (see "
+        "docs/measurement.md)",
+        count == with_util ? "every GPU" : cards,
+        rings ? "the driver keeps no utilization samples for it"
+              : "this driver has no nvmlDeviceGetSamples");
 }
 
 void NvmlSource::enumerate() {
@@ -193,7 +249,6 @@ bool NvmlSource::reprobe(Card& card) const {
     card.lost = false;
     card.util.reset();
     card.process_util.reset();
-    card.last_poll.reset();
     return true;
 }
 

@@ -3,6 +3,7 @@
 
 #include "nvml/card.hpp"
 #include "nvml/library.hpp"
+#include "nvml/notices.hpp"
 #include "telemetry/device_source.hpp"
 
 #include <memory>
@@ -28,6 +29,18 @@ class NvmlSource final : public telemetry::DeviceSource {
     /// Reads every card once into `out`, reusing its storage (no allocation on a steady poll).
     void poll_into(TimeUs now, std::vector<telemetry::DevicePoll>& out) override;
 
+    /// Half the time the shortest utilization ring covers (capacity × period as observed),
+    /// within [50 ms, 5 s]; 5 s when no card has a ring.
+    DurationUs max_poll_span_us() const override;
+    /// A line naming the cards whose utilization comes from once-per-poll snapshots (no sample
+    /// ring: an old driver or a card that does not support it), with the error bound; empty
+    /// when every card with utilization has a ring. May query the driver.
+    std::string measurement_note() override;
+    /// Lost ring samples and junk replies are logged there, rate-limited (default: nowhere).
+    void set_notice_sink(std::function<void(const std::string&)> sink) override {
+        m_notices.set_sink(std::move(sink));
+    }
+
     /// The loaded library (bound symbols, path) for diagnostics.
     const Library& library() const { return *m_library; }
     /// Driver oddities worked around so far.
@@ -43,6 +56,7 @@ class NvmlSource final : public telemetry::DeviceSource {
     std::unique_ptr<Library> m_library;
     std::vector<Card> m_cards;
     SourceState m_state;
+    DiagnosticNotices m_notices;
     bool m_enumerated = false;
 };
 

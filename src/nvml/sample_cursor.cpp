@@ -2,6 +2,7 @@
 #include "nvml/sample_cursor.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -10,86 +11,196 @@ namespace {
 
 /// Polls in a row with an empty ring while the snapshot says busy before the cursor is reset.
 constexpr int k_dry_busy_polls_before_reset = 3;
+/// Bounds of the poll span a ring affords (the daemon never polls less often than every 5 s).
+constexpr DurationUs k_min_span_us = 50 * k_us_per_ms;
+constexpr DurationUs k_max_span_us = 5 * k_us_per_second;
+/// Timestamps within p / k_grid_tolerance of the ring's period grid are on it (rounding, jitter).
+constexpr DurationUs k_grid_tolerance = 32;
+/// Poll span while a ring has shown nothing of its size.
+constexpr DurationUs k_unknown_capacity_span_us = k_us_per_second;
 
-DurationUs median_gap(const std::vector<RingSample>& sorted, DurationUs fallback) {
-    if (sorted.size() < 2) {
-        return fallback;
-    }
-    std::vector<DurationUs> gaps;
-    gaps.reserve(sorted.size() - 1);
-    for (std::size_t i = 1; i < sorted.size(); ++i) {
-        gaps.push_back(
-            static_cast<DurationUs>(sorted[i].timestamp_us - sorted[i - 1].timestamp_us));
-    }
-    auto middle = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
-    std::nth_element(gaps.begin(), middle, gaps.end());
-    return std::max<DurationUs>(*middle, 1);
+bool by_time(const RingSample& a, const RingSample& b) {
+    return a.timestamp_us < b.timestamp_us;
 }
 
+/// Appends time segments in order to a RingFold, dropping the first `trim` µs (the span of
+/// earlier polls whose samples arrived only now) and merging adjacent idle gaps.
+class Timeline {
+  public:
+    Timeline(RingFold& out, DurationUs trim) : m_out(out), m_trim(trim) {}
+    void add(double pct, DurationUs us, bool unmeasured, bool gap = false) {
+        const DurationUs cut = std::min(m_trim, us);
+        m_trim -= cut;
+        us -= cut;
+        if (us <= 0) {
+            return;
+        }
+        if (unmeasured) {
+            m_out.unmeasured_us += us;
+        } else if (gap && m_last_gap) {
+            m_out.samples.back().weight_us += us;
+        } else {
+            m_out.samples.push_back({pct, us});
+        }
+        m_last_gap = gap && !unmeasured;
+    }
+
+  private:
+    RingFold& m_out;
+    DurationUs m_trim;
+    bool m_last_gap = false;
+};
+
 } // namespace
+
+DurationUs UtilCursor::affordable_span_us() const {
+    if (m_capacity == 0) {
+        return k_unknown_capacity_span_us;
+    }
+    const DurationUs covered = static_cast<DurationUs>(m_capacity) * m_period_us;
+    return std::clamp<DurationUs>(covered / 2, k_min_span_us, k_max_span_us);
+}
+
+void UtilCursor::learn_period(const std::vector<RingSample>& sorted) {
+    // Adjacent samples are one period apart; a dry ring also has longer gaps (idle time), so
+    // the period is the median of the gaps near the smallest one, and the smallest over time.
+    if (sorted.size() < 2) {
+        return;
+    }
+    m_gaps.clear();
+    for (std::size_t i = 1; i < sorted.size(); ++i) {
+        m_gaps.push_back(
+            static_cast<DurationUs>(sorted[i].timestamp_us - sorted[i - 1].timestamp_us));
+    }
+    const DurationUs smallest =
+        std::max<DurationUs>(*std::min_element(m_gaps.begin(), m_gaps.end()), 1);
+    std::erase_if(m_gaps, [smallest](DurationUs g) { return 2 * g > 3 * smallest; });
+    auto middle = m_gaps.begin() + static_cast<std::ptrdiff_t>(m_gaps.size() / 2);
+    std::nth_element(m_gaps.begin(), middle, m_gaps.end());
+    const DurationUs period = std::min(*middle, k_us_per_second);
+    m_period_us = m_period_known ? std::min(m_period_us, period) : period;
+    m_period_known = true;
+}
 
 void UtilCursor::prime(const std::vector<RingSample>& batch) {
     m_primed = true;
     m_dry_busy_polls = 0;
-    m_ring_size = 0;
+    m_accounted_us = 0;
+    std::size_t count = 0;
     for (const RingSample& s : batch) {
         if (s.timestamp_us != 0) {
             m_cursor_us = std::max(m_cursor_us, s.timestamp_us);
-            ++m_ring_size;
+            ++count;
         }
     }
+    m_capacity = std::max(m_capacity, count);
+    std::vector<RingSample> sorted;
+    std::copy_if(batch.begin(), batch.end(), std::back_inserter(sorted),
+                 [](const RingSample& s) { return s.timestamp_us != 0; });
+    std::sort(sorted.begin(), sorted.end(), by_time);
+    learn_period(sorted);
+}
+
+void UtilCursor::reset() {
+    m_primed = false;
+    m_cursor_us = 0;
+    m_accounted_us = 0;
+    m_dry_busy_polls = 0;
+    m_last_total.reset();
 }
 
 void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
-                      std::optional<double> snapshot_pct, RingFold& out) {
+                      std::optional<double> snapshot_pct, RingFold& out,
+                      std::optional<std::size_t> ring_total) {
     out.samples.clear();
+    out.unmeasured_us = 0;
     out.junk = 0;
     out.lost_samples = false;
-    const double idle_pct = snapshot_pct.value_or(0.0) > 0 ? *snapshot_pct : 0.0;
+    span_us = std::max<DurationUs>(span_us, 1);
+    const auto count = static_cast<std::size_t>(std::count_if(
+        batch.begin(), batch.end(), [](const RingSample& s) { return s.timestamp_us != 0; }));
     std::erase_if(batch, [this](const RingSample& s) {
         return s.timestamp_us == 0 || s.timestamp_us <= m_cursor_us;
     });
-    std::sort(batch.begin(), batch.end(), [](const RingSample& a, const RingSample& b) {
-        return a.timestamp_us < b.timestamp_us;
-    });
+    std::sort(batch.begin(), batch.end(), by_time);
     batch.erase(std::unique(batch.begin(), batch.end(),
                             [](const RingSample& a, const RingSample& b) {
                                 return a.timestamp_us == b.timestamp_us;
                             }),
                 batch.end());
+    if (ring_total) {
+        // New entries arrived but the ring did not grow: it is full, its size is known.
+        m_capacity_confirmed = m_capacity_confirmed ||
+                               (!batch.empty() && m_last_total && *m_last_total == *ring_total);
+        m_last_total = ring_total;
+        m_capacity = std::max(m_capacity, *ring_total);
+    }
+    m_capacity = std::max(m_capacity, count);
     if (batch.empty()) {
-        m_dry_busy_polls = idle_pct > 0 ? m_dry_busy_polls + 1 : 0;
-        if (m_dry_busy_polls >= k_dry_busy_polls_before_reset) {
-            reset();
+        m_accounted_us += span_us;
+        if (snapshot_pct.value_or(0.0) > 0) {
+            // The snapshot says busy but the ring has nothing new: not "idle". The span is
+            // unmeasured; samples that show up later for it are dropped by the next fold.
+            out.unmeasured_us = span_us;
+            if (++m_dry_busy_polls >= k_dry_busy_polls_before_reset) {
+                reset(); // the timestamps may have stepped back: prime again
+            }
+            return;
         }
-        out.samples.push_back({idle_pct, std::max<DurationUs>(span_us, 1)});
+        m_dry_busy_polls = 0;
+        out.samples.push_back({0.0, span_us});
         return;
     }
     m_dry_busy_polls = 0;
-    const DurationUs period_us = median_gap(batch, m_period_us);
-    m_period_us = period_us;
+    learn_period(batch);
+    const DurationUs p = m_period_us;
+    // Adjacent samples are at most 1.5 periods apart (timestamps jitter); a sample stands for
+    // the time since the previous one, at most one period.
+    const auto weight_of = [p](DurationUs gap) { return 2 * gap <= 3 * p ? gap : p; };
+    // Time from the cursor to now: what earlier polls accounted for after the cursor (idle,
+    // unmeasured or skipped spans) plus this span. The timeline is anchored at now.
+    const DurationUs trim = m_accounted_us;
+    const DurationUs total = trim + span_us;
     const std::uint64_t oldest = batch.front().timestamp_us;
-    out.lost_samples = m_ring_size > 0 && batch.size() >= m_ring_size && m_cursor_us != 0 &&
-                       oldest - m_cursor_us > static_cast<std::uint64_t>(2 * period_us);
-    std::uint64_t previous =
-        m_cursor_us != 0 ? m_cursor_us : oldest - std::min<std::uint64_t>(oldest, period_us);
-    DurationUs covered_us = 0;
+    const bool anchored = m_cursor_us != 0;
+    const auto since_cursor = static_cast<DurationUs>(oldest - m_cursor_us);
+    const DurationUs first_weight = anchored ? weight_of(since_cursor) : p;
+    // The time the reply shows: from its oldest sample's period to its newest sample.
+    const DurationUs window =
+        static_cast<DurationUs>(batch.back().timestamp_us - oldest) + first_weight;
+    // The reply filled the ring when it holds as many entries as the ring ever showed and the
+    // ring holds nothing older: what came between the cursor and its oldest entry is gone.
+    const bool full = count >= m_capacity && (!ring_total || count >= *ring_total);
+    // Without a cursor (the ring was empty at every earlier poll) the time before this span
+    // is known empty; a full reply that does not reach back to the span's start lost samples.
+    out.lost_samples = full && (anchored ? since_cursor > 2 * p : window + 2 * p < span_us);
+    const DurationUs room = std::max<DurationUs>(total - window, 0);
+    const DurationUs lead =
+        anchored ? std::clamp<DurationUs>(since_cursor - first_weight, 0, room) : room;
+    // After the newest sample: whole periods the ring could hold are idle; the period still
+    // running at the poll is left to the next poll, whose first sample may stand for it.
+    const DurationUs after = std::max<DurationUs>(total - lead - window, 0);
+    const DurationUs whole_periods = (after + p / k_grid_tolerance) / p;
+    const DurationUs tail = std::min(after, whole_periods * p);
+
+    Timeline timeline(out, trim);
+    timeline.add(0.0, lead, out.lost_samples, true);
+    std::uint64_t previous = oldest;
     for (const RingSample& s : batch) {
-        const DurationUs weight =
-            std::min<DurationUs>(static_cast<DurationUs>(s.timestamp_us - previous), period_us);
-        previous = s.timestamp_us;
-        covered_us += weight;
-        if (s.pct > 100.0 || s.pct < 0.0) {
-            ++out.junk;
-            continue;
+        DurationUs weight = first_weight;
+        if (s.timestamp_us != oldest) {
+            const auto gap = static_cast<DurationUs>(s.timestamp_us - previous);
+            weight = weight_of(gap);
+            timeline.add(0.0, gap - weight, false, true); // the ring could hold it: idle
         }
-        out.samples.push_back({s.pct, std::max<DurationUs>(weight, 1)});
+        previous = s.timestamp_us;
+        const bool junk = s.pct > 100.0 || s.pct < 0.0;
+        out.junk += junk ? 1 : 0;
+        timeline.add(s.pct, weight, junk);
     }
+    timeline.add(0.0, tail, false, true);
     m_cursor_us = batch.back().timestamp_us;
-    const DurationUs uncovered_us = span_us - covered_us;
-    if (!out.lost_samples && uncovered_us > period_us) {
-        out.samples.push_back({idle_pct, uncovered_us});
-    }
+    m_accounted_us = tail;
 }
 
 void ProcessUtilCursor::prime(const std::vector<ProcessUtilEntry>& entries) {

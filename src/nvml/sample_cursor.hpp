@@ -19,39 +19,69 @@ struct RingSample {
 
 /// What one poll of a utilization ring produced.
 struct RingFold {
-    std::vector<telemetry::UtilSample> samples; ///< weighted sub-samples covering the poll span
-    int junk = 0;              ///< samples dropped because their value was over 100 %
-    bool lost_samples = false; ///< the ring overflowed since the previous poll (coverage < 100 %)
+    /// Weighted sub-samples covering the poll span less `unmeasured_us`, in time order.
+    std::vector<telemetry::UtilSample> samples;
+    DurationUs unmeasured_us = 0; ///< part of the span the ring can no longer show (or junk)
+    int junk = 0;                 ///< samples dropped because their value was over 100 %
+    bool lost_samples = false;    ///< the ring overflowed since the previous poll
 };
 
-/// Cursor of one (device, sampling type) ring: the newest timestamp already consumed.
+/// Cursor of one (device, sampling type) ring: the newest timestamp already consumed, and what
+/// the ring has shown of itself (capacity, period).
 class UtilCursor {
   public:
     /// True once prime() ran; until then poll() must call prime() with a batch read from 0.
     bool primed() const { return m_primed; }
     /// The lastSeenTimeStamp to pass to the driver.
     std::uint64_t cursor_us() const { return m_cursor_us; }
+    /// The largest number of entries the ring has shown at once (0: none seen yet).
+    std::size_t capacity() const { return m_capacity; }
+    /// The ring's sample period as measured (1 s, NVML's longest, until two adjacent samples).
+    DurationUs period_us() const { return m_period_us; }
+    /// The longest poll span that cannot lose samples: half the time the ring covers
+    /// (capacity × period), clamped to [50 ms, 5 s]; 1 s while the capacity is unknown.
+    DurationUs affordable_span_us() const;
+    /// True when a reply of `reply_count` entries may hold the whole ring and the capacity is
+    /// not yet certain: the caller then asks the size of the whole ring (lastSeen 0) for fold().
+    bool wants_ring_total(std::size_t reply_count) const {
+        return reply_count > 0 && !m_capacity_confirmed;
+    }
 
     /// Startup (rule 2): takes the newest timestamp of `batch` (read with cursor 0) as cursor and
-    /// remembers the ring size; the values, which predate the poll span, are discarded.
+    /// learns the ring's size and period; the values, which predate the poll span, are discarded.
     void prime(const std::vector<RingSample>& batch);
 
-    /// Forgets everything; the next poll primes again.
-    void reset() { *this = UtilCursor{}; }
+    /// Forgets the cursor (the next poll primes again); keeps what was learnt of the ring.
+    void reset();
 
     /// Folds the driver's reply `batch` (the samples after the cursor; empty for NOT_FOUND; left
-    /// filtered and sorted) into `out`'s sub-samples covering `span_us`, the time since the
-    /// previous poll (rules 3–5, 7); `out`'s storage is reused. Time the batch does not cover is
-    /// idle (0 %), or `snapshot_pct` when that is above 0.
+    /// filtered and sorted) into `out` for `span_us`, the time since the previous poll; `out`'s
+    /// storage is reused. Time between samples that the ring could still hold is idle (0 %);
+    /// time before the oldest sample of a reply that filled the ring (`ring_total`: the whole
+    /// ring's size, when asked) is unmeasured, as is the span of an empty reply while
+    /// `snapshot_pct` says the card is busy. Never fills time with the snapshot.
     void fold(std::vector<RingSample>& batch, DurationUs span_us,
-              std::optional<double> snapshot_pct, RingFold& out);
+              std::optional<double> snapshot_pct, RingFold& out,
+              std::optional<std::size_t> ring_total = std::nullopt);
+
+    /// Records a poll whose ring could not be read: its span is unmeasured, and samples read
+    /// later for it are not credited to the next poll's span.
+    void skip(DurationUs span_us) { m_accounted_us += span_us; }
 
   private:
+    void learn_period(const std::vector<RingSample>& sorted);
+
     bool m_primed = false;
     std::uint64_t m_cursor_us = 0;
-    std::size_t m_ring_size = 0;
+    std::size_t m_capacity = 0;
+    bool m_capacity_confirmed = false;
+    std::optional<std::size_t> m_last_total;
     DurationUs m_period_us = k_us_per_second;
+    bool m_period_known = false;
+    /// Time after the cursor that earlier polls already accounted for (idle, unmeasured, skipped).
+    DurationUs m_accounted_us = 0;
     int m_dry_busy_polls = 0;
+    std::vector<DurationUs> m_gaps; ///< scratch storage of learn_period()
 };
 
 /// One entry of nvmlDeviceGetProcessUtilization.

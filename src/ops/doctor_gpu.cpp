@@ -138,6 +138,11 @@ std::vector<Finding> check_gpus(const std::string& nvml_library) {
     }
     out.push_back({"driver", "NVIDIA driver", Severity::ok, message, ""});
     out.push_back(gpus_finding(source.value()->devices()));
+    if (const std::string note = source.value()->measurement_note(); !note.empty()) {
+        out.push_back({"utilization", "Utilization", Severity::warn, note,
+                       "with a driver that keeps utilization samples (nvmlDeviceGetSamples) gua "
+                       "integrates whole intervals"});
+    }
     return out;
 }
 

@@ -18,13 +18,27 @@ void Sampler::refresh_devices() {
     }
 }
 
+std::int64_t Sampler::next_poll_deadline(std::int64_t previous, std::int64_t now,
+                                         std::int64_t tick_end) const {
+    // The longest step the source affords, at most max_poll_us; the rest of the tick is split
+    // into equal steps no longer than that, so that the tick still ends exactly at tick_end.
+    const DurationUs step = std::max<DurationUs>(
+        std::min(m_options.max_poll_us, m_source.max_poll_span_us()), k_min_poll_step_us);
+    // A poll that ended after the next deadline would have been due moves the plan to now
+    // instead of bursting through the missed polls.
+    const std::int64_t base = std::max(previous, now - step);
+    const std::int64_t remaining = tick_end - base;
+    if (remaining <= 0) {
+        return tick_end;
+    }
+    const std::int64_t polls = (remaining + step - 1) / step;
+    return polls <= 1 ? tick_end : base + remaining / polls;
+}
+
 void Sampler::run(const std::atomic<bool>& stop,
                   const std::function<void(const telemetry::Tick&)>& on_tick,
                   const std::function<void(DurationUs)>& on_overrun) {
     const DurationUs interval = std::max<DurationUs>(m_options.interval_us, k_us_per_ms);
-    const std::int64_t polls_per_tick =
-        std::max<std::int64_t>(1, (interval + m_options.max_poll_us - 1) / m_options.max_poll_us);
-    const DurationUs poll_step = interval / polls_per_tick;
 
     refresh_devices();
     TickBuilder builder(m_options.active_threshold_pct, m_resolver);
@@ -40,10 +54,11 @@ void Sampler::run(const std::atomic<bool>& stop,
     std::int64_t last_poll = tick_start;
 
     while (!stop.load() && (!m_options.max_ticks || m_ticks < *m_options.max_ticks)) {
-        bool tick_done = false;
-        for (std::int64_t k = 1; k <= polls_per_tick && !tick_done; ++k) {
-            const std::int64_t deadline =
-                k == polls_per_tick ? tick_start + interval : tick_start + k * poll_step;
+        // Polls within the tick follow the source's affordable span (it may shrink when a
+        // driver ring proves short); the tick's end is always tick_start + interval.
+        const std::int64_t tick_end = tick_start + interval;
+        std::int64_t deadline = next_poll_deadline(tick_start, m_clock.mono_now(), tick_end);
+        for (bool tick_done = false; !tick_done;) {
             m_clock.sleep_until(deadline, stop);
             const std::int64_t now = m_clock.mono_now();
             last_poll_wall = m_clock.wall_now();
@@ -56,7 +71,10 @@ void Sampler::run(const std::atomic<bool>& stop,
             }
             builder.add_poll(polls, now - last_poll, m_devices);
             last_poll = now;
-            tick_done = k == polls_per_tick || stop.load();
+            tick_done = deadline >= tick_end || stop.load();
+            if (!tick_done) {
+                deadline = next_poll_deadline(deadline, m_clock.mono_now(), tick_end);
+            }
         }
         builder.finish(m_ticks, tick);
         on_tick(tick);

@@ -1,5 +1,6 @@
-// Sampler: the tick loop — polls the source every ≤ 5 s, folds polls into ticks on an
-// anti-drift monotonic schedule, and hands each finished tick to a callback.
+// Sampler: the tick loop — polls the source every ≤ 5 s (more often when the source's sample
+// buffers need it), folds polls into ticks on an anti-drift monotonic schedule, and hands each
+// finished tick to a callback.
 #pragma once
 
 #include "core/clock.hpp"
@@ -18,7 +19,9 @@ namespace gua::sampler {
 /// How the sampler runs.
 struct SamplerOptions {
     DurationUs interval_us = 30 * k_us_per_second; ///< length of a tick
-    DurationUs max_poll_us = 5 * k_us_per_second;  ///< polls happen at least this often
+    /// Polls happen at least this often, and at least as often as the source's
+    /// max_poll_span_us() asks.
+    DurationUs max_poll_us = 5 * k_us_per_second;
     double active_threshold_pct = 10.0;
     std::optional<std::uint64_t> max_ticks; ///< stop after this many ticks (demo, tests)
 };
@@ -40,8 +43,16 @@ class Sampler {
     /// Number of ticks delivered so far.
     std::uint64_t ticks() const { return m_ticks; }
 
+    /// Shortest step between two polls, whatever the source asks.
+    static constexpr DurationUs k_min_poll_step_us = 10 * k_us_per_ms;
+
   private:
     void refresh_devices();
+    /// The deadline of the poll after the one planned at `previous` (monotonic µs), given the
+    /// time `now`, so that polls are evenly spaced, no further apart than the source affords,
+    /// never bunched after a late poll, and the last one falls exactly on `tick_end`.
+    std::int64_t next_poll_deadline(std::int64_t previous, std::int64_t now,
+                                    std::int64_t tick_end) const;
 
     telemetry::DeviceSource& m_source;
     Clock& m_clock;

@@ -4,10 +4,14 @@
 #include "core/time.hpp"
 #include "telemetry/model.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace gua::telemetry {
+
+/// Poll span of a source that has no sample buffer to overrun: the daemon's longest.
+inline constexpr DurationUs k_default_max_poll_span_us = 5 * k_us_per_second;
 
 /// A provider of card readings. Not thread-safe; the sampler calls it from one thread.
 class DeviceSource {
@@ -24,6 +28,17 @@ class DeviceSource {
     /// Like poll(), into `out` (one entry per card, overwritten); sources that can reuse its
     /// storage from poll to poll do so.
     virtual void poll_into(TimeUs now, std::vector<DevicePoll>& out) { out = poll(now); }
+    /// The longest span between two polls that loses no driver samples (µs, > 0); the sampler
+    /// polls at least this often. It may change as the source learns its sample buffers.
+    virtual DurationUs max_poll_span_us() const { return k_default_max_poll_span_us; }
+    /// One line for an administrator when utilization is measured less well than from the
+    /// driver's sample buffers (e.g. once-per-poll snapshots); empty otherwise.
+    virtual std::string measurement_note() { return {}; }
+    /// Where the source reports driver trouble worth a log line (lost samples, junk replies);
+    /// sources without such trouble ignore it.
+    virtual void set_notice_sink(std::function<void(const std::string&)> sink) {
+        static_cast<void>(sink);
+    }
 };
 
 } // namespace gua::telemetry

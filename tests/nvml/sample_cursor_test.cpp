@@ -54,7 +54,7 @@ TEST(NvmlSampleCursor, PrimingDiscardsHistoryAndSetsTheCursor) {
     EXPECT_EQ(fold.samples[0].weight_us, 5 * k_us_per_second);
 }
 
-TEST(NvmlSampleCursor, WeightsByGapCappedAtTheMedianAndFillsTheUncoveredSpan) {
+TEST(NvmlSampleCursor, WeightsByGapCappedAtThePeriodAndFillsTheUncoveredSpanWithIdle) {
     UtilCursor cursor;
     cursor.prime({{k_t0, 0}});
     // 6 samples (1 s) of 90 % in a 3 s poll span: the other 2 s are idle.
@@ -70,12 +70,76 @@ TEST(NvmlSampleCursor, WeightsByGapCappedAtTheMedianAndFillsTheUncoveredSpan) {
     EXPECT_EQ(cursor.cursor_us(), k_t0 + 6 * k_period);
 }
 
-TEST(NvmlSampleCursor, UsesAPositiveSnapshotForUncoveredTime) {
+TEST(NvmlSampleCursor, AnEmptyRingWhileTheSnapshotIsBusyIsUnmeasuredNotFilled) {
     UtilCursor cursor;
-    cursor.prime({});
+    cursor.prime(ramp(k_t0, 100, 0));
     const RingFold fold = fold_of(cursor, {}, 2 * k_us_per_second, 40.0);
-    ASSERT_EQ(fold.samples.size(), 1u);
-    EXPECT_EQ(fold.samples[0].pct, 40.0);
+    EXPECT_TRUE(fold.samples.empty());
+    EXPECT_EQ(fold.unmeasured_us, 2 * k_us_per_second);
+    // An empty ring with an idle snapshot is idle time the ring could hold.
+    const RingFold idle = fold_of(cursor, {}, 2 * k_us_per_second, 0.0);
+    ASSERT_EQ(idle.samples.size(), 1u);
+    EXPECT_EQ(idle.samples[0].pct, 0.0);
+    EXPECT_EQ(idle.unmeasured_us, 0);
+}
+
+TEST(NvmlSampleCursor, AGapTheRingCouldHoldIsIdleWhateverTheSnapshotSays) {
+    UtilCursor cursor;
+    cursor.prime(ramp(k_t0, 100, 0)); // capacity 100
+    // A dry ring: 6 busy samples (1 s) at the end of a 5 s span, snapshot busy at the poll.
+    const std::uint64_t cursor_at = cursor.cursor_us();
+    const RingFold fold =
+        fold_of(cursor, ramp(cursor_at + 4 * k_us_per_second, 6, 100), 5 * k_us_per_second, 100.0);
+    EXPECT_FALSE(fold.lost_samples);
+    EXPECT_EQ(fold.unmeasured_us, 0);
+    EXPECT_NEAR(mean(fold), 100.0 * 6 * k_period / (5.0 * k_us_per_second), 0.01);
+}
+
+TEST(NvmlSampleCursor, CapacityIsTheLargestCountEverSeenAndSetsTheAffordableSpan) {
+    constexpr std::uint64_t p = 100'000; // a 6-entry ring at 0.1 s
+    const auto ring6 = [](std::uint64_t last) {
+        std::vector<RingSample> out;
+        for (std::uint64_t i = 0; i < 6; ++i) {
+            out.push_back({last - (5 - i) * p, 50});
+        }
+        return out;
+    };
+    UtilCursor cursor;
+    cursor.prime({}); // empty at start: nothing known
+    EXPECT_EQ(cursor.capacity(), 0u);
+    EXPECT_EQ(cursor.affordable_span_us(), k_us_per_second);
+    // 0.6 s later the ring holds 6 entries, all written since: it covers the span.
+    RingFold fold;
+    std::vector<RingSample> batch = ring6(k_t0 + 6 * p);
+    cursor.fold(batch, 6 * static_cast<DurationUs>(p), 50.0, fold, 6);
+    EXPECT_FALSE(fold.lost_samples);
+    EXPECT_EQ(cursor.capacity(), 6u);
+    EXPECT_EQ(cursor.affordable_span_us(), 3 * static_cast<DurationUs>(p)); // 6 × 0.1 s / 2
+    // 5 s later the ring holds the same 6 entries' worth: 4.4 s of samples were overwritten.
+    batch = ring6(k_t0 + 56 * p);
+    cursor.fold(batch, 50 * static_cast<DurationUs>(p), 50.0, fold, 6);
+    EXPECT_TRUE(fold.lost_samples);
+    EXPECT_EQ(fold.unmeasured_us, 44 * static_cast<DurationUs>(p));
+    EXPECT_NEAR(mean(fold), 50.0, 1e-9);
+    // A reply as long as the largest seen while the ring holds older entries lost nothing.
+    batch = ring6(k_t0 + 62 * p);
+    cursor.fold(batch, 6 * static_cast<DurationUs>(p), 50.0, fold, 9);
+    EXPECT_FALSE(fold.lost_samples);
+    EXPECT_EQ(cursor.capacity(), 9u);
+}
+
+TEST(NvmlSampleCursor, ASkippedPollIsNotCreditedToTheNextOne) {
+    UtilCursor cursor;
+    cursor.prime(ramp(k_t0, 100, 0));
+    cursor.skip(5 * k_us_per_second); // the ring read failed: that span is unmeasured
+    // The next reply holds both spans: 5 s at 100 %, then 5 s at 0 %.
+    std::vector<RingSample> batch = ramp(cursor.cursor_us(), 30, 100);
+    const std::vector<RingSample> idle = ramp(batch.back().timestamp_us, 30, 0);
+    batch.insert(batch.end(), idle.begin(), idle.end());
+    RingFold fold;
+    cursor.fold(batch, 5 * k_us_per_second, 0.0, fold);
+    EXPECT_NEAR(mean(fold), 0.0, 0.01); // timestamps are µs: a few µs of rounding
+    EXPECT_EQ(fold.unmeasured_us, 0);
 }
 
 TEST(NvmlSampleCursor, DropsAndCountsJunkValues) {
@@ -88,15 +152,20 @@ TEST(NvmlSampleCursor, DropsAndCountsJunkValues) {
     EXPECT_EQ(fold.junk, 2);
     EXPECT_EQ(fold.samples.size(), 4u);
     EXPECT_NEAR(mean(fold), 50.0, 1e-9);
+    EXPECT_EQ(fold.unmeasured_us, 2 * static_cast<DurationUs>(k_period)); // junk is not a reading
 }
 
 TEST(NvmlSampleCursor, DetectsARingThatOverflowedBetweenPolls) {
     UtilCursor cursor;
     cursor.prime(ramp(k_t0, 100, 0));
     const std::uint64_t later = cursor.cursor_us() + 60 * k_us_per_second;
-    const RingFold fold = fold_of(cursor, ramp(later, 100, 70), 77 * k_us_per_second, 0.0);
+    // The poll comes with the newest sample: 60 s of lost entries, then 100 surviving ones.
+    const auto span = static_cast<DurationUs>(60 * k_us_per_second + 100 * k_period);
+    const RingFold fold = fold_of(cursor, ramp(later, 100, 70), span, 0.0);
     EXPECT_TRUE(fold.lost_samples);
     EXPECT_NEAR(mean(fold), 70.0, 1e-9); // no idle filler for time the ring no longer holds
+    // Unmeasured: from the cursor to the period of the oldest sample still held.
+    EXPECT_EQ(fold.unmeasured_us, 60 * k_us_per_second);
 }
 
 TEST(NvmlSampleCursor, ResetsAfterThreeDryPollsWhileTheSnapshotIsBusy) {

@@ -96,19 +96,25 @@ TEST(NvmlUtilIntegration, ARingPolledTooSlowlyIsReportedAndNotDilutedWithIdle) {
     source->poll(wall_at(20));
     fake.set_time(50); // 30 s later: the 100-entry ring only covers the last 16.7 s
     const auto poll = source->poll(wall_at(50)).at(0);
-    EXPECT_EQ(poll.util_source, UtilSource::samples);
+    EXPECT_EQ(poll.util_source, UtilSource::partial);
     EXPECT_EQ(poll.util.size(), 100u);
     EXPECT_NEAR(poll_mean(poll), 70.0, 1e-9);
+    // What the ring no longer holds is unmeasured: 30 s less 100 periods of 1/6 s.
+    EXPECT_NEAR(static_cast<double>(poll.unmeasured_us) / 1e6, 30.0 - 100.0 / 6.0, 1.0 / 6.0);
     EXPECT_EQ(source->diagnostics().lost_sample_batches, 1);
 }
 
 TEST(NvmlUtilIntegration, DryRingMeansIdleNotMissing) {
-    const json device = {
-        {"uuid", "GPU-0"}, {"util_idle_mode", "dry"}, {"util", {{0, 0}, {10, 100}, {12, 0}}}};
+    // The ring keeps the entries of an earlier burst (dry rings keep old entries visible), so
+    // the daemon starts with a cursor.
+    const json device = {{"uuid", "GPU-0"},
+                         {"util_idle_mode", "dry"},
+                         {"util", {{0, 100}, {0.5, 0}, {10, 100}, {12, 0}}}};
     FakeDriver fake(json{{"devices", {device}}});
     auto source = fake.source();
     ASSERT_TRUE(source);
-    source->poll(wall_at(0));
+    fake.set_time(1);
+    source->poll(wall_at(1));
     std::vector<double> means;
     for (const double t : {5.0, 10.0, 15.0, 20.0}) {
         fake.set_time(t);

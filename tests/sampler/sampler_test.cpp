@@ -1,12 +1,14 @@
-// Sampler: the tick loop on simulated time — tick count, t0 and duration, polls per tick, and
-// no catch-up bursts when the loop falls behind.
+// Sampler: the tick loop on simulated time — tick count, t0 and duration, polls per tick (as
+// often as the source's sample buffers need), and no catch-up bursts when the loop falls behind.
 #include "core/clock.hpp"
 #include "identity/resolver.hpp"
+#include "nvml/fake_driver.hpp"
 #include "sampler/sampler.hpp"
 #include "telemetry/synthetic.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -236,6 +238,143 @@ TEST(Sampler, TicksStayContiguousAfterAStall) {
         const telemetry::Tick& last = r.ticks.back();
         EXPECT_EQ(last.t0 + last.duration_us, clock.wall_now());
     }
+}
+
+/// A source that asks for polls every `span` and records the wall time of each poll.
+class ShortSpanSource final : public telemetry::DeviceSource {
+  public:
+    ShortSpanSource(std::unique_ptr<telemetry::DeviceSource> inner, DurationUs span)
+        : m_inner(std::move(inner)), m_span(span) {}
+    std::string driver_version() override { return m_inner->driver_version(); }
+    std::vector<telemetry::DeviceInfo> devices() override { return m_inner->devices(); }
+    std::vector<telemetry::DevicePoll> poll(TimeUs now) override {
+        polls.push_back(now);
+        if (m_clock != nullptr && polls.size() == m_stall_at) {
+            m_clock->advance(m_stall);
+        }
+        return m_inner->poll(now);
+    }
+    DurationUs max_poll_span_us() const override { return m_span; }
+    void set_span(DurationUs span) { m_span = span; }
+    /// The `at`-th poll (the priming poll is the first) takes `stall` of simulated time.
+    void stall(SimulatedClock& clock, std::size_t at, DurationUs stall) {
+        m_clock = &clock;
+        m_stall_at = at;
+        m_stall = stall;
+    }
+    std::vector<TimeUs> polls;
+
+  private:
+    std::unique_ptr<telemetry::DeviceSource> m_inner;
+    DurationUs m_span;
+    SimulatedClock* m_clock = nullptr;
+    std::size_t m_stall_at = 0;
+    DurationUs m_stall = 0;
+};
+
+TEST(Sampler, AStalledPollWithinATickIsFollowedByOnePollNotABurst) {
+    const DurationUs interval = 10 * k_s;
+    SimulatedClock clock(k_start);
+    ShortSpanSource source(telemetry::make_synthetic_source("classic", k_start, interval, 1), k_s);
+    source.stall(clock, 4, 3500 * k_us_per_ms); // the poll at 3 s ends at 6.5 s
+    const Recorded r = run_sampler(clock, source, interval, 2);
+    ASSERT_EQ(r.ticks.size(), 2U);
+    EXPECT_TRUE(r.overruns.empty());
+    EXPECT_EQ(r.ticks[0].duration_us, interval);
+    EXPECT_EQ(r.ticks[1].t0, k_start + interval);
+    // Polls at 1, 2, 3 s; then one poll at once (6.5 s), then evenly (≤ 1 s apart) up to 10 s.
+    const std::vector<TimeUs>& p = source.polls;
+    ASSERT_GE(p.size(), 9U);
+    EXPECT_EQ(p[3], k_start + 3 * k_s);
+    EXPECT_EQ(p[4], k_start + 6500 * k_us_per_ms);
+    for (std::size_t i = 5; i < p.size(); ++i) {
+        EXPECT_GE(p[i] - p[i - 1], 700 * k_us_per_ms) << i; // no catch-up burst
+        EXPECT_LE(p[i] - p[i - 1], k_s) << i;
+    }
+    EXPECT_TRUE(std::find(p.begin(), p.end(), k_start + interval) != p.end());
+}
+
+TEST(Sampler, PollsAsOftenAsTheSourceAffordsWithExactTickBounds) {
+    const DurationUs interval = 30 * k_s;
+    const DurationUs span = 700 * k_us_per_ms; // 30 s is no whole number of 0.7 s steps
+    SimulatedClock clock(k_start);
+    ShortSpanSource source(telemetry::make_synthetic_source("classic", k_start, interval, 1), span);
+    const Recorded r = run_sampler(clock, source, interval, 3, [&](const telemetry::Tick& t) {
+        if (t.seq == 1) {
+            source.set_span(2 * k_s); // the ring proved longer: fewer polls from now on
+        }
+    });
+    ASSERT_EQ(r.ticks.size(), 3U);
+    expect_contiguous(r.ticks);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r.ticks[i].t0, k_start + static_cast<TimeUs>(i) * interval);
+        EXPECT_EQ(r.ticks[i].duration_us, interval);
+    }
+    const auto polls_in = [&](std::size_t tick) {
+        const TimeUs from = r.ticks[tick].t0;
+        const TimeUs to = from + r.ticks[tick].duration_us;
+        return std::count_if(source.polls.begin(), source.polls.end(),
+                             [&](TimeUs t) { return t > from && t <= to; });
+    };
+    EXPECT_EQ(polls_in(0), (interval + span - 1) / span); // 43 polls of 0.6977 s
+    EXPECT_EQ(polls_in(1), (interval + span - 1) / span);
+    EXPECT_EQ(polls_in(2), 15);
+    for (std::size_t i = 1; i < source.polls.size(); ++i) {
+        EXPECT_LE(source.polls[i] - source.polls[i - 1], i <= 86 ? span : 2 * k_s) << i;
+        EXPECT_GT(source.polls[i] - source.polls[i - 1], 0) << i;
+    }
+}
+
+/// Simulated time that also drives the fake driver's clock file (scenario time = `offset_s` +
+/// monotonic seconds).
+class FakeDriverClock final : public Clock {
+  public:
+    FakeDriverClock(TimeUs start, const nvml::testing::FakeDriver& fake, double offset_s)
+        : m_sim(start), m_fake(fake), m_offset_s(offset_s) {
+        m_fake.set_time(m_offset_s);
+    }
+    TimeUs wall_now() override { return m_sim.wall_now(); }
+    std::int64_t mono_now() override { return m_sim.mono_now(); }
+    void sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) override {
+        m_sim.sleep_until(deadline, stop);
+        m_fake.set_time(m_offset_s + static_cast<double>(m_sim.mono_now()) / 1e6);
+    }
+
+  private:
+    SimulatedClock m_sim;
+    const nvml::testing::FakeDriver& m_fake;
+    double m_offset_s;
+};
+
+TEST(Sampler, AShortDriverRingLosesNothingAtThirtySecondTicks) {
+    // 6 ring entries at 0.1 s hold 0.6 s of history: 5 s polls would lose 88 % of every span.
+    // Busy 0.3 s of every second, on the ring's period grid.
+    nlohmann::json util = nlohmann::json::array();
+    for (int s = 0; s < 200; ++s) {
+        util.push_back({s, 100});
+        util.push_back({s + 0.3, 0});
+    }
+    const nlohmann::json device = {
+        {"uuid", "GPU-0"}, {"ring_size", 6}, {"util_period_s", 0.1}, {"util", util}};
+    const nvml::testing::FakeDriver fake(nlohmann::json{{"devices", {device}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    constexpr double k_offset_s = 10; // the daemon starts on a running driver: the ring is full
+    FakeDriverClock clock(k_start, fake, k_offset_s);
+    const Recorded r = run_sampler(clock, *source, 30 * k_s, 2);
+    ASSERT_EQ(r.ticks.size(), 2U);
+    for (const telemetry::Tick& t : r.ticks) {
+        ASSERT_EQ(t.cards.size(), 1U);
+        const telemetry::CardTickRecord& card = t.cards[0];
+        EXPECT_EQ(card.util_source, telemetry::UtilSource::samples);
+        EXPECT_EQ(card.unmeasured_us, 0);
+        // Truth: 0.3 s active in every whole second of the tick.
+        const double seconds = static_cast<double>(t.duration_us) / 1e6;
+        ASSERT_TRUE(card.active_us.has_value());
+        EXPECT_NEAR(static_cast<double>(*card.active_us) / 1e6, 0.3 * seconds, 0.01 * seconds);
+    }
+    EXPECT_EQ(source->diagnostics().lost_sample_batches, 0);
+    EXPECT_EQ(source->max_poll_span_us(), 300 * k_us_per_ms);
 }
 
 } // namespace
