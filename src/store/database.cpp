@@ -2,6 +2,7 @@
 #include "store/database.hpp"
 
 #include "core/fatal.hpp"
+#include "store/file_kind.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -34,25 +35,37 @@ Statement::~Statement() {
     sqlite3_finalize(m_stmt);
 }
 
+void Statement::check_bind(int rc, int index) {
+    if (rc != SQLITE_OK) {
+        const char* sql = sqlite3_sql(m_stmt);
+        fail(m_db, fmt::format("binding parameter {} of '{}'", index,
+                               std::string_view(sql ? sql : "").substr(0, 60)));
+    }
+}
+
 void Statement::bind(int index, std::int64_t value) {
-    sqlite3_bind_int64(m_stmt, index, value);
+    check_bind(sqlite3_bind_int64(m_stmt, index, value), index);
 }
 void Statement::bind(int index, double value) {
-    sqlite3_bind_double(m_stmt, index, value);
+    check_bind(sqlite3_bind_double(m_stmt, index, value), index);
 }
 void Statement::bind(int index, std::string_view value) {
-    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()),
-                      SQLITE_TRANSIENT);
+    check_bind(sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                                   SQLITE_UTF8),
+               index);
 }
 void Statement::bind_static(int index, std::string_view value) {
-    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+    check_bind(
+        sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8),
+        index);
 }
 void Statement::bind_null(int index) {
-    sqlite3_bind_null(m_stmt, index);
+    check_bind(sqlite3_bind_null(m_stmt, index), index);
 }
 void Statement::bind_blob(int index, std::string_view bytes) {
-    sqlite3_bind_blob64(m_stmt, index, bytes.empty() ? "" : bytes.data(), bytes.size(),
-                        SQLITE_TRANSIENT);
+    check_bind(sqlite3_bind_blob64(m_stmt, index, bytes.empty() ? "" : bytes.data(), bytes.size(),
+                                   SQLITE_TRANSIENT),
+               index);
 }
 
 bool Statement::step() {
@@ -136,16 +149,41 @@ Database::Database(const std::string& path, OpenMode mode) : m_path(path) {
         m_db = nullptr;
         throw Fatal(fmt::format("cannot open database {}: {}", path, msg));
     }
+    try {
+        configure(mode);
+    } catch (...) {
+        sqlite3_close(m_db); // the destructor does not run for a throwing constructor
+        m_db = nullptr;
+        throw;
+    }
+}
+
+void Database::configure(OpenMode mode) {
     sqlite3_busy_timeout(m_db, 5000);
     sqlite3_extended_result_codes(m_db, 1);
-    if (mode == OpenMode::create && scalar("SELECT count(*) FROM sqlite_schema") == 0) {
+    if (mode == OpenMode::read_only) {
+        return;
+    }
+    // Identify the file before changing anything in it: a foreign SQLite file keeps its
+    // journal mode and header.
+    const std::int64_t app = scalar("PRAGMA application_id");
+    const bool empty = scalar("SELECT count(*) FROM sqlite_schema") == 0;
+    if (!empty && app != k_application_id) {
+        throw Fatal(not_gua_message(m_path, app));
+    }
+    if (mode == OpenMode::create && empty) {
         // Only takes effect before the first table (and before the switch to WAL writes page 1):
         // retention can then return freed pages to the file system in small steps.
         exec("PRAGMA auto_vacuum = INCREMENTAL");
     }
-    if (mode != OpenMode::read_only) {
-        exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+    Statement journal(m_db, "PRAGMA journal_mode=WAL");
+    const std::string got = journal.step() ? journal.text(0) : std::string();
+    if (got != "wal") {
+        throw Fatal(fmt::format("cannot switch {} to WAL mode (journal mode stays '{}'); gua needs "
+                                "a local file system that supports shared memory",
+                                m_path, got));
     }
+    exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
 }
 
 Database::~Database() {

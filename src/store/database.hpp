@@ -62,6 +62,8 @@ class Statement {
     std::optional<double> opt_real(int column) const;
 
   private:
+    void check_bind(int rc, int index);
+
     sqlite3* m_db;
     sqlite3_stmt* m_stmt = nullptr;
 };
@@ -70,6 +72,9 @@ class Statement {
 class Database {
   public:
     /// Opens `path`. A missing file with mode read_only/read_write is a Fatal naming the path.
+    /// In the writable modes, an SQLite file of another application is a Fatal ("not a gua
+    /// database") before anything in it changes; otherwise the file is switched to WAL (a Fatal
+    /// when SQLite refuses).
     Database(const std::string& path, OpenMode mode);
     ~Database();
     Database(const Database&) = delete;
@@ -94,6 +99,8 @@ class Database {
     void run_cached(Cached which);
 
   private:
+    void configure(OpenMode mode);
+
     std::string m_path;
     sqlite3* m_db = nullptr;
     std::array<sqlite3_stmt*, 2> m_cached{};
