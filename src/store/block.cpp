@@ -211,13 +211,13 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
             put(Stream::proc_mem_mib, non_negative(p.mem_used_mib));
             put(Stream::proc_sm_cpct, sm);
             put(Stream::proc_active_us,
-                p.active_us ? codec::zigzag(*p.active_us -
-                                            proc_active_default(c.active_us,
-                                                                sm == codec::k_null
-                                                                    ? std::nullopt
-                                                                    : std::optional(sm),
-                                                                slot_sm))
-                            : codec::k_null);
+                p.active_us
+                    ? codec::zigzag(*p.active_us - proc_active_default(c.active_us,
+                                                                       sm == codec::k_null
+                                                                           ? std::nullopt
+                                                                           : std::optional(sm),
+                                                                       slot_sm))
+                    : codec::k_null);
         }
     }
     ++m_row.n_ticks;

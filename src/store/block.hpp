@@ -39,7 +39,7 @@ enum class Stream : std::size_t {
     unmeasured_us = 15,    ///< per card-tick; absent: 0
     idle_unlisted_us = 16, ///< per card-tick: zigzag(value − idle_unlisted_default()); absent: 0
     idle_unknown_us = 17,  ///< per card-tick; absent: 0
-    proc_active_us = 18,   ///< per process-tick: zigzag(value − proc_active_default()); absent: NULL
+    proc_active_us = 18, ///< per process-tick: zigzag(value − proc_active_default()); absent: NULL
 };
 inline constexpr std::size_t k_stream_count = 19;
 /// Column names of the streams, in Stream order.

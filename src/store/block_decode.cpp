@@ -112,10 +112,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 t.bucket_us[shape & 3] = measured;
             }
             if (!is_absent(row, Stream::idle_unlisted_us)) {
-                t.idle_unlisted_us =
-                    codec::unzigzag(at(Stream::idle_unlisted_us)) +
-                    idle_unlisted_default(!slot_procs[slot].empty(), t.active_us, measured,
-                                          t.idle_unknown_us);
+                t.idle_unlisted_us = codec::unzigzag(at(Stream::idle_unlisted_us)) +
+                                     idle_unlisted_default(!slot_procs[slot].empty(), t.active_us,
+                                                           measured, t.idle_unknown_us);
             }
             t.mem_util_pct = opt(at(Stream::mem_util_pct));
             t.mem_used_mib = opt(at(Stream::mem_used_mib));
@@ -146,11 +145,11 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 }
                 const std::uint64_t active = val(Stream::proc_active_us, pi);
                 if (active != codec::k_null) {
-                    p.active_us = codec::unzigzag(active) +
-                                  proc_active_default(t.active_us,
-                                                      sm == codec::k_null ? std::nullopt
-                                                                          : std::optional(sm),
-                                                      slot_sm);
+                    p.active_us =
+                        codec::unzigzag(active) +
+                        proc_active_default(t.active_us,
+                                            sm == codec::k_null ? std::nullopt : std::optional(sm),
+                                            slot_sm);
                 }
                 out.procs.push_back(p);
             }

@@ -119,8 +119,8 @@ bool get_value(std::string_view s, std::size_t& pos, int width, std::uint64_t& v
         }
         if (c == k_moved_first || c == k_moved_first + 1) {
             c = k_nonchar_first + (c - k_moved_first);
-        } else if (c > k_moved_first + 1 || (c >= k_surrogate_first &&
-                                              c < k_surrogate_first + k_surrogate_count)) {
+        } else if (c > k_moved_first + 1 ||
+                   (c >= k_surrogate_first && c < k_surrogate_first + k_surrogate_count)) {
             return false;
         }
         if (c >= k_surrogate_first + k_surrogate_count) {

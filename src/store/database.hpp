@@ -62,8 +62,6 @@ class Statement {
     std::optional<double> opt_real(int column) const;
 
   private:
-    void check_bind(int rc, int index);
-
     sqlite3* m_db;
     sqlite3_stmt* m_stmt = nullptr;
 };
@@ -99,8 +97,6 @@ class Database {
     void run_cached(Cached which);
 
   private:
-    void configure(OpenMode mode);
-
     std::string m_path;
     sqlite3* m_db = nullptr;
     std::array<sqlite3_stmt*, 2> m_cached{};

@@ -104,10 +104,9 @@ FROM (SELECT *,
 )sql",
         unzigzag("idle_unlisted_z"), ex(0), bucket(0), bucket(1), bucket(2), bucket(3),
         card("util_source"), card("util_cpct"), card("shape"), shape_count(k_shape_partial),
-        shape_count(k_shape_explicit), card("unmeasured_s"), card("unknown_s"),
-        card("unlisted_s"), card("mem_util_pct"), card("mem_used_mib"), card("power_w"),
-        card("temperature_c"), card("sm_clock_mhz"), card("clock_events"), card("read_errors"),
-        held_mib);
+        shape_count(k_shape_explicit), card("unmeasured_s"), card("unknown_s"), card("unlisted_s"),
+        card("mem_util_pct"), card("mem_used_mib"), card("power_w"), card("temperature_c"),
+        card("sm_clock_mhz"), card("clock_events"), card("read_errors"), held_mib);
 }
 
 constexpr std::string_view k_card_tick_view = R"sql(CREATE VIEW card_tick AS

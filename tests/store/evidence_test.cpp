@@ -72,8 +72,8 @@ TEST(Evidence, FieldNumbersAreFrozen) {
     const double d3 = 3.0;
     std::memcpy(&two, &d2, 8);
     std::memcpy(&three, &d3, 8);
-    EXPECT_EQ(encode_evidence(totals), entry(7, two) + entry(23, three) + entry(26, 1000) +
-                                           entry(29, 7));
+    EXPECT_EQ(encode_evidence(totals),
+              entry(7, two) + entry(23, three) + entry(26, 1000) + entry(29, 7));
 }
 
 TEST(Evidence, BlobFromBeforeSchema4HasNoProvenance) {
