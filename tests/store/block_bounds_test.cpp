@@ -89,8 +89,8 @@ TEST(BlockBounds, ADamagedBlockIsSkippedNamedAndNoted) {
               "DELETE FROM rollup_day; DELETE FROM rollup_day_gpu; DELETE FROM "
               "rollup_day_identity;");
     const TimeUs bad_t0 = k_start + k_us_per_hour;
-    const std::int64_t bad_id = t.db.scalar(
-        "SELECT id FROM tick_block WHERE t0_us = " + std::to_string(bad_t0));
+    const std::int64_t bad_id =
+        t.db.scalar("SELECT id FROM tick_block WHERE t0_us = " + std::to_string(bad_t0));
     const std::int64_t bad_ticks =
         t.db.scalar("SELECT n_ticks FROM tick_block WHERE id = " + std::to_string(bad_id));
     ASSERT_EQ(bad_ticks, k_us_per_hour / k_tick);
@@ -111,8 +111,8 @@ TEST(BlockBounds, ADamagedBlockIsSkippedNamedAndNoted) {
         << problems[0];
 
     // Rollups of the other hours are built; recording goes on.
-    EXPECT_NO_THROW(build_missing_rollups(t.db, k_start + (hours + 1) * k_us_per_hour,
-                                          audit::Thresholds{}));
+    EXPECT_NO_THROW(
+        build_missing_rollups(t.db, k_start + (hours + 1) * k_us_per_hour, audit::Thresholds{}));
     EXPECT_EQ(t.db.scalar("SELECT count(*) FROM rollup_hour"), hours - 1);
     {
         Writer w(t.db, RunInfo{"h", "d", "nvml", k_tick, 10.0, k_start});
@@ -124,7 +124,8 @@ TEST(BlockBounds, ADamagedBlockIsSkippedNamedAndNoted) {
     b.from = k_start;
     b.to = k_start + (hours + 1) * k_us_per_hour;
     const report::ReportModel m = report::build_report(t.db, b, TimeZone::load("UTC").value());
-    EXPECT_EQ(m.samples, static_cast<std::uint64_t>(hours * k_us_per_hour / k_tick - bad_ticks + 1));
+    EXPECT_EQ(m.samples,
+              static_cast<std::uint64_t>(hours * k_us_per_hour / k_tick - bad_ticks + 1));
     EXPECT_TRUE(std::any_of(m.notes.begin(), m.notes.end(), [&](const std::string& n) {
         return n.find("damaged tick block") != std::string::npos &&
                n.find("block " + std::to_string(bad_id)) != std::string::npos;

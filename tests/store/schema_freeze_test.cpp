@@ -1,6 +1,7 @@
 // Frozen migrations: a new file made by every migration at once equals one upgraded version by
 // version, schema 3 keeps its own stream columns, and a schema 3 file with data upgrades to 4
 // with the "old recording" meaning (no unmeasured time, no per-process active time).
+#include "core/fatal.hpp"
 #include "store/block.hpp"
 #include "store/frozen_sql.hpp"
 #include "store/raw.hpp"
