@@ -129,7 +129,7 @@ FleetTruth generate_fleet(const FleetOptions& o,
             r.util_samples = 1;
             const bool active = util >= 10;
             const double fault = o.measurement_faults ? uni(rng) : 1.0;
-            if (fault < 0.002) { // samples lost for part of the tick
+            if (fault < 0.00005) { // samples lost for part of the tick
                 r.util_source = telemetry::UtilSource::partial;
                 r.unmeasured_us = 1 + static_cast<DurationUs>(uni(rng) * 0.5 *
                                                               static_cast<double>(o.interval_us));
@@ -141,7 +141,7 @@ FleetTruth generate_fleet(const FleetOptions& o,
             r.bucket_us[bucket] = measured;
             if (card.procs.empty()) {
                 r.idle_unlisted_us = measured - *r.active_us;
-            } else if (!active && fault >= 0.002 && fault < 0.003) { // process list unreadable
+            } else if (!active && fault >= 0.00005 && fault < 0.0001) { // process list unreadable
                 r.idle_unknown_us = measured;
                 ++truth.faults;
             }

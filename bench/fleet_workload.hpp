@@ -18,9 +18,9 @@ struct FleetOptions {
     DurationUs interval_us = 30 * k_us_per_second;
     TimeUs start = 1777593600LL * k_us_per_second; ///< 2026-05-01T00:00:00Z (a Friday)
     std::uint64_t seed = 42;
-    /// Rare measurement faults as a real driver has them: about 1 card-tick in 500 partly
-    /// unmeasured (lost ring samples: util_source partial) and 1 in 1000 idle ones with the
-    /// process list unreadable. Off, every card-tick is measured and the truth is exact.
+    /// Rare measurement faults as a healthy host has them: about 1 card-tick in 20,000 partly
+    /// unmeasured (lost ring samples: util_source partial) and 1 idle one in 20,000 with the
+    /// process list unreadable. Off, every card-tick is measured.
     bool measurement_faults = true;
 };
 
