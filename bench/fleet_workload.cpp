@@ -16,6 +16,7 @@ struct Proc {
     std::uint32_t pid;
     int who; ///< index into k_people; 5 = unresolved
     std::int64_t mib;
+    int sm_pct; ///< its steady share of the SMs while the job runs (whole percent, as NVML)
 };
 
 struct Card {
@@ -92,11 +93,13 @@ FleetTruth generate_fleet(const FleetOptions& o,
                         const int n_procs = r < 0.5 ? 1 : (r < 0.75 ? 2 : 3);
                         const int who = static_cast<int>(rng() % 6);
                         for (int k = 0; k < n_procs; ++k) {
-                            card.procs.push_back(Proc{next_pid++, who, k_sizes[rng() % 5]});
+                            card.procs.push_back(Proc{next_pid++, who, k_sizes[rng() % 5],
+                                                      10 + static_cast<int>(rng() % 80)});
                         }
                         if (uni(rng) < 0.15) {
                             card.procs.push_back(Proc{next_pid++, static_cast<int>(rng() % 6),
-                                                      uni(rng) < 0.5 ? 300 : 5000});
+                                                      uni(rng) < 0.5 ? 300 : 5000,
+                                                      1 + static_cast<int>(rng() % 5)});
                         }
                     } else {
                         card.left = between(1800, 4 * 3600);
@@ -125,9 +128,29 @@ FleetTruth generate_fleet(const FleetOptions& o,
             r.util_pct = util;
             r.util_samples = 1;
             const bool active = util >= 10;
-            r.active_us = active ? o.interval_us : 0;
+            const double fault = o.measurement_faults ? uni(rng) : 1.0;
+            if (fault < 0.00005) { // samples lost for part of the tick
+                r.util_source = telemetry::UtilSource::partial;
+                r.unmeasured_us = 1 + static_cast<DurationUs>(uni(rng) * 0.5 *
+                                                              static_cast<double>(o.interval_us));
+                ++truth.faults;
+            }
+            const DurationUs measured = o.interval_us - r.unmeasured_us;
+            r.active_us = active ? measured : 0;
             const std::size_t bucket = util >= 90 ? 3 : util >= 70 ? 2 : util >= 10 ? 1 : 0;
-            r.bucket_us[bucket] = o.interval_us;
+            r.bucket_us[bucket] = measured;
+            if (card.procs.empty()) {
+                r.idle_unlisted_us = measured - *r.active_us;
+            } else if (!active && fault >= 0.00005 && fault < 0.0001) { // process list unreadable
+                r.idle_unknown_us = measured;
+                ++truth.faults;
+            }
+            // Per-process readings while the job runs: active time split by SM share (the
+            // sampler's rule poll by poll; one poll per tick here). Held only: no readings.
+            int sm_total = 0;
+            for (const Proc& p : card.procs) {
+                sm_total += card.phase == Phase::run ? p.sm_pct : 0;
+            }
             std::int64_t held = 0;
             for (const Proc& p : card.procs) {
                 telemetry::ProcessTick pt;
@@ -135,6 +158,10 @@ FleetTruth generate_fleet(const FleetOptions& o,
                 pt.start_ticks = p.pid * 100ULL;
                 pt.identity = people[static_cast<std::size_t>(p.who)];
                 pt.mem_used_mib = p.mib;
+                if (sm_total > 0) {
+                    pt.sm_util_pct = p.sm_pct;
+                    pt.active_us = *r.active_us * p.sm_pct / sm_total;
+                }
                 r.processes.push_back(pt);
                 held += p.mib;
             }

@@ -1,5 +1,6 @@
 // The reference workload of the prior art's measurements (its §10): 12 GPUs with jobs, idle-held
-// tails and free spells on a weekday pattern. Used by benchmarks and by tests that need volume.
+// tails and free spells on a weekday pattern, with the provenance a real recording has (per-process
+// SM shares and active time, rare measurement faults). Used by benchmarks and by tests.
 #pragma once
 
 #include "core/time.hpp"
@@ -17,14 +18,20 @@ struct FleetOptions {
     DurationUs interval_us = 30 * k_us_per_second;
     TimeUs start = 1777593600LL * k_us_per_second; ///< 2026-05-01T00:00:00Z (a Friday)
     std::uint64_t seed = 42;
+    /// Rare measurement faults as a healthy host has them: about 1 card-tick in 20,000 partly
+    /// unmeasured (lost ring samples: util_source partial) and 1 idle one in 20,000 with the
+    /// process list unreadable. Off, every card-tick is measured.
+    bool measurement_faults = true;
 };
 
-/// Ground truth counted while generating, in card-ticks (one sample per tick).
+/// Ground truth counted while generating, in card-ticks (one sample per tick; a card-tick with
+/// a measurement fault counts by its utilization as if it had none).
 struct FleetTruth {
     std::int64_t active = 0;
     std::int64_t idle_held = 0;
     std::int64_t truly_idle = 0;
     std::int64_t processes = 0;
+    std::int64_t faults = 0; ///< card-ticks with unmeasured time or unknown holders
 };
 
 /// Generates `options.ticks` ticks deterministically and hands each to `sink` in time order.

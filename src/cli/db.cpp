@@ -4,6 +4,7 @@
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "daemon/lock.hpp"
+#include "store/file_kind.hpp"
 #include "store/legacy.hpp"
 #include "store/maintenance.hpp"
 #include "store/paths.hpp"
@@ -98,6 +99,11 @@ int run_vacuum(const DbOptions& o) {
 
 int run_upgrade(const DbOptions& o) {
     const std::string path = resolve(o.db);
+    // Identified before the lock is taken: a missing or foreign file is refused untouched.
+    const store::FileProbe probe = store::probe_file(path);
+    if (probe.kind == store::FileKind::missing || probe.kind == store::FileKind::foreign) {
+        throw Fatal(probe.message);
+    }
     const daemon::DatabaseLock lock(path); // a daemon writing the file must be stopped first
     store::Database db(path, store::OpenMode::read_write);
     const std::int64_t before = db.scalar("PRAGMA user_version");
@@ -128,6 +134,9 @@ int run_upgrade(const DbOptions& o) {
 }
 
 int run_backup(const DbOptions& o) {
+    if (o.backup_file.empty()) {
+        throw Fatal("db backup: FILE is empty; name a new file for the copy", ExitCode::usage);
+    }
     store::Database db(resolve(o.db), store::OpenMode::read_only);
     store::backup_database(db, o.backup_file);
     fmt::print("{}: backed up to {}\n", db.path(), o.backup_file);

@@ -4,13 +4,16 @@
 #include "cli/command.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "store/file_kind.hpp"
 #include "store/paths.hpp"
+#include "store/prior_art.hpp"
 #include "store/schema.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <unistd.h>
 
@@ -59,9 +62,30 @@ int run(const ImportOptions& o) {
         }
     };
     const std::string db_path = o.db.empty() ? store::default_write_path() : o.db;
-    store::Database db(db_path, store::OpenMode::create);
-    store::migrate(db);
-    const store::ImportSummary s = store::import_gpu_usage_audit(o.source, db, options);
+    // Everything that can be checked is checked before the target is created: a rejected import
+    // leaves no file behind.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(o.source, ec)) {
+        throw Fatal(fmt::format("{}: no such file", o.source), ExitCode::usage);
+    }
+    { const store::PriorArtFile source(o.source); } // throws for a file of another kind
+    const store::FileProbe target = store::probe_file(db_path);
+    if (target.kind == store::FileKind::foreign) {
+        throw Fatal(target.message, ExitCode::usage);
+    }
+    store::ImportSummary s;
+    try {
+        store::Database db(db_path, store::OpenMode::create);
+        store::migrate(db);
+        s = store::import_gpu_usage_audit(o.source, db, options);
+    } catch (...) {
+        if (target.kind == store::FileKind::missing) { // ours, holding nothing but this import
+            for (const char* suffix : {"", "-wal", "-shm"}) {
+                std::filesystem::remove(db_path + suffix, ec);
+            }
+        }
+        throw;
+    }
     if (drew) {
         fmt::print(stderr, "\n");
     }

@@ -153,6 +153,9 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         });
     }
 
+    if (const std::string note = store::bad_blocks_note(reader.bad_blocks()); !note.empty()) {
+        m.notes.push_back(note);
+    }
     m.samples = acc.ticks();
     m.headline = shares_of(acc.states());
     const audit::StateTimes& st = acc.states();

@@ -66,6 +66,27 @@ std::uint64_t shape_of(const telemetry::CardTickRecord& c, DurationUs duration_u
 
 } // namespace
 
+DurationUs idle_unlisted_default(bool slot_has_processes, std::optional<DurationUs> active_us,
+                                 DurationUs measured_us, DurationUs idle_unknown_us) {
+    if (slot_has_processes || !active_us) {
+        return 0;
+    }
+    return std::max<DurationUs>(measured_us - *active_us - idle_unknown_us, 0);
+}
+
+DurationUs proc_active_default(std::optional<DurationUs> card_active_us,
+                               std::optional<std::uint64_t> sm_cpct, std::uint64_t slot_sm_cpct) {
+    // Bounds keep the product exact in 64 bits, as in the views' SQL.
+    constexpr DurationUs k_max_active = DurationUs{1} << 40;
+    constexpr std::uint64_t k_max_sum = std::uint64_t{1} << 20;
+    if (!card_active_us || !sm_cpct || *card_active_us <= 0 || *card_active_us > k_max_active ||
+        slot_sm_cpct == 0 || slot_sm_cpct > k_max_sum || *sm_cpct > slot_sm_cpct) {
+        return 0;
+    }
+    return *card_active_us * static_cast<DurationUs>(*sm_cpct) /
+           static_cast<DurationUs>(slot_sm_cpct);
+}
+
 std::size_t period_of(Stream s, std::size_t cards, std::size_t procs) {
     switch (s) {
     case Stream::t0_delta:
@@ -74,6 +95,7 @@ std::size_t period_of(Stream s, std::size_t cards, std::size_t procs) {
         return 1;
     case Stream::proc_mem_mib:
     case Stream::proc_sm_cpct:
+    case Stream::proc_active_us:
         return procs;
     default:
         return cards;
@@ -85,7 +107,8 @@ std::int64_t hour_of(TimeUs t) {
 }
 
 bool BlockBuilder::fits(const BlockLayout& layout, TimeUs t0) const {
-    if (empty() || hour_of(t0) != m_hour || layout != m_layout) {
+    if (empty() || hour_of(t0) != m_hour || m_row.n_ticks >= k_max_block_ticks ||
+        layout != m_layout) {
         return false;
     }
     const std::size_t layout_bytes = m_row.cards.size() + m_row.procs.size();
@@ -147,7 +170,16 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
     for (const telemetry::CardTickRecord& c : tick.cards) {
         put(Stream::util_source, static_cast<std::uint64_t>(c.util_source));
         put(Stream::util_cpct, rounded(c.util_pct, 100.0));
-        const std::uint64_t shape = shape_of(c, tick.duration_us);
+        const DurationUs unmeasured = std::max<DurationUs>(c.unmeasured_us, 0);
+        const DurationUs idle_unknown = std::max<DurationUs>(c.idle_unknown_us, 0);
+        const DurationUs measured = tick.duration_us - unmeasured;
+        put(Stream::unmeasured_us, static_cast<std::uint64_t>(unmeasured));
+        put(Stream::idle_unknown_us, static_cast<std::uint64_t>(idle_unknown));
+        put(Stream::idle_unlisted_us,
+            codec::zigzag(c.idle_unlisted_us - idle_unlisted_default(!c.processes.empty(),
+                                                                     c.active_us, measured,
+                                                                     idle_unknown)));
+        const std::uint64_t shape = shape_of(c, measured);
         put(Stream::shape, shape);
         if (shape == k_shape_partial) {
             for (std::size_t b = 0; b < 3; ++b) {
@@ -168,9 +200,24 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
                                       ? std::min(*c.clock_event_reasons, codec::k_null - 1)
                                       : codec::k_null);
         put(Stream::read_errors, static_cast<std::uint64_t>(std::max(c.read_errors, 0)));
+        std::uint64_t slot_sm = 0;
         for (const telemetry::ProcessTick& p : c.processes) {
+            const std::uint64_t sm = rounded(p.sm_util_pct, 100.0);
+            constexpr std::uint64_t k_cap = std::uint64_t{1} << 40; // saturates: see the default
+            slot_sm = std::min(slot_sm + (sm == codec::k_null ? 0 : std::min(sm, k_cap)), k_cap);
+        }
+        for (const telemetry::ProcessTick& p : c.processes) {
+            const std::uint64_t sm = rounded(p.sm_util_pct, 100.0);
             put(Stream::proc_mem_mib, non_negative(p.mem_used_mib));
-            put(Stream::proc_sm_cpct, rounded(p.sm_util_pct, 100.0));
+            put(Stream::proc_sm_cpct, sm);
+            put(Stream::proc_active_us,
+                p.active_us
+                    ? codec::zigzag(*p.active_us - proc_active_default(c.active_us,
+                                                                       sm == codec::k_null
+                                                                           ? std::nullopt
+                                                                           : std::optional(sm),
+                                                                       slot_sm))
+                    : codec::k_null);
         }
     }
     ++m_row.n_ticks;

@@ -16,30 +16,58 @@
 
 namespace gua::store {
 
-/// The value streams of a block, in column order (docs/schema.md lists their meaning).
+/// The value streams of a block. Each has a frozen number (its index in BlockRow::streams) and a
+/// column of its own (docs/schema.md lists their meaning); new streams get new numbers and
+/// columns, and a column a block was written without reads as the stream's absent value.
 enum class Stream : std::size_t {
-    t0_delta,     ///< per tick: zigzag(t0 − end of the previous tick)
-    dur_delta,    ///< per tick: zigzag(duration − tick_us)
-    util_source,  ///< per card-tick: 0 none, 1 snapshot, 2 driver sample buffer
-    util_cpct,    ///< per card-tick: mean SM utilization, 0.01 %
-    shape,        ///< per card-tick: active/bucket pattern (see shape_us)
-    shape_us,     ///< values of the card-ticks whose shape is partial (3) or explicit (5)
-    mem_util_pct, ///< per card-tick
-    mem_used_mib, ///< per card-tick
-    power_w,      ///< per card-tick, whole watts
-    temperature_c,
-    sm_clock_mhz,
-    clock_events,
-    read_errors,
-    proc_mem_mib, ///< per process-tick
-    proc_sm_cpct, ///< per process-tick: SM utilization in 0.01 %
+    t0_delta = 0,      ///< per tick: zigzag(t0 − end of the previous tick)
+    dur_delta = 1,     ///< per tick: zigzag(duration − tick_us)
+    util_source = 2,   ///< per card-tick: telemetry::UtilSource
+    util_cpct = 3,     ///< per card-tick: mean SM utilization, 0.01 %
+    shape = 4,         ///< per card-tick: active/bucket pattern (see shape_us)
+    shape_us = 5,      ///< values of the card-ticks whose shape is partial (3) or explicit (5)
+    mem_util_pct = 6,  ///< per card-tick
+    mem_used_mib = 7,  ///< per card-tick
+    power_w = 8,       ///< per card-tick, whole watts
+    temperature_c = 9, ///< per card-tick
+    sm_clock_mhz = 10, ///< per card-tick
+    clock_events = 11, ///< per card-tick
+    read_errors = 12,  ///< per card-tick
+    proc_mem_mib = 13, ///< per process-tick
+    proc_sm_cpct = 14, ///< per process-tick: SM utilization in 0.01 %
+    // Schema 4.
+    unmeasured_us = 15,    ///< per card-tick; absent: 0
+    idle_unlisted_us = 16, ///< per card-tick: zigzag(value − idle_unlisted_default()); absent: 0
+    idle_unknown_us = 17,  ///< per card-tick; absent: 0
+    proc_active_us = 18, ///< per process-tick: zigzag(value − proc_active_default()); absent: NULL
 };
-inline constexpr std::size_t k_stream_count = 15;
+inline constexpr std::size_t k_stream_count = 19;
 /// Column names of the streams, in Stream order.
 inline constexpr std::array<std::string_view, k_stream_count> k_stream_columns{
-    "t0_delta",     "dur_delta",    "util_source",  "util_cpct",    "shape",
-    "shape_us",     "mem_util_pct", "mem_used_mib", "power_w",      "temperature_c",
-    "sm_clock_mhz", "clock_events", "read_errors",  "proc_mem_mib", "proc_sm_cpct"};
+    "t0_delta",      "dur_delta",        "util_source",     "util_cpct",     "shape",
+    "shape_us",      "mem_util_pct",     "mem_used_mib",    "power_w",       "temperature_c",
+    "sm_clock_mhz",  "clock_events",     "read_errors",     "proc_mem_mib",  "proc_sm_cpct",
+    "unmeasured_us", "idle_unlisted_us", "idle_unknown_us", "proc_active_us"};
+
+/// The most ticks a block holds: an hour at the daemon's shortest interval (100 ms). The writer
+/// closes a block there; the decoder rejects a block that claims more before allocating.
+inline constexpr std::int64_t k_max_block_ticks = 36000;
+/// The most card slots a block may have (NVML shows at most 64 GPUs, each at most 7 MIG
+/// instances); the decoder rejects a block that claims more.
+inline constexpr std::size_t k_max_block_cards = 512;
+
+/// The default that stream idle_unlisted_us is stored relative to: a card slot with no process
+/// listed in the block has all its measured non-active time, except idle_unknown_us, idle with no
+/// holder listed; others 0.
+DurationUs idle_unlisted_default(bool slot_has_processes, std::optional<DurationUs> active_us,
+                                 DurationUs measured_us, DurationUs idle_unknown_us);
+
+/// The default that stream proc_active_us is stored relative to: the card's active time split by
+/// the stored SM shares (0.01 %) of the card slot's processes, rounded down; 0 when the card's
+/// active time or the process's reading is unknown or the slot's shares sum to 0.
+DurationUs proc_active_default(std::optional<DurationUs> card_active_us,
+                               std::optional<std::uint64_t> sm_cpct, std::uint64_t slot_sm_cpct);
+
 /// Shape code of a card-tick whose buckets 0–2 are listed in shape_us, active time being the
 /// rest of bucket 0 and bucket 3 the rest of the tick (the sampler's usual partial tick).
 inline constexpr std::uint64_t k_shape_partial = 8;

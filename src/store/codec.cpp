@@ -1,6 +1,7 @@
 // Value streams: a header code point ('a'–'d' constant, 'Q'–'T' periodic, 'A'–'D' varying; the
 // header modulo 16 is the width) followed by values of `width` base-2^20 digits, each digit d
-// stored as code point d + 2 (skipping the UTF-16 surrogate range), code point 1 marking NULL.
+// stored as code point d + 2 (skipping the UTF-16 surrogate range, and U+FFFE/U+FFFF moved past
+// the last digit), code point 1 marking NULL.
 #include "store/codec.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +15,11 @@ constexpr std::uint64_t k_digit_mask = (1ULL << k_digit_bits) - 1;
 constexpr std::uint32_t k_null_code = 1;
 constexpr std::uint32_t k_surrogate_first = 0xD800;
 constexpr std::uint32_t k_surrogate_count = 0x800;
+// SQLite's unicode() reads U+FFFE and U+FFFF as U+FFFD, like surrogates. Their two digits are
+// stored as the two code points after the largest digit's instead; files written before schema 4
+// may hold U+FFFE/U+FFFF, which still decode here (not through SQL).
+constexpr std::uint32_t k_nonchar_first = 0xFFFE;
+constexpr std::uint32_t k_moved_first = (1U << k_digit_bits) + 2 + k_surrogate_count;
 
 int width_of(std::uint64_t v) {
     if (v == k_null) {
@@ -53,6 +59,9 @@ void put_value(std::string& out, std::uint64_t v, int width) {
         auto c = static_cast<std::uint32_t>((v >> (k_digit_bits * i)) & k_digit_mask) + 2;
         if (c >= k_surrogate_first) {
             c += k_surrogate_count;
+        }
+        if (c == k_nonchar_first || c == k_nonchar_first + 1) {
+            c = k_moved_first + (c - k_nonchar_first);
         }
         put_code(out, c);
     }
@@ -108,6 +117,12 @@ bool get_value(std::string_view s, std::size_t& pos, int width, std::uint64_t& v
             v = k_null;
             continue;
         }
+        if (c == k_moved_first || c == k_moved_first + 1) {
+            c = k_nonchar_first + (c - k_moved_first);
+        } else if (c > k_moved_first + 1 ||
+                   (c >= k_surrogate_first && c < k_surrogate_first + k_surrogate_count)) {
+            return false;
+        }
         if (c >= k_surrogate_first + k_surrogate_count) {
             c -= k_surrogate_count;
         }
@@ -161,36 +176,51 @@ void StreamWriter::append(std::uint64_t value) {
     }
 }
 
-bool decode(std::string_view text, std::size_t count, std::size_t period,
-            std::vector<std::uint64_t>& out) {
-    out.resize(count);
+bool decode(std::string_view text, std::size_t count, std::size_t period, Values& out) {
+    out.kept.clear();
+    out.period = std::max<std::size_t>(period, 1);
+    out.varying = false;
     if (count == 0) {
         return true;
     }
-    period = std::max<std::size_t>(period, 1);
     std::size_t pos = 0;
     const std::uint32_t header = get_code(text, pos);
     std::size_t kept = 0;
     if (header >= 'a' && header <= 'd') {
         kept = 1;
+        out.period = 1;
     } else if (header >= 'Q' && header <= 'T') {
-        kept = std::min(period, count);
+        kept = std::min(out.period, count);
     } else if (header >= 'A' && header <= 'D') {
         kept = count;
+        out.varying = true;
     } else {
         return false;
     }
     const int width = static_cast<int>(header % 16);
+    // Every digit takes at least one byte: a count the text cannot hold is rejected before
+    // anything is allocated for it.
+    if ((text.size() - pos) / static_cast<std::size_t>(width) < kept) {
+        return false;
+    }
+    out.kept.resize(kept);
     for (std::size_t i = 0; i < kept; ++i) {
-        if (!get_value(text, pos, width, out[i])) {
+        if (!get_value(text, pos, width, out.kept[i])) {
             return false;
         }
     }
-    if (pos != text.size()) {
+    return pos == text.size();
+}
+
+bool decode(std::string_view text, std::size_t count, std::size_t period,
+            std::vector<std::uint64_t>& out) {
+    Values v;
+    if (!decode(text, count, period, v)) {
         return false;
     }
-    for (std::size_t i = kept; i < count; ++i) {
-        out[i] = out[kept == 1 ? 0 : i % period];
+    out.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        out[i] = v.at(i);
     }
     return true;
 }
@@ -204,7 +234,11 @@ std::string value_sql(std::string_view column, std::string_view index_sql,
     std::string sum;
     for (int j = 0; j < 4; ++j) {
         codes += fmt::format(", unicode(substr({}, p + {}, 1)) AS c{}", column, j, j);
-        digits += fmt::format(", c{0} - 2 - (c{0} >= 57344) * 2048 AS d{0}", j);
+        digits += fmt::format(", CASE c{0} WHEN {1} THEN {2} WHEN {3} THEN {4} ELSE c{0} - 2 - "
+                              "(c{0} >= {5}) * {6} END AS d{0}",
+                              j, k_moved_first, k_nonchar_first - 2 - k_surrogate_count,
+                              k_moved_first + 1, k_nonchar_first - 1 - k_surrogate_count,
+                              k_surrogate_first + k_surrogate_count, k_surrogate_count);
         sum += fmt::format("{}CASE WHEN w > {} THEN d{} << (20 * (w - {})) ELSE 0 END",
                            j == 0 ? "" : " + ", j, j, j + 1);
     }

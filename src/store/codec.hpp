@@ -50,6 +50,19 @@ class StreamWriter {
     int m_width = 1;
 };
 
+/// The values of a decoded stream without repeating what a constant or periodic stream keeps
+/// once: at(i) is value i.
+struct Values {
+    std::vector<std::uint64_t> kept;
+    std::size_t period = 1;
+    bool varying = false;
+    std::uint64_t at(std::size_t i) const { return varying ? kept[i] : kept[i % period]; }
+};
+
+/// Decodes the stream `text` holding `count` values with the given period into `out`. Returns
+/// false when the text is malformed or too short for `count` values, without allocating for them.
+bool decode(std::string_view text, std::size_t count, std::size_t period, Values& out);
+
 /// Decodes the stream `text` holding `count` values with the given period into `out` (resized to
 /// `count`). Returns false when the text is malformed.
 bool decode(std::string_view text, std::size_t count, std::size_t period,

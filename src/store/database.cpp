@@ -2,6 +2,7 @@
 #include "store/database.hpp"
 
 #include "core/fatal.hpp"
+#include "store/file_kind.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -15,6 +16,16 @@ namespace {
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {
     throw Fatal(fmt::format("database error: {}: {}", what, db ? sqlite3_errmsg(db) : "?"));
+}
+
+void configure(Database& db, OpenMode mode);
+
+void check_bind(sqlite3* db, sqlite3_stmt* st, int rc, int index) {
+    if (rc != SQLITE_OK) {
+        const char* sql = sqlite3_sql(st);
+        fail(db, fmt::format("binding parameter {} of '{}'", index,
+                             std::string_view(sql ? sql : "").substr(0, 60)));
+    }
 }
 
 } // namespace
@@ -35,24 +46,31 @@ Statement::~Statement() {
 }
 
 void Statement::bind(int index, std::int64_t value) {
-    sqlite3_bind_int64(m_stmt, index, value);
+    check_bind(m_db, m_stmt, sqlite3_bind_int64(m_stmt, index, value), index);
 }
 void Statement::bind(int index, double value) {
-    sqlite3_bind_double(m_stmt, index, value);
+    check_bind(m_db, m_stmt, sqlite3_bind_double(m_stmt, index, value), index);
 }
 void Statement::bind(int index, std::string_view value) {
-    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()),
-                      SQLITE_TRANSIENT);
+    check_bind(m_db, m_stmt,
+               sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                                   SQLITE_UTF8),
+               index);
 }
 void Statement::bind_static(int index, std::string_view value) {
-    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+    check_bind(
+        m_db, m_stmt,
+        sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8),
+        index);
 }
 void Statement::bind_null(int index) {
-    sqlite3_bind_null(m_stmt, index);
+    check_bind(m_db, m_stmt, sqlite3_bind_null(m_stmt, index), index);
 }
 void Statement::bind_blob(int index, std::string_view bytes) {
-    sqlite3_bind_blob64(m_stmt, index, bytes.empty() ? "" : bytes.data(), bytes.size(),
-                        SQLITE_TRANSIENT);
+    check_bind(m_db, m_stmt,
+               sqlite3_bind_blob64(m_stmt, index, bytes.empty() ? "" : bytes.data(), bytes.size(),
+                                   SQLITE_TRANSIENT),
+               index);
 }
 
 bool Statement::step() {
@@ -136,17 +154,47 @@ Database::Database(const std::string& path, OpenMode mode) : m_path(path) {
         m_db = nullptr;
         throw Fatal(fmt::format("cannot open database {}: {}", path, msg));
     }
-    sqlite3_busy_timeout(m_db, 5000);
-    sqlite3_extended_result_codes(m_db, 1);
-    if (mode == OpenMode::create && scalar("SELECT count(*) FROM sqlite_schema") == 0) {
-        // Only takes effect before the first table (and before the switch to WAL writes page 1):
-        // retention can then return freed pages to the file system in small steps.
-        exec("PRAGMA auto_vacuum = INCREMENTAL");
-    }
-    if (mode != OpenMode::read_only) {
-        exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+    try {
+        configure(*this, mode);
+    } catch (...) {
+        sqlite3_close(m_db); // the destructor does not run for a throwing constructor
+        m_db = nullptr;
+        throw;
     }
 }
+
+namespace {
+
+/// Settings of a freshly opened connection; throws Fatal for a foreign file before any write.
+void configure(Database& db, OpenMode mode) {
+    sqlite3_busy_timeout(db.handle(), 5000);
+    sqlite3_extended_result_codes(db.handle(), 1);
+    if (mode == OpenMode::read_only) {
+        return;
+    }
+    // Identify the file before changing anything in it: a foreign SQLite file keeps its
+    // journal mode and header.
+    const std::int64_t app = db.scalar("PRAGMA application_id");
+    const bool empty = db.scalar("SELECT count(*) FROM sqlite_schema") == 0;
+    if (app != k_application_id && (app != 0 || !empty)) {
+        throw Fatal(not_gua_message(db.path(), app));
+    }
+    if (mode == OpenMode::create && empty) {
+        // Only takes effect before the first table (and before the switch to WAL writes page 1):
+        // retention can then return freed pages to the file system in small steps.
+        db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+    }
+    Statement journal(db.handle(), "PRAGMA journal_mode=WAL");
+    const std::string got = journal.step() ? journal.text(0) : std::string();
+    if (got != "wal" && got != "memory") { // "memory": an in-memory database (tests)
+        throw Fatal(fmt::format("cannot switch {} to WAL mode (journal mode stays '{}'); gua needs "
+                                "a local file system that supports shared memory",
+                                db.path(), got));
+    }
+    db.exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+}
+
+} // namespace
 
 Database::~Database() {
     for (sqlite3_stmt* st : m_cached) {

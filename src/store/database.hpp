@@ -70,6 +70,9 @@ class Statement {
 class Database {
   public:
     /// Opens `path`. A missing file with mode read_only/read_write is a Fatal naming the path.
+    /// In the writable modes, an SQLite file of another application is a Fatal ("not a gua
+    /// database") before anything in it changes; otherwise the file is switched to WAL (a Fatal
+    /// when SQLite refuses).
     Database(const std::string& path, OpenMode mode);
     ~Database();
     Database(const Database&) = delete;

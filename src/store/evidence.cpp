@@ -1,11 +1,13 @@
-// Field table of the evidence BLOB: numbers are part of the file format, never reuse one.
+// Field table of the evidence BLOB: each member has an explicit number that is part of the file
+// format; a number is never reused or renumbered, new members get new numbers.
 #include "store/evidence.hpp"
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <variant>
-#include <vector>
 
 namespace gua::store {
 
@@ -13,50 +15,72 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the BLOB layout is little-endian");
 
-/// A field of the evidence: a double or an integer member, addressed by pointer.
+/// A field of the evidence: its frozen number and a double or an integer member.
 struct Field {
+    std::uint8_t number;
     std::variant<double*, DurationUs*> value;
 };
 
-std::vector<Field> fields_of(audit::PoolTimes& pools, audit::CardProfile& p) {
-    std::vector<Field> f;
-    f.reserve(audit::k_pool_count + 18);
-    for (double& pool : pools) { // numbers 0–7
-        f.push_back(Field{&pool});
-    }
-    for (DurationUs* v : {&p.office_us, &p.off_hours_us, &p.steady_us, &p.bursty_us,
-                          &p.steady_under_us, &p.steady_compute_bound_us}) { // 8–13
-        f.push_back(Field{v});
-    }
-    for (DurationUs& b : p.bursty_bucket_us) { // 14–17
-        f.push_back(Field{&b});
-    }
-    for (double* v :
-         {&p.bursty_util_us, &p.steady_under_util_us, &p.steady_compute_bound_util_us,
-          &p.active_held_mib_us, &p.steady_under_held_mib_us, &p.idle_held_mib_us}) { // 18–23
-        f.push_back(Field{v});
-    }
-    return f;
+constexpr std::size_t k_field_count = 30;
+
+std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
+    audit::PoolTimes& pools = t.pools;
+    audit::CardProfile& p = t.profile;
+    audit::Provenance& v = t.provenance;
+    return {{
+        {0, &pools[0]},
+        {1, &pools[1]},
+        {2, &pools[2]},
+        {3, &pools[3]},
+        {4, &pools[4]},
+        {5, &pools[5]},
+        {6, &pools[6]},
+        {7, &pools[7]},
+        {8, &p.office_us},
+        {9, &p.off_hours_us},
+        {10, &p.steady_us},
+        {11, &p.bursty_us},
+        {12, &p.steady_under_us},
+        {13, &p.steady_compute_bound_us},
+        {14, &p.bursty_bucket_us[0]},
+        {15, &p.bursty_bucket_us[1]},
+        {16, &p.bursty_bucket_us[2]},
+        {17, &p.bursty_bucket_us[3]},
+        {18, &p.bursty_util_us},
+        {19, &p.steady_under_util_us},
+        {20, &p.steady_compute_bound_util_us},
+        {21, &p.active_held_mib_us},
+        {22, &p.steady_under_held_mib_us},
+        {23, &p.idle_held_mib_us},
+        // Schema 4: measurement provenance (card-time by telemetry::UtilSource, then unknowns).
+        {24, &v.by_source_us[0]},
+        {25, &v.by_source_us[1]},
+        {26, &v.by_source_us[2]},
+        {27, &v.by_source_us[3]},
+        {28, &v.util_unknown_us},
+        {29, &v.holders_unknown_us},
+    }};
 }
+
+static_assert(audit::k_pool_count == 8 && audit::k_bucket_count == 4,
+              "a new member needs a new field number");
 
 } // namespace
 
-std::string encode_evidence(const audit::PoolTimes& pools, const audit::CardProfile& profile) {
-    audit::PoolTimes pools_copy = pools;
-    audit::CardProfile profile_copy = profile;
+std::string encode_evidence(const audit::GpuTotals& totals) {
+    audit::GpuTotals copy = totals;
     std::string out;
-    const std::vector<Field> fields = fields_of(pools_copy, profile_copy);
-    for (std::size_t n = 0; n < fields.size(); ++n) {
+    for (const Field& f : fields_of(copy)) {
         std::uint64_t bits = 0;
-        if (const auto* d = std::get_if<double*>(&fields[n].value)) {
+        if (const auto* d = std::get_if<double*>(&f.value)) {
             bits = std::bit_cast<std::uint64_t>(**d);
         } else {
-            bits = static_cast<std::uint64_t>(*std::get<DurationUs*>(fields[n].value));
+            bits = static_cast<std::uint64_t>(*std::get<DurationUs*>(f.value));
         }
         if (bits == 0) {
             continue;
         }
-        out.push_back(static_cast<char>(n));
+        out.push_back(static_cast<char>(f.number));
         char bytes[sizeof bits];
         std::memcpy(bytes, &bits, sizeof bits);
         out.append(bytes, sizeof bits);
@@ -64,22 +88,25 @@ std::string encode_evidence(const audit::PoolTimes& pools, const audit::CardProf
     return out;
 }
 
-void decode_evidence(std::string_view blob, audit::PoolTimes& pools, audit::CardProfile& profile) {
-    pools = audit::PoolTimes{};
-    profile = audit::CardProfile{};
-    const std::vector<Field> fields = fields_of(pools, profile);
+void decode_evidence(std::string_view blob, audit::GpuTotals& totals) {
+    totals.pools = audit::PoolTimes{};
+    totals.profile = audit::CardProfile{};
+    totals.provenance = audit::Provenance{};
+    const std::array<Field, k_field_count> fields = fields_of(totals);
     constexpr std::size_t k_entry = 1 + sizeof(std::uint64_t);
     for (std::size_t at = 0; at + k_entry <= blob.size(); at += k_entry) {
         const auto n = static_cast<unsigned char>(blob[at]);
         std::uint64_t bits = 0;
         std::memcpy(&bits, blob.data() + at + 1, sizeof bits);
-        if (n >= fields.size()) {
+        const auto* f = std::find_if(fields.begin(), fields.end(),
+                                     [n](const Field& x) { return x.number == n; });
+        if (f == fields.end()) {
             continue;
         }
-        if (auto* d = std::get_if<double*>(&fields[n].value)) {
+        if (auto* d = std::get_if<double*>(&f->value)) {
             **d = std::bit_cast<double>(bits);
         } else {
-            *std::get<DurationUs*>(fields[n].value) = static_cast<DurationUs>(bits);
+            *std::get<DurationUs*>(f->value) = static_cast<DurationUs>(bits);
         }
     }
 }

@@ -86,8 +86,9 @@ std::vector<std::string> check_database(Database& db) {
         read_block_row(blocks, row);
         ticks.clear();
         if (!decode_block(row, ticks)) {
-            problems.push_back(fmt::format("tick block {} (t0 {}) does not decode", row.id,
-                                           format_iso8601(row.t0_us)));
+            problems.push_back(fmt::format("tick block {} (run {}, from {}) does not decode; "
+                                           "reports leave it out",
+                                           row.id, row.run_id, format_iso8601(row.t0_us)));
         }
     }
     return problems;
@@ -109,6 +110,9 @@ std::pair<std::int64_t, std::int64_t> vacuum_database(Database& db) {
 }
 
 void backup_database(Database& db, const std::string& dest) {
+    if (dest.empty()) {
+        throw Fatal("backup: the destination path is empty", ExitCode::usage);
+    }
     check_readable(db);
     std::error_code ec;
     if (std::filesystem::exists(dest, ec)) {
@@ -125,12 +129,17 @@ void backup_database(Database& db, const std::string& dest) {
     sqlite3_backup* b = sqlite3_backup_init(out, "main", db.handle(), "main");
     int rc = b == nullptr ? sqlite3_errcode(out) : SQLITE_OK;
     if (b != nullptr) {
+        // A writer holding the file busy for longer than k_backup_busy_ms ends the attempt.
+        constexpr int k_retry_ms = 50;
+        int busy_ms = 0;
         do {
             rc = sqlite3_backup_step(b, -1);
             if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-                sqlite3_sleep(50);
+                sqlite3_sleep(k_retry_ms);
+                busy_ms += k_retry_ms;
             }
-        } while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
+        } while (rc == SQLITE_OK ||
+                 ((rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && busy_ms < k_backup_busy_ms));
         sqlite3_backup_finish(b);
     }
     const std::string msg = sqlite3_errmsg(out);

@@ -49,6 +49,9 @@ std::vector<std::string> check_database(Database& db);
 /// Returns the file size before and after in bytes.
 std::pair<std::int64_t, std::int64_t> vacuum_database(Database& db);
 
+/// How long backup_database() waits, in total, while another connection keeps the file busy.
+inline constexpr int k_backup_busy_ms = 30000;
+
 /// Copies `db` to a new file `dest` with SQLite's online backup API: a consistent snapshot, safe
 /// while the daemon writes. Throws Fatal when `dest` exists or the copy fails.
 void backup_database(Database& db, const std::string& dest);

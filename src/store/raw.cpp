@@ -3,12 +3,30 @@
 #include "store/raw.hpp"
 
 #include "core/fatal.hpp"
+#include "core/time.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace gua::store {
+
+void note_bad_block(std::vector<BadBlock>& list, const BadBlock& block) {
+    if (std::find(list.begin(), list.end(), block) == list.end()) {
+        list.push_back(block);
+    }
+}
+
+std::string bad_blocks_note(const std::vector<BadBlock>& blocks) {
+    if (blocks.empty()) {
+        return {};
+    }
+    const BadBlock& b = blocks.front();
+    return fmt::format("{} damaged tick block{} left out (block {}, run {}, from {}{}); `gua db "
+                       "check` lists them",
+                       blocks.size(), blocks.size() == 1 ? " was" : "s were", b.id, b.run_id,
+                       format_iso8601(b.t0_us), blocks.size() == 1 ? "" : ", …");
+}
 
 std::string block_columns_sql() {
     std::string columns = "id, t0_us, end_us, run_id, n_ticks, tick_us, cards, procs";
@@ -123,9 +141,8 @@ void BlockScanner::scan(TimeUs from, TimeUs to,
             }
             hour = h;
             any = true;
-            if (!decode_block(m_row, m_hour)) {
-                throw Fatal(fmt::format("{}: tick block {} is malformed (run `gua db check`)",
-                                        m_db.path(), m_row.id));
+            if (!decode_block(m_row, m_hour)) { // leaves m_hour as it was
+                note_bad_block(m_bad, BadBlock{m_row.id, m_row.run_id, m_row.t0_us});
             }
         }
     } catch (...) {

@@ -133,6 +133,13 @@ void Reader::scan(TimeUs from, TimeUs to, const std::function<void(const audit::
         });
         from = end;
     }
+    note(scanner);
+}
+
+void Reader::note(const BlockScanner& scanner) {
+    for (const BadBlock& b : scanner.bad_blocks()) {
+        note_bad_block(m_bad, b);
+    }
 }
 
 WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int64_t> gpu,
@@ -228,6 +235,7 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
         }
         by_hours(chunk_end);
     }
+    note(scanner);
     return sources;
 }
 

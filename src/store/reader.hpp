@@ -4,6 +4,7 @@
 #include "audit/card_tick.hpp"
 #include "audit/window.hpp"
 #include "store/database.hpp"
+#include "store/raw.hpp"
 #include "telemetry/identity.hpp"
 
 #include <cstdint>
@@ -77,9 +78,15 @@ class Reader {
     /// raw card-ticks elsewhere. Hours whose raw card-ticks are gone use their rollup anyway.
     WindowSources accumulate(TimeUs from, TimeUs to, std::optional<std::int64_t> gpu,
                              audit::WindowAccumulator& acc);
+    /// Tick blocks that scan() and accumulate() left out because they do not decode (a report
+    /// says so: bad_blocks_note()).
+    const std::vector<BadBlock>& bad_blocks() const { return m_bad; }
 
   private:
+    void note(const BlockScanner& scanner);
+
     Database& m_db;
+    std::vector<BadBlock> m_bad;
 };
 
 } // namespace gua::store

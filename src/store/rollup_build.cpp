@@ -166,7 +166,7 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         }
         g.bind(14, std::int64_t{c.last_end});
         g.bind(15, gaps_json(c.gaps));
-        g.bind_blob(16, encode_evidence(t.pools, t.profile));
+        g.bind_blob(16, encode_evidence(t));
         g.run();
         const std::vector<audit::IdentityTotals>& ids = card.acc.identities();
         std::map<std::uint32_t, const audit::IdentityTotals*> ordered;
@@ -267,7 +267,7 @@ bool RollupBuilder::build_day(std::int64_t day) {
         for (std::size_t k = 0; k < values.size(); ++k) {
             g.bind(1 + static_cast<int>(k), values[k]);
         }
-        g.bind_blob(12, encode_evidence(t.pools, t.profile));
+        g.bind_blob(12, encode_evidence(t));
         g.run();
     }
     Statement i =

@@ -65,7 +65,7 @@ audit::GpuTotals gpu_totals_at(const Statement& st, int column, int evidence) {
     for (std::size_t b = 0; b < 4; ++b) {
         t.bucket_us[b] = st.int64(column + 5 + static_cast<int>(b));
     }
-    decode_evidence(st.blob(evidence), t.pools, t.profile);
+    decode_evidence(st.blob(evidence), t);
     return t;
 }
 

@@ -2,15 +2,14 @@
 #pragma once
 
 #include "store/database.hpp"
+#include "store/file_kind.hpp"
 
 #include <cstdint>
 
 namespace gua::store {
 
-/// PRAGMA application_id of every gua database ("GUA1").
-inline constexpr std::int64_t k_application_id = 0x47554131;
 /// The schema version this binary writes and understands.
-inline constexpr std::int64_t k_schema_version = 3;
+inline constexpr std::int64_t k_schema_version = 4;
 
 /// Brings `db` up to k_schema_version, one transaction per migration. Throws Fatal for a file of
 /// another application or a newer schema (written by a newer gua).

@@ -1,5 +1,6 @@
-// View SQL: block_tick expands a block's ticks with a recursive CTE (t0 and duration from the
-// delta streams); card_tick and proc_tick decode each stream at the value's index.
+// View SQL of the current schema: block_tick expands a block's ticks with a recursive CTE (t0 and
+// duration from the delta streams); block_card decodes each card-tick's streams; card_tick and
+// proc_tick show them. Migrations keep their own frozen copy (src/store/migrations/).
 #include "store/views.hpp"
 
 #include "store/block.hpp"
@@ -17,9 +18,13 @@ std::string value(std::string_view column, std::string_view index, std::string_v
     return codec::value_sql(column, index, period);
 }
 
+std::string unzigzag(std::string_view z) {
+    return fmt::format("(({0}) >> 1) * (1 - 2 * (({0}) & 1)) - (({0}) & 1)", z);
+}
+
 /// Zigzag-decoded value of a stream.
 std::string signed_value(std::string_view column, std::string_view index, std::string_view period) {
-    return fmt::format("(SELECT (z >> 1) * (1 - 2 * (z & 1)) - (z & 1) FROM (SELECT {} AS z))",
+    return fmt::format("(SELECT {} FROM (SELECT {} AS z))", unzigzag("z"),
                        value(column, index, period));
 }
 
@@ -48,58 +53,87 @@ std::string shape_count(std::uint64_t code) {
                        count("substr(shape, 2, i % n_cards)"), count("substr(shape, 2, i)"));
 }
 
-std::string card_tick_view() {
+/// One row per card-tick of a block with its streams decoded; `m` is the measured time.
+std::string block_card_view() {
     const auto ex = [](int k) { return signed_value("shape_us", fmt::format("e + {}", k), "1"); };
     const auto bucket = [&](int b) {
-        return fmt::format(
-            "CASE WHEN shape IS NULL THEN 0 WHEN shape < 8 THEN (shape % 4 = {0}) "
-            "* duration_us WHEN shape = 8 THEN {1} ELSE {2} END",
-            b, b < 3 ? ex(b) : fmt::format("duration_us - {} - {} - {}", ex(0), ex(1), ex(2)),
-            ex(b + 1));
+        return fmt::format("CASE WHEN shape IS NULL THEN 0 WHEN shape < 8 THEN (shape % 4 = {0}) "
+                           "* m WHEN shape = 8 THEN {1} ELSE {2} END",
+                           b, b < 3 ? ex(b) : fmt::format("m - {} - {} - {}", ex(0), ex(1), ex(2)),
+                           ex(b + 1));
     };
     const auto card = [](std::string_view column) { return value(column, "i", "n_cards"); };
     const std::string held_mib = fmt::format(
         "(SELECT COALESCE(SUM(CASE WHEN p.value ->> 2 IN (0, 2) THEN COALESCE({0}, 101) END), 0) "
         "FROM json_each(procs) p WHERE p.value ->> 0 = slot)",
-        value("proc_mem_mib", "k * json_array_length(procs) + p.key", "json_array_length(procs)"));
+        value("proc_mem_mib", "k * n_procs + p.key", "n_procs"));
     return fmt::format(
-        R"sql(CREATE VIEW card_tick AS
-SELECT t0_us, gpu_id, run_id, duration_us, util_source, util_pct,
-       CASE WHEN shape IS NULL THEN NULL WHEN shape < 8 THEN (shape >= 4) * duration_us
-            WHEN shape = 8 THEN duration_us - {0} ELSE {1} END AS active_us,
-       {2} AS idle_us, {3} AS underutilized_us, {4} AS productive_us, {5} AS compute_bound_us,
-       mem_util_pct, mem_used_mib, power_w * 1000 AS power_mw, temperature_c, sm_clock_mhz,
-       clock_events, read_errors, held_mib
-FROM (SELECT t0_us, gpu_id, run_id, duration_us, shape_us,
-             {6} AS util_source, {7} / 100.0 AS util_pct, {8} AS shape,
-             3 * {17} + 5 * {18} AS e,
-             {9} AS mem_util_pct, {10} AS mem_used_mib, {11} AS power_w, {12} AS temperature_c,
-             {13} AS sm_clock_mhz, {14} AS clock_events, {15} AS read_errors, {16} AS held_mib
-      FROM (SELECT tk.t0_us, tk.duration_us, tk.k, c.key AS slot, c.value AS gpu_id, b.run_id,
-                   b.procs, b.util_source, b.util_cpct, b.shape, b.shape_us, b.mem_util_pct,
-                   b.mem_used_mib, b.power_w, b.temperature_c, b.sm_clock_mhz, b.clock_events,
-                   b.read_errors, b.proc_mem_mib, json_array_length(b.cards) AS n_cards,
-                   tk.k * json_array_length(b.cards) + c.key AS i
-            FROM block_tick tk JOIN tick_block b ON b.id = tk.block_id
-            JOIN json_each(b.cards) c));
+        R"sql(CREATE VIEW block_card AS
+SELECT *, CASE WHEN idle_unlisted_z IS NULL THEN 0 ELSE {0} + CASE WHEN has_procs OR
+       active_us IS NULL THEN 0 ELSE max(m - active_us - idle_unknown_us, 0) END END
+       AS idle_unlisted_us
+FROM (SELECT *,
+             CASE WHEN shape IS NULL THEN NULL WHEN shape < 8 THEN (shape >= 4) * m
+                  WHEN shape = 8 THEN m - {1} ELSE {1} END AS active_us,
+             {2} AS idle_us, {3} AS underutilized_us, {4} AS productive_us,
+             {5} AS compute_bound_us
+      FROM (SELECT *, duration_us - unmeasured_us AS m
+            FROM (SELECT block_id, k, slot, t0_us, gpu_id, run_id, duration_us, shape_us, procs,
+                         n_procs, proc_mem_mib, proc_sm_cpct, proc_active_us,
+                         {6} AS util_source, {7} / 100.0 AS util_pct, {8} AS shape,
+                         3 * {9} + 5 * {10} AS e,
+                         COALESCE({11}, 0) AS unmeasured_us, COALESCE({12}, 0) AS idle_unknown_us,
+                         {13} AS idle_unlisted_z,
+                         EXISTS (SELECT 1 FROM json_each(procs) p WHERE p.value ->> 0 = slot)
+                             AS has_procs,
+                         {14} AS mem_util_pct, {15} AS mem_used_mib, {16} AS power_w,
+                         {17} AS temperature_c, {18} AS sm_clock_mhz, {19} AS clock_events,
+                         {20} AS read_errors, {21} AS held_mib
+                  FROM (SELECT tk.block_id, tk.k, tk.t0_us, tk.duration_us, c.key AS slot,
+                               c.value AS gpu_id, b.run_id, b.procs, b.util_source, b.util_cpct,
+                               b.shape, b.shape_us, b.mem_util_pct, b.mem_used_mib, b.power_w,
+                               b.temperature_c, b.sm_clock_mhz, b.clock_events, b.read_errors,
+                               b.proc_mem_mib, b.proc_sm_cpct, b.proc_active_us,
+                               b.unmeasured_us AS unmeasured_s, b.idle_unlisted_us AS unlisted_s,
+                               b.idle_unknown_us AS unknown_s,
+                               json_array_length(b.cards) AS n_cards,
+                               json_array_length(b.procs) AS n_procs,
+                               tk.k * json_array_length(b.cards) + c.key AS i
+                        FROM block_tick tk JOIN tick_block b ON b.id = tk.block_id
+                        JOIN json_each(b.cards) c))));
 )sql",
-        ex(0), ex(0), bucket(0), bucket(1), bucket(2), bucket(3), card("util_source"),
-        card("util_cpct"), card("shape"), card("mem_util_pct"), card("mem_used_mib"),
-        card("power_w"), card("temperature_c"), card("sm_clock_mhz"), card("clock_events"),
-        card("read_errors"), held_mib, shape_count(k_shape_partial), shape_count(k_shape_explicit));
+        unzigzag("idle_unlisted_z"), ex(0), bucket(0), bucket(1), bucket(2), bucket(3),
+        card("util_source"), card("util_cpct"), card("shape"), shape_count(k_shape_partial),
+        shape_count(k_shape_explicit), card("unmeasured_s"), card("unknown_s"), card("unlisted_s"),
+        card("mem_util_pct"), card("mem_used_mib"), card("power_w"), card("temperature_c"),
+        card("sm_clock_mhz"), card("clock_events"), card("read_errors"), held_mib);
 }
 
+constexpr std::string_view k_card_tick_view = R"sql(CREATE VIEW card_tick AS
+SELECT t0_us, gpu_id, run_id, duration_us, util_source, util_pct, active_us, idle_us,
+       underutilized_us, productive_us, compute_bound_us, unmeasured_us, idle_unlisted_us,
+       idle_unknown_us, mem_util_pct, mem_used_mib, power_w * 1000 AS power_mw, temperature_c,
+       sm_clock_mhz, clock_events, read_errors, held_mib
+FROM block_card;
+)sql";
+
 std::string proc_tick_view() {
+    const std::string pi = "c.k * c.n_procs + p.key";
     return fmt::format(
         R"sql(CREATE VIEW proc_tick AS
-SELECT tk.t0_us, b.cards ->> (p.value ->> 0) AS gpu_id, p.value ->> 1 AS process_id,
-       p.value ->> 2 AS type, {0} AS mem_used_mib, {1} / 100.0 AS sm_util_pct
-FROM block_tick tk JOIN tick_block b ON b.id = tk.block_id JOIN json_each(b.procs) p;
+SELECT t0_us, gpu_id, process_id, type, mem_used_mib, sm / 100.0 AS sm_util_pct,
+       CASE WHEN az IS NULL THEN NULL ELSE {0} + CASE WHEN active_us IS NULL OR sm IS NULL OR
+            active_us <= 0 OR active_us > 1099511627776 OR slot_sm = 0 OR slot_sm > 1048576 OR
+            sm > slot_sm THEN 0 ELSE active_us * sm / slot_sm END END AS active_us
+FROM (SELECT c.t0_us, c.gpu_id, c.active_us, p.value ->> 1 AS process_id, p.value ->> 2 AS type,
+             {1} AS mem_used_mib, {2} AS sm, {3} AS az,
+             (SELECT CAST(total(min({4}, 1099511627776)) AS INTEGER) FROM json_each(c.procs) q
+              WHERE q.value ->> 0 = c.slot) AS slot_sm
+      FROM block_card c JOIN json_each(c.procs) p ON p.value ->> 0 = c.slot);
 )sql",
-        value("b.proc_mem_mib", "tk.k * json_array_length(b.procs) + p.key",
-              "json_array_length(b.procs)"),
-        value("b.proc_sm_cpct", "tk.k * json_array_length(b.procs) + p.key",
-              "json_array_length(b.procs)"));
+        unzigzag("az"), value("c.proc_mem_mib", pi, "c.n_procs"),
+        value("c.proc_sm_cpct", pi, "c.n_procs"), value("c.proc_active_us", pi, "c.n_procs"),
+        value("c.proc_sm_cpct", "c.k * c.n_procs + q.key", "c.n_procs"));
 }
 
 constexpr std::string_view k_state_views = R"sql(
@@ -111,23 +145,27 @@ SELECT strftime('%Y-%m-%dT%H:%M:%SZ', c.t0_us / 1000000, 'unixepoch') AS start_u
        c.held_mib AS held_mib,
        c.active_us / 1e6 AS active_s,
        CASE WHEN c.active_us IS NULL THEN NULL
-            WHEN c.held_mib > 100 THEN (c.duration_us - c.active_us) / 1e6 ELSE 0 END
-           AS idle_held_s,
+            WHEN c.held_mib > 100 THEN c.rest_us / 1e6 ELSE 0 END AS idle_held_s,
        CASE WHEN c.active_us IS NULL THEN NULL
-            WHEN c.held_mib > 100 THEN 0 ELSE (c.duration_us - c.active_us) / 1e6 END
-           AS truly_idle_s,
+            WHEN c.held_mib > 100 THEN c.idle_unlisted_us / 1e6
+            ELSE (c.idle_unlisted_us + c.rest_us) / 1e6 END AS truly_idle_s,
+       CASE WHEN c.active_us IS NULL THEN c.duration_us / 1e6
+            ELSE (c.unmeasured_us + c.idle_unknown_us) / 1e6 END AS unmeasured_s,
        CASE WHEN c.active_us IS NULL THEN 'n/a'
             WHEN c.active_us * 2 >= c.duration_us THEN 'active'
-            WHEN c.held_mib > 100 THEN 'idle-held' ELSE 'truly-idle' END AS state,
+            WHEN (c.unmeasured_us + c.idle_unknown_us) * 2 >= c.duration_us THEN 'unmeasured'
+            WHEN c.held_mib > 100 AND c.rest_us > c.idle_unlisted_us THEN 'idle-held'
+            ELSE 'truly-idle' END AS state,
        c.mem_used_mib, c.power_mw / 1000.0 AS power_w, c.temperature_c, c.sm_clock_mhz
-FROM card_tick c
+FROM (SELECT *, max(duration_us - active_us - unmeasured_us - idle_unknown_us -
+                    idle_unlisted_us, 0) AS rest_us FROM card_tick) c
 JOIN gpu g ON g.id = c.gpu_id;
 
 CREATE VIEW process_tick AS
 SELECT strftime('%Y-%m-%dT%H:%M:%SZ', p.t0_us / 1000000, 'unixepoch') AS start_utc,
        g.idx AS gpu, g.uuid AS uuid, pr.pid, i.user, pr.command,
        CASE p.type WHEN 0 THEN 'compute' WHEN 1 THEN 'graphics' ELSE 'mps' END AS type,
-       p.mem_used_mib, p.sm_util_pct,
+       p.mem_used_mib, p.sm_util_pct, p.active_us / 1e6 AS active_s,
        i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, i.jupyter_kernel
 FROM proc_tick p
 JOIN gpu g ON g.id = p.gpu_id
@@ -137,8 +175,9 @@ JOIN identity i ON i.id = pr.identity_id;
 
 } // namespace
 
-std::string views_v1_sql() {
-    return block_tick_view() + card_tick_view() + proc_tick_view() + std::string(k_state_views);
+std::string views_sql() {
+    return block_tick_view() + block_card_view() + std::string(k_card_tick_view) +
+           proc_tick_view() + std::string(k_state_views);
 }
 
 } // namespace gua::store

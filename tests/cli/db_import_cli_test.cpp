@@ -4,11 +4,14 @@
 #include "../store/prior_art_files.hpp"
 #include "../store/temp_db.hpp"
 #include "daemon/lock.hpp"
+#include "support/raw_db.hpp"
 #include "support/run.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <sys/wait.h>
 
@@ -86,7 +89,52 @@ TEST(ImportCli, BadInputIsOneLineAndExitCodeTwo) {
         EXPECT_EQ(o.rc, 2) << args << ": " << o.err;
         EXPECT_EQ(lines(o.err), 1U) << args << ": " << o.err;
         EXPECT_TRUE(o.out.empty()) << o.out;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("a.db"))) << "rejected: no target left";
     }
+}
+
+TEST(DbCli, RejectedCommandsLeaveNoFiles) {
+    testing::TempDir dir;
+    const std::string missing = dir.file("missing.db");
+    Output o = run(dir, "db upgrade --db " + missing);
+    EXPECT_EQ(o.rc, 1) << o.err;
+    EXPECT_EQ(lines(o.err), 1U) << o.err;
+    EXPECT_NE(o.err.find("does not exist"), std::string::npos) << o.err;
+    for (const auto& e : std::filesystem::directory_iterator(dir.file(""))) {
+        EXPECT_EQ(e.path().filename().string().rfind("missing", 0), std::string::npos)
+            << "left behind: " << e.path();
+    }
+    const std::string db = dir.file("gua.db");
+    ASSERT_EQ(run(dir, "demo --quiet --db " + db).rc, 0);
+    o = run(dir, "db backup '' --db " + db);
+    EXPECT_EQ(o.rc, 2) << o.out << o.err;
+    EXPECT_EQ(lines(o.err), 1U) << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+TEST(DbCli, AForeignDatabaseIsNamedSoAndLeftUnchanged) {
+    testing::TempDir dir;
+    const std::string other = dir.file("other.db");
+    {
+        test::RawDb raw(other);
+        raw.exec("CREATE TABLE samples (ts INTEGER); INSERT INTO samples VALUES (1);");
+    }
+    const auto header = [&] {
+        std::ifstream in(other, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {}).substr(0, 100);
+    };
+    const std::string before = header();
+    for (const std::string& args : {"report --db " + other, "db check --db " + other,
+                                    "db upgrade --db " + other, "db stats --db " + other}) {
+        const Output o = run(dir, args);
+        EXPECT_NE(o.rc, 0) << args;
+        EXPECT_EQ(lines(o.err), 1U) << args << ": " << o.err;
+        EXPECT_NE(o.err.find("not a gua database"), std::string::npos) << args << ": " << o.err;
+        EXPECT_EQ(o.err.find("empty"), std::string::npos) << args << ": " << o.err;
+    }
+    EXPECT_EQ(header(), before);
+    EXPECT_FALSE(std::filesystem::exists(other + "-wal"));
+    EXPECT_FALSE(std::filesystem::exists(other + ".lock"));
 }
 
 TEST(DbCli, CheckFindsACorruptBlock) {
@@ -120,13 +168,13 @@ TEST(DbCli, ReportAsksForTheUpgradeAndUpgradeConvertsAnOldFile) {
     }
     o = run(dir, "db upgrade --db " + db);
     ASSERT_EQ(o.rc, 0) << o.err;
-    EXPECT_NE(o.out.find("schema 2 → 3, 6 card-ticks converted"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("schema 2 → 4, 6 card-ticks converted"), std::string::npos) << o.out;
     o = run(dir, "report --format json --db " + db + window);
     ASSERT_EQ(o.rc, 0) << o.err;
     EXPECT_NE(o.out.find("\"samples\": 6"), std::string::npos) << o.out.substr(0, 400);
     o = run(dir, "db upgrade --db " + db);
     ASSERT_EQ(o.rc, 0) << o.err;
-    EXPECT_NE(o.out.find("schema 3 → 3"), std::string::npos) << "idempotent: " << o.out;
+    EXPECT_NE(o.out.find("schema 4 → 4"), std::string::npos) << "idempotent: " << o.out;
 }
 
 } // namespace

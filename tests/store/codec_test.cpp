@@ -71,11 +71,52 @@ RC_GTEST_PROP(CodecProperty, DecodeInvertsAppend, ()) {
     RC_ASSERT(out == values);
 }
 
+/// Value number `i` of stream `text` (period 1) as SQL's unicode() decodes it.
+std::optional<std::int64_t> sql_value(Database& db, const std::string& text, std::int64_t i) {
+    Statement st = db.prepare(fmt::format("SELECT {}", codec::value_sql("?1", "?2", "1")));
+    st.bind(1, std::string_view(text));
+    st.bind(2, i);
+    EXPECT_TRUE(st.step());
+    return st.opt_int64(0);
+}
+
+TEST(Codec, NoNoncharactersSoSqlReadsEveryDigit) {
+    // Digits 0xF7FC and 0xF7FD became U+FFFE and U+FFFF before schema 4, which SQLite's
+    // unicode() reads as U+FFFD (63483 for what was 63484/63485).
+    const std::vector<std::uint64_t> values{
+        0xF7FB, 0xF7FC, 0xF7FD, 0xF7FE, (0xF7FCULL << 20) | 0xF7FD, (1ULL << 20) - 1};
+    std::string text;
+    EXPECT_EQ(round_trip(values, 1, &text), values);
+    EXPECT_EQ(text.find("\xEF\xBF\xBE"), std::string::npos);
+    EXPECT_EQ(text.find("\xEF\xBF\xBF"), std::string::npos);
+    Database db(":memory:", OpenMode::create);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        EXPECT_EQ(sql_value(db, text, static_cast<std::int64_t>(i)),
+                  static_cast<std::int64_t>(values[i]))
+            << i;
+    }
+    // A stream written before schema 4 with U+FFFE/U+FFFF still decodes in C++.
+    std::vector<std::uint64_t> out;
+    ASSERT_TRUE(codec::decode("B\xEF\xBF\xBE\xEF\xBF\xBF", 1, 1, out));
+    EXPECT_EQ(out, std::vector<std::uint64_t>{(0xF7FCULL << 20) | 0xF7FD});
+}
+
+TEST(Codec, ACountTheTextCannotHoldIsRejected) {
+    codec::Values v;
+    EXPECT_FALSE(codec::decode("A\x03\x03", 1000000000, 1, v)) << "varying: one value per digit";
+    EXPECT_TRUE(v.kept.empty()) << "nothing allocated for the claimed count";
+    ASSERT_TRUE(codec::decode("a\x05", 1000000000, 1, v)) << "constant: one value kept";
+    EXPECT_EQ(v.kept.size(), 1U);
+    EXPECT_EQ(v.at(999999999), 3U);
+    EXPECT_FALSE(codec::decode(std::string("A\xED\xA0\x80"), 1, 1, v)) << "a surrogate";
+}
+
 RC_GTEST_PROP(CodecProperty, SqlDecoderAgrees, ()) {
     const auto period = *rc::gen::inRange<std::size_t>(1, 4);
     const auto values =
         *rc::gen::nonEmpty(rc::gen::container<std::vector<std::uint64_t>>(rc::gen::oneOf(
             rc::gen::inRange<std::uint64_t>(0, 3), rc::gen::inRange<std::uint64_t>(0, 1ULL << 62),
+            rc::gen::inRange<std::uint64_t>(0xF7F0, 0xF800), // digits near U+FFFE/U+FFFF
             rc::gen::just(codec::k_null))));
     codec::StreamWriter w;
     w.clear(period);

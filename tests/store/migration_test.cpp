@@ -1,7 +1,6 @@
-// Schema upgrades (row-per-tick files of schema 1–2 become tick blocks) and the evidence BLOB.
+// Schema upgrades: row-per-tick files of schema 1–2 become tick blocks.
 #include "core/fatal.hpp"
 #include "legacy_file.hpp"
-#include "store/evidence.hpp"
 #include "store/legacy.hpp"
 #include "store/raw.hpp"
 #include "store/reader.hpp"
@@ -142,43 +141,6 @@ TEST(Migration, ManyTicksOfSeveralRunsConvertInChunksWithProgress) {
     });
     EXPECT_EQ(ticks, 3000U);
     EXPECT_EQ(active, 1000LL * 30000000LL);
-}
-
-TEST(Evidence, RoundTripsEveryFieldAndSkipsZeros) {
-    audit::PoolTimes pools{};
-    audit::CardProfile profile;
-    EXPECT_TRUE(encode_evidence(pools, profile).empty()) << "an idle card costs nothing";
-    for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
-        pools[p] = 0.5 + static_cast<double>(p);
-    }
-    profile.office_us = 1;
-    profile.off_hours_us = 2;
-    profile.steady_us = 3;
-    profile.bursty_us = 4;
-    profile.steady_under_us = 5;
-    profile.steady_compute_bound_us = 6;
-    profile.bursty_bucket_us = {7, 8, 9, 10};
-    profile.bursty_util_us = 11.25;
-    profile.steady_under_util_us = 12.5;
-    profile.steady_compute_bound_util_us = 13.75;
-    profile.active_held_mib_us = 1e18;
-    profile.steady_under_held_mib_us = 15.0;
-    profile.idle_held_mib_us = -16.0;
-    const std::string blob = encode_evidence(pools, profile);
-    EXPECT_EQ(blob.size(), 24U * 9U);
-    audit::PoolTimes pools_back{};
-    audit::CardProfile back;
-    decode_evidence(blob, pools_back, back);
-    EXPECT_EQ(pools_back, pools);
-    EXPECT_EQ(back.office_us, 1);
-    EXPECT_EQ(back.steady_compute_bound_us, 6);
-    EXPECT_EQ(back.bursty_bucket_us, profile.bursty_bucket_us);
-    EXPECT_EQ(back.bursty_util_us, 11.25);
-    EXPECT_EQ(back.active_held_mib_us, 1e18);
-    EXPECT_EQ(back.idle_held_mib_us, -16.0);
-    decode_evidence(blob.substr(0, 13), pools_back, back);
-    EXPECT_EQ(pools_back[0], 0.5) << "a truncated tail is ignored";
-    EXPECT_EQ(pools_back[1], 0.0);
 }
 
 } // namespace

@@ -113,16 +113,29 @@ inline std::vector<telemetry::Tick> random_history(std::uint64_t seed, TimeUs st
                 r.active_us = u >= 10 ? d : 0;
                 r.bucket_us[u >= 90 ? 3 : u >= 70 ? 2 : u >= 10 ? 1 : 0] = d;
             } else {
-                r.util_source = telemetry::UtilSource::samples;
+                // Some ticks lost ring samples: their buckets cover the measured rest.
+                const bool partial = pick(4) == 0;
+                r.util_source =
+                    partial ? telemetry::UtilSource::partial : telemetry::UtilSource::samples;
+                r.unmeasured_us = partial ? pick(d / 2 + 1) : 0;
+                const DurationUs m = d - r.unmeasured_us;
                 r.util_pct = o.quantised ? static_cast<double>(pick(101)) : uni(0, 100);
-                DurationUs left = d;
+                DurationUs left = m;
                 for (std::size_t b = 0; b < 3; ++b) {
                     r.bucket_us[b] = pick(left + 1);
                     left -= r.bucket_us[b];
                 }
                 r.bucket_us[3] = left;
                 // Usually active = everything from 10 % up (the sampler's default threshold).
-                r.active_us = pick(3) == 0 ? pick(d + 1) : d - r.bucket_us[0];
+                r.active_us = pick(3) == 0 ? pick(m + 1) : m - r.bucket_us[0];
+            }
+            if (r.active_us) { // the measured non-active rest: no holder listed, or unknown
+                const DurationUs rest = std::max<DurationUs>(d - r.unmeasured_us - *r.active_us, 0);
+                if (card_procs.empty()) {
+                    r.idle_unlisted_us = pick(2) == 0 ? rest : pick(rest + 1);
+                } else if (pick(6) == 0) {
+                    r.idle_unknown_us = pick(rest + 1);
+                }
             }
             if (pick(3) == 0) {
                 r.power_mw = o.quantised ? 1000 * pick(400) : pick(400000);
@@ -146,6 +159,14 @@ inline std::vector<telemetry::Tick> random_history(std::uint64_t seed, TimeUs st
                 }
                 held += p.mib.value_or(0);
                 r.processes.push_back(pt);
+            }
+            // Per-process active time where there were readings: Σ ≤ the card's active time.
+            DurationUs unattributed = r.active_us.value_or(0);
+            for (telemetry::ProcessTick& pt : r.processes) {
+                if (pt.sm_util_pct && r.active_us && pick(4) != 0) {
+                    pt.active_us = pick(2) == 0 ? unattributed : pick(unattributed + 1);
+                    unattributed -= *pt.active_us;
+                }
             }
             r.mem_used_mib = held;
             tick.cards.push_back(r);

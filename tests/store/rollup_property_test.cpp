@@ -39,6 +39,7 @@ void expect_same(const audit::WindowAccumulator& a, const audit::WindowAccumulat
         RC_ASSERT(x.ticks == y.ticks);
         RC_ASSERT(same_states(x.states, y.states));
         RC_ASSERT(x.bucket_us == y.bucket_us);
+        RC_ASSERT(x.provenance == y.provenance); // stored in the evidence BLOB since schema 4
         // Pools and profile sums of fractions: equal up to floating-point summation order.
         for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
             RC_ASSERT(near(x.pools[p], y.pools[p]));

@@ -167,15 +167,15 @@ TEST_F(Store, ForeignSqliteFileIsRefusedAndLeftAlone) {
         raw.exec(
             "CREATE TABLE samples (ts INTEGER, gpu INTEGER); INSERT INTO samples VALUES (1,2);");
     }
-    {
+    try {
         Database db(m_path, OpenMode::read_write);
-        try {
-            migrate(db);
-            FAIL() << "migrate accepted a foreign database";
-        } catch (const Fatal& e) {
-            EXPECT_NE(std::string(e.what()).find("not a gua database"), std::string::npos)
-                << e.what();
-        }
+        migrate(db);
+        FAIL() << "a foreign database was opened for writing";
+    } catch (const Fatal& e) {
+        EXPECT_NE(std::string(e.what()).find("not a gua database"), std::string::npos) << e.what();
+    }
+    {
+        Database db(m_path, OpenMode::read_only);
         EXPECT_THROW(check_readable(db), Fatal);
     }
     RawDb raw(m_path);
@@ -188,8 +188,7 @@ TEST_F(Store, ForeignApplicationIdIsRefused) {
         RawDb raw(m_path);
         raw.exec("PRAGMA application_id = 1234;");
     }
-    Database db(m_path, OpenMode::read_write);
-    EXPECT_THROW(migrate(db), Fatal);
+    EXPECT_THROW(Database(m_path, OpenMode::read_write), Fatal);
 }
 
 TEST_F(Store, EmptyFileIsNotReadable) {
