@@ -118,6 +118,8 @@ std::pair<int, int> WindowAccumulator::cell_of(TimeUs t) {
 void WindowAccumulator::add(const CardTick& tick) {
     if (m_gpus.size() <= tick.gpu) {
         m_gpus.resize(tick.gpu + 1);
+    }
+    if (m_card_end.size() <= tick.gpu) {
         m_card_end.resize(tick.gpu + 1);
     }
     std::optional<TimeUs>& card_end = m_card_end[tick.gpu];
@@ -246,6 +248,8 @@ void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
         }
         if (m_gpus.size() <= card.gpu) {
             m_gpus.resize(card.gpu + 1);
+        }
+        if (m_card_end.size() <= card.gpu) {
             m_card_end.resize(card.gpu + 1);
         }
         m_gpus[card.gpu] += t;

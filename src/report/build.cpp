@@ -160,6 +160,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
                                 provenance_of(t.states, t.provenance, t.overlap_us)});
     }
     m.provenance = provenance_of(st, provenance, overlap_us);
+    add_provenance_notes(m.provenance, m.notes);
     m.waste = audit::compute_waste(
         card_states,
         provenance.by_source_us[static_cast<std::size_t>(telemetry::UtilSource::snapshot)]);

@@ -120,6 +120,7 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
     m.samples = acc.ticks();
     m.headline = shares_of(st);
     m.provenance = provenance_of(st, provenance, overlap_us);
+    add_provenance_notes(m.provenance, m.notes);
     m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle);
     m.waste = audit::compute_waste(
         card_states,

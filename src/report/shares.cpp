@@ -1,7 +1,10 @@
 // Share arithmetic for the report model.
 #include "report/shares.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 namespace gua::report {
 
@@ -70,6 +73,21 @@ ProvenanceShares provenance_of(const audit::StateTimes& states, const audit::Pro
     s.snapshot_error_pp = s.snapshot * 100.0;
     s.overlap_hours = to_hours(overlap_us);
     return s;
+}
+
+void add_provenance_notes(const ProvenanceShares& p, std::vector<std::string>& notes) {
+    if (p.snapshot > 0) {
+        notes.push_back(fmt::format(
+            "{:.1f}% of the card time was measured by one utilization snapshot per poll (no "
+            "driver sample buffer): its shares can be off by up to ±{:.1f} pp on bursty work",
+            p.snapshot * 100.0, std::ceil(p.snapshot_error_pp * 10.0 - 1e-6) / 10.0));
+    }
+    if (p.overlap_hours > 0) {
+        notes.push_back(fmt::format(
+            "{:.1f} s of card time were recorded more than once (overlapping runs for the same "
+            "GPU, e.g. two daemons writing one database) and are counted once",
+            p.overlap_hours * 3600.0));
+    }
 }
 
 std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace gua::report {
 
@@ -20,6 +21,10 @@ StateShares shares_of(const audit::StateTimes& t);
 /// recorded twice and counted once.
 ProvenanceShares provenance_of(const audit::StateTimes& states, const audit::Provenance& p,
                                DurationUs overlap_us);
+
+/// Appends the notes a reader must see before trusting the shares: snapshot-measured time and
+/// its error bound, card time recorded twice (counted once).
+void add_provenance_notes(const ProvenanceShares& p, std::vector<std::string>& notes);
 
 /// Efficiency bucket shares (sum to 1, or all 0 when nothing was measured).
 std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b);

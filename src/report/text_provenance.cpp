@@ -51,7 +51,7 @@ std::string snapshot_caveat(const ProvenanceShares& p) {
     }
     return fmt::format("snapshot shares can be off by up to ±{:.1f} pp on bursty work (one "
                        "reading per poll stands for the whole poll)",
-                       std::ceil(p.snapshot_error_pp * 10.0) / 10.0);
+                       std::ceil(p.snapshot_error_pp * 10.0 - 1e-6) / 10.0);
 }
 
 std::string unmeasured_reasons(const ProvenanceShares& p) {
@@ -92,10 +92,10 @@ void render_provenance_text(std::string& out, const ReportModel& m) {
                            unmeasured_reasons(p));
     }
     if (p.overlap_hours > 0) {
-        out +=
-            fmt::format("  {} of card time was recorded more than once (overlapping runs for "
-                        "the same GPU, e.g. two daemons on one database) and is counted once\n",
-                        format_duration(std::llround(p.overlap_hours * 3600.0) * k_us_per_second));
+        out += fmt::format(
+            "  {} of card time was recorded more than once (overlapping runs for "
+            "the same GPU, e.g. two daemons on one database) and is counted once\n",
+            format_duration(std::llround(p.overlap_hours * static_cast<double>(k_us_per_hour))));
     }
     if (m.gpus.size() < 2 && p.overlap_hours <= 0) {
         return;
@@ -107,8 +107,8 @@ void render_provenance_text(std::string& out, const ReportModel& m) {
         }
         if (g.provenance.overlap_hours > 0) {
             out += fmt::format(" — {} recorded twice, counted once",
-                               format_duration(std::llround(g.provenance.overlap_hours * 3600.0) *
-                                               k_us_per_second));
+                               format_duration(std::llround(g.provenance.overlap_hours *
+                                                            static_cast<double>(k_us_per_hour))));
         }
         out += "\n";
     }
