@@ -126,7 +126,7 @@ void WindowAccumulator::add(const CardTick& tick) {
     const TimeUs end = tick.t0 + std::max<DurationUs>(tick.duration_us, 0);
     const TimeUs covered = card_end.value_or(tick.t0);
     card_end = std::max(card_end.value_or(end), end);
-    if (covered <= tick.t0) {
+    if (covered <= tick.t0 || tick.duration_us <= 0) {
         add_counted(tick);
         return;
     }

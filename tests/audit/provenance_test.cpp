@@ -10,6 +10,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -243,13 +244,13 @@ TEST(Provenance, OverlapKeepsTheProportionsOfTheUncoveredPart) {
     CardTick a = card(0, 0, 0, 0, {holder(1, 4096)});
     acc.add(a); // 30 s idle-held
     CardTick b = card(k_dur / 2, 0, 0, 0, {holder(1, 4096)});
-    b.t0 += k_dur / 3; // 10 s overlap; 20 s new, half of it active
+    b.t0 += k_dur / 3; // [10, 40) s: 20 s overlap; 10 s new, half of it active
     acc.add(b);
     const GpuTotals& g = acc.gpus().at(0);
-    EXPECT_EQ(g.overlap_us, k_dur / 3);
-    EXPECT_EQ(g.states.total(), k_dur + 2 * k_dur / 3);
-    EXPECT_EQ(g.states.active, k_dur / 3);
-    EXPECT_EQ(g.states.idle_held, k_dur + k_dur / 3);
+    EXPECT_EQ(g.overlap_us, 2 * k_dur / 3);
+    EXPECT_EQ(g.states.total(), k_dur + k_dur / 3);
+    EXPECT_EQ(g.states.active, k_dur / 6);
+    EXPECT_EQ(g.states.idle_held, k_dur + k_dur / 6);
     // A second card at the same instants overlaps nothing.
     CardTick other = a;
     other.gpu = 1;
@@ -269,7 +270,7 @@ TEST(Provenance, RescaleKeepsEveryPartProportional) {
     EXPECT_EQ(t.idle_unlisted_us, k_us_per_second);
     EXPECT_EQ(t.idle_unknown_us, k_us_per_second);
     EXPECT_EQ(t.bucket_us[0], 6 * k_us_per_second);
-    EXPECT_EQ(*t.processes[0].active_us, 8 * k_us_per_second / 3);
+    EXPECT_EQ(*t.processes[0].active_us, std::llround(8.0 * k_us_per_second / 3.0));
 }
 
 } // namespace
