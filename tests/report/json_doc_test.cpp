@@ -1,4 +1,5 @@
-// docs/report-json.md documents every field of the `cost` and `recommendations` objects.
+// docs/report-json.md documents every field of the `cost`, `recommendations`, `provenance`,
+// `policy_verdict`, `waste` and `coverage` objects.
 #include "report/render.hpp"
 
 #include <gtest/gtest.h>
@@ -86,7 +87,7 @@ ReportModel full_model() {
     return m;
 }
 
-TEST(JsonDoc, EveryCostAndRecommendationsFieldIsDocumented) {
+TEST(JsonDoc, EveryCostRecommendationsProvenanceAndVerdictFieldIsDocumented) {
     std::ifstream doc(std::string(GUA_SOURCE_DIR) + "/docs/report-json.md");
     ASSERT_TRUE(doc);
     std::vector<std::string> rows;
@@ -99,6 +100,9 @@ TEST(JsonDoc, EveryCostAndRecommendationsFieldIsDocumented) {
     std::vector<std::string> paths;
     leaves(j["cost"], ".cost", paths);
     leaves(j["recommendations"], ".recommendations", paths);
+    for (const char* object : {"provenance", "policy_verdict", "waste", "coverage"}) {
+        leaves(j[object], std::string(".") + object, paths);
+    }
     ASSERT_GT(paths.size(), 50u);
     for (const std::string& p : paths) {
         EXPECT_TRUE(documented(rows, p)) << p << " is not in docs/report-json.md";
