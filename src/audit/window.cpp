@@ -253,11 +253,12 @@ void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
             m_card_end.resize(card.gpu + 1);
         }
         m_gpus[card.gpu] += t;
-        // Rollups keep no per-card end; their hours' latest end bounds it (all cards of a run
-        // share its ticks), so a later tick overlapping the rollup is still counted once.
+        // So that a later tick overlapping the rollup is still counted once: the card's own end,
+        // else its hours' latest end (all cards of a run share its ticks).
+        std::optional<TimeUs>& end = m_card_end[card.gpu];
         for (const HourSlice& h : rollup.hours) {
-            std::optional<TimeUs>& end = m_card_end[card.gpu];
-            end = std::max(end.value_or(h.coverage.last_end), h.coverage.last_end);
+            const TimeUs card_end = card.last_end.value_or(h.coverage.last_end);
+            end = std::max(end.value_or(card_end), card_end);
         }
     }
     for (const RollupIdentity& i : rollup.identities) {

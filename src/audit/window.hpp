@@ -110,6 +110,8 @@ class CoverageTracker {
 struct RollupCard {
     std::uint32_t gpu = 0;
     GpuTotals totals;
+    /// End of the card's last tick in the rollup, when known (else its hours' latest end).
+    std::optional<TimeUs> last_end;
 };
 
 /// One identity's totals over a rollup's hours. Identity 0 stands for `nobody` (active time with

@@ -149,7 +149,7 @@ void RollupReader::hours(std::int64_t first_hour, std::int64_t end_hour,
             continue;
         }
         audit::RollupCard c{static_cast<std::uint32_t>(m_cards.int64(1)),
-                            gpu_totals_at(m_cards, 2, 15)};
+                            gpu_totals_at(m_cards, 2, 15), m_cards.int64(13)};
         if (m_gpu) {
             audit::HourSlice& slice = r->totals.hours.back();
             slice.states = c.totals.states;
