@@ -120,7 +120,6 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
     m.samples = acc.ticks();
     m.headline = shares_of(st);
     m.provenance = provenance_of(st, provenance, overlap_us);
-    add_provenance_notes(m.provenance, m.notes);
     m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle);
     m.waste = audit::compute_waste(
         card_states,
@@ -137,6 +136,7 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
                       "every " +
                       fmt::format("{}s", static_cast<double>(fleet.step_us) / 1e6) +
                       "; per-user attribution needs gua's daemon (§4 is empty)");
+    add_provenance_notes(m.provenance, m.notes);
 
     const DurationUs step = coverage_step(o.from, o.to);
     const SeriesPresence presence = presence_of(
