@@ -73,7 +73,12 @@ bool documented(const std::vector<std::string>& rows, const std::string& path) {
 
 ReportModel full_model() {
     ReportModel m;
-    m.cost.gpus.push_back(GpuCostRow{0, "NVIDIA H100 80GB HBM3", 4'000'000, {100, 50, 25}});
+    m.cost.gpus.push_back(GpuCostRow{0,
+                                     "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+                                     1'714'286,
+                                     {100, 50, 25},
+                                     3.0 / 7.0,
+                                     "3/7 of the parent's price"});
     m.cost.identities.push_back(IdentityCostRow{"alice", 100, 50});
     audit::Recommendation r;
     r.id = "idle-culling";
