@@ -116,10 +116,13 @@ void render_provenance_text(std::string& out, const ReportModel& m) {
 
 std::string verdict_text(const ReportModel& m) {
     const audit::Waste& w = m.waste;
-    const double pct = w.idle_held_share_low * 100.0;
-    const auto one = [](double share) { return std::round(share * 1000.0) / 10.0; };
-    const double held = one(m.headline.idle_held);
-    const double unmeasured = one(m.headline.unmeasured);
+    const double low_pct = w.idle_held_share_low * 100.0;
+    // The same rounding as the headline's rows, so the verdict quotes what §1 shows.
+    const StateShares& h = m.headline;
+    const std::vector<double> pct =
+        audit::rounded_percentages({h.active, h.idle_held, h.truly_idle, h.unmeasured}, 1);
+    const double held = pct[1];
+    const double unmeasured = pct[3];
     const double snapshot = m.provenance.snapshot * 100.0;
     std::string doubt;
     if (unmeasured > 0 && snapshot > 0) {
@@ -142,7 +145,7 @@ std::string verdict_text(const ReportModel& m) {
         doubt.empty()
             ? ""
             : fmt::format(" ({} {:.1f}% with {})", w.policy_problem ? "at least" : "at most",
-                          w.policy_problem ? pct : w.idle_held_share_high * 100.0, doubt);
+                          w.policy_problem ? low_pct : w.idle_held_share_high * 100.0, doubt);
     if (w.policy_problem) {
         return fmt::format(
             "  Idle-held is {:.1f}% of observed GPU time{}, above the 20% rule: this is an "
