@@ -98,16 +98,26 @@ void attribute_us(const CardTick& tick, const StateTimes& states, const Threshol
         const auto add_active = [&](const ProcTick& p, DurationUs us) {
             share_of(out, p.identity).active_us += us;
         };
+        // The sampler's own poll-by-poll attribution first; the rest (polls in which no process
+        // had a reading, older recordings) is split over the tick as a whole.
+        DurationUs rest = states.active;
+        for (const ProcTick& p : tick.processes) {
+            if (p.active_us && rest > 0) {
+                const DurationUs us = std::clamp<DurationUs>(*p.active_us, 0, rest);
+                add_active(p, us);
+                rest -= us;
+            }
+        }
         std::int64_t sm_total = 0;
         for (const ProcTick& p : tick.processes) {
             sm_total += sm_weight(p);
         }
-        const bool done =
-            (sm_total > 0 && split(tick, states.active, any, sm_weight, add_active, parts)) ||
-            split(tick, states.active, holder, by_mem, add_active, parts) ||
-            split(tick, states.active, any, by_mem, add_active, parts);
+        const bool done = rest == 0 ||
+                          (sm_total > 0 && split(tick, rest, any, sm_weight, add_active, parts)) ||
+                          split(tick, rest, holder, by_mem, add_active, parts) ||
+                          split(tick, rest, any, by_mem, add_active, parts);
         if (!done) {
-            share_of(out, nobody).active_us += states.active;
+            share_of(out, nobody).active_us += rest;
         }
     }
     if (states.idle_held > 0) {

@@ -26,8 +26,9 @@ struct IdentityShare {
     double idle_held_mib_us = 0; ///< memory held while its own SMs were idle × time (MiB·µs)
 };
 
-/// Splits `states` (the classification of `tick`) among the tick's identities: active time by
-/// per-process SM utilization share (0.01 % resolution; by held memory when no process reports SM
+/// Splits `states` (the classification of `tick`) among the tick's identities: active time first
+/// by each process's own recorded active_us (capped at what is left), the rest by per-process SM
+/// utilization share (0.01 % resolution; by held memory when no process reports SM
 /// activity), idle-held time by held memory. Each split is exact in whole microseconds (largest
 /// remainder, ties to the earlier process), so the shares of a tick add up to active + idle_held.
 /// Shares of one identity's processes are merged. Active time with no process to carry it goes to

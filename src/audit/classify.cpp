@@ -50,12 +50,21 @@ StateTimes classify(const CardTick& tick, const Thresholds& thresholds) {
         t.unmeasured = tick.duration_us;
         return t;
     }
-    t.active = std::clamp<DurationUs>(*tick.active_us, 0, tick.duration_us);
-    const DurationUs rest = tick.duration_us - t.active;
+    // Each part is clamped to what the earlier ones left, so the four always add up to the
+    // duration even when a recording's fields disagree by a rounding microsecond.
+    DurationUs left = std::max<DurationUs>(tick.duration_us, 0);
+    const auto take = [&left](DurationUs want) {
+        const DurationUs got = std::clamp<DurationUs>(want, 0, left);
+        left -= got;
+        return got;
+    };
+    t.active = take(*tick.active_us);
+    t.unmeasured = take(tick.unmeasured_us + tick.idle_unknown_us);
+    t.truly_idle = take(tick.idle_unlisted_us);
     if (is_held(tick, thresholds)) {
-        t.idle_held = rest;
+        t.idle_held = left;
     } else {
-        t.truly_idle = rest;
+        t.truly_idle += left;
     }
     return t;
 }

@@ -27,8 +27,10 @@ bool is_holder(const ProcTick& p, const Thresholds& thresholds);
 /// unknown (a live context always holds memory; missing is not zero).
 bool is_held(const CardTick& tick, const Thresholds& thresholds);
 
-/// Splits the tick's duration: active = time at or above the active threshold; the rest is
-/// idle-held when the card is held, else truly idle; all of it unmeasured without utilization.
+/// Splits the tick's duration: active = time at or above the active threshold; unmeasured = time
+/// whose utilization is unknown plus idle time whose holders are unknown (the whole tick without
+/// utilization); idle time with no holder listed is truly idle; the rest is idle-held when the
+/// card is held, else truly idle. The four parts add up to the duration.
 StateTimes classify(const CardTick& tick, const Thresholds& thresholds);
 
 } // namespace gua::audit

@@ -3,6 +3,8 @@
 
 #include "audit/classify.hpp"
 
+#include <algorithm>
+
 namespace gua::audit {
 
 CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickRecord& card) {
@@ -24,7 +26,8 @@ CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickReco
 
 const char* dominant_state(const CardTick& card, const Thresholds& thresholds) {
     const StateTimes t = classify(card, thresholds);
-    if (t.unmeasured > 0) {
+    // A card-tick mostly unmeasured (or wholly: MIG) has no state to show.
+    if (t.unmeasured > 0 && t.unmeasured >= std::max({t.active, t.idle_held, t.truly_idle})) {
         return "n/a";
     }
     if (t.active >= t.idle_held && t.active >= t.truly_idle) {

@@ -89,10 +89,11 @@ std::int64_t held_mib(const CardTick& tick, const Thresholds& thresholds) {
 
 void add_to_pools(const CardTick& tick, const StateTimes& states, Pattern pattern,
                   std::int64_t held, bool off_hours, PoolTimes& pools, CardProfile& profile) {
-    if (pattern == Pattern::unmeasured || tick.duration_us <= 0) {
+    // Only the measured part of the tick: its unmeasured time belongs to no pool.
+    const DurationUs duration = tick.duration_us - states.unmeasured;
+    if (pattern == Pattern::unmeasured || duration <= 0) {
         return;
     }
-    const DurationUs duration = tick.duration_us;
     const auto d = static_cast<double>(duration);
     const auto held_d = static_cast<double>(held);
     (off_hours ? profile.off_hours_us : profile.office_us) += duration;

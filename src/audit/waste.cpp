@@ -7,9 +7,17 @@
 
 namespace gua::audit {
 
-Waste compute_waste(const StateTimes& states, std::size_t cards_in_window) {
+Waste compute_waste(const std::vector<StateTimes>& cards, DurationUs snapshot_us) {
     Waste w;
-    w.cards_in_window = cards_in_window;
+    StateTimes states;
+    for (const StateTimes& c : cards) {
+        states += c;
+        const DurationUs measured = c.active + c.idle_held + c.truly_idle;
+        if (c.total() > 0) {
+            ++w.cards_in_window;
+            w.measured_gpus += static_cast<double>(measured) / static_cast<double>(c.total());
+        }
+    }
     w.idle_held_gpu_hours = to_hours(states.idle_held);
     w.truly_idle_gpu_hours = to_hours(states.truly_idle);
     const DurationUs measured = states.active + states.idle_held + states.truly_idle;
@@ -17,10 +25,23 @@ Waste compute_waste(const StateTimes& states, std::size_t cards_in_window) {
         w.idle_held_share = static_cast<double>(states.idle_held) / static_cast<double>(measured);
         w.truly_idle_share = static_cast<double>(states.truly_idle) / static_cast<double>(measured);
     }
-    const double cards = static_cast<double>(cards_in_window);
-    w.idle_held_equiv_gpus = w.idle_held_share * cards;
-    w.truly_idle_equiv_gpus = w.truly_idle_share * cards;
+    w.idle_held_equiv_gpus = w.idle_held_share * w.measured_gpus;
+    w.truly_idle_equiv_gpus = w.truly_idle_share * w.measured_gpus;
     w.policy_problem = w.idle_held_share > k_idle_held_policy_share;
+    if (states.total() > 0) {
+        const auto total = static_cast<double>(states.total());
+        const double snapshot =
+            static_cast<double>(std::clamp<DurationUs>(snapshot_us, 0, measured));
+        w.idle_held_share_low =
+            std::max(0.0, static_cast<double>(states.idle_held) - snapshot) / total;
+        w.idle_held_share_high =
+            std::min(1.0, static_cast<double>(states.idle_held + states.unmeasured) / total +
+                              snapshot / total);
+        w.verdict_certain = (w.idle_held_share_low > k_idle_held_policy_share) ==
+                            (w.idle_held_share_high > k_idle_held_policy_share);
+        w.policy_problem =
+            w.verdict_certain ? w.idle_held_share_low > k_idle_held_policy_share : w.policy_problem;
+    }
     return w;
 }
 

@@ -17,14 +17,26 @@ struct Waste {
     double truly_idle_gpu_hours = 0;
     double idle_held_share = 0;
     double truly_idle_share = 0;
-    double idle_held_equiv_gpus = 0;  ///< idle-held share × cards present in the window
-    double truly_idle_equiv_gpus = 0; ///< truly-idle share × cards present in the window
+    double idle_held_equiv_gpus = 0;  ///< idle-held share × measured GPUs
+    double truly_idle_equiv_gpus = 0; ///< truly-idle share × measured GPUs
     std::size_t cards_in_window = 0;
+    /// Measured capacity: Σ over cards of their measured share of their recorded time (a card
+    /// never measured, such as a MIG instance, counts 0).
+    double measured_gpus = 0;
     bool policy_problem = false; ///< idle-held share above k_idle_held_policy_share
+    /// The idle-held share of all recorded card time at the least and the most that unmeasured
+    /// time and snapshot error allow: none of the unmeasured time idle-held and every snapshot
+    /// second wrongly so (low), or all of it idle-held and every snapshot second wrongly not
+    /// (high).
+    double idle_held_share_low = 0;
+    double idle_held_share_high = 0;
+    /// True when both bounds fall on the same side of k_idle_held_policy_share.
+    bool verdict_certain = true;
 };
 
-/// Computes waste from window state times and the number of cards that had ticks in the window.
-Waste compute_waste(const StateTimes& states, std::size_t cards_in_window);
+/// Computes waste from the state times of each card that had ticks in the window, of which
+/// `snapshot_us` was measured by once-per-poll snapshots.
+Waste compute_waste(const std::vector<StateTimes>& cards, DurationUs snapshot_us);
 
 /// Rounds shares (fractions summing to 1, or all zero) to percentages with `decimals` places
 /// that add up to exactly 100 (largest remainder method), so displayed rows always sum to 100 %.

@@ -2,6 +2,8 @@
 // totals.
 #include "audit/window.hpp"
 
+#include "audit/rescale.hpp"
+
 #include <algorithm>
 
 namespace gua::audit {
@@ -44,6 +46,7 @@ Provenance& Provenance::operator+=(const Provenance& o) {
     }
     util_unknown_us += o.util_unknown_us;
     holders_unknown_us += o.holders_unknown_us;
+    no_reading_us += o.no_reading_us;
     return *this;
 }
 
@@ -51,6 +54,7 @@ GpuTotals& GpuTotals::operator+=(const GpuTotals& o) {
     states += o.states;
     provenance += o.provenance;
     ticks += o.ticks;
+    overlap_us += o.overlap_us;
     for (std::size_t b = 0; b < k_bucket_count; ++b) {
         bucket_us[b] += o.bucket_us[b];
     }
@@ -112,16 +116,53 @@ std::pair<int, int> WindowAccumulator::cell_of(TimeUs t) {
 }
 
 void WindowAccumulator::add(const CardTick& tick) {
+    if (m_gpus.size() <= tick.gpu) {
+        m_gpus.resize(tick.gpu + 1);
+    }
+    if (m_card_end.size() <= tick.gpu) {
+        m_card_end.resize(tick.gpu + 1);
+    }
+    std::optional<TimeUs>& card_end = m_card_end[tick.gpu];
+    const TimeUs end = tick.t0 + std::max<DurationUs>(tick.duration_us, 0);
+    const TimeUs covered = card_end.value_or(tick.t0);
+    card_end = std::max(card_end.value_or(end), end);
+    if (covered <= tick.t0 || tick.duration_us <= 0) {
+        add_counted(tick);
+        return;
+    }
+    // An earlier tick of this card already covers [t0, covered): count only the rest.
+    const DurationUs overlap = std::min(covered, end) - tick.t0;
+    m_gpus[tick.gpu].overlap_us += overlap;
+    if (overlap >= tick.duration_us) {
+        return;
+    }
+    m_trimmed = tick;
+    rescale(m_trimmed, tick.duration_us - overlap);
+    m_trimmed.t0 = covered;
+    add_counted(m_trimmed);
+}
+
+void WindowAccumulator::add_counted(const CardTick& tick) {
     const StateTimes states = classify(tick, m_thresholds);
     m_states += states;
     ++m_ticks;
 
-    if (m_gpus.size() <= tick.gpu) {
-        m_gpus.resize(tick.gpu + 1);
-    }
     GpuTotals& gpu = m_gpus[tick.gpu];
     gpu.states += states;
     ++gpu.ticks;
+    Provenance& provenance = gpu.provenance;
+    provenance.util_unknown_us += states.unmeasured;
+    if (!tick.active_us) {
+        provenance.no_reading_us += states.unmeasured;
+    } else {
+        // classify() takes the unknown-holders part out of what unknown utilization left.
+        const DurationUs util_unknown =
+            std::min(std::max<DurationUs>(tick.unmeasured_us, 0), states.unmeasured);
+        provenance.holders_unknown_us += states.unmeasured - util_unknown;
+        provenance.util_unknown_us -= states.unmeasured - util_unknown;
+        provenance.by_source_us[static_cast<std::size_t>(tick.util_source) %
+                                provenance.by_source_us.size()] += states.total() - util_unknown;
+    }
     for (std::size_t b = 0; b < k_bucket_count; ++b) {
         gpu.bucket_us[b] += tick.bucket_us[b];
         m_bucket_us[b] += tick.bucket_us[b];
@@ -179,7 +220,7 @@ bool WindowAccumulator::can_add_rollup(const RollupTotals& rollup) const {
             return false;
         }
         const CoverageSummary& c = h.coverage;
-        if (last_end && *last_end > c.first_t0 + c.first_duration_us) {
+        if (last_end && *last_end > c.first_t0) {
             return false;
         }
         last_end = std::max(last_end.value_or(c.last_end), c.last_end);
@@ -208,7 +249,17 @@ void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
         if (m_gpus.size() <= card.gpu) {
             m_gpus.resize(card.gpu + 1);
         }
+        if (m_card_end.size() <= card.gpu) {
+            m_card_end.resize(card.gpu + 1);
+        }
         m_gpus[card.gpu] += t;
+        // So that a later tick overlapping the rollup is still counted once: the card's own end,
+        // else its hours' latest end (all cards of a run share its ticks).
+        std::optional<TimeUs>& end = m_card_end[card.gpu];
+        for (const HourSlice& h : rollup.hours) {
+            const TimeUs card_end = card.last_end.value_or(h.coverage.last_end);
+            end = std::max(end.value_or(card_end), card_end);
+        }
     }
     for (const RollupIdentity& i : rollup.identities) {
         const std::uint32_t index = i.identity == 0 ? m_nobody : i.identity;

@@ -16,12 +16,15 @@
 
 namespace gua::audit {
 
-/// How a card's recorded time was measured: card-time by the utilization source of its
-/// card-ticks (index: telemetry::UtilSource), and how much of it was unmeasured and why.
+/// How a card's recorded time was measured. by_source_us: card-time whose utilization was
+/// measured, by the utilization source of its card-tick (index: telemetry::UtilSource); together
+/// with util_unknown_us it is the card's whole recorded time. holders_unknown_us is part of the
+/// measured time (below the active threshold while the process lists could not be read).
 struct Provenance {
     std::array<DurationUs, 4> by_source_us{};
     DurationUs util_unknown_us = 0;    ///< utilization unknown (lost samples, lost GPU, no reading)
     DurationUs holders_unknown_us = 0; ///< below the active threshold, process lists unreadable
+    DurationUs no_reading_us = 0; ///< of util_unknown_us: ticks with no utilization at all (MIG)
 
     Provenance& operator+=(const Provenance& o);
     friend bool operator==(const Provenance&, const Provenance&) = default;
@@ -33,6 +36,10 @@ struct GpuTotals {
     Provenance provenance;
     std::array<DurationUs, k_bucket_count> bucket_us{};
     std::uint64_t ticks = 0;
+    /// Time of its card-ticks that an earlier card-tick of the same card (another run writing
+    /// into the same database, a clock stepped back) had already covered: counted once, not in
+    /// `states`.
+    DurationUs overlap_us = 0;
     PoolTimes pools{};   ///< waste pools (disjoint slices of the measured time)
     CardProfile profile; ///< patterns, memory and time of day for the recommender
 
@@ -103,6 +110,8 @@ class CoverageTracker {
 struct RollupCard {
     std::uint32_t gpu = 0;
     GpuTotals totals;
+    /// End of the card's last tick in the rollup, when known (else its hours' latest end).
+    std::optional<TimeUs> last_end;
 };
 
 /// One identity's totals over a rollup's hours. Identity 0 stands for `nobody` (active time with
@@ -135,10 +144,13 @@ struct RollupTotals {
 using WeekdayHourFn = std::function<std::pair<int, int>(TimeUs)>;
 
 /// Sums classification, attribution, buckets, waste pools and card profiles, the weekday × hour
-/// grid and coverage. Ticks must be added in non-decreasing t0 order (for gap detection). Pure: no
-/// I/O. Office hours (pools.hpp) are judged in the zone of `weekday_hour`. Adding a rollup with
-/// add_rollup() yields the totals of adding its card-ticks when can_add_rollup() says so (exactly
-/// for integer totals; pools and profile sums of fractions up to floating-point rounding).
+/// grid and coverage. Ticks must be added in non-decreasing t0 order (for gap detection). A card's
+/// time is counted once: the part of a card-tick that an earlier card-tick of the same card
+/// already covered is dropped (the rest keeps its proportions) and counted in
+/// GpuTotals::overlap_us, so no card's recorded time exceeds wall time. Pure: no I/O. Office hours
+/// (pools.hpp) are judged in the zone of `weekday_hour`. Adding a rollup with add_rollup() yields
+/// the totals of adding its card-ticks when can_add_rollup() says so (exactly for integer totals;
+/// pools and profile sums of fractions up to floating-point rounding).
 class WindowAccumulator {
   public:
     /// `nobody` is the identity index that receives active time with no visible process.
@@ -149,7 +161,7 @@ class WindowAccumulator {
     /// True when `rollup` (whose ticks all start after every tick added so far) can be added
     /// whole with exactly the result of adding its ticks: each of its hours lies in one heatmap
     /// cell of the report's zone, and at each hour's start no earlier tick ends after the hour's
-    /// first tick does.
+    /// first tick starts (so no overlap crosses the hour).
     bool can_add_rollup(const RollupTotals& rollup) const;
     /// Adds a whole rollup. Exact when can_add_rollup(); otherwise an approximation (the heatmap
     /// cell of each hour's start, coverage merged as stored).
@@ -174,6 +186,7 @@ class WindowAccumulator {
 
   private:
     std::pair<int, int> cell_of(TimeUs t);
+    void add_counted(const CardTick& tick);
 
     Thresholds m_thresholds;
     std::uint32_t m_nobody;
@@ -185,6 +198,8 @@ class WindowAccumulator {
     std::vector<IdentityTotals> m_identities;
     std::array<std::array<StateTimes, 24>, 7> m_heatmap{};
     CoverageTracker m_coverage;
+    std::vector<std::optional<TimeUs>> m_card_end; ///< per GPU index: latest end of its ticks
+    CardTick m_trimmed;
     std::vector<IdentityShareUs> m_shares;
     std::vector<Presence> m_present;
     std::int64_t m_cached_quarter = std::numeric_limits<std::int64_t>::min();

@@ -91,11 +91,13 @@ void database_lines(const StatusView& v, std::string& out) {
     }
     if (d.last_hour) {
         const report::StateShares& h = *d.last_hour;
+        const std::string unmeasured =
+            h.unmeasured > 0 ? fmt::format(", unmeasured {:.1f} %", 100 * h.unmeasured) : "";
         row("last hour",
-            fmt::format(
-                "active {:.1f} %, idle-held {:.1f} %, truly idle {:.1f} % of {}", 100 * h.active,
-                100 * h.idle_held, 100 * h.truly_idle,
-                ops::format_gpu_time(h.active_hours + h.idle_held_hours + h.truly_idle_hours)));
+            fmt::format("active {:.1f} %, idle-held {:.1f} %, truly idle {:.1f} %{} of {}",
+                        100 * h.active, 100 * h.idle_held, 100 * h.truly_idle, unmeasured,
+                        ops::format_gpu_time(h.active_hours + h.idle_held_hours +
+                                             h.truly_idle_hours + h.unmeasured_hours)));
     } else {
         row("last hour", "no data");
     }
@@ -155,8 +157,10 @@ std::string render_status_json(const StatusView& v) {
         j["last_hour"] = {{"active", d.last_hour->active},
                           {"idle_held", d.last_hour->idle_held},
                           {"truly_idle", d.last_hour->truly_idle},
+                          {"unmeasured", d.last_hour->unmeasured},
                           {"gpu_hours", d.last_hour->active_hours + d.last_hour->idle_held_hours +
-                                            d.last_hour->truly_idle_hours}};
+                                            d.last_hour->truly_idle_hours +
+                                            d.last_hour->unmeasured_hours}};
     } else {
         j["last_hour"] = nullptr;
     }

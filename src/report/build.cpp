@@ -1,6 +1,7 @@
 // Report building: store → audit::WindowAccumulator → ReportModel.
 #include "report/build.hpp"
 
+#include "audit/rescale.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/version.hpp"
@@ -21,21 +22,6 @@
 namespace gua::report {
 
 namespace {
-
-/// Rescales a tick to the prior-art --interval override (keeping its state proportions).
-void apply_interval(audit::CardTick& tick, DurationUs interval) {
-    if (tick.duration_us <= 0) {
-        return;
-    }
-    const double scale = static_cast<double>(interval) / static_cast<double>(tick.duration_us);
-    if (tick.active_us) {
-        tick.active_us = std::llround(static_cast<double>(*tick.active_us) * scale);
-    }
-    for (DurationUs& b : tick.bucket_us) {
-        b = std::llround(static_cast<double>(b) * scale);
-    }
-    tick.duration_us = interval;
-}
 
 TimeUs raw_start(const std::optional<std::pair<TimeUs, TimeUs>>& raw) {
     return raw ? raw->first : std::numeric_limits<TimeUs>::max();
@@ -145,7 +131,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
             }
             if (options.interval_override) {
                 scaled = tick;
-                apply_interval(scaled, *options.interval_override);
+                audit::rescale(scaled, *options.interval_override);
                 acc.add(scaled);
             } else {
                 acc.add(tick);
@@ -160,18 +146,27 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     m.headline = shares_of(acc.states());
     const audit::StateTimes& st = acc.states();
     m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle);
-    std::size_t cards = 0;
+    std::vector<audit::StateTimes> card_states;
+    audit::Provenance provenance;
+    DurationUs overlap_us = 0;
     for (const store::GpuRow& g : gpus) {
         const auto id = static_cast<std::size_t>(g.id);
         if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
             continue;
         }
-        ++cards;
         const audit::GpuTotals& t = acc.gpus()[id];
+        card_states.push_back(t.states);
+        provenance += t.provenance;
+        overlap_us += t.overlap_us;
         m.gpus.push_back(GpuRow{g.index, g.uuid, short_uuid(g.uuid), g.name, shares_of(t.states),
-                                bucket_shares(t.bucket_us), t.ticks, ""});
+                                bucket_shares(t.bucket_us), t.ticks, "",
+                                provenance_of(t.states, t.provenance, t.overlap_us)});
     }
-    m.waste = audit::compute_waste(st, cards);
+    m.provenance = provenance_of(st, provenance, overlap_us);
+    add_provenance_notes(m.provenance, m.notes);
+    m.waste = audit::compute_waste(
+        card_states,
+        provenance.by_source_us[static_cast<std::size_t>(telemetry::UtilSource::snapshot)]);
     m.buckets = bucket_shares(acc.bucket_us());
     DurationUs bucket_total = 0;
     for (DurationUs b : acc.bucket_us()) {

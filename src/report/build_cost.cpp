@@ -3,11 +3,28 @@
 #include "report/build_cost.hpp"
 
 #include "audit/cost.hpp"
+#include "audit/mig.hpp"
 #include "audit/recommend.hpp"
 
 #include <map>
 
 namespace gua::report {
+
+namespace {
+
+/// The pricing facts of `g`, with its parent's when the parent card is in `gpus`.
+audit::CardFacts facts_of(const store::GpuRow& g, const std::vector<store::GpuRow>& gpus) {
+    audit::CardFacts f{g.uuid, g.name, g.memory_total_mib, g.parent_uuid, "", std::nullopt};
+    for (const store::GpuRow& p : gpus) {
+        if (!g.parent_uuid.empty() && p.uuid == g.parent_uuid) {
+            f.parent_name = p.name;
+            f.parent_memory_total_mib = p.memory_total_mib;
+        }
+    }
+    return f;
+}
+
+} // namespace
 
 void build_cost_and_advice(const audit::WindowAccumulator& acc,
                            const std::vector<store::GpuRow>& gpus,
@@ -35,11 +52,13 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc,
             continue;
         }
         const audit::GpuTotals& t = acc.gpus()[id];
-        const std::int64_t price = audit::price_micros(pricing, g.name);
+        const audit::CardPrice card_price = audit::card_price(pricing, facts_of(g, gpus));
+        const std::int64_t price = card_price.micros_per_gpu_hour;
         price_of_gpu[id] = price;
         card_of_gpu[id] = input.cards.size();
         const audit::StateCost c = audit::cost_of(t.states, price);
-        cost.gpus.push_back(GpuCostRow{g.index, g.name, price, c});
+        cost.gpus.push_back(
+            GpuCostRow{g.index, g.name, price, c, card_price.fraction, card_price.rule});
         cost.total += c;
         const DurationUs measured = t.states.active + t.states.idle_held + t.states.truly_idle;
         idle_held_hourly +=

@@ -55,9 +55,13 @@ audit::CardTick tick_of(std::uint32_t gpu, TimeUs t, DurationUs step, double uti
     tick.util_pct = util;
     tick.active_us = util >= thresholds.active_util_pct ? step : 0;
     tick.bucket_us[static_cast<std::size_t>(audit::bucket_of(util))] = step;
+    // One gauge reading per step stands for the whole step: a snapshot, with its error bound.
+    tick.util_source = telemetry::UtilSource::snapshot;
     if (fb_mib) {
         tick.processes.push_back(audit::ProcTick{
             0, telemetry::ProcessType::compute, std::llround(*fb_mib), std::nullopt, std::nullopt});
+    } else if (*tick.active_us == 0) {
+        tick.idle_unknown_us = step; // no framebuffer reading: held or not is unknown
     }
     return tick;
 }
@@ -93,22 +97,33 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
     }
 
     std::map<std::string, audit::StateTimes> by_host;
+    std::vector<audit::StateTimes> card_states;
+    audit::Provenance provenance;
+    DurationUs overlap_us = 0;
     for (std::size_t i = 0; i < index.size(); ++i) {
         if (i >= acc.gpus().size() || acc.gpus()[i].ticks == 0) {
             continue;
         }
+        const audit::GpuTotals& t = acc.gpus()[i];
         GpuRow row = index[i]->row;
-        row.shares = shares_of(acc.gpus()[i].states);
-        row.buckets = bucket_shares(acc.gpus()[i].bucket_us);
-        row.samples = acc.gpus()[i].ticks;
-        by_host[row.host] += acc.gpus()[i].states;
+        row.shares = shares_of(t.states);
+        row.buckets = bucket_shares(t.bucket_us);
+        row.samples = t.ticks;
+        row.provenance = provenance_of(t.states, t.provenance, t.overlap_us);
+        by_host[row.host] += t.states;
+        card_states.push_back(t.states);
+        provenance += t.provenance;
+        overlap_us += t.overlap_us;
         m.gpus.push_back(row);
     }
     const audit::StateTimes& st = acc.states();
     m.samples = acc.ticks();
     m.headline = shares_of(st);
+    m.provenance = provenance_of(st, provenance, overlap_us);
     m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle);
-    m.waste = audit::compute_waste(st, m.gpus.size());
+    m.waste = audit::compute_waste(
+        card_states,
+        provenance.by_source_us[static_cast<std::size_t>(telemetry::UtilSource::snapshot)]);
     m.buckets = bucket_shares(acc.bucket_us());
     const auto& b = acc.bucket_us();
     m.bucket_hours = to_hours(b[0] + b[1] + b[2] + b[3]);
@@ -121,6 +136,7 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
                       "every " +
                       fmt::format("{}s", static_cast<double>(fleet.step_us) / 1e6) +
                       "; per-user attribution needs gua's daemon (§4 is empty)");
+    add_provenance_notes(m.provenance, m.notes);
 
     const DurationUs step = coverage_step(o.from, o.to);
     const SeriesPresence presence = presence_of(

@@ -19,10 +19,31 @@ json shares(const StateShares& s) {
     return json{{"active", s.active},
                 {"idle_held", s.idle_held},
                 {"truly_idle", s.truly_idle},
+                {"unmeasured", s.unmeasured},
                 {"active_gpu_hours", s.active_hours},
                 {"idle_held_gpu_hours", s.idle_held_hours},
                 {"truly_idle_gpu_hours", s.truly_idle_hours},
                 {"unmeasured_gpu_hours", s.unmeasured_hours}};
+}
+
+json provenance(const ProvenanceShares& p) {
+    return json{{"card_gpu_hours", p.card_hours},
+                {"samples_share", p.samples},
+                {"partial_share", p.partial},
+                {"snapshot_share", p.snapshot},
+                {"source_unknown_share", p.source_unknown},
+                {"unmeasured_share", p.unmeasured},
+                {"samples_gpu_hours", p.samples_hours},
+                {"partial_gpu_hours", p.partial_hours},
+                {"snapshot_gpu_hours", p.snapshot_hours},
+                {"source_unknown_gpu_hours", p.source_unknown_hours},
+                {"unmeasured_gpu_hours", p.unmeasured_hours},
+                {"utilization_unknown_gpu_hours", p.utilization_unknown_hours},
+                {"no_reading_gpu_hours", p.no_reading_hours},
+                {"holders_unknown_gpu_hours", p.holders_unknown_hours},
+                {"reason_unknown_gpu_hours", p.reason_unknown_hours},
+                {"snapshot_error_pp", p.snapshot_error_pp},
+                {"overlap_gpu_hours", p.overlap_hours}};
 }
 
 json buckets(const std::array<double, 4>& b) {
@@ -48,6 +69,7 @@ std::string render_json(const ReportModel& m) {
                        {"held_mib", m.held_threshold_mib}};
     j["samples"] = m.samples;
     j["headline"] = shares(m.headline);
+    j["provenance"] = provenance(m.provenance);
     const audit::Waste& w = m.waste;
     j["waste"] = {{"idle_held_gpu_hours", w.idle_held_gpu_hours},
                   {"truly_idle_gpu_hours", w.truly_idle_gpu_hours},
@@ -56,10 +78,14 @@ std::string render_json(const ReportModel& m) {
                   {"idle_held_equiv_gpus", w.idle_held_equiv_gpus},
                   {"truly_idle_equiv_gpus", w.truly_idle_equiv_gpus},
                   {"gpus_in_window", w.cards_in_window},
+                  {"measured_gpus", w.measured_gpus},
                   {"observed_gpu_hours", m.observed_card_hours}};
     j["policy_verdict"] = {{"idle_held_share", w.idle_held_share},
                            {"limit", audit::k_idle_held_policy_share},
-                           {"allocation_policy_problem", w.policy_problem}};
+                           {"allocation_policy_problem", w.policy_problem},
+                           {"idle_held_share_low", w.idle_held_share_low},
+                           {"idle_held_share_high", w.idle_held_share_high},
+                           {"certain", w.verdict_certain}};
     json gpus = json::array();
     for (const GpuRow& g : m.gpus) {
         gpus.push_back({{"index", g.index},
@@ -67,6 +93,7 @@ std::string render_json(const ReportModel& m) {
                         {"model", g.model},
                         {"samples", g.samples},
                         {"states", shares(g.shares)},
+                        {"provenance", provenance(g.provenance)},
                         {"efficiency", buckets(g.buckets)}});
         if (!g.host.empty()) {
             gpus.back()["host"] = g.host;
@@ -117,7 +144,8 @@ std::string render_json(const ReportModel& m) {
     j["coverage"] = {{"first_sample", opt_time(m.coverage.first)},
                      {"last_sample_end", opt_time(m.coverage.last_end)},
                      {"recorded_share", m.coverage.covered_share},
-                     {"gaps", gaps}};
+                     {"gaps", gaps},
+                     {"overlap_seconds", m.provenance.overlap_hours * 3600.0}};
     if (m.policy) {
         j["policy"] = policy_json(*m.policy);
     }

@@ -39,6 +39,10 @@ json cost_json(const ReportModel& m) {
         row["index"] = g.index;
         row["model"] = g.model;
         row["price_per_gpu_hour"] = price_units(g.micros_per_gpu_hour);
+        row["card_fraction"] = g.card_fraction;
+        if (!g.price_rule.empty()) {
+            row["price_rule"] = g.price_rule;
+        }
         gpus.push_back(row);
     }
     json identities = json::array();

@@ -4,6 +4,7 @@
 #include "audit/cost.hpp"
 #include "audit/recommend.hpp"
 #include "audit/waste.hpp"
+#include "audit/window.hpp"
 #include "core/time.hpp"
 #include "report/policy_section.hpp"
 
@@ -15,15 +16,42 @@
 
 namespace gua::report {
 
-/// Shares of a set of state times, as fractions of measured time (sum to 1 or all 0).
+/// Shares of a set of state times, as fractions of all recorded card time: active + idle-held +
+/// truly idle + unmeasured sum to 1 (or all 0).
 struct StateShares {
     double active = 0;
     double idle_held = 0;
     double truly_idle = 0;
+    double unmeasured = 0; ///< utilization or holders unknown (lost samples, MIG, failed reads)
     double active_hours = 0;
     double idle_held_hours = 0;
     double truly_idle_hours = 0;
-    double unmeasured_hours = 0; ///< utilization n/a (e.g. MIG): excluded from the shares
+    double unmeasured_hours = 0;
+};
+
+/// How recorded card time was measured, as shares of it: samples + partial + snapshot +
+/// source_unknown + unmeasured sum to 1 (or all 0). Hours are card-hours.
+struct ProvenanceShares {
+    double card_hours = 0;
+    double samples = 0;        ///< driver sample buffers, complete
+    double partial = 0;        ///< driver sample buffers of card-ticks that lost samples
+    double snapshot = 0;       ///< one instantaneous reading per poll
+    double source_unknown = 0; ///< measured, but how was not recorded (older data, Prometheus)
+    double unmeasured = 0;     ///< the headline's unmeasured share
+    double samples_hours = 0;
+    double partial_hours = 0;
+    double snapshot_hours = 0;
+    double source_unknown_hours = 0;
+    double unmeasured_hours = 0;
+    double utilization_unknown_hours = 0; ///< of unmeasured: utilization unknown
+    double no_reading_hours = 0;          ///< of utilization unknown: no reading at all (MIG)
+    double holders_unknown_hours = 0;     ///< of unmeasured: process lists unreadable
+    double reason_unknown_hours = 0;      ///< of unmeasured: why was not recorded
+    /// The most any state share can be off because of snapshot readings, in percentage points
+    /// (docs/report-json.md: the snapshot share itself).
+    double snapshot_error_pp = 0;
+    /// Card time recorded more than once (overlapping runs for the same card), counted once.
+    double overlap_hours = 0;
 };
 
 /// §3: one card.
@@ -36,6 +64,7 @@ struct GpuRow {
     std::array<double, 4> buckets{}; ///< efficiency bucket shares (sum to 1 when measured)
     std::uint64_t samples = 0;
     std::string host; ///< fleet reports: the host (Prometheus instance); empty for one host
+    ProvenanceShares provenance;
 };
 
 /// Fleet reports: one host's summary.
@@ -81,6 +110,9 @@ struct GpuCostRow {
     std::string model;
     std::int64_t micros_per_gpu_hour = 0; ///< the price applied
     audit::StateCost cost;
+    /// The card's part of a whole GPU's price: 1, or a MIG instance's fraction of its parent.
+    double card_fraction = 1;
+    std::string price_rule; ///< how the price was found, e.g. "A100 × 3/7 (MIG 3g.40gb)"
 };
 
 /// §7: one identity's cost (its attributed active and idle-held time, priced per card).
@@ -106,7 +138,7 @@ struct CostSection {
 
 /// A finished report.
 struct ReportModel {
-    int schema_version = 1;
+    int schema_version = 2; ///< 2: shares of all recorded time, with unmeasured
     std::string gua_version;
     std::string host;
     std::string driver_version;
@@ -121,6 +153,7 @@ struct ReportModel {
 
     std::uint64_t samples = 0; ///< card-ticks in the window
     StateShares headline;
+    ProvenanceShares provenance; ///< how the headline's card time was measured
     audit::Waste waste;
     double observed_card_hours = 0;
     std::vector<GpuRow> gpus;

@@ -182,6 +182,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     audit::StateTimes total;
     std::array<DurationUs, 4> buckets{};
     std::map<std::string, audit::StateTimes> by_host;
+    std::vector<audit::StateTimes> card_states;
     for (auto& [key, c] : cards) {
         c.row.samples = static_cast<std::uint64_t>(std::llround(c.ticks));
         if (c.row.samples == 0 && c.states.total() == 0) {
@@ -189,6 +190,9 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         }
         c.row.shares = shares_of(c.states);
         c.row.buckets = bucket_shares(c.buckets);
+        // gua's counters carry no provenance: the measured time counts as source unknown.
+        c.row.provenance = provenance_of(c.states, audit::Provenance{}, 0);
+        card_states.push_back(c.states);
         m.gpus.push_back(c.row);
         m.samples += c.row.samples;
         total += c.states;
@@ -198,8 +202,12 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         }
     }
     m.headline = shares_of(total);
+    m.provenance = provenance_of(total, audit::Provenance{}, 0);
     m.observed_card_hours = to_hours(total.active + total.idle_held + total.truly_idle);
-    m.waste = audit::compute_waste(total, m.gpus.size());
+    m.waste = audit::compute_waste(card_states, 0);
+    m.notes.push_back("gua's Prometheus counters do not record how utilization was measured "
+                      "(sample buffers or snapshots), nor why time is unmeasured: read the hosts' "
+                      "databases with `gua report` for that");
     m.buckets = bucket_shares(buckets);
     m.bucket_hours = to_hours(buckets[0] + buckets[1] + buckets[2] + buckets[3]);
 

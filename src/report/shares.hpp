@@ -3,15 +3,28 @@
 #pragma once
 
 #include "audit/classify.hpp"
+#include "audit/window.hpp"
 #include "report/model.hpp"
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace gua::report {
 
-/// Shares of measured time (active + idle-held + truly idle) and the hours of each state.
+/// Shares of all recorded time (active + idle-held + truly idle + unmeasured) and the hours of
+/// each state.
 StateShares shares_of(const audit::StateTimes& t);
+
+/// How the time of `states` was measured, from the audit's provenance of it (all zero where the
+/// source records none: the measured time then counts as source_unknown); `overlap_us` is time
+/// recorded twice and counted once.
+ProvenanceShares provenance_of(const audit::StateTimes& states, const audit::Provenance& p,
+                               DurationUs overlap_us);
+
+/// Appends the notes a reader must see before trusting the shares: snapshot-measured time and
+/// its error bound, card time recorded twice (counted once).
+void add_provenance_notes(const ProvenanceShares& p, std::vector<std::string>& notes);
 
 /// Efficiency bucket shares (sum to 1, or all 0 when nothing was measured).
 std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b);

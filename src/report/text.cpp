@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <iterator>
@@ -32,17 +33,17 @@ std::string repeat(std::string_view glyph, int n) {
     return out;
 }
 
-/// Cells per state for the bar: largest remainder, and never hide a non-zero state.
-std::array<int, 3> bar_cells(const StateShares& s, int width) {
-    std::array<double, 3> share{s.active, s.idle_held, s.truly_idle};
-    std::array<int, 3> cells{};
-    const double sum = share[0] + share[1] + share[2];
+/// Cells per share for the bar: largest remainder, and never hide a non-zero share.
+std::array<int, 4> bar_cells(const StateShares& s, int width) {
+    std::array<double, 4> share{s.active, s.idle_held, s.truly_idle, s.unmeasured};
+    std::array<int, 4> cells{};
+    const double sum = share[0] + share[1] + share[2] + share[3];
     if (sum <= 0 || width <= 0) {
         return cells;
     }
     int used = 0;
-    std::array<double, 3> rem{};
-    for (std::size_t i = 0; i < 3; ++i) {
+    std::array<double, 4> rem{};
+    for (std::size_t i = 0; i < share.size(); ++i) {
         const double exact = share[i] / sum * width;
         cells[i] = static_cast<int>(std::floor(exact));
         rem[i] = exact - cells[i];
@@ -50,7 +51,7 @@ std::array<int, 3> bar_cells(const StateShares& s, int width) {
     }
     while (used < width) {
         std::size_t best = 0;
-        for (std::size_t i = 1; i < 3; ++i) {
+        for (std::size_t i = 1; i < share.size(); ++i) {
             if (rem[i] > rem[best]) {
                 best = i;
             }
@@ -59,10 +60,10 @@ std::array<int, 3> bar_cells(const StateShares& s, int width) {
         rem[best] = -1;
         ++used;
     }
-    for (std::size_t i = 0; i < 3 && width >= 3; ++i) {
+    for (std::size_t i = 0; i < share.size() && width >= 4; ++i) {
         if (share[i] > 0 && cells[i] == 0) {
             std::size_t donor = 0;
-            for (std::size_t j = 1; j < 3; ++j) {
+            for (std::size_t j = 1; j < share.size(); ++j) {
                 if (cells[j] > cells[donor]) {
                     donor = j;
                 }
@@ -85,9 +86,11 @@ std::string hours(double h) {
     return fmt::format("{:.4f}", h);
 }
 
-std::array<double, 3> pct3(const StateShares& s) {
-    const auto p = audit::rounded_percentages({s.active, s.idle_held, s.truly_idle}, 1);
-    return {p[0], p[1], p[2]};
+/// The four shares in percent, rounded so that they add up to 100.
+std::array<double, 4> pct4(const StateShares& s) {
+    const auto p =
+        audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured}, 1);
+    return {p[0], p[1], p[2], p[3]};
 }
 
 void headline(std::string& out, const ReportModel& m, const TextOptions& o, const Style& st) {
@@ -98,8 +101,8 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
     }
     const auto cells = bar_cells(m.headline, o.width);
     out += "  " + st.paint("32", repeat("█", cells[0])) + st.paint("33", repeat("▒", cells[1])) +
-           st.paint("2", repeat("░", cells[2])) + "\n";
-    const auto p = pct3(m.headline);
+           st.paint("2", repeat("░", cells[2])) + repeat("?", cells[3]) + "\n";
+    const auto p = pct4(m.headline);
     out += fmt::format("  active       █  {:5.1f}%  {:>10} GPU-hours\n", p[0],
                        hours(m.headline.active_hours));
     out += fmt::format("  idle-held    ▒  {:5.1f}%  {:>10} GPU-hours\n", p[1],
@@ -107,11 +110,13 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
     out += fmt::format("  truly-idle   ░  {:5.1f}%  {:>10} GPU-hours\n", p[2],
                        hours(m.headline.truly_idle_hours));
     if (m.headline.unmeasured_hours > 0) {
-        out += fmt::format("  n/a             {:>10} GPU-hours without a utilization reading "
-                           "(MIG or unsupported), not counted above\n",
-                           hours(m.headline.unmeasured_hours));
+        out += fmt::format("  unmeasured   ?  {:5.1f}%  {:>10} GPU-hours (why: Data coverage)\n",
+                           p[3], hours(m.headline.unmeasured_hours));
     }
-    out += fmt::format("  ({} samples)\n", m.samples);
+    out += fmt::format("  ({} samples; {})\n", m.samples, source_summary(m.provenance));
+    if (const std::string caveat = snapshot_caveat(m.provenance); !caveat.empty()) {
+        out += "  (" + caveat + ")\n";
+    }
 }
 
 void waste(std::string& out, const ReportModel& m) {
@@ -125,9 +130,13 @@ void waste(std::string& out, const ReportModel& m) {
                        hours(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
     out += fmt::format("  truly-idle  {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
                        hours(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
-    out += fmt::format("  ({} GPU{} in window, {} GPU-hours observed; idle-held blocks other "
+    const std::string measured =
+        std::abs(w.measured_gpus - static_cast<double>(w.cards_in_window)) < 0.005
+            ? ""
+            : fmt::format(" ({:.2f} of them measured)", w.measured_gpus);
+    out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; idle-held blocks other "
                        "users, truly-idle is free capacity)\n",
-                       w.cards_in_window, w.cards_in_window == 1 ? "" : "s",
+                       w.cards_in_window, w.cards_in_window == 1 ? "" : "s", measured,
                        hours(m.observed_card_hours));
 }
 
@@ -138,20 +147,26 @@ void per_gpu(std::string& out, const ReportModel& m) {
         return;
     }
     const bool fleet = !m.hosts.empty();
+    const bool any_unmeasured = std::any_of(
+        m.gpus.begin(), m.gpus.end(), [](const GpuRow& g) { return g.shares.unmeasured > 0; });
     out += fmt::format("  {}gpu  uuid          model                      active  idle-held  "
-                       "truly-idle  samples\n",
-                       fleet ? fmt::format("{:<21}  ", "host") : "");
+                       "truly-idle{}  samples\n",
+                       fleet ? fmt::format("{:<21}  ", "host") : "",
+                       any_unmeasured ? "  unmeasured" : "");
     for (const GpuRow& g : m.gpus) {
-        const auto p = pct3(g.shares);
+        const auto p = pct4(g.shares);
         const bool measured = g.shares.active + g.shares.idle_held + g.shares.truly_idle > 0;
         out += fleet ? fmt::format("  {:<21}", g.host.substr(0, 21)) : "";
+        const std::string unmeasured =
+            any_unmeasured ? fmt::format("  {:9.1f}%", p[3]) : std::string();
         if (measured) {
-            out += fmt::format("  {:>3}  {:<12}  {:<25} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>7}\n",
+            out += fmt::format("  {:>3}  {:<12}  {:<25} {:6.1f}%  {:8.1f}%  {:9.1f}%{}  {:>7}\n",
                                g.index, g.short_uuid, g.model.substr(0, 25), p[0], p[1], p[2],
-                               g.samples);
+                               unmeasured, g.samples);
         } else {
-            out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {:>10}  {:>7}\n", g.index,
-                               g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", "n/a", g.samples);
+            out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {:>10}{}  {:>7}\n", g.index,
+                               g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", "n/a", unmeasured,
+                               g.samples);
         }
     }
 }
@@ -161,7 +176,7 @@ void per_host(std::string& out, const ReportModel& m) {
     out += fmt::format("  {:<21} {:>5} {:>7}  {:>9}  {:>10}  {:>10}  {:>8}\n", "host", "gpus",
                        "active", "idle-held", "truly-idle", "GPU-hours", "recorded");
     for (const HostRow& h : m.hosts) {
-        const auto p = pct3(h.shares);
+        const auto p = pct4(h.shares);
         out += fmt::format(
             "  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>10}  {:7.1f}%\n", h.host.substr(0, 21),
             h.gpus, p[0], p[1], p[2],
@@ -243,19 +258,7 @@ void verdict(std::string& out, const ReportModel& m) {
         out += "  (no samples in window)\n";
         return;
     }
-    const double pct = audit::rounded_percentages(
-        {m.headline.active, m.headline.idle_held, m.headline.truly_idle}, 1)[1];
-    if (m.waste.policy_problem) {
-        out += fmt::format(
-            "  Idle-held is {:.1f}% of observed GPU time, above the 20% rule: this is an "
-            "allocation-policy problem, not a hardware shortage. Reclaim idle sessions before "
-            "buying more GPUs.\n",
-            pct);
-    } else {
-        out += fmt::format("  Idle-held is {:.1f}% of observed GPU time, within the 20% rule: "
-                           "allocation policy is not the bottleneck.\n",
-                           pct);
-    }
+    out += verdict_text(m);
 }
 
 void coverage(std::string& out, const ReportModel& m) {
@@ -269,6 +272,7 @@ void coverage(std::string& out, const ReportModel& m) {
                        m.coverage.covered_share * 100.0);
     if (m.coverage.gaps.empty()) {
         out += "  no gaps\n";
+        render_provenance_text(out, m);
         return;
     }
     out += fmt::format("  {} gap{} without data (daemon not running):\n", m.coverage.gaps.size(),
@@ -282,6 +286,7 @@ void coverage(std::string& out, const ReportModel& m) {
     if (shown < m.coverage.gaps.size()) {
         out += fmt::format("    … and {} more\n", m.coverage.gaps.size() - shown);
     }
+    render_provenance_text(out, m);
 }
 
 } // namespace

@@ -101,6 +101,11 @@ void render_cost_text(std::string& out, const ReportModel& m) {
             format_money(g.cost.idle_held_cents, cur), format_money(g.cost.truly_idle_cents, cur),
             format_money(g.cost.total_cents(), cur));
     }
+    for (const GpuCostRow& g : c.gpus) {
+        if (!g.price_rule.empty()) {
+            out += fmt::format("  (gpu {} is a MIG instance: {})\n", g.index, g.price_rule);
+        }
+    }
     const audit::StateCost& t = c.total;
     out += fmt::format("  {:<40}  {:>12} {:>12} {:>12} {:>12}\n", "all",
                        format_money(t.active_cents, cur), format_money(t.idle_held_cents, cur),

@@ -1,4 +1,5 @@
-// Text sections rendered outside text.cpp: §7 cost and §8 recommendations, and money formatting.
+// Text sections rendered outside text.cpp: §7 cost, §8 recommendations, money formatting and how
+// the card time was measured.
 #pragma once
 
 #include "report/model.hpp"
@@ -16,5 +17,20 @@ void render_cost_text(std::string& out, const ReportModel& m);
 
 /// Appends §8 Recommendations, ending with the one-line combination of their savings.
 void render_recommendations_text(std::string& out, const ReportModel& m);
+
+/// "98.2% from driver sample buffers, 1.8% snapshots": the non-zero provenance shares.
+std::string source_summary(const ProvenanceShares& p);
+
+/// The error bound of snapshot readings, empty when there were none.
+std::string snapshot_caveat(const ProvenanceShares& p);
+
+/// Why time is unmeasured: its parts in GPU-hours with their causes, "; "-separated.
+std::string unmeasured_reasons(const ProvenanceShares& p);
+
+/// Appends the provenance lines of Data coverage (sources, unmeasured, overlap, per GPU).
+void render_provenance_text(std::string& out, const ReportModel& m);
+
+/// The verdict's line: the 20 % rule, or what unmeasured time and snapshots leave open.
+std::string verdict_text(const ReportModel& m);
 
 } // namespace gua::report

@@ -149,7 +149,7 @@ void RollupReader::hours(std::int64_t first_hour, std::int64_t end_hour,
             continue;
         }
         audit::RollupCard c{static_cast<std::uint32_t>(m_cards.int64(1)),
-                            gpu_totals_at(m_cards, 2, 15)};
+                            gpu_totals_at(m_cards, 2, 15), m_cards.int64(13)};
         if (m_gpu) {
             audit::HourSlice& slice = r->totals.hours.back();
             slice.states = c.totals.states;
@@ -200,7 +200,7 @@ void RollupReader::days(std::int64_t first_day, std::int64_t end_day,
         if (StoredRollup* r = find(out, at, m_day_cards.int64(0) * 24)) {
             r->totals.cards.push_back(
                 audit::RollupCard{static_cast<std::uint32_t>(m_day_cards.int64(1)),
-                                  gpu_totals_at(m_day_cards, 2, 11)});
+                                  gpu_totals_at(m_day_cards, 2, 11), std::nullopt});
         }
     }
     m_day_cards.reset();

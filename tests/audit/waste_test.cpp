@@ -19,7 +19,9 @@ StateTimes times(DurationUs active, DurationUs idle_held, DurationUs truly_idle,
 }
 
 TEST(Waste, IdleHeldAndTrulyIdleAreSeparate) {
-    const Waste w = compute_waste(times(0, 3 * k_us_per_hour, k_us_per_hour), 2);
+    // Two cards over 2 h: one idle-held 2 h, the other idle-held 1 h and truly idle 1 h.
+    const Waste w =
+        compute_waste({times(0, 2 * k_us_per_hour, 0), times(0, k_us_per_hour, k_us_per_hour)}, 0);
     EXPECT_DOUBLE_EQ(w.idle_held_gpu_hours, 3.0);
     EXPECT_DOUBLE_EQ(w.truly_idle_gpu_hours, 1.0);
     EXPECT_DOUBLE_EQ(w.idle_held_share, 0.75);
@@ -27,10 +29,11 @@ TEST(Waste, IdleHeldAndTrulyIdleAreSeparate) {
     EXPECT_DOUBLE_EQ(w.idle_held_equiv_gpus, 1.5);
     EXPECT_DOUBLE_EQ(w.truly_idle_equiv_gpus, 0.5);
     EXPECT_EQ(w.cards_in_window, 2U);
+    EXPECT_DOUBLE_EQ(w.measured_gpus, 2.0);
 }
 
 TEST(Waste, OneIdleHeldAndOneTrulyIdleCardOfTwoIsOneGpuEach) {
-    const Waste w = compute_waste(times(0, k_us_per_day, k_us_per_day), 2);
+    const Waste w = compute_waste({times(0, k_us_per_day, 0), times(0, 0, k_us_per_day)}, 0);
     EXPECT_DOUBLE_EQ(w.idle_held_share, 0.5);
     EXPECT_DOUBLE_EQ(w.truly_idle_share, 0.5);
     EXPECT_DOUBLE_EQ(w.idle_held_equiv_gpus, 1.0);
@@ -39,25 +42,67 @@ TEST(Waste, OneIdleHeldAndOneTrulyIdleCardOfTwoIsOneGpuEach) {
 }
 
 TEST(Waste, UnmeasuredTimeIsExcludedFromShares) {
-    const Waste w = compute_waste(times(k_us_per_hour, k_us_per_hour, 0, 8 * k_us_per_hour), 1);
+    // 1 h active + 1 h idle-held measured of 10 h: the measured capacity is 0.2 of a card.
+    const Waste w = compute_waste({times(k_us_per_hour, k_us_per_hour, 0, 8 * k_us_per_hour)}, 0);
     EXPECT_DOUBLE_EQ(w.idle_held_share, 0.5);
-    EXPECT_DOUBLE_EQ(w.idle_held_equiv_gpus, 0.5);
+    EXPECT_DOUBLE_EQ(w.measured_gpus, 0.2);
+    EXPECT_DOUBLE_EQ(w.idle_held_equiv_gpus, 0.5 * 0.2);
+}
+
+TEST(Waste, UnmeasuredMigInstancesAreNoUnusedCapacity) {
+    // One idle plain card and two MIG instances without any utilization reading, all recorded
+    // for the same hour: one GPU is equivalently unused, not three.
+    const Waste w = compute_waste(
+        {times(0, 0, k_us_per_hour), times(0, 0, 0, k_us_per_hour), times(0, 0, 0, k_us_per_hour)},
+        0);
+    EXPECT_EQ(w.cards_in_window, 3U);
+    EXPECT_DOUBLE_EQ(w.measured_gpus, 1.0);
+    EXPECT_DOUBLE_EQ(w.truly_idle_equiv_gpus, 1.0);
+    EXPECT_DOUBLE_EQ(w.idle_held_equiv_gpus, 0.0);
 }
 
 TEST(Waste, EmptyWindowIsZero) {
-    const Waste w = compute_waste(StateTimes{}, 0);
+    const Waste w = compute_waste({}, 0);
     EXPECT_EQ(w.idle_held_share, 0.0);
     EXPECT_EQ(w.truly_idle_equiv_gpus, 0.0);
     EXPECT_FALSE(w.policy_problem);
+    EXPECT_TRUE(w.verdict_certain);
 }
 
 TEST(Waste, TwentyPercentRuleIsStrictlyAbove) {
-    EXPECT_FALSE(compute_waste(times(80, 20, 0), 1).policy_problem);
-    EXPECT_DOUBLE_EQ(compute_waste(times(80, 20, 0), 1).idle_held_share, 0.2);
-    EXPECT_TRUE(compute_waste(times(7999999, 2000001, 0), 1).policy_problem);
-    EXPECT_FALSE(compute_waste(times(8000001, 1999999, 0), 1).policy_problem);
-    EXPECT_FALSE(compute_waste(times(0, 0, 100), 1).policy_problem);
-    EXPECT_TRUE(compute_waste(times(0, 100, 0), 1).policy_problem);
+    EXPECT_FALSE(compute_waste({times(80, 20, 0)}, 0).policy_problem);
+    EXPECT_DOUBLE_EQ(compute_waste({times(80, 20, 0)}, 0).idle_held_share, 0.2);
+    EXPECT_TRUE(compute_waste({times(7999999, 2000001, 0)}, 0).policy_problem);
+    EXPECT_FALSE(compute_waste({times(8000001, 1999999, 0)}, 0).policy_problem);
+    EXPECT_FALSE(compute_waste({times(0, 0, 100)}, 0).policy_problem);
+    EXPECT_TRUE(compute_waste({times(0, 100, 0)}, 0).policy_problem);
+    EXPECT_TRUE(compute_waste({times(0, 100, 0)}, 0).verdict_certain);
+}
+
+TEST(Waste, UnmeasuredTimeThatCouldCrossTheRuleMakesTheVerdictUncertain) {
+    // Idle-held 18 % with 5 % unmeasured: between 18 % and 23 % of the card time.
+    const Waste w = compute_waste({times(77, 18, 0, 5)}, 0);
+    EXPECT_FALSE(w.verdict_certain);
+    EXPECT_DOUBLE_EQ(w.idle_held_share_low, 0.18);
+    EXPECT_DOUBLE_EQ(w.idle_held_share_high, 0.23);
+    // 10 % with 5 % unmeasured stays within the rule whatever the unmeasured time was.
+    const Waste within = compute_waste({times(85, 10, 0, 5)}, 0);
+    EXPECT_TRUE(within.verdict_certain);
+    EXPECT_FALSE(within.policy_problem);
+    EXPECT_DOUBLE_EQ(within.idle_held_share_high, 0.15);
+}
+
+TEST(Waste, SnapshotErrorWidensTheBoundsBothWays) {
+    // 25 % idle-held, of 100 s 10 s measured by snapshots: 15 %–35 %, could be within.
+    const Waste w = compute_waste({times(75, 25, 0)}, 10);
+    EXPECT_DOUBLE_EQ(w.idle_held_share_low, 0.15);
+    EXPECT_DOUBLE_EQ(w.idle_held_share_high, 0.35);
+    EXPECT_FALSE(w.verdict_certain);
+    EXPECT_TRUE(w.policy_problem); // the best estimate stays above
+    // 40 % idle-held with 10 % snapshots: at least 30 %, certainly above.
+    const Waste above = compute_waste({times(60, 40, 0)}, 10);
+    EXPECT_TRUE(above.verdict_certain);
+    EXPECT_TRUE(above.policy_problem);
 }
 
 TEST(Waste, RoundedPercentagesOfTheClassicDemo) {

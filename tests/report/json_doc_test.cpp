@@ -1,4 +1,5 @@
-// docs/report-json.md documents every field of the `cost` and `recommendations` objects.
+// docs/report-json.md documents every field of the `cost`, `recommendations`, `provenance`,
+// `policy_verdict`, `waste` and `coverage` objects.
 #include "report/render.hpp"
 
 #include <gtest/gtest.h>
@@ -72,7 +73,12 @@ bool documented(const std::vector<std::string>& rows, const std::string& path) {
 
 ReportModel full_model() {
     ReportModel m;
-    m.cost.gpus.push_back(GpuCostRow{0, "NVIDIA H100 80GB HBM3", 4'000'000, {100, 50, 25}});
+    m.cost.gpus.push_back(GpuCostRow{0,
+                                     "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+                                     1'714'286,
+                                     {100, 50, 25},
+                                     3.0 / 7.0,
+                                     "3/7 of the parent's price"});
     m.cost.identities.push_back(IdentityCostRow{"alice", 100, 50});
     audit::Recommendation r;
     r.id = "idle-culling";
@@ -86,7 +92,7 @@ ReportModel full_model() {
     return m;
 }
 
-TEST(JsonDoc, EveryCostAndRecommendationsFieldIsDocumented) {
+TEST(JsonDoc, EveryCostRecommendationsProvenanceAndVerdictFieldIsDocumented) {
     std::ifstream doc(std::string(GUA_SOURCE_DIR) + "/docs/report-json.md");
     ASSERT_TRUE(doc);
     std::vector<std::string> rows;
@@ -99,6 +105,9 @@ TEST(JsonDoc, EveryCostAndRecommendationsFieldIsDocumented) {
     std::vector<std::string> paths;
     leaves(j["cost"], ".cost", paths);
     leaves(j["recommendations"], ".recommendations", paths);
+    for (const char* object : {"provenance", "policy_verdict", "waste", "coverage"}) {
+        leaves(j[object], std::string(".") + object, paths);
+    }
     ASSERT_GT(paths.size(), 50u);
     for (const std::string& p : paths) {
         EXPECT_TRUE(documented(rows, p)) << p << " is not in docs/report-json.md";

@@ -24,8 +24,9 @@ TEST(TextMoney, FormatsCentsWithSymbolAndThousands) {
 
 TEST(TextMoney, CostSectionShowsPricesRowsAndExactRunRate) {
     ReportModel m;
-    m.cost.gpus.push_back(GpuCostRow{0, "NVIDIA H100 80GB HBM3", 4'000'000, {40000, 20000, 0}});
-    m.cost.gpus.push_back(GpuCostRow{1, "NVIDIA L4", 2'456'789, {1, 2, 3}});
+    m.cost.gpus.push_back(
+        GpuCostRow{0, "NVIDIA H100 80GB HBM3", 4'000'000, {40000, 20000, 0}, 1.0, ""});
+    m.cost.gpus.push_back(GpuCostRow{1, "NVIDIA L4", 2'456'789, {1, 2, 3}, 1.0, ""});
     m.cost.total = m.cost.gpus[0].cost;
     m.cost.total += m.cost.gpus[1].cost;
     m.cost.identities.push_back(IdentityCostRow{"alice", 40001, 20002});

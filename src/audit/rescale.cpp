@@ -1,0 +1,33 @@
+// Proportional rescaling of a card-tick's times.
+#include "audit/rescale.hpp"
+
+#include <cmath>
+
+namespace gua::audit {
+
+void rescale(CardTick& tick, DurationUs duration_us) {
+    if (tick.duration_us <= 0) {
+        return;
+    }
+    const double scale = static_cast<double>(duration_us) / static_cast<double>(tick.duration_us);
+    const auto scaled = [scale](DurationUs us) {
+        return static_cast<DurationUs>(std::llround(static_cast<double>(us) * scale));
+    };
+    if (tick.active_us) {
+        tick.active_us = scaled(*tick.active_us);
+    }
+    for (DurationUs& b : tick.bucket_us) {
+        b = scaled(b);
+    }
+    tick.unmeasured_us = scaled(tick.unmeasured_us);
+    tick.idle_unlisted_us = scaled(tick.idle_unlisted_us);
+    tick.idle_unknown_us = scaled(tick.idle_unknown_us);
+    for (ProcTick& p : tick.processes) {
+        if (p.active_us) {
+            p.active_us = scaled(*p.active_us);
+        }
+    }
+    tick.duration_us = duration_us;
+}
+
+} // namespace gua::audit

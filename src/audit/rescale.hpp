@@ -1,0 +1,14 @@
+// Rescaling a card-tick to another duration, keeping the proportions of its parts (used for the
+// prior-art --interval override and to drop the part of a tick that another run already recorded).
+#pragma once
+
+#include "audit/card_tick.hpp"
+
+namespace gua::audit {
+
+/// Scales every time of `tick` (active, buckets, unmeasured and idle parts, per-process active
+/// time) by duration_us / tick.duration_us and sets its duration; t0 is left alone. A tick of
+/// duration ≤ 0 is left unchanged.
+void rescale(CardTick& tick, DurationUs duration_us);
+
+} // namespace gua::audit
