@@ -271,6 +271,11 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     } catch (const Fatal& e) {
         log.line(fmt::format("the run's end could not be stored: {}", e.what()));
     }
+    if (storage.gone()) {
+        // The -wal file at the path is still this file's: emptied, it cannot be replayed into a
+        // database created (or restored) at the path later.
+        db.exec_noexcept("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
     std::string not_stored;
     if (storage.gone()) {
         not_stored =

@@ -89,17 +89,17 @@ std::optional<std::string> DatabaseLock::file_gone() const {
     if (::fstat(m_fd.get(), &held) != 0) {
         return std::nullopt; // cannot tell; never a false alarm
     }
+    struct stat named {};
+    if (::stat(m_path.c_str(), &named) == 0) {
+        if (named.st_dev == held.st_dev && named.st_ino == held.st_ino) {
+            return std::nullopt;
+        }
+        return fmt::format("database {} was replaced by another file", m_path);
+    }
     if (held.st_nlink == 0) {
         return fmt::format("database {} was deleted", m_path);
     }
-    struct stat named {};
-    if (::stat(m_path.c_str(), &named) != 0) {
-        return fmt::format("database {} was moved or deleted ({})", m_path, std::strerror(errno));
-    }
-    if (named.st_dev != held.st_dev || named.st_ino != held.st_ino) {
-        return fmt::format("database {} was replaced by another file", m_path);
-    }
-    return std::nullopt;
+    return fmt::format("database {} was moved or deleted ({})", m_path, std::strerror(errno));
 }
 
 } // namespace gua::daemon

@@ -124,12 +124,16 @@ std::vector<DaemonAlert> database_alerts(const std::string& db_path) {
     if (!db) {
         return out;
     }
+    // The kernel merges adjacent read locks of one open file description into one range.
     for (const LockLine& l : granted_locks()) {
-        const std::int64_t slot = l.start - k_alert_lock_offset;
-        if (l.type == "OFDLCK" && l.file == *db && l.end == l.start && slot >= 0 &&
-            slot < static_cast<std::int64_t>(k_alert_count)) {
+        if (l.type != "OFDLCK" || l.access != "READ" || l.file != *db || !l.end) {
+            continue;
+        }
+        for (std::size_t slot = 0; slot < k_alert_count; ++slot) {
+            const std::int64_t at = k_alert_lock_offset + static_cast<std::int64_t>(slot);
             const auto alert = static_cast<DaemonAlert>(slot);
-            if (std::find(out.begin(), out.end(), alert) == out.end()) {
+            if (l.start <= at && at <= *l.end &&
+                std::find(out.begin(), out.end(), alert) == out.end()) {
                 out.push_back(alert);
             }
         }

@@ -113,6 +113,8 @@ TEST(DatabaseLock, TellsWhenTheFileLeftItsPath) {
         std::ofstream(db).close();
         EXPECT_EQ(held.file_gone(), "database " + db + " was replaced by another file");
         fs::remove(dir.file("moved.db"));
+        EXPECT_EQ(held.file_gone(), "database " + db + " was replaced by another file");
+        fs::remove(db);
         EXPECT_EQ(held.file_gone(), "database " + db + " was deleted");
     }
 }

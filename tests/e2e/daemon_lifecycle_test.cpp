@@ -73,14 +73,15 @@ TEST_F(DaemonE2ELifecycle, EveryPathToTheDatabaseMeetsTheSameLock) {
     EXPECT_FALSE(ops::database_lock_holder(db()));
     EXPECT_FALSE(file_exists(db() + ".lock")) << "no side file any more";
 
-    // One run, one row per tick the first daemon logged, no two rows of the GPU overlapping.
+    // One run, one row per tick the first daemon logged, the GPU's recorded time within wall time.
     test::RawDb raw(db());
     EXPECT_EQ(raw.one("SELECT count(*) FROM run"), "1");
     const int logged = test::count_of(first->err(), " tick ");
     EXPECT_EQ(raw.one("SELECT count(*) FROM card_tick"), std::to_string(logged));
-    EXPECT_EQ(raw.one("SELECT count(*) FROM card_tick a JOIN card_tick b ON a.gpu_id = b.gpu_id "
-                      "AND a.t0_us < b.t0_us AND b.t0_us < a.t0_us + a.duration_us"),
-              "0");
+    const double recorded = std::stod(raw.one("SELECT sum(duration_us) FROM card_tick"));
+    const double wall =
+        std::stod(raw.one("SELECT max(t0_us + duration_us) - min(t0_us) FROM card_tick"));
+    EXPECT_LE(recorded, wall * 1.01) << "recorded " << recorded << " µs in " << wall << " µs";
     EXPECT_NE(first->err().find(": " + std::to_string(logged) + " card-tick rows written, " +
                                 std::to_string(logged) + " in total"),
               std::string::npos)
@@ -107,7 +108,7 @@ TEST_F(DaemonE2ELifecycle, DatabaseDeletedUnderneathIsAnErrorAndTheStopLineCount
         << log;
     const int ticks = std::stoi(m[1]);
     const int stored = std::stoi(m[2]);
-    EXPECT_EQ(ticks, test::count_of(log, " tick ")) << log;
+    EXPECT_EQ(ticks, test::count_of(log, "Z tick ")) << log;
     EXPECT_GE(stored, 3) << "ticks 0-2 were stored before the file was deleted";
     EXPECT_EQ(std::stoi(m[3]), stored) << "the file held exactly the rows counted as written";
     EXPECT_EQ(stored + std::stoi(m[4]), ticks) << "one card: every tick stored or not stored";

@@ -194,6 +194,7 @@ TEST_F(ExportDaemon, CountersAdvanceOnlyWithWhatWasStoredOnAFullDisk) {
         },
         30s))
         << test::read_text((m_dir / "full.log").string());
+    ASSERT_TRUE(failing.contains(card0)) << http_get(port, "/metrics").body;
     EXPECT_EQ(failing.at(card0),
               failing.at("gua_daemon_ticks_total") - failing.at("gua_write_errors_total"));
     EXPECT_EQ(failing.at(R"(gua_daemon_errors_total{kind="db_write"})"),

@@ -140,13 +140,20 @@ TEST_F(ExportRestore, MalformedBlockIsSkippedAndNamed) {
         }
     }
     store::Database db(db_path(), store::OpenMode::read_write);
-    const std::int64_t first_block = db.scalar("SELECT id FROM tick_block ORDER BY t0_us LIMIT 1");
-    ASSERT_EQ(db.scalar("SELECT count(*) FROM tick_block"), 2);
-    db.exec(fmt::format("UPDATE tick_block SET n_ticks = n_ticks + 1 WHERE id = {}", first_block));
+    const TimeUs second_hour = testing::tick(120, 30).t0;
+    std::vector<std::int64_t> first_hour_blocks;
+    store::Statement ids = db.prepare("SELECT id FROM tick_block WHERE t0_us < ? ORDER BY id");
+    ids.bind(1, std::int64_t{second_hour});
+    while (ids.step()) {
+        first_hour_blocks.push_back(ids.int64(0));
+    }
+    ASSERT_FALSE(first_hour_blocks.empty());
+    db.exec(
+        fmt::format("UPDATE tick_block SET n_ticks = n_ticks + 1 WHERE t0_us < {}", second_hour));
     Metrics restored(o);
     const Restored r = restore_from_database(db, restored);
     EXPECT_EQ(r.card_ticks, 3u);
-    EXPECT_EQ(r.bad_blocks, std::vector<std::int64_t>{first_block});
+    EXPECT_EQ(r.bad_blocks, first_hour_blocks);
     const auto want = counters(second_hour.render());
     const auto got = counters(restored.render());
     ASSERT_EQ(got.size(), want.size());
