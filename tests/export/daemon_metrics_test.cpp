@@ -182,7 +182,7 @@ TEST_F(ExportDaemon, CountersAdvanceOnlyWithWhatWasStoredOnAFullDisk) {
         return testing::parse_exposition(http_get(p, "/metrics").body);
     };
     const std::string card0 = R"(gua_gpu_card_ticks_total{gpu="0",uuid="GPU-00000000-0000-0000-)"
-                              R"(0000-000000000000",model="Tesla "V100" \ SXM2"})";
+                              R"(0000-000000000000",model="Tesla \"V100\" \\ SXM2"})";
     ASSERT_TRUE(wait_for([&] { return scrape()["gua_daemon_ticks_total"] >= 3; }, 20s));
 
     fill_file_system((m_dir / "small" / "filler").string());
