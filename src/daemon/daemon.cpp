@@ -48,7 +48,7 @@ open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, 
         if (source) {
             return std::move(source).value();
         }
-        if (source.error().message.find("mismatch") == std::string::npos) {
+        if (source.error().kind != ErrorKind::version_mismatch) {
             throw Fatal(source.error().message, ExitCode::no_driver);
         }
         log.line(
