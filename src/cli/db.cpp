@@ -104,7 +104,8 @@ int run_upgrade(const DbOptions& o) {
     if (probe.kind == store::FileKind::missing || probe.kind == store::FileKind::foreign) {
         throw Fatal(probe.message);
     }
-    const daemon::DatabaseLock lock(path); // a daemon writing the file must be stopped first
+    // A daemon writing the file must be stopped first.
+    const daemon::DatabaseLock lock(path, daemon::IfMissing::fail);
     store::Database db(path, store::OpenMode::read_write);
     const std::int64_t before = db.scalar("PRAGMA user_version");
     store::migrate_to(db, store::k_schema_version);

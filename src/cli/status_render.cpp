@@ -107,6 +107,9 @@ void database_lines(const StatusView& v, std::string& out) {
 
 std::string render_status_text(const StatusView& v) {
     std::string out = verdict(v);
+    for (const ops::DaemonAlert alert : v.installed.alerts) {
+        out += fmt::format("  {:<11} {}; {}\n", "ALERT", ops::describe(alert), ops::fix_for(alert));
+    }
     database_lines(v, out);
     out += fmt::format("  {:<11} {}\n", "service", service_line(v));
     if (v.installed.mode == ops::RunMode::background) {
@@ -129,6 +132,10 @@ std::string render_status_json(const StatusView& v) {
     j["pid"] = in.daemon ? json(in.daemon->pid) : json(nullptr);
     j["since"] =
         in.daemon ? json(format_iso8601(ops::start_time(in.daemon->start_ticks))) : json(nullptr);
+    j["alerts"] = json::array();
+    for (const ops::DaemonAlert alert : in.alerts) {
+        j["alerts"].push_back(std::string(ops::describe(alert)));
+    }
     j["stale_pid_file"] = in.pid_file.status == ops::PidFileInfo::Status::stale
                               ? json(in.pid_file.reason)
                               : json(nullptr);

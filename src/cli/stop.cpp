@@ -26,10 +26,9 @@ int run(const StopCommandOptions& o) {
     const std::vector<ops::Step> steps =
         ops::plan_stop(ctx.paths, ctx.db, installed, systemctl, parse_timeout(o.timeout));
     if (installed.mode == ops::RunMode::none) {
-        fmt::print(
-            "gua is not running (no {} active, no live pid file at {}, nobody holds {}.lock): "
-            "nothing to stop.\n",
-            ops::k_unit_name, ctx.paths.pid_file, ctx.db);
+        fmt::print("gua is not running (no {} active, no live pid file at {}, no daemon locks {}): "
+                   "nothing to stop.\n",
+                   ops::k_unit_name, ctx.paths.pid_file, ctx.db);
     }
     if (steps.empty()) {
         return 0;

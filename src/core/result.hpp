@@ -8,9 +8,18 @@
 
 namespace gua {
 
+/// What kind of failure an Error is, for callers that treat some kinds differently (control flow
+/// branches on the kind, never on the message's text).
+enum class ErrorKind {
+    other,            ///< anything not listed below
+    version_mismatch, ///< the NVIDIA driver and its library differ (retrying may help)
+    gone,             ///< the process in question no longer exists
+};
+
 /// A recoverable failure with a one-line, user-readable message.
 struct Error {
     std::string message;
+    ErrorKind kind = ErrorKind::other;
 };
 
 /// Holds either a T or an Error; check ok() before value().

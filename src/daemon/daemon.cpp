@@ -10,6 +10,7 @@
 #include "daemon/log.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/signals.hpp"
+#include "daemon/storage_watch.hpp"
 #include "identity/resolver.hpp"
 #include "policy/runner.hpp"
 #include "sampler/sampler.hpp"
@@ -38,10 +39,6 @@ std::string hostname() {
     return buf.data();
 }
 
-bool is_version_mismatch(const Error& e) {
-    return e.message.find("mismatch") != std::string::npos;
-}
-
 // nullptr when a stop signal arrived while waiting for a version mismatch to clear.
 std::unique_ptr<telemetry::DeviceSource>
 open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, Clock& clock) {
@@ -51,7 +48,7 @@ open_with_retry(const SourceFactory& open_source, SignalFlags& flags, Log& log, 
         if (source) {
             return std::move(source).value();
         }
-        if (!is_version_mismatch(source.error())) {
+        if (source.error().kind != ErrorKind::version_mismatch) {
             throw Fatal(source.error().message, ExitCode::no_driver);
         }
         log.line(
@@ -86,6 +83,54 @@ std::string tick_summary(const telemetry::Tick& tick, const audit::Thresholds& t
     return line + ")";
 }
 
+/// Says once, loudly, when the driver shows no GPU (nothing gets recorded) and when GPUs appear.
+class GpuPresence {
+  public:
+    GpuPresence(DatabaseLock& lock, Log& log, const std::string& driver)
+        : m_lock(lock), m_log(log), m_driver(driver) {}
+    void see(std::size_t cards, std::size_t lost) {
+        const bool none = cards == 0 && lost == 0;
+        if (none == m_none) {
+            return;
+        }
+        const bool was_none = m_none.value_or(false);
+        m_none = none;
+        m_lock.set_alert(ops::DaemonAlert::no_gpus, none);
+        if (!none && !was_none) {
+            return; // GPUs from the start: nothing to say
+        }
+        if (none) {
+            m_log.line(fmt::format("WARNING: NVML (driver {}) shows no GPU: nothing is recorded "
+                                   "until one appears; check `nvidia-smi` and `gua doctor`",
+                                   m_driver.empty() ? "?" : m_driver));
+        } else {
+            m_log.line(
+                fmt::format("{} GPU{} visible again; recording", cards, cards == 1 ? "" : "s"));
+        }
+    }
+
+  private:
+    DatabaseLock& m_lock;
+    Log& m_log;
+    std::string m_driver;
+    std::optional<bool> m_none;
+};
+
+/// The log line of a SIGHUP reload: the policy and retention take the fresh configuration; what
+/// the recording depends on keeps its start-up value, so the rows, rollups, /metrics and the
+/// policy never disagree. A change that waits for a restart is named.
+std::string reload_line(const config::Config& running, const config::Config& fresh) {
+    std::string line = "configuration reloaded: [policy] and [retention] apply now; [thresholds], "
+                       "[pricing] and [daemon] keep their start-up values until the daemon "
+                       "restarts";
+    if (!(fresh.thresholds == running.thresholds)) {
+        line += fmt::format(" (the changed [thresholds] are not applied: active_util_pct {}, "
+                            "held_mib {} stay in force)",
+                            running.thresholds.active_util_pct, running.thresholds.held_mib);
+    }
+    return line;
+}
+
 } // namespace
 
 int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
@@ -93,14 +138,15 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     Log log(options.log_path);
     const std::unique_ptr<Clock> clock_owner = clock_from_environment(); // test-only seam
     Clock& clock = *clock_owner;
-    Result<config::Config> cfg = config::load_effective_config(options.config_path);
-    if (!cfg) {
-        throw Fatal(cfg.error().message, ExitCode::usage);
+    Result<config::Config> loaded = config::load_effective_config(options.config_path);
+    if (!loaded) {
+        throw Fatal(loaded.error().message, ExitCode::usage);
     }
-    audit::Thresholds thresholds = cfg.value().thresholds;
+    const config::Config cfg = std::move(loaded).value();
+    const audit::Thresholds thresholds = cfg.thresholds;
     exporter::ExporterOptions exporter_options = options.exporter;
-    if (cfg.value().pricing.configured) {
-        exporter_options.pricing = cfg.value().pricing;
+    if (cfg.pricing.configured) {
+        exporter_options.pricing = cfg.pricing;
     }
 
     std::unique_ptr<telemetry::DeviceSource> source =
@@ -111,6 +157,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     const std::string driver = source->driver_version();
     const std::size_t cards = source->devices().size();
 
+    // Before the first SQLite connection, destroyed after the last (see DatabaseLock).
     DatabaseLock lock(options.db);
     store::Database db(options.db, store::OpenMode::create);
     store::migrate_to(db, store::k_schema_version);
@@ -130,14 +177,15 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     // A tick writes a few pages; SQLite's default 2 MB page cache would mostly hold pages read
     // once by an hourly rollup (the OS page cache serves those again just as well).
     db.exec("PRAGMA cache_size = -256");
-    const std::unique_ptr<exporter::Exporter> metrics =
-        exporter::start_exporter(exporter_options, db, thresholds, driver, options.interval_us,
-                                 [&log](const std::string& message) { log.line(message); });
+    const auto log_line = [&log](const std::string& message) { log.line(message); };
+    const std::unique_ptr<exporter::Exporter> metrics = exporter::start_exporter(
+        exporter_options, db, thresholds, driver, options.interval_us, log_line);
     store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,
                                             options.interval_us, thresholds.active_util_pct,
                                             clock.wall_now(), thresholds.held_mib,
                                             thresholds.graphics_is_holder});
-    store::Retention retention(db, cfg.value().retention);
+    std::optional<store::Retention> retention;
+    retention.emplace(db, cfg.retention);
     log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
                          hostname(), driver.empty() ? "?" : driver, cards,
                          format_duration(options.interval_us), options.db));
@@ -145,10 +193,12 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
         log.line("gua daemon: " + note);
     }
     source->set_notice_sink([&log](const std::string& line) { log.line(line); });
-    policy::PolicyRunner policy_runner(
-        db, cfg.value().policy, thresholds, [&log](const std::string& line) { log.line(line); },
-        policy::RunnerOptions{"/proc", "/var/run/utmp", "/dev", hostname(),
-                              static_cast<std::uint32_t>(getpid())});
+    GpuPresence gpus(lock, log, driver);
+    gpus.see(cards, 0);
+    policy::PolicyRunner policy_runner(db, cfg.policy, thresholds, log_line,
+                                       policy::RunnerOptions{"/proc", "/var/run/utmp", "/dev",
+                                                             hostname(),
+                                                             static_cast<std::uint32_t>(getpid())});
     policy_runner.start(clock.wall_now());
     notify_service_manager("READY=1");
     // Startup (schema creation or conversion, configuration, NVML discovery) leaves freed heap
@@ -161,19 +211,26 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     so.active_threshold_pct = thresholds.active_util_pct;
     so.max_ticks = options.max_ticks;
     sampler::Sampler sampler(*source, clock, resolver, so);
-    std::uint64_t failed_writes = 0;
+    StorageWatch storage(lock, log_line);
     WatchdogPacer watchdog = WatchdogPacer::from_environment();
     sampler.run(
         flags.stop,
         [&](const telemetry::Tick& tick) {
-            try {
-                writer.write(tick);
-            } catch (const Fatal& e) {
-                ++failed_writes;
-                log.line(fmt::format("tick {} not written: {}", tick.seq, e.what()));
+            gpus.see(tick.cards.size(), tick.lost_uuids.size());
+            bool stored = false;
+            if (storage.database_present(tick.seq)) {
+                try {
+                    writer.write(tick);
+                    stored = true;
+                    storage.stored(tick.cards.size());
+                } catch (const Fatal& e) {
+                    storage.failed(tick.seq, e.what());
+                }
+            } else {
+                flags.stop.store(true);
             }
             if (metrics) {
-                metrics->on_tick(tick, failed_writes);
+                metrics->on_tick(tick, stored, storage.write_errors());
             }
             try {
                 policy_runner.on_tick(tick, clock.wall_now());
@@ -181,7 +238,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                 log.line(fmt::format("tick {}: policy not applied: {}", tick.seq, e.what()));
             }
             try {
-                retention.step(clock.wall_now());
+                retention->step(clock.wall_now());
             } catch (const Fatal& e) {
                 log.line(fmt::format("retention step failed: {}", e.what()));
             }
@@ -195,10 +252,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                 log.reopen();
                 Result<config::Config> fresh = config::load_effective_config(options.config_path);
                 if (fresh) {
-                    thresholds = fresh.value().thresholds;
                     policy_runner.configure(fresh.value().policy, thresholds, clock.wall_now());
-                    log.line("configuration reloaded (the active threshold applies from the "
-                             "next daemon start)");
+                    retention.emplace(db, fresh.value().retention);
+                    log.line(reload_line(cfg, fresh.value()));
                 } else {
                     log.line("configuration not reloaded: " + fresh.error().message);
                 }
@@ -213,14 +269,31 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                                  format_duration(late)));
         });
     notify_service_manager("STOPPING=1");
-    writer.finish(clock.wall_now());
-    const std::uint64_t total = store::Reader(db).card_tick_count();
-    log.line(fmt::format(
-        "gua daemon stopped after {} ticks; {}: {} card-tick rows written, {} in "
-        "total{}",
-        sampler.ticks(), options.db, writer.card_rows(), total,
-        failed_writes > 0 ? fmt::format(" ({} ticks failed to write)", failed_writes) : ""));
-    return 0;
+    std::string total = "?";
+    try {
+        writer.finish(clock.wall_now());
+        total = std::to_string(store::Reader(db).card_tick_count());
+    } catch (const Fatal& e) {
+        log.line(fmt::format("the run's end could not be stored: {}", e.what()));
+    }
+    if (storage.gone()) {
+        // The -wal file at the path is still this file's: emptied, it cannot be replayed into a
+        // database created (or restored) at the path later.
+        db.exec_noexcept("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    std::string not_stored;
+    if (storage.gone()) {
+        not_stored =
+            fmt::format(" ({} ticks not stored: {})", storage.write_errors(), *storage.gone());
+    } else if (storage.write_errors() > 0) {
+        not_stored =
+            fmt::format(" ({} ticks failed to write and are not stored)", storage.write_errors());
+    }
+    log.line(fmt::format("gua daemon stopped after {} ticks; {}: {} card-tick rows written, {} in "
+                         "total{}",
+                         sampler.ticks(), options.db, storage.stored_card_ticks(), total,
+                         not_stored));
+    return storage.gone() ? static_cast<int>(ExitCode::failure) : 0;
 }
 
 } // namespace gua::daemon

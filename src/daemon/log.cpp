@@ -13,7 +13,7 @@ Log::Log(std::string path) : m_path(std::move(path)) {
         m_file = stderr;
         return;
     }
-    m_file = std::fopen(m_path.c_str(), "a");
+    m_file = std::fopen(m_path.c_str(), "ae"); // close-on-exec: notify commands never inherit it
     if (m_file == nullptr) {
         throw Fatal(fmt::format("cannot open log file {}", m_path));
     }
@@ -25,18 +25,28 @@ Log::~Log() {
     }
 }
 
-void Log::line(const std::string& message) {
-    fmt::print(m_file, "{} {}\n", format_iso8601(wall_now()), message);
-    std::fflush(m_file);
+void Log::line(const std::string& message) noexcept {
+    try {
+        const std::string text = fmt::format("{} {}\n", format_iso8601(wall_now()), message);
+        std::fwrite(text.data(), 1, text.size(), m_file);
+        std::fflush(m_file);
+        std::clearerr(m_file); // a full disk loses this line, not the ones after it
+    } catch (...) {
+        // Out of memory formatting the line: the line is lost, the daemon goes on.
+    }
 }
 
-void Log::reopen() {
+void Log::reopen() noexcept {
     if (m_path.empty()) {
         return;
     }
-    std::FILE* fresh = std::fopen(m_path.c_str(), "a");
+    std::FILE* fresh = std::fopen(m_path.c_str(), "ae");
     if (fresh == nullptr) {
-        line(fmt::format("cannot reopen log file {}; still writing to the old one", m_path));
+        try {
+            line(fmt::format("cannot reopen log file {}; still writing to the old one", m_path));
+        } catch (...) {
+            // Out of memory: nothing more to say.
+        }
         return;
     }
     std::fclose(m_file);

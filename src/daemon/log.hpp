@@ -14,10 +14,11 @@ class Log {
     ~Log();
     Log(const Log&) = delete;
     Log& operator=(const Log&) = delete;
-    /// Writes "2026-05-11T08:00:00Z message\n" and flushes.
-    void line(const std::string& message);
-    /// Reopens the file (after rotation); keeps the old stream if reopening fails.
-    void reopen();
+    /// Writes "2026-05-11T08:00:00Z message\n" and flushes. A failed write (disk full, a closed
+    /// stderr) loses the line and never throws: logging never stops the daemon.
+    void line(const std::string& message) noexcept;
+    /// Reopens the file (after rotation); keeps the old stream if reopening fails. Never throws.
+    void reopen() noexcept;
 
   private:
     std::string m_path;

@@ -24,6 +24,10 @@ SignalFlags& install_signal_handlers() {
     g_flags.reload.store(false);
     struct sigaction sa {};
     sigemptyset(&sa.sa_mask);
+    // Interrupted reads and writes (SQLite's, the log's stdio) resume instead of failing with
+    // EINTR; the tick loop's sleeps still wake (nanosleep is never restarted) and look at the
+    // flags at least every 100 ms.
+    sa.sa_flags = SA_RESTART;
     sa.sa_handler = on_stop;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);

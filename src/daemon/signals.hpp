@@ -12,8 +12,8 @@ struct SignalFlags {
     std::atomic<bool> reload{false};
 };
 
-/// Installs handlers for SIGINT, SIGTERM and SIGHUP that set the returned flags; SIGPIPE is
-/// ignored. Calling it again returns the same flags (reset to false).
+/// Installs handlers (SA_RESTART) for SIGINT, SIGTERM and SIGHUP that set the returned flags;
+/// SIGPIPE is ignored. Calling it again returns the same flags (reset to false).
 SignalFlags& install_signal_handlers();
 
 } // namespace gua::daemon

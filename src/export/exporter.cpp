@@ -7,6 +7,7 @@
 #include "export/restore.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <sys/stat.h>
@@ -34,7 +35,7 @@ Exporter::Exporter(const ExporterOptions& options, MetricsOptions metrics, store
     }
     m_health.started = wall_now();
     const auto t0 = std::chrono::steady_clock::now();
-    const std::uint64_t restored = restore_from_database(db, m_metrics);
+    const Restored restored = restore_from_database(db, m_metrics);
     const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - t0);
     m_health.wal_bytes = file_bytes(m_wal_path);
@@ -42,13 +43,28 @@ Exporter::Exporter(const ExporterOptions& options, MetricsOptions metrics, store
     m_server = std::make_unique<HttpServer>(address.value(), options.limits, k_content_type);
     m_server->publish(m_metrics.render());
     log(fmt::format("serving Prometheus metrics on {} (counters restored from {} card-ticks in {})",
-                    m_server->url(), restored,
+                    m_server->url(), restored.card_ticks,
                     format_duration(std::max<DurationUs>(took.count(), k_us_per_ms))));
+    if (!restored.bad_blocks.empty()) {
+        log(fmt::format("{}: {} malformed tick block(s) left out of the restored counters (ids "
+                        "{}); `gua db check` names them",
+                        db.path(), restored.bad_blocks.size(),
+                        fmt::join(restored.bad_blocks.begin(),
+                                  restored.bad_blocks.begin() +
+                                      static_cast<std::ptrdiff_t>(
+                                          std::min<std::size_t>(restored.bad_blocks.size(), 10)),
+                                  ", ")));
+    }
 }
 
-void Exporter::on_tick(const telemetry::Tick& tick, std::uint64_t db_write_errors) noexcept {
+void Exporter::on_tick(const telemetry::Tick& tick, bool stored,
+                       std::uint64_t db_write_errors) noexcept {
     try {
-        m_metrics.observe(tick);
+        if (stored) {
+            m_metrics.observe(tick);
+        } else {
+            m_metrics.observe_readings(tick);
+        }
         ++m_health.ticks;
         m_health.db_write_errors = db_write_errors;
         for (const telemetry::CardTickRecord& c : tick.cards) {

@@ -33,8 +33,10 @@ class Exporter {
     /// line saying where and what was restored. Throws Fatal for a bad or busy address.
     Exporter(const ExporterOptions& options, MetricsOptions metrics, store::Database& db,
              const std::function<void(const std::string&)>& log);
-    /// Adds `tick`, updates the health figures and publishes the new exposition. Never throws.
-    void on_tick(const telemetry::Tick& tick, std::uint64_t db_write_errors) noexcept;
+    /// Adds `tick` to the counters when it was `stored` (else only its readings), updates the
+    /// health figures (`db_write_errors`: ticks not stored so far) and publishes the new
+    /// exposition. Never throws.
+    void on_tick(const telemetry::Tick& tick, bool stored, std::uint64_t db_write_errors) noexcept;
     /// Counts a tick that started more than an interval late.
     void on_overrun() noexcept { ++m_health.overruns; }
     /// The server (its url and port).

@@ -117,8 +117,18 @@ void Metrics::end_restore() {
     }
 }
 
-void Metrics::observe(const telemetry::Tick& tick) {
+void Metrics::observe_readings(const telemetry::Tick& tick) {
     m_readings.clear();
+    for (const telemetry::CardTickRecord& c : tick.cards) {
+        const CardLabels card{c.device.uuid, c.device.index, c.device.name};
+        m_readings[c.device.uuid] =
+            Reading{card,       c.util_pct,     c.mem_used_mib, c.device.memory_total_mib,
+                    c.power_mw, c.temperature_c};
+    }
+}
+
+void Metrics::observe(const telemetry::Tick& tick) {
+    observe_readings(tick);
     std::vector<telemetry::Identity> identities;
     std::vector<std::string> users;
     for (const telemetry::CardTickRecord& c : tick.cards) {
@@ -139,9 +149,6 @@ void Metrics::observe(const telemetry::Tick& tick) {
             m_scratch.processes[i].identity = static_cast<std::uint32_t>(it - identities.begin());
         }
         add(card, m_scratch, users);
-        m_readings[c.device.uuid] =
-            Reading{card,       c.util_pct,     c.mem_used_mib, c.device.memory_total_mib,
-                    c.power_mw, c.temperature_c};
     }
 }
 

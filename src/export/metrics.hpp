@@ -49,7 +49,7 @@ struct CardLabels {
 struct Health {
     std::uint64_t ticks = 0;
     std::uint64_t overruns = 0;
-    std::uint64_t db_write_errors = 0;
+    std::uint64_t db_write_errors = 0; ///< ticks not stored (their write failed)
     std::uint64_t device_read_errors = 0;
     std::optional<TimeUs> last_tick_end;
     std::optional<std::int64_t> wal_bytes;
@@ -69,8 +69,11 @@ class Metrics {
     void begin_restore() { m_restoring = true; }
     /// Keeps the max_users users with the most GPU seconds and folds the rest into `other`.
     void end_restore();
-    /// Adds a freshly sampled tick (its card-ticks and the latest readings of its cards).
+    /// Adds a freshly stored tick (its card-ticks and the latest readings of its cards).
     void observe(const telemetry::Tick& tick);
+    /// Takes only the latest readings of a tick that was not stored: counters advance only with
+    /// what the database holds, so a restart (which rebuilds them from it) never lowers them.
+    void observe_readings(const telemetry::Tick& tick);
     /// Sets the health figures rendered with the next render().
     void set_health(const Health& health) { m_health = health; }
     /// The exposition text (Prometheus text format 0.0.4).

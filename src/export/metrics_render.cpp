@@ -56,6 +56,9 @@ void declare(Exposition& e) {
     e.family("gua_daemon_errors_total", counter,
              "Errors since the daemon started, by kind (db_write: a tick not written; "
              "device_read: a failed driver reading).");
+    e.family("gua_write_errors_total", counter,
+             "Ticks the daemon could not store since it started (disk full, read-only or "
+             "vanished database); the audit counters exclude them.");
     e.family("gua_daemon_last_tick_timestamp_seconds", gauge,
              "End of the latest tick, in seconds since the Unix epoch.");
     e.family("gua_daemon_tick_interval_seconds", gauge, "Configured tick length, in seconds.");
@@ -145,6 +148,7 @@ std::string Metrics::render() const {
           static_cast<double>(h.db_write_errors));
     e.add("gua_daemon_errors_total", {{"kind", "device_read"}},
           static_cast<double>(h.device_read_errors));
+    e.add("gua_write_errors_total", {}, static_cast<double>(h.db_write_errors));
     if (h.last_tick_end) {
         e.add("gua_daemon_last_tick_timestamp_seconds", {}, seconds(*h.last_tick_end));
     }

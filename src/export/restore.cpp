@@ -1,14 +1,17 @@
-// Counter restore: store::Reader::scan over all history, through the same Metrics::add.
+// Counter restore: every tick block decoded (malformed ones skipped) and fed through the same
+// Metrics::add the live ticks use.
 #include "export/restore.hpp"
 
+#include "store/raw.hpp"
 #include "store/reader.hpp"
 
-#include <limits>
+#include <fmt/format.h>
+
 #include <unordered_map>
 
 namespace gua::exporter {
 
-std::uint64_t restore_from_database(store::Database& db, Metrics& metrics) {
+Restored restore_from_database(store::Database& db, Metrics& metrics) {
     store::Reader reader(db);
     std::unordered_map<std::int64_t, CardLabels> cards;
     for (const store::GpuRow& g : reader.gpus()) {
@@ -22,18 +25,33 @@ std::uint64_t restore_from_database(store::Database& db, Metrics& metrics) {
         }
         users[id] = i.identity.user;
     }
-    std::uint64_t count = 0;
+    Restored restored;
+    store::ProcessIdentities identities(db);
+    store::Statement blocks = db.prepare(
+        fmt::format("SELECT {} FROM tick_block ORDER BY id", store::block_columns_sql()));
+    store::BlockRow row;
+    store::DecodedTicks decoded;
+    audit::CardTick tick;
     metrics.begin_restore();
-    reader.scan(std::numeric_limits<TimeUs>::min(), std::numeric_limits<TimeUs>::max(),
-                [&](const audit::CardTick& tick) {
-                    const auto it = cards.find(tick.gpu);
-                    if (it != cards.end()) {
-                        metrics.add(it->second, tick, users);
-                        ++count;
-                    }
-                });
+    while (blocks.step()) {
+        store::read_block_row(blocks, row);
+        decoded.clear();
+        if (!store::decode_block(row, decoded)) {
+            restored.bad_blocks.push_back(row.id);
+            continue;
+        }
+        for (const store::StoredCardTick& t : decoded.ticks) {
+            const auto it = cards.find(t.gpu_id);
+            if (it == cards.end()) {
+                continue;
+            }
+            store::to_audit(decoded, t, identities, tick);
+            metrics.add(it->second, tick, users);
+            ++restored.card_ticks;
+        }
+    }
     metrics.end_restore();
-    return count;
+    return restored;
 }
 
 } // namespace gua::exporter

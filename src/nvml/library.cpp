@@ -57,7 +57,8 @@ Result<std::unique_ptr<Library>> Library::open(const std::string& path_override)
     const nvmlReturn_t rc = library->call<Entry::init>();
     if (rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
         return Error{"NVIDIA driver/library version mismatch (driver upgraded without reboot?): " +
-                     path + " does not match the loaded kernel module"};
+                         path + " does not match the loaded kernel module",
+                     ErrorKind::version_mismatch};
     }
     if (rc != NVML_SUCCESS) {
         return Error{"NVML initialization failed: " + library->error_string(rc) + " (error " +

@@ -43,6 +43,10 @@ std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& sys
     for (Finding& f : check_service(inputs, installed)) {
         findings.push_back(std::move(f));
     }
+    for (const DaemonAlert alert : installed.alerts) {
+        findings.push_back({"daemon_alert", "recording", Severity::fail,
+                            std::string(describe(alert)), std::string(fix_for(alert))});
+    }
     findings.push_back(check_config(inputs, installed));
     return findings;
 }

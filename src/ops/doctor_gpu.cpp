@@ -64,8 +64,8 @@ std::string kernel_module_version() {
     return rest.substr(0, rest.find(' '));
 }
 
-std::string driver_fix(const std::string& error) {
-    if (error.find("mismatch") != std::string::npos) {
+std::string driver_fix(const Error& error) {
+    if (error.kind == ErrorKind::version_mismatch) {
         return "reboot, or reload the nvidia kernel modules: the driver was upgraded without "
                "reloading them";
     }
@@ -125,7 +125,7 @@ std::vector<Finding> check_gpus(const std::string& nvml_library) {
     auto source = nvml::open_nvml_source(nvml_library);
     if (!source) {
         out.push_back({"driver", "NVIDIA driver", Severity::fail, source.error().message,
-                       driver_fix(source.error().message)});
+                       driver_fix(source.error())});
         out.push_back({"gpus", "GPUs", Severity::info, "not checked: NVML did not initialize", ""});
         return out;
     }

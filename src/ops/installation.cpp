@@ -54,6 +54,7 @@ Installation inspect(const Paths& paths, const std::string& db, const Systemctl&
     }
     in.pid_file = read_pid_file(paths.pid_file);
     in.lock_holder = database_lock_holder(db);
+    in.alerts = database_alerts(db);
     if (in.active == "active" || in.active == "activating" || in.active == "reloading" ||
         in.active == "deactivating") {
         in.mode = RunMode::service;

@@ -2,12 +2,14 @@
 // and its state, the background daemon's pid file, and whoever holds the database lock.
 #pragma once
 
+#include "ops/lock_holder.hpp"
 #include "ops/paths.hpp"
 #include "ops/pid_file.hpp"
 #include "ops/systemctl.hpp"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gua::ops {
 
@@ -31,6 +33,7 @@ struct Installation {
     std::string active = "unknown";       ///< systemctl is-active (only when installed)
     PidFileInfo pid_file;                 ///< the background daemon's pid file
     std::optional<pid_t> lock_holder;     ///< the process recording to `db` now
+    std::vector<DaemonAlert> alerts;      ///< what that daemon warns about now
     RunMode mode = RunMode::none;
     std::optional<ProcessId> daemon; ///< the recording process, when known
 };

@@ -45,7 +45,7 @@ Step await_unlock_step(const std::string& db, DurationUs timeout) {
                         std::chrono::steady_clock::now() + std::chrono::microseconds(timeout);
                     while (database_lock_holder(db)) {
                         if (std::chrono::steady_clock::now() > deadline) {
-                            return Error{fmt::format("pid {} still holds {}.lock",
+                            return Error{fmt::format("pid {} still holds the lock of {}",
                                                      *database_lock_holder(db), db)};
                         }
                         std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -28,7 +28,7 @@ std::string errno_text(int err) {
 Result<void> check(const std::string& proc_root, const audit::ProcessKey& process) {
     const std::optional<ProcState> now = read_proc_state(proc_root, process.pid);
     if (!now || now->state == 'Z' || now->state == 'X') {
-        return Error{"gone"};
+        return Error{"gone", ErrorKind::gone};
     }
     if (!process.start_ticks || now->start_ticks != *process.start_ticks) {
         return Error{"pid reused"};
@@ -76,7 +76,7 @@ bool ProcessHandle::exited() const {
 Result<void> ProcessHandle::send(int signal) const {
     if (m_pidfd.valid()) {
         if (pidfd_send_signal(m_pidfd.get(), signal) != 0) {
-            return Error{errno == ESRCH ? std::string("gone") : errno_text(errno)};
+            return errno == ESRCH ? Error{"gone", ErrorKind::gone} : Error{errno_text(errno)};
         }
         return {};
     }
@@ -84,7 +84,7 @@ Result<void> ProcessHandle::send(int signal) const {
         return ok.error();
     }
     if (::kill(static_cast<pid_t>(m_process.pid), signal) != 0) {
-        return Error{errno == ESRCH ? std::string("gone") : errno_text(errno)};
+        return errno == ESRCH ? Error{"gone", ErrorKind::gone} : Error{errno_text(errno)};
     }
     return {};
 }

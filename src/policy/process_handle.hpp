@@ -24,8 +24,9 @@ std::optional<ProcState> read_proc_state(const std::string& proc_root, std::uint
 /// An open handle on one process. Move-only (it owns its pidfd).
 class ProcessHandle {
   public:
-    /// Opens `process` (which must have a start time) under `proc_root`. Errors: "gone" when the
-    /// pid does not exist or is a zombie, "pid reused" when its start time differs.
+    /// Opens `process` (which must have a start time) under `proc_root`. Errors: ErrorKind::gone
+    /// ("gone") when the pid does not exist or is a zombie, "pid reused" when its start time
+    /// differs.
     static Result<ProcessHandle> open(const std::string& proc_root,
                                       const audit::ProcessKey& process);
 

@@ -187,7 +187,7 @@ std::string PolicyRunner::terminate(const Decision& d, TimeUs now, std::string& 
     Result<ProcessHandle> handle = ProcessHandle::open(m_options.proc_root, d.candidate.process);
     if (!handle) {
         detail = "not signalled: " + handle.error().message;
-        return handle.error().message == "gone" ? "gone" : "pid-reused";
+        return handle.error().kind == ErrorKind::gone ? "gone" : "pid-reused";
     }
     if (auto sent = handle.value().send(SIGTERM); !sent) {
         detail = "SIGTERM failed: " + sent.error().message;

@@ -1,7 +1,8 @@
-// End to end: the daemon survives every driver fault of issue 3 — no library, a driver/library
-// version mismatch, a GPU falling off the bus, a failing reading — and keeps the other cards
-// recorded.
+// End to end: the daemon survives every driver fault — no library, a driver/library version
+// mismatch, a GPU falling off the bus, a failing reading, no GPU at all — keeps the other cards
+// recorded and says loudly when it records nothing.
 #include "e2e/daemon_e2e.hpp"
+#include "ops/lock_holder.hpp"
 
 #include <csignal>
 #include <unistd.h>
@@ -44,7 +45,6 @@ TEST_F(DaemonE2EFaults, MissingLibraryIsOneLineExitCode3AndNoDatabase) {
     expect_one_line_error(r, "NVML library " + missing + " not found");
     // NVML is probed before anything is created.
     EXPECT_FALSE(file_exists(db()));
-    EXPECT_FALSE(file_exists(db() + ".lock"));
     // Bad usage is a different exit code.
     EXPECT_EQ(test::run_gua({"daemon", "--db", db(), "--interval", "1ms"}).exit_code, 2);
 }
@@ -141,6 +141,24 @@ TEST_F(DaemonE2EFaults, LostGpuAndFailingReadingLeaveTheOtherCardsRecorded) {
     EXPECT_EQ(count("g.idx = 0 AND c.temperature_c IS NOT NULL AND c.util_pct IS NOT NULL"), ticks);
     EXPECT_EQ(count("g.idx = 2 AND c.power_mw IS NOT NULL AND c.read_errors = 0"), ticks);
     EXPECT_EQ(count("g.idx = 1 AND c.read_errors != 0"), 0);
+}
+
+// A driver that shows no GPU: the daemon records nothing, and says so in its log once and to
+// `gua status`/`gua doctor` (the alert they read from the database's locks) while it lasts.
+TEST_F(DaemonE2EFaults, NoGpuIsAWarningInTheLogAndAnAlertForStatus) {
+    write_scenario({{"devices", json::array()}});
+    auto daemon = start_daemon({"--interval", "200ms"});
+    ASSERT_TRUE(daemon->wait_for("tick 2 ")) << daemon->err();
+    EXPECT_EQ(ops::database_alerts(db()), std::vector<ops::DaemonAlert>{ops::DaemonAlert::no_gpus});
+    daemon->signal(SIGTERM);
+    ASSERT_EQ(daemon->wait_exit(5s), 0) << daemon->err();
+    const std::string log = daemon->err();
+    EXPECT_EQ(test::count_of(log, "WARNING: NVML (driver "), 1) << log;
+    EXPECT_NE(log.find("shows no GPU: nothing is recorded until one appears"), std::string::npos)
+        << log;
+    EXPECT_TRUE(ops::database_alerts(db()).empty()) << "withdrawn with the daemon";
+    test::RawDb raw(db());
+    EXPECT_EQ(raw.one("SELECT count(*) FROM card_tick"), "0");
 }
 
 } // namespace

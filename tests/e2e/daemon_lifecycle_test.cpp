@@ -1,11 +1,14 @@
-// End to end: the daemon's lifecycle — one daemon per database, SIGTERM finishes the tick and
-// prints the totals, SIGHUP reopens the log and reloads the config, reports read while it writes.
+// End to end: the daemon's lifecycle — one daemon per database by every path spelling, SIGTERM
+// finishes the tick and prints the totals, SIGHUP reopens the log and reloads what it says it
+// reloads, reports read while it writes.
 #include "e2e/daemon_e2e.hpp"
+#include "ops/lock_holder.hpp"
 
 #include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <poll.h>
+#include <regex>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <thread>
@@ -36,6 +39,101 @@ TEST_F(DaemonE2ELifecycle, SecondDaemonOnTheSameDatabaseExitsWithCode4) {
     EXPECT_TRUE(first->wait_for(" tick ", 10s, ticks + 1)) << first->err();
     first->signal(SIGTERM);
     EXPECT_EQ(first->wait_exit(5s), 0) << first->err();
+}
+
+// The lock lives on the database file itself: a symlink, a hard link, and deleting every lock
+// file leave it in place, so the second daemon exits 4 each time; `gua status`'s lookup finds the
+// first daemon through each spelling; only the first daemon's run and rows are in the file.
+TEST_F(DaemonE2ELifecycle, EveryPathToTheDatabaseMeetsTheSameLock) {
+    write_idle_held_card();
+    auto first = start_daemon({"--interval", "200ms"});
+    ASSERT_TRUE(first->wait_for("tick 0 ")) << first->err();
+    const std::string symlink = path("symlink.db");
+    const std::string hardlink = path("hardlink.db");
+    std::filesystem::create_symlink(db(), symlink);
+    std::filesystem::create_hard_link(db(), hardlink);
+    for (const auto& entry : std::filesystem::directory_iterator(path(""))) {
+        if (entry.path().extension() == ".lock") {
+            std::filesystem::remove(entry.path());
+        }
+    }
+    for (const std::string& spelling : {symlink, hardlink, db()}) {
+        std::vector<std::string> args = daemon_args({"--ticks", "1"});
+        args[2] = spelling;
+        const test::RunResult second = test::run_gua(args, env());
+        EXPECT_EQ(second.exit_code, 4) << spelling << ": " << second.err;
+        EXPECT_EQ(second.err, "gua: another gua daemon (pid " + std::to_string(first->pid()) +
+                                  ") is already recording to " + spelling + "\n");
+        EXPECT_EQ(ops::database_lock_holder(spelling), first->pid()) << spelling;
+    }
+    const int ticks = test::count_of(first->err(), " tick ");
+    EXPECT_TRUE(first->wait_for(" tick ", 10s, ticks + 1)) << first->err();
+    first->signal(SIGTERM);
+    ASSERT_EQ(first->wait_exit(5s), 0) << first->err();
+    EXPECT_FALSE(ops::database_lock_holder(db()));
+    EXPECT_FALSE(file_exists(db() + ".lock")) << "no side file any more";
+
+    // One run, one row per tick the first daemon logged, the GPU's recorded time within wall time.
+    test::RawDb raw(db());
+    EXPECT_EQ(raw.one("SELECT count(*) FROM run"), "1");
+    const int logged = test::count_of(first->err(), " tick ");
+    EXPECT_EQ(raw.one("SELECT count(*) FROM card_tick"), std::to_string(logged));
+    const double recorded = std::stod(raw.one("SELECT sum(duration_us) FROM card_tick"));
+    const double wall =
+        std::stod(raw.one("SELECT max(t0_us + duration_us) - min(t0_us) FROM card_tick"));
+    EXPECT_LE(recorded, wall * 1.01) << "recorded " << recorded << " µs in " << wall << " µs";
+    EXPECT_NE(first->err().find(": " + std::to_string(logged) + " card-tick rows written, " +
+                                std::to_string(logged) + " in total"),
+              std::string::npos)
+        << first->err();
+}
+
+// Deleting the database file (or putting another file in its place) while the daemon records:
+// the daemon says so in its log, stops storing and exits 1 (systemd's Restart=on-failure then
+// starts it on a new file); its stop line counts what it stored, not what it sampled.
+TEST_F(DaemonE2ELifecycle, DatabaseDeletedUnderneathIsAnErrorAndTheStopLineCountsWhatWasStored) {
+    write_idle_held_card();
+    auto daemon = start_daemon({"--interval", "200ms"});
+    ASSERT_TRUE(daemon->wait_for("tick 2 ")) << daemon->err();
+    std::filesystem::remove(db());
+    const std::optional<int> code = daemon->wait_exit(10s);
+    ASSERT_TRUE(code.has_value()) << daemon->err();
+    EXPECT_EQ(*code, 1) << daemon->err();
+    const std::string log = daemon->err();
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        log, m,
+        std::regex("gua daemon stopped after (\\d+) ticks; [^:]+: (\\d+) card-tick rows written, "
+                   "(\\d+) in total \\((\\d+) ticks not stored: database [^ ]+ was deleted\\)")))
+        << log;
+    const int ticks = std::stoi(m[1]);
+    const int stored = std::stoi(m[2]);
+    EXPECT_EQ(ticks, test::count_of(log, "Z tick ")) << log;
+    EXPECT_GE(stored, 3) << "ticks 0-2 were stored before the file was deleted";
+    EXPECT_EQ(std::stoi(m[3]), stored) << "the file held exactly the rows counted as written";
+    EXPECT_EQ(stored + std::stoi(m[4]), ticks) << "one card: every tick stored or not stored";
+    // The first tick that found the file gone is named, once.
+    EXPECT_EQ(test::count_of(log, "ERROR: database " + db() +
+                                      " was deleted while the daemon was recording: tick " +
+                                      std::to_string(stored) +
+                                      " and later ones cannot be stored there; stopping"),
+              1)
+        << log;
+    EXPECT_FALSE(file_exists(db()));
+}
+
+TEST_F(DaemonE2ELifecycle, DatabaseReplacedUnderneathIsAnError) {
+    write_idle_held_card();
+    auto daemon = start_daemon({"--interval", "200ms"});
+    ASSERT_TRUE(daemon->wait_for("tick 1 ")) << daemon->err();
+    write_atomically(db(), ""); // a new, empty file renamed over the database
+    const std::optional<int> code = daemon->wait_exit(10s);
+    ASSERT_TRUE(code.has_value()) << daemon->err();
+    EXPECT_EQ(*code, 1) << daemon->err();
+    EXPECT_NE(daemon->err().find("ERROR: database " + db() + " was replaced by another file"),
+              std::string::npos)
+        << daemon->err();
+    EXPECT_EQ(std::filesystem::file_size(db()), 0u) << "the new file was left alone";
 }
 
 TEST_F(DaemonE2ELifecycle, SigtermFinishesTheCurrentTickAndPrintsTheTotals) {
@@ -71,13 +169,19 @@ TEST_F(DaemonE2ELifecycle, SighupReopensTheLogFileAndReloadsTheConfig) {
     ASSERT_TRUE(daemon->wait_for("tick 1  GPU-0=idle-held", 15s, 1, log)) << test::read_text(log);
     EXPECT_TRUE(daemon->err().empty()) << "with --log, nothing goes to stderr";
 
-    // logrotate: rename, then HUP. The new threshold makes the 8000 MiB holder not count.
+    // logrotate: rename, then HUP. A new threshold is named and not applied: the rows, the
+    // rollups, /metrics and the policy all keep classifying with the running one.
     std::filesystem::rename(log, rotated);
     write_atomically(config_path(), "[thresholds]\nheld_mib = 100000\n");
     daemon->signal(SIGHUP);
-    ASSERT_TRUE(daemon->wait_for("configuration reloaded", 15s, 1, log)) << test::read_text(log);
-    ASSERT_TRUE(daemon->wait_for("GPU-0=truly-idle", 15s, 1, log)) << test::read_text(log);
-    EXPECT_EQ(test::read_text(log).find("GPU-0=idle-held"), std::string::npos);
+    ASSERT_TRUE(daemon->wait_for("configuration reloaded: [policy] and [retention] apply now; "
+                                 "[thresholds], [pricing] and [daemon] keep their start-up values "
+                                 "until the daemon restarts (the changed [thresholds] are not "
+                                 "applied: active_util_pct 10, held_mib 100 stay in force)",
+                                 15s, 1, log))
+        << test::read_text(log);
+    ASSERT_TRUE(daemon->wait_for("GPU-0=idle-held", 15s, 1, log)) << test::read_text(log);
+    EXPECT_EQ(test::read_text(log).find("GPU-0=truly-idle"), std::string::npos);
 
     // A broken config is reported and the previous one kept.
     write_atomically(config_path(), "[thresholds]\nheld_mib = -1\n");

@@ -1,16 +1,20 @@
-// The real daemon on the fake NVML with --listen: promtool accepts its exposition, and its
-// counters survive a restart (restored from the database).
+// The real daemon on the fake NVML with --listen: promtool accepts its exposition, its counters
+// survive a restart (restored from the database) and advance only with what was stored.
 #include "export/exposition_parse.hpp"
 #include "fleet/daemon_host.hpp"
 #include "fleet/http_client.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "ops/lock_holder.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <regex>
+#include <sys/mount.h>
+#include <unistd.h>
 
 namespace gua::exporter {
 namespace {
@@ -42,10 +46,13 @@ class ExportDaemon : public ::testing::Test {
     }
 
     /// Starts `gua daemon` with --listen 127.0.0.1:0 and extra flags; returns it and its port.
-    std::pair<std::unique_ptr<Process>, std::uint16_t> start(const std::vector<std::string>& extra,
-                                                             const std::string& log) {
+    std::pair<std::unique_ptr<Process>, std::uint16_t>
+    start(const std::vector<std::string>& extra, const std::string& log, std::string db = "") {
+        if (db.empty()) {
+            db = (m_dir / "gua.db").string();
+        }
         std::vector<std::string> argv{GUA_BINARY,       "daemon",
-                                      "--db",           (m_dir / "gua.db").string(),
+                                      "--db",           db,
                                       "--listen",       "127.0.0.1:0",
                                       "--nvml-library", fake_nvml_library(),
                                       "--config",       (m_dir / "empty.toml").string()};
@@ -121,6 +128,117 @@ TEST_F(ExportDaemon, CountersSurviveARestart) {
     }
     EXPECT_NEAR(identities, held_or_active, 1e-6) << "no double counting after a restore";
     EXPECT_EQ(series.count("gua_daemon_last_tick_timestamp_seconds"), 0u);
+    EXPECT_EQ(second->stop(10s), 0);
+}
+
+/// Fills the file system holding `path` to the last byte with that file.
+void fill_file_system(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    const std::string chunk(64 * 1024, 'x');
+    for (std::size_t size = chunk.size(); size >= 1; size /= 4) {
+        while (::write(fd, chunk.data(), size) == static_cast<ssize_t>(size)) {
+        }
+    }
+    ::close(fd);
+}
+
+/// An unmounted-on-exit tmpfs of `size` at `dir`; mounted() is false where mounting is not
+/// allowed (not root, no CAP_SYS_ADMIN).
+class SmallTmpfs {
+  public:
+    SmallTmpfs(const std::filesystem::path& dir, const std::string& size) : m_dir(dir) {
+        std::filesystem::create_directories(dir);
+        m_mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+    }
+    ~SmallTmpfs() {
+        if (m_mounted) {
+            ::umount2(m_dir.c_str(), MNT_DETACH);
+        }
+    }
+    SmallTmpfs(const SmallTmpfs&) = delete;
+    SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+    bool mounted() const { return m_mounted; }
+
+  private:
+    std::filesystem::path m_dir;
+    bool m_mounted = false;
+};
+
+// The database on a 4 MiB tmpfs that fills up while the daemon records: ticks that cannot be
+// stored show in gua_write_errors_total and in no audit counter (one scrape: card-ticks of a card
+// = ticks sampled − ticks not stored), the daemon publishes the alert `gua status` shows, says when
+// writes succeed again, its stop line counts the rows in the file, and a restart (which rebuilds
+// the counters from the file) never lowers them.
+TEST_F(ExportDaemon, CountersAdvanceOnlyWithWhatWasStoredOnAFullDisk) {
+    const SmallTmpfs small(m_dir / "small", "4m");
+    if (!small.mounted()) {
+        GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+    }
+    const std::string db = (m_dir / "small" / "gua.db").string();
+    auto [daemon, port] = start({"--interval", "200ms", "--quiet"}, "full.log", db);
+    ASSERT_NE(port, 0) << test::read_text((m_dir / "full.log").string());
+    const auto scrape = [&, p = port] {
+        return testing::parse_exposition(http_get(p, "/metrics").body);
+    };
+    const std::string card0 = R"(gua_gpu_card_ticks_total{gpu="0",uuid="GPU-00000000-0000-0000-)"
+                              R"(0000-000000000000",model="Tesla \"V100\" \\ SXM2"})";
+    ASSERT_TRUE(wait_for([&] { return scrape()["gua_daemon_ticks_total"] >= 3; }, 20s));
+
+    fill_file_system((m_dir / "small" / "filler").string());
+    std::map<std::string, double> failing;
+    ASSERT_TRUE(wait_for(
+        [&] {
+            failing = scrape();
+            return failing["gua_write_errors_total"] >= 3;
+        },
+        30s))
+        << test::read_text((m_dir / "full.log").string());
+    ASSERT_TRUE(failing.contains(card0)) << http_get(port, "/metrics").body;
+    EXPECT_EQ(failing.at(card0),
+              failing.at("gua_daemon_ticks_total") - failing.at("gua_write_errors_total"));
+    EXPECT_EQ(failing.at(R"(gua_daemon_errors_total{kind="db_write"})"),
+              failing.at("gua_write_errors_total"));
+    EXPECT_TRUE(wait_for(
+        [&] {
+            const std::vector<ops::DaemonAlert> alerts = ops::database_alerts(db);
+            return alerts == std::vector<ops::DaemonAlert>{ops::DaemonAlert::writes_failing};
+        },
+        10s));
+
+    std::filesystem::remove(m_dir / "small" / "filler");
+    ASSERT_TRUE(wait_for(
+        [&] {
+            return test::read_text((m_dir / "full.log").string()).find("writes succeed again") !=
+                   std::string::npos;
+        },
+        30s))
+        << test::read_text((m_dir / "full.log").string());
+    const std::map<std::string, double> last = scrape();
+    EXPECT_EQ(last.at(card0),
+              last.at("gua_daemon_ticks_total") - last.at("gua_write_errors_total"));
+    EXPECT_EQ(daemon->stop(10s), 0);
+    EXPECT_TRUE(ops::database_alerts(db).empty());
+
+    const std::string log = test::read_text((m_dir / "full.log").string());
+    std::smatch m;
+    ASSERT_TRUE(
+        std::regex_search(log, m,
+                          std::regex(R"(gua daemon stopped after (\d+) ticks; [^:]+: (\d+) )"
+                                     R"(card-tick rows written, (\d+) in total \((\d+) )"
+                                     R"(ticks failed to write and are not stored\))")))
+        << log;
+    EXPECT_EQ(std::stoi(m[2]), std::stoi(m[3])) << "the stop line counts what the file holds";
+    EXPECT_EQ(std::stoi(m[2]), 2 * (std::stoi(m[1]) - std::stoi(m[4]))) << "two cards per tick";
+    EXPECT_GE(std::stoi(m[4]), 3);
+
+    // Restarted: the counters rebuilt from the file are what the first daemon last served, or
+    // more (its ticks after that scrape), never less.
+    auto [second, second_port] = start({"--interval", "5s"}, "second.log", db);
+    ASSERT_NE(second_port, 0) << test::read_text((m_dir / "second.log").string());
+    const auto restored = testing::parse_exposition(http_get(second_port, "/metrics").body);
+    EXPECT_EQ(restored.at(card0), std::stoi(m[2]) / 2);
+    EXPECT_GE(restored.at(card0), last.at(card0));
     EXPECT_EQ(second->stop(10s), 0);
 }
 

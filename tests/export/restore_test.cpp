@@ -66,7 +66,7 @@ TEST_F(ExportRestore, RestoredCountersEqualLiveCounters) {
     }
     store::Database db(db_path(), store::OpenMode::read_write);
     Metrics restored(o);
-    EXPECT_EQ(restore_from_database(db, restored), 36u);
+    EXPECT_EQ(restore_from_database(db, restored).card_ticks, 36u);
 
     const auto want = counters(live.render());
     const auto got = counters(restored.render());
@@ -114,8 +114,56 @@ TEST_F(ExportRestore, EmptyDatabaseRestoresNothing) {
     store::Database db(db_path(), store::OpenMode::create);
     store::migrate(db);
     Metrics m{MetricsOptions{}};
-    EXPECT_EQ(restore_from_database(db, m), 0u);
+    EXPECT_EQ(restore_from_database(db, m).card_ticks, 0u);
     EXPECT_EQ(m.render().find("gua_gpu_seconds_total{"), std::string::npos);
+}
+
+// A malformed block (here: a negative tick count) is left out and named; the
+// counters hold exactly the other blocks' card-ticks, and the restore does not throw.
+TEST_F(ExportRestore, MalformedBlockIsSkippedAndNamed) {
+    MetricsOptions o;
+    Metrics second_hour(o);
+    {
+        store::Database db(db_path(), store::OpenMode::create);
+        store::migrate(db);
+        store::Writer writer(db, store::RunInfo{"h1", "550", "test", 30 * k_us_per_second, 10.0,
+                                                testing::tick(0, 30).t0});
+        // Two ticks in the first hour, three in the second (a block never spans hours).
+        for (const int seq : {0, 1, 120, 121, 122}) {
+            telemetry::Tick t = testing::tick(seq, 30);
+            t.cards.push_back(card(0, 30, seq % 2 == 0 ? 85.0 : 0.0,
+                                   {process("alice", 20000, seq % 2 == 0 ? 80.0 : 0.0)}));
+            writer.write(t);
+            if (seq >= 120) {
+                second_hour.observe(t);
+            }
+        }
+    }
+    store::Database db(db_path(), store::OpenMode::read_write);
+    const TimeUs hour_two = testing::tick(120, 30).t0;
+    std::vector<std::int64_t> first_hour_blocks;
+    store::Statement ids = db.prepare("SELECT id FROM tick_block WHERE t0_us < ? ORDER BY id");
+    ids.bind(1, std::int64_t{hour_two});
+    while (ids.step()) {
+        first_hour_blocks.push_back(ids.int64(0));
+    }
+    ASSERT_FALSE(first_hour_blocks.empty());
+    db.exec(fmt::format("UPDATE tick_block SET n_ticks = -1 WHERE t0_us < {}", hour_two));
+    Metrics restored(o);
+    const Restored r = restore_from_database(db, restored);
+    EXPECT_EQ(r.card_ticks, 3u);
+    EXPECT_EQ(r.bad_blocks, first_hour_blocks);
+    const auto want = counters(second_hour.render());
+    const auto got = counters(restored.render());
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [series, value] : want) {
+        ASSERT_TRUE(got.contains(series)) << series;
+        EXPECT_NEAR(got.at(series), value, 1e-9 * std::max(1.0, std::abs(value))) << series;
+    }
+    EXPECT_DOUBLE_EQ(
+        got.at(
+            R"(gua_gpu_card_ticks_total{gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000",model="NVIDIA H100 80GB HBM3"})"),
+        3);
 }
 
 } // namespace
