@@ -209,6 +209,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     sampler::SamplerOptions so;
     so.interval_us = options.interval_us;
     so.active_threshold_pct = thresholds.active_util_pct;
+    so.graphics_is_holder = thresholds.graphics_is_holder;
     so.max_ticks = options.max_ticks;
     sampler::Sampler sampler(*source, clock, resolver, so);
     StorageWatch storage(lock, log_line);

@@ -73,6 +73,11 @@ Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid,
 void Resolver::reap_exited() {
     m_reaped = true;
     m_now_us = monotonic_us();
+    collect_exits();
+}
+
+void Resolver::collect_exits() {
+    m_exits_noticed = true;
     if (!m_epoll.valid() || m_watched == 0) {
         return;
     }
@@ -129,6 +134,8 @@ void Resolver::watch(std::uint32_t pid, Entry& entry, UniqueFd comm, UniqueFd pi
 const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
     if (!m_reaped) {
         reap_exited();
+    } else if (!m_exits_noticed) {
+        collect_exits();
     }
     auto it = m_cache.find(pid);
     if (it != m_cache.end() && it->second.comm.valid()) {

@@ -30,13 +30,14 @@ struct ProcessFacts {
 /// re-resolved.
 ///
 /// On procfs a cached process is watched through a pidfd and its open comm file (two descriptors,
-/// for at most k_max_watched processes): the first lookup after each sweep() asks the kernel once
-/// (one epoll_wait, whatever the number of processes) which of them exited, and a cache hit then
-/// costs no system call; the comm file is re-read at most every `exec_check_us` per process to
-/// notice an exec (which also destroys the process's GPU contexts). Without pidfds every hit reads
-/// the comm file; off procfs it reads stat. A pid that /proc does not show (it exited, or lives in
-/// another pid namespace) is looked for again at most every `exec_check_us` too, so a driver that
-/// keeps listing it costs nothing in between. Not thread-safe: use one Resolver from one thread.
+/// for at most k_max_watched processes): the first lookup after each sweep() or notice_exits()
+/// asks the kernel once (one epoll_wait, whatever the number of processes) which of them exited,
+/// and a cache hit then costs no system call; the comm file is re-read at most every
+/// `exec_check_us` per process to notice an exec (which also destroys the process's GPU contexts).
+/// Without pidfds every hit reads the comm file; off procfs it reads stat. A pid that /proc does
+/// not show (it exited, or lives in another pid namespace) is looked for again at most every
+/// `exec_check_us` too, so a driver that keeps listing it costs nothing in between. Not
+/// thread-safe: use one Resolver from one thread.
 class Resolver {
   public:
     /// Processes watched through descriptors at most (2 each); beyond, hits read stat.
@@ -53,6 +54,10 @@ class Resolver {
     /// Drops cache entries (and pids not found) not looked up since the previous call and starts
     /// a new round of lookups (call once per tick).
     void sweep();
+    /// Makes the next lookup ask the kernel which watched processes exited since it was last
+    /// asked, as the first lookup after sweep() does, so that a pid reused within a round is
+    /// re-resolved (call once per poll). Keeps the cache and the round.
+    void notice_exits() { m_exits_noticed = false; }
     /// Number of processes currently cached.
     std::size_t cached_count() const { return m_cache.size(); }
     /// Number of pids remembered as not found.
@@ -74,6 +79,8 @@ class Resolver {
     void watch(std::uint32_t pid, Entry& entry, UniqueFd comm, UniqueFd pidfd);
     void forget(std::unordered_map<std::uint32_t, Entry>::iterator it);
     void reap_exited();
+    /// Forgets the watched processes that exited (one epoll_wait per batch).
+    void collect_exits();
     std::optional<ProcStat> read_stat(std::uint32_t pid) const;
     ProcessFacts resolve_uncached(std::uint32_t pid, const ProcStat& stat);
     /// Remembers that `pid` was not found now and returns the unknown identity.
@@ -88,9 +95,10 @@ class Resolver {
     /// The pidfds of watched processes; invalid without pidfd support. Declared before m_cache,
     /// so it is closed after the pidfds in it.
     UniqueFd m_epoll;
-    bool m_reaped = false;     ///< exits were collected since the last sweep()
-    std::int64_t m_now_us = 0; ///< CLOCK_MONOTONIC µs at the last collection of exits
-    std::size_t m_watched = 0; ///< entries holding descriptors
+    bool m_reaped = false;        ///< exits were collected since the last sweep()
+    bool m_exits_noticed = false; ///< exits were collected since the last notice_exits()
+    std::int64_t m_now_us = 0;    ///< CLOCK_MONOTONIC µs at the first lookup after sweep()
+    std::size_t m_watched = 0;    ///< entries holding descriptors
     std::unordered_map<std::uint32_t, Entry> m_cache;
     /// A pid /proc did not show at a lookup.
     struct Absent {

@@ -1,20 +1,37 @@
-// Folding polls into card-ticks: time-weighted utilization, bucket times, merged process lists.
+// Folding polls into card-ticks: utilization integrated over the measured time of each poll,
+// unmeasured time, idle time without holders, per-process active time on the poll grid, merged
+// process lists keyed by (pid, type, start time).
 #include "sampler/fold.hpp"
 
-#include "audit/card_tick.hpp"
+#include "audit/classify.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace gua::sampler {
 
-TickBuilder::TickBuilder(double active_threshold_pct, identity::Resolver& resolver)
-    : m_threshold(active_threshold_pct), m_resolver(resolver) {}
+TickBuilder::TickBuilder(const audit::Thresholds& thresholds, identity::Resolver& resolver)
+    : m_thresholds(thresholds), m_resolver(resolver) {}
 
 namespace {
 
-bool key_less(const telemetry::ProcessTick& a, std::uint32_t pid, telemetry::ProcessType type) {
-    return a.pid != pid ? a.pid < pid : static_cast<int>(a.type) < static_cast<int>(type);
+using Start = std::optional<std::uint64_t>;
+
+bool key_less(const telemetry::ProcessTick& a, std::uint32_t pid, telemetry::ProcessType type,
+              Start start) {
+    return std::tuple(a.pid, static_cast<int>(a.type), a.start_ticks) <
+           std::tuple(pid, static_cast<int>(type), start);
+}
+
+bool key_is(const telemetry::ProcessTick& a, std::uint32_t pid, telemetry::ProcessType type,
+            Start start) {
+    return a.pid == pid && a.type == type && a.start_ticks == start;
+}
+
+/// Rounds `x` µs to an integer in [0, limit].
+DurationUs round_within(double x, DurationUs limit) {
+    return std::clamp<DurationUs>(std::llround(x), 0, std::max<DurationUs>(limit, 0));
 }
 
 } // namespace
@@ -23,12 +40,16 @@ void TickBuilder::CardAcc::reset() {
     telemetry::DeviceInfo device = std::move(record.device);
     record = telemetry::CardTickRecord{};
     record.device = std::move(device);
-    span = 0;
     measured = 0;
     util_weighted = 0;
     active = 0;
+    idle_unlisted = 0;
+    idle_unknown = 0;
     buckets = {};
+    measured_polls = 0;
     lost = false;
+    partial = false;
+    snapshot = false;
     present = false;
     drop_unseen();
     for (std::size_t i = 0; i < live; ++i) {
@@ -38,6 +59,8 @@ void TickBuilder::CardAcc::reset() {
         acc.tick.sm_util_pct.reset();
         acc.sm_weighted = 0;
         acc.sm_span = 0;
+        acc.active = 0;
+        acc.has_sm = false;
     }
     hint = 0;
 }
@@ -62,49 +85,66 @@ void TickBuilder::CardAcc::drop_unseen() {
     }
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
         const telemetry::ProcessTick& x = processes[b].tick;
-        return key_less(processes[a].tick, x.pid, x.type);
+        return key_less(processes[a].tick, x.pid, x.type, x.start_ticks);
     });
 }
 
-std::vector<std::uint32_t>::iterator TickBuilder::CardAcc::position(std::uint32_t pid,
-                                                                    telemetry::ProcessType type) {
+std::vector<std::uint32_t>::iterator
+TickBuilder::CardAcc::position(std::uint32_t pid, telemetry::ProcessType type, Start start) {
     return std::lower_bound(order.begin(), order.end(), 0U, [&](std::uint32_t i, auto) {
-        return key_less(processes[i].tick, pid, type);
+        return key_less(processes[i].tick, pid, type, start);
     });
 }
 
-TickBuilder::ProcAcc* TickBuilder::CardAcc::find(std::uint32_t pid, telemetry::ProcessType type) {
+TickBuilder::ProcAcc* TickBuilder::CardAcc::find(std::uint32_t pid, telemetry::ProcessType type,
+                                                 Start start) {
     // Drivers list processes in the same order poll after poll: try the one after the last match.
     if (hint < order.size()) {
         ProcAcc& next = processes[order[hint]];
-        if (next.tick.pid == pid && next.tick.type == type) {
+        if (key_is(next.tick, pid, type, start)) {
             ++hint;
             return &next;
         }
     }
-    const auto it = position(pid, type);
+    const auto it = position(pid, type, start);
     hint = static_cast<std::size_t>(it - order.begin()) + 1;
-    if (it != order.end() && processes[*it].tick.pid == pid && processes[*it].tick.type == type) {
+    if (it != order.end() && key_is(processes[*it].tick, pid, type, start)) {
         return &processes[*it];
     }
     return nullptr;
 }
 
-TickBuilder::ProcAcc& TickBuilder::CardAcc::insert(std::uint32_t pid, telemetry::ProcessType type) {
+TickBuilder::ProcAcc* TickBuilder::CardAcc::find_latest(std::uint32_t pid,
+                                                        telemetry::ProcessType type) {
+    ProcAcc* latest = nullptr;
+    for (auto it = position(pid, type, std::nullopt); it != order.end(); ++it) {
+        ProcAcc& acc = processes[*it];
+        if (acc.tick.pid != pid || acc.tick.type != type) {
+            break;
+        }
+        latest = &acc;
+    }
+    return latest;
+}
+
+TickBuilder::ProcAcc& TickBuilder::CardAcc::insert(std::uint32_t pid, telemetry::ProcessType type,
+                                                   Start start) {
     if (live == processes.size()) {
         processes.emplace_back();
     }
     ProcAcc& acc = processes[live];
     acc.tick.pid = pid;
     acc.tick.type = type;
-    acc.tick.start_ticks.reset();
+    acc.tick.start_ticks = start;
     acc.tick.mem_used_mib.reset();
     acc.tick.sm_util_pct.reset();
     acc.sm_weighted = 0;
     acc.sm_span = 0;
+    acc.active = 0;
+    acc.has_sm = false;
     acc.seen = false;
     acc.serial.reset();
-    order.insert(position(pid, type), static_cast<std::uint32_t>(live));
+    order.insert(position(pid, type, start), static_cast<std::uint32_t>(live));
     ++live;
     return acc;
 }
@@ -121,6 +161,9 @@ void TickBuilder::start(TimeUs t0) {
 void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
                            const std::unordered_map<std::string, telemetry::DeviceInfo>& devices) {
     m_span += span_us;
+    // A process that exited since the previous poll is noticed now, so a pid reused within the
+    // tick resolves to its new process.
+    m_resolver.notice_exits();
     for (const telemetry::DevicePoll& poll : polls) {
         CardAcc& card = m_cards[poll.uuid];
         card.present = true;
@@ -129,87 +172,177 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
         } else {
             card.record.device.uuid = poll.uuid;
         }
-        card.span += span_us;
         if (poll.lost) {
-            card.lost = true;
+            card.lost = true; // the poll's span stays unmeasured
             continue;
         }
-        telemetry::CardTickRecord& r = card.record;
-        r.read_errors += poll.read_errors;
-        double weight_total = 0;
+        add_card_poll(card, poll, span_us);
+    }
+}
+
+void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll,
+                                DurationUs span_us) {
+    telemetry::CardTickRecord& r = card.record;
+    r.read_errors += poll.read_errors;
+    double weight_total = 0;
+    for (const telemetry::UtilSample& s : poll.util) {
+        weight_total += static_cast<double>(std::max<DurationUs>(s.weight_us, 0));
+    }
+    const auto unmeasured_weight = static_cast<double>(std::max<DurationUs>(poll.unmeasured_us, 0));
+    card.partial =
+        card.partial || unmeasured_weight > 0 || poll.util_source == telemetry::UtilSource::partial;
+    // The samples and the unmeasured part together stand for the poll's real span. A poll without
+    // any sample leaves its whole span unmeasured.
+    double active = 0;
+    double measured = 0;
+    if (poll.util_source != telemetry::UtilSource::none && weight_total > 0) {
+        const double scale = static_cast<double>(span_us) / (weight_total + unmeasured_weight);
         for (const telemetry::UtilSample& s : poll.util) {
-            weight_total += static_cast<double>(std::max<DurationUs>(s.weight_us, 0));
-        }
-        if (poll.util_source != telemetry::UtilSource::none && weight_total > 0) {
-            r.util_source = std::max(r.util_source, poll.util_source);
-            const double scale = static_cast<double>(span_us) / weight_total;
-            for (const telemetry::UtilSample& s : poll.util) {
-                const double us = static_cast<double>(std::max<DurationUs>(s.weight_us, 0)) * scale;
-                card.util_weighted += s.pct * us;
-                card.buckets[static_cast<std::size_t>(audit::bucket_of(s.pct))] += us;
-                if (s.pct >= m_threshold) {
-                    card.active += us;
-                }
+            const double us = static_cast<double>(std::max<DurationUs>(s.weight_us, 0)) * scale;
+            card.util_weighted += s.pct * us;
+            card.buckets[static_cast<std::size_t>(audit::bucket_of(s.pct))] += us;
+            if (s.pct >= m_thresholds.active_util_pct) {
+                active += us;
             }
-            r.util_samples += static_cast<std::uint32_t>(poll.util.size());
-            card.measured += span_us;
         }
-        // Device readings: the latest successful reading of the tick wins.
-        if (poll.mem_util_pct) {
-            r.mem_util_pct = poll.mem_util_pct;
+        measured = weight_total * scale;
+        card.measured += measured;
+        card.active += active;
+        card.snapshot = card.snapshot || poll.util_source == telemetry::UtilSource::snapshot;
+        ++card.measured_polls;
+        r.util_samples += static_cast<std::uint32_t>(poll.util.size());
+    }
+    // Device readings: the latest successful reading of the tick wins.
+    if (poll.mem_util_pct) {
+        r.mem_util_pct = poll.mem_util_pct;
+    }
+    if (poll.mem_used_mib) {
+        r.mem_used_mib = poll.mem_used_mib;
+    }
+    if (poll.power_mw) {
+        r.power_mw = poll.power_mw;
+    }
+    if (poll.temperature_c) {
+        r.temperature_c = poll.temperature_c;
+    }
+    if (poll.sm_clock_mhz) {
+        r.sm_clock_mhz = poll.sm_clock_mhz;
+    }
+    if (poll.clock_event_reasons) {
+        r.clock_event_reasons = r.clock_event_reasons.value_or(0) | *poll.clock_event_reasons;
+    }
+    // The poll's measured time below the threshold: holders unknown, none listed, or held
+    // candidate (the audit tells idle-held from truly idle by memory).
+    double sm_total = 0;
+    bool holder_listed = false;
+    for (const telemetry::ProcessReading& p : poll.processes) {
+        sm_total += std::max(p.sm_util_pct.value_or(0.0), 0.0);
+        audit::ProcTick as_tick;
+        as_tick.type = p.type;
+        holder_listed = holder_listed || audit::is_holder(as_tick, m_thresholds);
+    }
+    if (poll.processes_unknown) {
+        card.idle_unknown += measured - active;
+    } else if (!holder_listed) {
+        card.idle_unlisted += measured - active;
+    }
+    // Each process's SM % is its mean since the previous poll: the poll's active time is split
+    // by those shares (none attributed when no process had a reading).
+    const double active_per_pct = sm_total > 0 ? active / sm_total : 0.0;
+    for (const telemetry::ProcessReading& p : poll.processes) {
+        ProcAcc& acc = process_of(card, p);
+        if (p.mem_used_mib) {
+            acc.tick.mem_used_mib = std::max(acc.tick.mem_used_mib.value_or(0), *p.mem_used_mib);
         }
-        if (poll.mem_used_mib) {
-            r.mem_used_mib = poll.mem_used_mib;
-        }
-        if (poll.power_mw) {
-            r.power_mw = poll.power_mw;
-        }
-        if (poll.temperature_c) {
-            r.temperature_c = poll.temperature_c;
-        }
-        if (poll.sm_clock_mhz) {
-            r.sm_clock_mhz = poll.sm_clock_mhz;
-        }
-        if (poll.clock_event_reasons) {
-            r.clock_event_reasons = r.clock_event_reasons.value_or(0) | *poll.clock_event_reasons;
-        }
-        for (const telemetry::ProcessReading& p : poll.processes) {
-            ProcAcc* found = card.find(p.pid, p.type);
-            if (found == nullptr) {
-                found = &card.insert(p.pid, p.type);
-            }
-            ProcAcc& acc = *found;
-            if (!acc.seen) {
-                acc.seen = true;
-                refresh_identity(acc, p);
-            }
-            if (p.mem_used_mib) {
-                acc.tick.mem_used_mib =
-                    std::max(acc.tick.mem_used_mib.value_or(0), *p.mem_used_mib);
-            }
-            if (p.sm_util_pct) {
-                acc.sm_weighted += *p.sm_util_pct * static_cast<double>(span_us);
-                acc.sm_span += span_us;
-            }
+        if (p.sm_util_pct) {
+            acc.has_sm = true;
+            acc.sm_weighted += *p.sm_util_pct * static_cast<double>(span_us);
+            acc.sm_span += span_us;
+            acc.active += std::max(*p.sm_util_pct, 0.0) * active_per_pct;
         }
     }
 }
 
-void TickBuilder::refresh_identity(ProcAcc& acc, const telemetry::ProcessReading& reading) {
-    if (reading.identity) {
-        acc.fresh = true;
-        acc.serial.reset();
-        acc.tick.identity = *reading.identity;
-        acc.tick.start_ticks.reset();
+TickBuilder::ProcAcc& TickBuilder::process_of(CardAcc& card,
+                                              const telemetry::ProcessReading& reading) {
+    if (reading.identity) { // synthetic: the owner is known, the start time is not
+        ProcAcc* acc = card.find(reading.pid, reading.type, std::nullopt);
+        if (acc == nullptr) {
+            acc = &card.insert(reading.pid, reading.type, std::nullopt);
+        }
+        if (!acc->seen) {
+            acc->seen = true;
+            acc->fresh = true;
+            acc->serial.reset();
+            acc->tick.identity = *reading.identity;
+        }
+        return *acc;
+    }
+    // Resolved at every poll: a pid reused since the previous poll has another start time and
+    // becomes another process. A pid that vanished meanwhile (no start time) continues the entry
+    // it had during this tick.
+    const identity::ProcessFacts& facts = m_resolver.resolve(reading.pid);
+    ProcAcc* acc = card.find(reading.pid, reading.type, facts.start_ticks);
+    if (acc == nullptr && !facts.start_ticks) {
+        if (ProcAcc* known = card.find_latest(reading.pid, reading.type)) {
+            // The driver still lists a process that has just exited: it keeps its identity.
+            if (!known->seen) {
+                known->seen = true;
+                known->fresh = false;
+            }
+            return *known;
+        }
+    }
+    if (acc == nullptr) {
+        acc = &card.insert(reading.pid, reading.type, facts.start_ticks);
+    }
+    if (!acc->seen) {
+        // A process seen in the previous tick usually resolves to the same facts: nothing to copy.
+        acc->seen = true;
+        acc->fresh = acc->serial != facts.serial;
+        if (acc->fresh) {
+            acc->serial = facts.serial;
+            acc->tick.identity = facts.identity;
+        }
+    }
+    return *acc;
+}
+
+void TickBuilder::finish_card(CardAcc& card) const {
+    telemetry::CardTickRecord& r = card.record;
+    if (card.measured_polls == 0) {
+        r.util_source = telemetry::UtilSource::none;
+        if (card.lost || card.partial) {
+            // Measurement was attempted and failed all along: all of the tick is unmeasured.
+            r.active_us = 0;
+            r.unmeasured_us = m_span;
+        }
+        // Otherwise never measurable (MIG, unsupported): active_us stays nullopt, which marks the
+        // whole tick unmeasured, as in older recordings.
         return;
     }
-    // A process seen in the previous tick usually resolves to the same facts: nothing to copy.
-    const identity::ProcessFacts& facts = m_resolver.resolve(reading.pid);
-    acc.fresh = acc.serial != facts.serial;
-    if (acc.fresh) {
-        acc.serial = facts.serial;
-        acc.tick.identity = facts.identity;
-        acc.tick.start_ticks = facts.start_ticks;
+    // Integers add up exactly: buckets + unmeasured = duration; active and the idle parts lie
+    // within the measured time.
+    const DurationUs measured = round_within(card.measured, m_span);
+    r.unmeasured_us = m_span - measured;
+    r.util_pct = card.util_weighted / card.measured;
+    DurationUs assigned = 0;
+    for (std::size_t b = 0; b < 4; ++b) {
+        r.bucket_us[b] = std::llround(card.buckets[b]);
+        assigned += r.bucket_us[b];
+    }
+    // Rounding must not make the buckets disagree with the measured time.
+    *std::max_element(r.bucket_us.begin(), r.bucket_us.end()) += measured - assigned;
+    r.active_us = round_within(card.active, measured);
+    const DurationUs not_active = measured - *r.active_us;
+    r.idle_unknown_us = round_within(card.idle_unknown, not_active);
+    r.idle_unlisted_us = round_within(card.idle_unlisted, not_active - r.idle_unknown_us);
+    if (card.partial || r.unmeasured_us > 0) {
+        r.util_source = telemetry::UtilSource::partial;
+    } else if (card.snapshot) {
+        r.util_source = telemetry::UtilSource::snapshot;
+    } else {
+        r.util_source = telemetry::UtilSource::samples;
     }
 }
 
@@ -227,26 +360,9 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
         }
         if (card.lost) {
             tick.lost_uuids.push_back(uuid);
-            continue;
         }
-        telemetry::CardTickRecord& r = card.record;
-        if (card.measured > 0) {
-            // Polls without a measurement are extrapolated from the measured ones.
-            const double scale = static_cast<double>(m_span) / static_cast<double>(card.measured);
-            r.util_pct = card.util_weighted / static_cast<double>(card.measured);
-            r.active_us = std::llround(card.active * scale);
-            DurationUs assigned = 0;
-            for (std::size_t b = 0; b < 4; ++b) {
-                r.bucket_us[b] = std::llround(card.buckets[b] * scale);
-                assigned += r.bucket_us[b];
-            }
-            // Rounding must not make the buckets disagree with the duration.
-            const auto largest = std::max_element(r.bucket_us.begin(), r.bucket_us.end());
-            *largest += m_span - assigned;
-            r.active_us = std::clamp<DurationUs>(*r.active_us, 0, m_span);
-        } else {
-            r.util_source = telemetry::UtilSource::none;
-        }
+        finish_card(card);
+        const telemetry::CardTickRecord& r = card.record;
         if (tick.cards.size() == n) {
             tick.cards.emplace_back();
         }
@@ -256,6 +372,11 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
         std::vector<telemetry::ProcessTick> processes = std::move(out.processes);
         out = r;
         out.processes = std::move(processes);
+        // Per-process active time: cumulative rounding keeps each within 1 µs of its share and
+        // the sum within the card's active time.
+        const DurationUs card_active = r.active_us.value_or(0);
+        double cumulative = 0;
+        DurationUs attributed = 0;
         std::size_t m = 0;
         for (const std::uint32_t index : card.order) {
             const ProcAcc& acc = card.processes[index];
@@ -268,7 +389,8 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
             telemetry::ProcessTick& p = out.processes[m++];
             // This card's entry of the previous tick for the same process holds its identity
             // already, unless that changed during this tick.
-            if (!same_card || acc.fresh || p.pid != acc.tick.pid || p.type != acc.tick.type) {
+            if (!same_card || acc.fresh ||
+                !key_is(p, acc.tick.pid, acc.tick.type, acc.tick.start_ticks)) {
                 p.identity = acc.tick.identity;
             }
             p.pid = acc.tick.pid;
@@ -279,6 +401,13 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
                 acc.sm_span > 0
                     ? std::optional<double>(acc.sm_weighted / static_cast<double>(acc.sm_span))
                     : acc.tick.sm_util_pct;
+            p.active_us.reset();
+            if (acc.has_sm) {
+                cumulative += acc.active;
+                const DurationUs upto = round_within(cumulative, card_active);
+                p.active_us = upto - attributed;
+                attributed = upto;
+            }
         }
         out.processes.resize(m);
     }

@@ -1,31 +1,41 @@
-// TickBuilder: folds the polls of one interval into a Tick (utilization integrated over time).
+// TickBuilder: folds the polls of one interval into a Tick — utilization integrated over the
+// measured time, unmeasured time kept apart, idle time without holders, per-process active time.
 #pragma once
 
+#include "audit/card_tick.hpp"
 #include "identity/resolver.hpp"
 #include "telemetry/model.hpp"
 #include "telemetry/tick.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
 namespace gua::sampler {
 
-/// Accumulates polls into one tick. Pure apart from identity resolution through the resolver.
+/// Accumulates polls into one tick, poll by poll (docs/measurement-fold.md). Pure apart from
+/// identity resolution through the resolver.
 class TickBuilder {
   public:
-    /// `active_threshold_pct`: utilization at or above it counts as active time.
-    TickBuilder(double active_threshold_pct, identity::Resolver& resolver);
+    /// `thresholds`: utilization at or above active_util_pct counts as active time; which
+    /// process types are holders (graphics_is_holder). The resolver must outlive the builder.
+    TickBuilder(const audit::Thresholds& thresholds, identity::Resolver& resolver);
 
     /// Starts a new tick at wall time `t0`.
     void start(TimeUs t0);
     /// Folds one poll covering `span_us` of time (since the previous poll) for `devices`.
     void add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
                   const std::unordered_map<std::string, telemetry::DeviceInfo>& devices);
-    /// Finishes the tick into `out`, reusing its vectors and strings; cards lost in any poll of
-    /// the tick are listed, not recorded. Processes of a card come sorted by (pid, type). `out`
-    /// must be new or as the previous finish() left it (identities it holds are kept then).
+    /// Finishes the tick into `out`, reusing its vectors and strings. Every card polled during
+    /// the tick gets a card-tick: time not measured (lost samples, a lost card, polls without a
+    /// reading, polls the card missed) is its unmeasured_us, never extrapolated; a card lost for
+    /// the whole tick has active_us 0 and unmeasured_us = duration; a card never measurable (MIG)
+    /// has active_us nullopt and unmeasured_us 0. Cards lost in any poll are also listed in
+    /// lost_uuids. Processes of a card come sorted by (pid, type, start time), one per process:
+    /// a pid reused within the tick gives two. `out` must be new or as the previous finish() left
+    /// it (identities it holds are kept then).
     void finish(std::uint64_t seq, telemetry::Tick& out);
     telemetry::Tick finish(std::uint64_t seq) {
         telemetry::Tick tick;
@@ -35,11 +45,13 @@ class TickBuilder {
 
   private:
     struct ProcAcc {
-        telemetry::ProcessTick tick;
+        telemetry::ProcessTick tick; ///< pid, type and start_ticks are its key
         double sm_weighted = 0;
         DurationUs sm_span = 0;
-        bool seen = false;  ///< polled during the current tick
-        bool fresh = false; ///< its identity was (re)written during the current tick
+        double active = 0;   ///< attributed active µs of the tick
+        bool has_sm = false; ///< had a per-process SM reading during the tick
+        bool seen = false;   ///< polled during the current tick
+        bool fresh = false;  ///< its identity was (re)written during the current tick
         /// identity::ProcessFacts::serial of the identity held; none for a new or synthetic one.
         std::optional<std::uint64_t> serial;
     };
@@ -48,33 +60,46 @@ class TickBuilder {
     /// process polled again keeps its accumulator (and its identity unless it changed).
     struct CardAcc {
         telemetry::CardTickRecord record; ///< without processes (those are in `processes`)
-        DurationUs span = 0;
-        DurationUs measured = 0;
-        double util_weighted = 0;
+        double measured = 0;              ///< µs whose utilization was measured
+        double util_weighted = 0;         ///< Σ pct × µs over the measured time
         double active = 0;
+        double idle_unlisted = 0;
+        double idle_unknown = 0;
         std::array<double, 4> buckets{};
-        bool lost = false;
-        bool present = false; ///< polled during the current tick
+        int measured_polls = 0;
+        bool lost = false;     ///< lost in a poll of the tick
+        bool partial = false;  ///< a poll reported lost samples or a partial source
+        bool snapshot = false; ///< a poll measured with a snapshot
+        bool present = false;  ///< polled during the current tick
         /// The first `live` entries are the processes of this tick and the previous one; `order`
-        /// indexes them by (pid, type).
+        /// indexes them by (pid, type, start time).
         std::vector<ProcAcc> processes;
         std::vector<std::uint32_t> order;
         std::size_t live = 0;
         std::size_t hint = 0; ///< where in `order` the next polled process probably is
         void reset();
-        /// Where (pid, type) is or would go in `order`.
+        /// Where (pid, type, start) is or would go in `order`.
         std::vector<std::uint32_t>::iterator position(std::uint32_t pid,
-                                                      telemetry::ProcessType type);
-        ProcAcc* find(std::uint32_t pid, telemetry::ProcessType type);
-        ProcAcc& insert(std::uint32_t pid, telemetry::ProcessType type);
+                                                      telemetry::ProcessType type,
+                                                      std::optional<std::uint64_t> start);
+        ProcAcc* find(std::uint32_t pid, telemetry::ProcessType type,
+                      std::optional<std::uint64_t> start);
+        /// The latest-started process (pid, type) polled during this tick or the previous one.
+        ProcAcc* find_latest(std::uint32_t pid, telemetry::ProcessType type);
+        ProcAcc& insert(std::uint32_t pid, telemetry::ProcessType type,
+                        std::optional<std::uint64_t> start);
         /// Drops the processes not polled during the tick that ends.
         void drop_unseen();
     };
 
-    /// Brings `acc`'s identity up to date for `reading` at its first poll of the tick.
-    void refresh_identity(ProcAcc& acc, const telemetry::ProcessReading& reading);
+    /// Folds one poll of a card that was not lost.
+    void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
+    /// The accumulator of `reading` in `card` (created if new), its identity up to date.
+    ProcAcc& process_of(CardAcc& card, const telemetry::ProcessReading& reading);
+    /// Writes the card-level totals of `card` into its record (the tick lasted m_span).
+    void finish_card(CardAcc& card) const;
 
-    double m_threshold;
+    audit::Thresholds m_thresholds;
     identity::Resolver& m_resolver;
     TimeUs m_t0 = 0;
     DurationUs m_span = 0;

@@ -41,7 +41,10 @@ void Sampler::run(const std::atomic<bool>& stop,
     const DurationUs interval = std::max<DurationUs>(m_options.interval_us, k_us_per_ms);
 
     refresh_devices();
-    TickBuilder builder(m_options.active_threshold_pct, m_resolver);
+    audit::Thresholds thresholds;
+    thresholds.active_util_pct = m_options.active_threshold_pct;
+    thresholds.graphics_is_holder = m_options.graphics_is_holder;
+    TickBuilder builder(thresholds, m_resolver);
     telemetry::Tick tick;                     // reused: finish() overwrites it in place every tick
     std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
     // The first poll primes the source's cursors; its data covers time before the first tick.

@@ -24,6 +24,7 @@ struct SamplerOptions {
     DurationUs max_poll_us = 5 * k_us_per_second;
     double active_threshold_pct = 10.0;
     std::optional<std::uint64_t> max_ticks; ///< stop after this many ticks (demo, tests)
+    bool graphics_is_holder = false; ///< graphics contexts count as holders (idle time unlisted)
 };
 
 /// Runs the loop on one thread.

@@ -35,7 +35,9 @@ CardTick tick(std::optional<DurationUs> active_us, std::vector<ProcTick> procs) 
 /// A card-tick folded by the real sampler from one utilization reading covering the whole tick.
 CardTick one_sample(double util_pct, std::vector<ProcTick> procs, double threshold = 10.0) {
     identity::Resolver resolver;
-    sampler::TickBuilder builder(threshold, resolver);
+    Thresholds thresholds;
+    thresholds.active_util_pct = threshold;
+    sampler::TickBuilder builder(thresholds, resolver);
     builder.start(0);
     telemetry::DevicePoll poll;
     poll.uuid = "GPU-x";

@@ -1,5 +1,5 @@
 // identity::Resolver's cache on the real procfs, where cached processes are watched through pidfds
-// (exits collected once per tick) and their open comm files (read at most once per exec-check
+// (exits collected once per poll) and their open comm files (read at most once per exec-check
 // period): exec, exit and a real reuse of the same pid (clone3 set_tid) are still noticed.
 #include "identity/child_process.hpp"
 #include "identity/resolver.hpp"
@@ -176,6 +176,20 @@ TEST(IdentityCommFd, ExitsOfSomeWatchedProcessesAreCollectedInOneRound) {
         EXPECT_EQ(resolver.resolve(pids[i]).start_ticks.has_value(), i != 1 && i != 4) << i;
     }
     EXPECT_EQ(resolver.cached_count(), 4u);
+}
+
+// Within a round, an exit is noticed once notice_exits() was called (the sampler calls it every
+// poll), not only after the next sweep().
+TEST(IdentityCommFd, AnExitWithinARoundIsNoticedAfterNoticeExits) {
+    ChildProcess child({"/usr/bin/sleep", "30"});
+    ASSERT_TRUE(child.wait_for_comm("sleep"));
+    const auto pid = static_cast<std::uint32_t>(child.pid());
+    Resolver resolver;
+    ASSERT_TRUE(resolver.resolve(pid).start_ticks);
+    child.stop();
+    resolver.notice_exits();
+    EXPECT_FALSE(resolver.resolve(pid).start_ticks);
+    EXPECT_EQ(resolver.cached_count(), 0u);
 }
 
 // The dangerous case for a cache: the same pid, the same comm, another owner, often the same start
