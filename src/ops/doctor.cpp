@@ -44,6 +44,9 @@ std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& sys
         findings.push_back(std::move(f));
     }
     findings.push_back(check_config(inputs, installed));
+    for (Finding& f : check_policy(inputs, installed)) {
+        findings.push_back(std::move(f));
+    }
     return findings;
 }
 
