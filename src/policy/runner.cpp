@@ -63,7 +63,7 @@ std::string rules_using(const PolicyConfig& config, Action action) {
 void PolicyRunner::warn_missing_privileges() {
     // The calling thread's credentials are the ones that act (capabilities are per thread).
     const Result<Credentials> self = read_credentials(m_options.proc_root + "/thread-self/status");
-    if (!self) {
+    if (!self || !m_engine.config().enabled) {
         return;
     }
     for (const Action action : {Action::notify, Action::terminate}) {
