@@ -4,6 +4,8 @@
 #include "cli/ops_context.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "ops/command.hpp"
+#include "ops/persistence.hpp"
 #include "ops/start_plan.hpp"
 
 #include <CLI/CLI.hpp>
@@ -43,6 +45,23 @@ int report_failure(const ops::StartPlan& plan, const OpsContext& ctx) {
         return plan.launch->exit_code;
     }
     return static_cast<int>(ExitCode::failure);
+}
+
+/// The background daemon is not persistent: say so, and how to make it so.
+void print_caveats(const StartCommandOptions& o, const OpsContext& ctx,
+                   const ops::StartOptions& options) {
+    std::vector<std::string> start{options.exe, "start"};
+    if (!ctx.paths.live()) {
+        start.insert(start.end(), {"--root", ctx.paths.root});
+    }
+    if (!o.interval.empty()) {
+        start.insert(start.end(), {"--interval", o.interval});
+    }
+    for (const std::string& line : ops::background_caveats(
+             ctx.paths, ops::detect_init(ctx.paths), ops::command_line(start),
+             ops::command_line(ops::daemon_command(ctx.paths, ctx.db, options)))) {
+        fmt::print("{}\n", line);
+    }
 }
 
 void print_done(const ops::StartPlan& plan, const OpsContext& ctx,
@@ -95,6 +114,9 @@ int run(const StartCommandOptions& o) {
         return report_failure(plan, ctx);
     }
     print_done(plan, ctx, systemctl);
+    if (plan.mode == ops::RunMode::background) {
+        print_caveats(o, ctx, options);
+    }
     return 0;
 }
 

@@ -75,6 +75,16 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 }
 
 [[noreturn]] void exec_child(int log_fd, int null_fd, char* const* argv, char* const* envp) {
+    // The daemon starts with default signal dispositions and an empty mask, whatever the shell
+    // that ran `gua start` ignored or blocked (`nohup`, `&` in a non-interactive shell).
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) {
+        ::sigaction(sig, &dfl, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::setsid();
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(log_fd, STDOUT_FILENO);

@@ -34,8 +34,9 @@ struct LaunchResult {
 };
 
 /// Starts `launch.argv` in a new session with stdin from /dev/null, cwd /, umask 022, every other
-/// descriptor closed, and NOTIFY_SOCKET pointing at a private socket; writes the pid file; then
-/// waits for READY=1, the daemon's exit, or the timeout.
+/// descriptor closed, default signal dispositions, an empty signal mask, and NOTIFY_SOCKET pointing
+/// at a private socket; writes the pid file; then waits for READY=1, the daemon's exit, or the
+/// timeout.
 LaunchResult launch_background(const BackgroundLaunch& launch);
 
 /// The last non-empty line of the file at `path` (empty when there is none).

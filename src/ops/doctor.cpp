@@ -48,6 +48,9 @@ std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& sys
                             std::string(describe(alert)), std::string(fix_for(alert))});
     }
     findings.push_back(check_config(inputs, installed));
+    for (Finding& f : check_policy(inputs, installed)) {
+        findings.push_back(std::move(f));
+    }
     return findings;
 }
 

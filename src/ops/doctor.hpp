@@ -36,7 +36,7 @@ struct DoctorInputs {
 };
 
 /// Runs every check in order: NVML library, driver, GPUs, /proc access, database, disk, clock,
-/// service, unit hardening, configuration.
+/// service, unit hardening, configuration, policy privileges.
 std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& systemctl);
 
 /// 0 when the worst finding is ok or info, 1 for a warning, 2 for a failure.
@@ -59,6 +59,10 @@ Finding check_clock(const std::string& db);
 Finding check_database(const std::string& db);
 /// Service or background daemon installed, enabled and running; unit hardening compatible.
 std::vector<Finding> check_service(const DoctorInputs& inputs, const Installation& installed);
+/// One finding per policy action (notify, terminate) that a configured rule uses: whether the
+/// daemon's credentials allow it on other users (the running daemon's from /proc, else what the
+/// installed unit or `gua start` gives), with the fix. Empty when no rule notifies or terminates.
+std::vector<Finding> check_policy(const DoctorInputs& inputs, const Installation& installed);
 /// Configuration file valid.
 Finding check_config(const DoctorInputs& inputs, const Installation& installed);
 

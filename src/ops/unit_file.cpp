@@ -40,6 +40,7 @@ void read_file(const std::string& path, UnitSettings& out) {
         }
         const std::string key = trim(line.substr(0, eq));
         const std::string value = trim(line.substr(eq + 1));
+        out.assigned.insert(key);
         if (value.empty()) {
             out.service.erase(key);
         } else {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace gua::ops {
 /// The [Service] settings of a unit after its drop-ins; for repeated keys every value is kept.
 struct UnitSettings {
     std::map<std::string, std::vector<std::string>> service;
+    /// Every key assigned at least once, even if only emptied: `CapabilityBoundingSet=` alone
+    /// means an empty set, while no assignment at all leaves the full set.
+    std::set<std::string> assigned;
     std::optional<DurationUs> watchdog_us; ///< WatchdogSec=, when set
 };
 

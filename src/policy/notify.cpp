@@ -1,4 +1,5 @@
-// notify's three parts: environment, command (posix_spawn) and terminals (utmp).
+// notify's three parts: environment, command (posix_spawn, in a clean process state) and
+// terminals (utmp).
 #include "policy/notify.hpp"
 
 #include "core/duration.hpp"
@@ -6,9 +7,11 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utmpx.h>
@@ -84,12 +87,28 @@ Result<pid_t> spawn_shell(const std::string& command, const std::vector<std::str
     std::string dash_c = "-c";
     std::string cmd = command;
     char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
+    // The command starts from a clean process state: default signal dispositions (the daemon
+    // ignores SIGPIPE), an empty signal mask, no descriptor beyond 0-2, and no ambient
+    // capabilities (the service's CAP_KILL must not pass to a shell command). The ambient set
+    // only matters across execve and is per thread, so clearing it here costs the daemon nothing.
+    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t all;
+    sigset_t none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, argv, envp.data());
+    const int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, envp.data());
     posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
     if (rc != 0) {
         return Error{fmt::format("cannot start /bin/sh: {}", std::strerror(rc))};
     }
@@ -122,8 +141,10 @@ int write_to_terminals(const std::string& utmp_path, const std::string& dev_root
         if (fd < 0) {
             continue;
         }
+        // Group-writable is how `mesg y` reads; `mesg n` is respected even by a root daemon.
         struct stat st {};
         if (::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_uid == uid &&
+            (st.st_mode & S_IWGRP) != 0 &&
             ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size())) {
             ++written;
         }

@@ -21,11 +21,14 @@ std::vector<std::string> decision_environment(const Decision& d, const std::stri
 std::string decision_message(const Decision& d);
 
 /// Starts `/bin/sh -c command` with the current environment plus `extra` (which replaces any
-/// GUA_* variables already set), stdin from /dev/null. Returns the child's pid; the caller reaps.
+/// GUA_* variables already set), stdin from /dev/null, stdout and stderr inherited, no other
+/// descriptor, default signal dispositions, an empty signal mask and no ambient capabilities
+/// (clears the calling thread's ambient set). Returns the child's pid; the caller reaps.
 Result<pid_t> spawn_shell(const std::string& command, const std::vector<std::string>& extra);
 
 /// Writes `message` to every login terminal in the utmp file `utmp_path` whose device under
-/// `dev_root` is a character device owned by `uid`. Best effort; returns how many were written.
+/// `dev_root` is a character device owned by `uid` and group-writable (`mesg y`). Needs group tty
+/// or CAP_DAC_OVERRIDE (policy/privileges.hpp). Best effort; returns how many were written.
 int write_to_terminals(const std::string& utmp_path, const std::string& dev_root, std::uint32_t uid,
                        const std::string& message);
 

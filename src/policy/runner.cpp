@@ -6,6 +6,7 @@
 #include "identity/user.hpp"
 #include "policy/candidates.hpp"
 #include "policy/notify.hpp"
+#include "policy/privileges.hpp"
 #include "store/recent.hpp"
 
 #include <fmt/format.h>
@@ -46,7 +47,36 @@ store::DecisionRow row_of(const Decision& d, TimeUs now) {
     return r;
 }
 
+/// Names of the rules (dry run or not) that use `action`, comma-separated.
+std::string rules_using(const PolicyConfig& config, Action action) {
+    std::string out;
+    for (const Rule& r : config.rules) {
+        if (r.action == action) {
+            out += (out.empty() ? "" : ", ") + r.name;
+        }
+    }
+    return out;
+}
+
 } // namespace
+
+void PolicyRunner::warn_missing_privileges() {
+    // The calling thread's credentials are the ones that act (capabilities are per thread).
+    const Result<Credentials> self = read_credentials(m_options.proc_root + "/thread-self/status");
+    if (!self || !m_engine.config().enabled) {
+        return;
+    }
+    for (const Action action : {Action::notify, Action::terminate}) {
+        const std::string rules = rules_using(m_engine.config(), action);
+        const std::optional<std::string> missing =
+            rules.empty() ? std::nullopt : missing_privilege(action, self.value(), tty_group());
+        if (missing) {
+            m_log_line(fmt::format("policy: warning: {} (rule {}) will fail on other users: {}; "
+                                   "it needs {} (`gua doctor` shows how to grant it)",
+                                   to_string(action), rules, *missing, required_privilege(action)));
+        }
+    }
+}
 
 PolicyRunner::PolicyRunner(store::Database& db, PolicyConfig config, audit::Thresholds thresholds,
                            LogFn log, RunnerOptions options)
@@ -82,12 +112,17 @@ void PolicyRunner::start(TimeUs now) {
                            m_engine.config().rules.size(),
                            m_engine.config().rules.size() == 1 ? "" : "s",
                            m_engine.config().max_actions_per_hour, seeded, seeded == 1 ? "" : "s"));
+    warn_missing_privileges();
 }
 
 void PolicyRunner::configure(PolicyConfig config, audit::Thresholds thresholds, TimeUs now) {
     m_engine.configure(std::move(config));
     m_thresholds = thresholds;
+    const bool was_started = m_started;
     start(now);
+    if (was_started) {
+        warn_missing_privileges();
+    }
 }
 
 void PolicyRunner::on_tick(const telemetry::Tick& tick, TimeUs now) {
@@ -191,6 +226,13 @@ std::string PolicyRunner::terminate(const Decision& d, TimeUs now, std::string& 
     }
     if (auto sent = handle.value().send(SIGTERM); !sent) {
         detail = "SIGTERM failed: " + sent.error().message;
+        const Result<Credentials> self =
+            read_credentials(m_options.proc_root + "/thread-self/status");
+        if (const std::optional<std::string> missing =
+                self ? missing_privilege(Action::terminate, self.value(), std::nullopt)
+                     : std::nullopt) {
+            detail += " (" + *missing + "; see `gua doctor`)";
+        }
         return "signal-failed";
     }
     detail =

@@ -67,6 +67,8 @@ class PolicyRunner {
         std::int64_t decision_id = 0;
     };
 
+    /// Logs one warning per action that configured rules use and this thread cannot perform.
+    void warn_missing_privileges();
     void execute(Decision& d, TimeUs now);
     std::string notify(const Decision& d, std::int64_t& spawned_pid);
     std::string terminate(const Decision& d, TimeUs now, std::string& detail,

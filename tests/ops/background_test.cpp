@@ -15,6 +15,12 @@ TEST_F(Background, StartStatusStopRecordsAndFlushes) {
     ASSERT_EQ(started.exit_code, 0) << started.out << started.err;
     EXPECT_TRUE(contains(started.out, "systemd is not running here")) << started.out;
     EXPECT_TRUE(contains(started.out, "gua is recording in the background")) << started.out;
+    EXPECT_TRUE(contains(started.out, "It runs as root")) << started.out;
+    EXPECT_TRUE(contains(started.out, "\nIt will NOT start again after a reboot.\n"))
+        << started.out;
+    EXPECT_TRUE(contains(started.out, "\n  @reboot " + std::string(GUA_BINARY) + " start --root " +
+                                          fs::canonical(root()).string() + " --interval 1s\n"))
+        << started.out;
     const PidFileInfo pid = read_pid_file(pid_file().string());
     ASSERT_EQ(pid.status, PidFileInfo::Status::running);
     EXPECT_TRUE(contains(read_text(config_file()), "[thresholds]"));

@@ -1,5 +1,7 @@
-// End to end: `gua doctor` with and without an NVML library, in text and JSON.
+// End to end: `gua doctor` with and without an NVML library, in text and JSON, and its check of
+// the policy's privileges against the installed unit.
 #include "ops/harness.hpp"
+#include "ops/start_plan.hpp"
 
 #include <gtest/gtest.h>
 
@@ -118,6 +120,56 @@ TEST_F(DoctorNoGpu, UnitSettingsThatHideTheGpusFail) {
         << run.out;
     EXPECT_TRUE(contains(line, "ProtectProc=invisible hides other users' processes")) << line;
     EXPECT_EQ(run.exit_code, 2);
+}
+
+// Each configured policy action is checked against the credentials the installed unit gives:
+// the bare unit of older packages cannot terminate or notify, the packaged one can.
+TEST_F(DoctorNoGpu, PolicyActionsAreCheckedAgainstTheUnitsCredentials) {
+    fs::create_directories(root() / "run/systemd/system");
+    fs::create_directories(root() / "etc/systemd/system");
+    std::ofstream(root() / "etc/passwd") << "root:x:0:0::/root:/bin/sh\n"
+                                            "gua:x:998:997::/var/lib/gua:/usr/sbin/nologin\n";
+    std::ofstream(root() / "etc/group") << "tty:x:5:\nvideo:x:44:\ngua:x:997:\n";
+    fs::create_directories(config_file().parent_path());
+    std::ofstream(config_file()) << "[policy]\nenabled = true\n"
+                                    "[[policy.rule]]\nname = \"warn\"\nafter = \"2h\"\n"
+                                    "action = \"notify\"\n"
+                                    "[[policy.rule]]\nname = \"reclaim\"\nafter = \"8h\"\n"
+                                    "action = \"terminate\"\ndry_run = false\n";
+    const fs::path unit = root() / "etc/systemd/system/gua.service";
+    std::ofstream(unit) << "[Service]\nExecStart=/usr/bin/gua daemon\nWatchdogSec=120s\n"
+                           "User=gua\nGroup=gua\nSupplementaryGroups=video\n"
+                           "CapabilityBoundingSet=\nAmbientCapabilities=\n";
+    const GuaRun bare = gua("doctor");
+    EXPECT_EQ(bare.exit_code, 2);
+    EXPECT_EQ(line_of(bare.out, "policy terminate"),
+              "✗ policy terminate: rule reclaim cannot signal other users' processes: "
+              "gua.service (uid 998): uid 998 has no CAP_KILL, so it may signal only its own "
+              "processes — fix: `sudo systemctl edit gua`, add AmbientCapabilities=CAP_KILL and "
+              "CapabilityBoundingSet=CAP_KILL under [Service] (as the packaged unit has), then "
+              "`sudo systemctl restart gua`")
+        << bare.out;
+    EXPECT_EQ(line_of(bare.out, "policy notify"),
+              "! policy notify: rule warn cannot write to other users' terminals once enabled "
+              "and out of dry run: gua.service (uid 998): uid 998 is not in group tty (gid 5), "
+              "so it cannot write to other users' terminals — fix: `sudo systemctl edit gua`, "
+              "add SupplementaryGroups=video tty under [Service] (as the packaged unit has), "
+              "then `sudo systemctl restart gua`")
+        << bare.out;
+
+    std::ofstream(unit) << unit_text_for("/usr/bin/gua");
+    const GuaRun packaged = gua("doctor", {"--format", "json"});
+    const json j = json::parse(packaged.out);
+    std::map<std::string, json> checks;
+    for (const json& c : j["checks"]) {
+        checks[c["check"]] = c;
+    }
+    EXPECT_EQ(checks["policy_terminate"]["status"], "ok") << packaged.out;
+    EXPECT_EQ(checks["policy_terminate"]["message"],
+              "rule reclaim can signal other users' processes: gua.service (uid 998) has "
+              "CAP_KILL");
+    EXPECT_EQ(checks["policy_notify"]["status"], "ok") << packaged.out;
+    EXPECT_TRUE(contains(checks["policy_notify"]["message"], "has group tty")) << packaged.out;
 }
 
 } // namespace

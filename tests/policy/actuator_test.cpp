@@ -1,6 +1,8 @@
 // The actuator on real processes (children of the test only): the start-time guard, signals
-// through a pidfd, notify's environment and command, and messages to a pseudo-terminal.
+// through a pidfd, notify's environment and command (started in a clean process state), and
+// messages to pseudo-terminals, with and without the tty group.
 #include "policy/notify.hpp"
+#include "policy/privileges.hpp"
 #include "policy/process_handle.hpp"
 #include "policy/support.hpp"
 #include "support/run.hpp"
@@ -9,7 +11,9 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
+#include <grp.h>
 #include <pty.h>
 #include <sstream>
 #include <sys/stat.h>
@@ -161,6 +165,9 @@ TEST(Notify, WritesToTheUsersTerminalsOnly) {
 
     struct stat st {};
     ASSERT_EQ(::fstat(slave, &st), 0);
+    ASSERT_EQ(::fchmod(slave, 0600), 0); // mesg n
+    EXPECT_EQ(write_to_terminals(utmp, "/dev", st.st_uid, "muted"), 0);
+    ASSERT_EQ(::fchmod(slave, 0620), 0); // mesg y
     EXPECT_EQ(write_to_terminals(utmp, "/dev", st.st_uid + 1, "not for you"), 0);
     EXPECT_EQ(write_to_terminals(utmp, "/dev", st.st_uid, "gua: hello"), 1);
     char buffer[256] = {};
@@ -169,9 +176,117 @@ TEST(Notify, WritesToTheUsersTerminalsOnly) {
     const std::string got(buffer, static_cast<std::size_t>(n));
     EXPECT_NE(got.find("gua: hello"), std::string::npos) << got;
     EXPECT_EQ(got.find("not for you"), std::string::npos);
+    EXPECT_EQ(got.find("muted"), std::string::npos) << "mesg n is respected, even by root";
     ::close(slave);
     ::close(master);
     utmpxname("/var/run/utmp");
+}
+
+/// In a child running as uid 1700 with `groups`, how many terminals write_to_terminals reached.
+int written_as_unprivileged(const std::string& utmp, std::uint32_t owner,
+                            const std::vector<gid_t>& groups) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        if (::setgroups(groups.size(), groups.data()) != 0 || ::setresgid(1700, 1700, 1700) != 0 ||
+            ::setresuid(1700, 1700, 1700) != 0) {
+            ::_exit(100);
+        }
+        ::_exit(write_to_terminals(utmp, "/dev", owner, "gua: from the service"));
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The notify action's privilege model under gua.service (User=gua, SupplementaryGroups=tty):
+// another user's terminal is writable with group tty while it accepts messages, not otherwise.
+TEST(Notify, TheTtyGroupReachesOtherUsersTerminalsThatAcceptMessages) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root to change uids and terminal ownership";
+    }
+    const std::optional<std::uint32_t> tty = tty_group();
+    ASSERT_TRUE(tty) << "no tty group in the group database";
+    policy_test::TempDir dir;
+    std::filesystem::permissions(dir.path(), std::filesystem::perms(0755)); // readable by uid 1700
+    int master = -1;
+    int slave = -1;
+    char name[128] = {};
+    ASSERT_EQ(::openpty(&master, &slave, name, nullptr, nullptr), 0);
+    const std::string utmp = dir.file("utmp");
+    ::close(::open(utmp.c_str(), O_CREAT | O_WRONLY, 0644));
+    ASSERT_EQ(utmpxname(utmp.c_str()), 0);
+    utmpx entry{};
+    entry.ut_type = USER_PROCESS;
+    entry.ut_pid = ::getpid();
+    std::string(name).substr(5).copy(entry.ut_line, sizeof(entry.ut_line) - 1);
+    setutxent();
+    ASSERT_NE(pututxline(&entry), nullptr);
+    endutxent();
+    utmpxname("/var/run/utmp");
+    ASSERT_EQ(::fchown(slave, 1600, *tty), 0);
+    ASSERT_EQ(::fchmod(slave, 0620), 0);
+
+    EXPECT_EQ(written_as_unprivileged(utmp, 1600, {}), 0) << "without group tty";
+    EXPECT_EQ(written_as_unprivileged(utmp, 1600, {*tty}), 1) << "with group tty, mesg y";
+    ASSERT_EQ(::fchmod(slave, 0600), 0);
+    EXPECT_EQ(written_as_unprivileged(utmp, 1600, {*tty}), 0) << "with group tty, mesg n";
+    char buffer[256] = {};
+    const ssize_t n = ::read(master, buffer, sizeof(buffer) - 1);
+    ASSERT_GT(n, 0);
+    const std::string got(buffer, static_cast<std::size_t>(n));
+    EXPECT_NE(got.find("gua: from the service"), std::string::npos) << got;
+    EXPECT_EQ(got.find("gua: from the service"), got.rfind("gua: from the service"))
+        << "written once: " << got;
+    ::close(slave);
+    ::close(master);
+}
+
+/// The value after "<key>:" in /proc status text.
+std::string status_field(const std::string& text, const std::string& key) {
+    const std::size_t at = text.find("\n" + key + ":");
+    if (at == std::string::npos) {
+        return "";
+    }
+    const std::size_t begin = text.find_first_not_of(" \t", at + key.size() + 2);
+    return text.substr(begin, text.find('\n', begin) - begin);
+}
+
+// A notify command starts clean even when the daemon ignores SIGPIPE, blocks signals and holds
+// descriptors without close-on-exec: default dispositions, an empty mask, only 0-2 open.
+TEST(Notify, CommandStartsWithDefaultSignalsAndNoInheritedDescriptors) {
+    policy_test::TempDir dir;
+    struct sigaction ignore {};
+    struct sigaction old_pipe {};
+    ignore.sa_handler = SIG_IGN;
+    ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &old_pipe), 0);
+    sigset_t block;
+    sigset_t old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGHUP);
+    ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &block, &old_mask), 0);
+    const int leaked = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC, like a careless log file
+
+    // The shell records its own state; then ls, exec'd in its place, lists the descriptors it
+    // inherited plus 3, its own handle on the directory it lists.
+    const Result<pid_t> pid = spawn_shell("cat /proc/$$/status > " + dir.file("status") +
+                                              "; exec /bin/ls /proc/self/fd > " + dir.file("fds"),
+                                          {});
+    ::close(leaked);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    ::sigaction(SIGPIPE, &old_pipe, nullptr);
+    ASSERT_TRUE(pid.ok()) << pid.error().message;
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid.value(), &status, 0), pid.value());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    const std::string proc = test::read_text(dir.file("status"));
+    ASSERT_FALSE(proc.empty());
+    const std::uint64_t ignored = std::stoull(status_field(proc, "SigIgn"), nullptr, 16);
+    EXPECT_EQ(ignored & (std::uint64_t{1} << (SIGPIPE - 1)), 0U) << "SIGPIPE is not ignored";
+    EXPECT_EQ(status_field(proc, "SigBlk"), "0000000000000000") << "nothing is blocked";
+    EXPECT_EQ(status_field(proc, "CapAmb"), "0000000000000000");
+    EXPECT_EQ(test::read_text(dir.file("fds")), "0\n1\n2\n3\n") << "descriptor " << leaked;
 }
 
 } // namespace
