@@ -61,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "price per GPU-hour"}));
 
 TEST(InputValidation, ControlCharactersInArgumentsAreEscaped) {
-    const test::RunResult r = test::run_gua({"report", "--since", "\x1b]52;c;aGk=\a"});
+    const test::RunResult r = test::run_gua({"report", "--format", "\x1b]52;c;aGk=\a"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find('\a'), std::string::npos) << r.err;

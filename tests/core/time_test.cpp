@@ -14,7 +14,7 @@ TEST(Iso8601, ParsesCommonForms) {
     EXPECT_EQ(parse_iso8601("2026-05-11T10:00:00+02:00").value(), base);
     EXPECT_EQ(parse_iso8601("2026-05-11T08:00:00.701079+00:00").value(), base + 701079);
     EXPECT_EQ(parse_iso8601("2026-05-11").value(), base - 8 * k_us_per_hour);
-    EXPECT_EQ(parse_iso8601("2026-05-11T21:59:00+13:59").value(), base - 59 * k_us_per_minute);
+    EXPECT_EQ(parse_iso8601("2026-05-11T21:59:00+13:59").value(), base);
 }
 
 TEST(Iso8601, RejectsNonsense) {
