@@ -2,12 +2,15 @@
 #include "cli/app.hpp"
 
 #include "cli/command.hpp"
+#include "cli/validators.hpp"
 #include "core/fatal.hpp"
+#include "core/printable.hpp"
 #include "core/version.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -40,6 +43,20 @@ int main_entry(int argc, char** argv) {
     add(register_db);
     add(register_import);
     CLI::App* version = app.add_subcommand("version", "Print the version");
+    if (argc > 1 && argv[1][0] != '-') {
+        // CLI11 would only say "A subcommand is required": name what was typed instead.
+        const std::string typed = argv[1];
+        std::vector<std::string> names;
+        for (const CLI::App* cmd : app.get_subcommands({})) {
+            names.push_back(cmd->get_name());
+        }
+        if (std::find(names.begin(), names.end(), typed) == names.end()) {
+            const std::optional<std::string> guess = closest_name(typed, names);
+            fmt::print(stderr, "gua: unknown command '{}'{} (see `gua --help`)\n", printable(typed),
+                       guess ? fmt::format(" — did you mean `gua {}`?", *guess) : "");
+            return static_cast<int>(ExitCode::usage);
+        }
+    }
     try {
         app.parse(argc, argv);
         if (version->parsed()) {
@@ -59,15 +76,15 @@ int main_entry(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        fmt::print(stderr, "gua: {} (see `gua --help`)\n", e.what());
+        fmt::print(stderr, "gua: {} (see `gua --help`)\n", printable(e.what()));
         return static_cast<int>(ExitCode::usage);
     } catch (const Fatal& e) {
         std::fflush(stdout);
-        fmt::print(stderr, "gua: {}\n", e.what());
+        fmt::print(stderr, "gua: {}\n", printable(e.what()));
         return static_cast<int>(e.code());
     } catch (const std::exception& e) {
         std::fflush(stdout);
-        fmt::print(stderr, "gua: error: {}\n", e.what());
+        fmt::print(stderr, "gua: error: {}\n", printable(e.what()));
         return static_cast<int>(ExitCode::failure);
     }
 }

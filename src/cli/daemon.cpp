@@ -2,6 +2,7 @@
 #include "daemon/daemon.hpp"
 
 #include "cli/command.hpp"
+#include "cli/validators.hpp"
 #include "config/config.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
@@ -83,7 +84,7 @@ Runner register_daemon(CLI::App& app) {
                     "[IPv6]:PORT (default: off)");
     cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour,
                     "Dollars per GPU-hour for gua_waste_dollars_total (default: no dollar metric)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(price_per_gpu_hour());
     return [o] { return run(*o); };
 }
 

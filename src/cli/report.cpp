@@ -2,6 +2,7 @@
 #include "cli/command.hpp"
 #include "cli/report_fleet.hpp"
 #include "cli/report_options.hpp"
+#include "cli/validators.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "store/paths.hpp"
@@ -94,16 +95,22 @@ int run(const ReportCommandOptions& o) {
 Runner register_report(CLI::App& app) {
     auto o = std::make_shared<ReportCommandOptions>();
     CLI::App* cmd = app.add_subcommand("report", "Print the audit of a recorded window");
-    cmd->add_option("--db", o->db, "Database to read (default: the user's, else the system's)");
+    cmd->add_option("--db", o->db, "Database to read (default: the user's, else the system's)")
+        ->check(non_empty());
     cmd->add_option("--since", o->since, "Window length back from --until/now (e.g. 30m, 7d, 2w)")
         ->capture_default_str();
     cmd->add_option("--until", o->until, "End the window this long ago (e.g. 1d)");
-    cmd->add_option("--from", o->from, "Absolute window start (ISO 8601, e.g. 2026-05-01)");
-    cmd->add_option("--to", o->to, "Absolute window end (ISO 8601; default now)");
+    CLI::Option* from =
+        cmd->add_option("--from", o->from, "Absolute window start (ISO 8601, e.g. 2026-05-01)");
+    CLI::Option* to = cmd->add_option("--to", o->to, "Absolute window end (ISO 8601; default now)");
+    // One way to give each end of the window: --from replaces --since, --to replaces --until.
+    from->excludes("--since")->excludes("--until");
+    to->excludes("--until");
     cmd->add_option("--interval", o->interval,
                     "Override the recorded tick duration (prior-art compatibility; not needed)");
-    cmd->add_option("--gpu", o->gpu, "Only this GPU (index or uuid prefix)");
-    cmd->add_option("--user", o->user, "Only card-ticks where this user had a process");
+    cmd->add_option("--gpu", o->gpu, "Only this GPU (index or uuid prefix)")->check(non_empty());
+    cmd->add_option("--user", o->user, "Only card-ticks where this user had a process")
+        ->check(non_empty());
     add_report_flags(*cmd, o->flags);
     add_fleet_flags(*cmd, o->fleet);
     cmd->get_option("--prometheus")->excludes("--db");

@@ -1,6 +1,7 @@
 // Shared report printing: time zone, renderer choice, colour policy.
 #include "cli/report_options.hpp"
 
+#include "cli/validators.hpp"
 #include "core/fatal.hpp"
 #include "report/render.hpp"
 #include "store/database.hpp"
@@ -23,15 +24,18 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     cmd.add_option("--tz", flags.tz, "Time zone of the heatmap: UTC, local, or e.g. Europe/Berlin")
+        ->check(non_empty())
         ->capture_default_str();
     cmd.add_option("--top", flags.top, "Number of identities listed in §4")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
     cmd.add_option("--config", flags.config,
-                   "Config file (default: ~/.config/gua/gua.toml or /etc/gua/gua.toml if present)");
+                   "Config file (default: ~/.config/gua/gua.toml or /etc/gua/gua.toml if present)")
+        ->check(non_empty());
     cmd.add_option("--price", flags.price,
                    "Price per GPU-hour for every GPU in this report, e.g. 3.50 (overrides "
-                   "[pricing])");
+                   "[pricing])")
+        ->check(price_per_gpu_hour());
 }
 
 config::Config apply_config(const ReportFlags& flags, report::BuildOptions& options) {

@@ -39,7 +39,7 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         }
         if (const toml::node* n = t->get("active_util_pct")) {
             const std::optional<double> v = n->value<double>();
-            if (!v || *v <= 0 || *v > 100) {
+            if (!v || !(*v > 0 && *v <= 100)) { // NaN fails too
                 return at(path, *n, "thresholds.active_util_pct",
                           "expected a number greater than 0 and at most 100");
             }
@@ -109,6 +109,10 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
 }
 
 Result<Config> load_config(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        return Error{fmt::format("config file {} is a directory (expected a gua.toml file)", path)};
+    }
     std::ifstream in(path);
     if (!in) {
         return Error{fmt::format("cannot read config file {}", path)};

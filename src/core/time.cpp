@@ -93,7 +93,7 @@ Result<TimeUs> parse_iso8601(std::string_view text) {
             return bad;
         }
         eat(s, ':');
-        if (!s.empty() && !read_int(s, 2, om)) {
+        if ((!s.empty() && !read_int(s, 2, om)) || oh > 23 || om > 59) {
             return bad;
         }
         offset_s = sign * (oh * 3600 + om * 60);

@@ -1,5 +1,6 @@
 // The `gua now` table and the `gua top` frame.
 #include "core/duration.hpp"
+#include "core/printable.hpp"
 #include "live/render.hpp"
 
 #include <fmt/format.h>
@@ -111,7 +112,7 @@ void gpus(std::string& out, const NowModel& m, const NowTextOptions& o) {
         const std::string memory =
             fmt::format("{} / {}", format_gib(g.mem_used_mib), format_gib(g.mem_total_mib));
         out += fmt::format("{:>3}  {:<25}  {:>4}  {:>19}  {:<10}  {}\n", g.index,
-                           g.model.substr(0, 25), util, memory, g.state,
+                           printable(g.model.substr(0, 25)), util, memory, g.state,
                            bar(g.recent, o.bar_width, o.color));
     }
 }
@@ -128,8 +129,8 @@ void holders(std::string& out, const NowModel& m, const NowTextOptions& o) {
         const std::string sm = h.sm_pct ? fmt::format("{:.0f}%", *h.sm_pct) : "n/a";
         const std::string line =
             fmt::format("{:>3}  {:<12} {:>6}  {:<15}  {:<22}  {:>9}  {:>3}  {}", h.gpu_index,
-                        h.user.substr(0, 12), h.pid, h.command.substr(0, 15),
-                        where(h).substr(0, 22), format_gib(h.mem_mib), sm, idle(h));
+                        printable(h.user.substr(0, 12)), h.pid, printable(h.command.substr(0, 15)),
+                        printable(where(h).substr(0, 22)), format_gib(h.mem_mib), sm, idle(h));
         out += (h.idle_held ? paint(o.color, "33", line) : line) + "\n";
     }
 }
@@ -141,11 +142,11 @@ void decisions(std::string& out, const NowModel& m, const NowTextOptions& o) {
     out += fmt::format("\nPolicy decisions (last {})\n", format_duration(m.decisions_window_us));
     for (std::size_t i = 0; i < m.decisions.size() && i < o.max_decisions; ++i) {
         const DecisionNow& d = m.decisions[i];
-        out +=
-            fmt::format("  {}  {:<12} {:<9} {:<7}  {} pid {} {} idle {}  {}\n",
-                        format_iso8601(d.time_us).substr(11), d.rule.substr(0, 12), d.action,
-                        d.dry_run ? "dry-run" : "real", d.user, d.pid, format_gib(d.memory_mib),
-                        format_duration(d.idle_us / k_us_per_second * k_us_per_second), d.outcome);
+        out += fmt::format(
+            "  {}  {:<12} {:<9} {:<7}  {} pid {} {} idle {}  {}\n",
+            format_iso8601(d.time_us).substr(11), printable(d.rule.substr(0, 12)), d.action,
+            d.dry_run ? "dry-run" : "real", printable(d.user), d.pid, format_gib(d.memory_mib),
+            format_duration(d.idle_us / k_us_per_second * k_us_per_second), printable(d.outcome));
     }
     if (m.decisions.size() > o.max_decisions) {
         out += fmt::format("  … and {} more (gua report shows them all)\n",

@@ -143,6 +143,18 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"[thresholds]\nactive_util_pct = 0\n",
             "/etc/gua/gua.toml:2: thresholds.active_util_pct: expected a number greater than 0 "
             "and at most 100"},
+        Bad{"[thresholds]\nactive_util_pct = nan\n",
+            "/etc/gua/gua.toml:2: thresholds.active_util_pct: expected a number greater than 0 "
+            "and at most 100"},
+        Bad{"[thresholds]\nactive_util_pct = inf\n",
+            "/etc/gua/gua.toml:2: thresholds.active_util_pct: expected a number greater than 0 "
+            "and at most 100"},
+        Bad{"[pricing]\ndefault = nan\n",
+            "/etc/gua/gua.toml:2: pricing.default: expected a price per GPU-hour from 0 to 1000, "
+            "e.g. 2.50"},
+        Bad{"[pricing]\nspot_discount = nan\n",
+            "/etc/gua/gua.toml:2: pricing.spot_discount: expected a fraction from 0 up to (not "
+            "including) 1, e.g. 0.6 for 60 % off"},
         Bad{"[thresholds]\nheld_mib = -5\n",
             "/etc/gua/gua.toml:2: thresholds.held_mib: expected a whole number of MiB >= 0"},
         Bad{"[thresholds]\ngraphics_is_holder = \"yes\"\n",
@@ -162,6 +174,12 @@ TEST(Config, LoadNamesAMissingFile) {
     const Result<Config> r = load_config("/nonexistent/gua.toml");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().message, "cannot read config file /nonexistent/gua.toml");
+}
+
+TEST(Config, LoadRefusesADirectory) {
+    const Result<Config> r = load_config("/tmp");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, "config file /tmp is a directory (expected a gua.toml file)");
 }
 
 TEST(Config, LoadReadsAFile) {

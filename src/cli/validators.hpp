@@ -1,0 +1,22 @@
+// CLI11 validators shared by the subcommands: one check per kind of value, one short message.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gua::cli {
+
+/// Rejects an empty value ("--gpu ''"): "must not be empty".
+CLI::Validator non_empty();
+
+/// Accepts a finite price per GPU-hour from 0 to 1000 (what audit::to_micros stores).
+CLI::Validator price_per_gpu_hour();
+
+/// The closest name in `names` to `typed` (edit distance at most 2, or a prefix of it).
+std::optional<std::string> closest_name(const std::string& typed,
+                                        const std::vector<std::string>& names);
+
+} // namespace gua::cli

@@ -1,0 +1,71 @@
+// The real binary answers bad input with one short line on stderr and exit code 2, before it
+// reads or creates anything.
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gua {
+namespace {
+
+struct BadInput {
+    std::vector<std::string> args;
+    std::string expected; ///< a part of the one-line message
+};
+
+class InputValidation : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(InputValidation, OneShortLineAndExitTwo) {
+    test::TempDir dir;
+    const std::string db = dir.file("gua.db");
+    std::vector<std::string> args = GetParam().args;
+    for (std::string& a : args) {
+        if (a == "@DB") {
+            a = db;
+        }
+    }
+    const test::RunResult r = test::run_gua(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_LT(r.err.size(), 200U) << r.err;
+    EXPECT_NE(r.err.find(GetParam().expected), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(db)) << "a rejected command created the database";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, InputValidation,
+    ::testing::Values(
+        BadInput{{"frobnicate"}, "unknown command 'frobnicate'"},
+        BadInput{{"reprot", "--since", "1d"}, "did you mean `gua report`?"},
+        BadInput{{"\x1b[2J"}, "unknown command '\\x1b[2J'"},
+        BadInput{{"report", "--db", "@DB", "--price", "-1"}, "price per GPU-hour from 0 to 1000"},
+        BadInput{{"report", "--db", "@DB", "--price", "nan"}, "price per GPU-hour from 0 to 1000"},
+        BadInput{{"report", "--db", "@DB", "--price", "1e300"}, "price per GPU-hour"},
+        BadInput{{"report", "--db", "@DB", "--tz", ""}, "must not be empty"},
+        BadInput{{"report", "--db", "@DB", "--gpu", ""}, "must not be empty"},
+        BadInput{{"report", "--db", "@DB", "--user", ""}, "must not be empty"},
+        BadInput{{"report", "--db", ""}, "must not be empty"},
+        BadInput{{"report", "--db", "@DB", "--from", "2026-05-01", "--since", "2d"}, "excludes"},
+        BadInput{{"report", "--db", "@DB", "--to", "2026-05-01", "--until", "2d"}, "excludes"},
+        BadInput{{"report", "--db", "@DB", "--from", "2026-05-01T00:00+25:00"}, "--from"},
+        BadInput{{"report", "--db", "@DB", "--config", "/tmp"}, "is a directory"},
+        BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "nan"}, "price per GPU-hour"},
+        BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "-1"}, "price per GPU-hour"},
+        BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "1e300"},
+                 "price per GPU-hour"}));
+
+TEST(InputValidation, ControlCharactersInArgumentsAreEscaped) {
+    const test::RunResult r = test::run_gua({"report", "--format", "\x1b]52;c;aGk=\a"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\a'), std::string::npos) << r.err;
+}
+
+} // namespace
+} // namespace gua
