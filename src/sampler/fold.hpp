@@ -15,7 +15,7 @@
 
 namespace gua::sampler {
 
-/// Accumulates polls into one tick, poll by poll (docs/measurement-fold.md). Pure apart from
+/// Accumulates polls into one tick, poll by poll (docs/measurement.md). Pure apart from
 /// identity resolution through the resolver.
 class TickBuilder {
   public:

@@ -21,7 +21,7 @@ struct Field {
     std::variant<double*, DurationUs*> value;
 };
 
-constexpr std::size_t k_field_count = 30;
+constexpr std::size_t k_field_count = 32;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -59,6 +59,8 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {27, &v.by_source_us[3]},
         {28, &v.util_unknown_us},
         {29, &v.holders_unknown_us},
+        {30, &v.no_reading_us},
+        {31, &t.overlap_us},
     }};
 }
 
@@ -92,6 +94,7 @@ void decode_evidence(std::string_view blob, audit::GpuTotals& totals) {
     totals.pools = audit::PoolTimes{};
     totals.profile = audit::CardProfile{};
     totals.provenance = audit::Provenance{};
+    totals.overlap_us = 0;
     const std::array<Field, k_field_count> fields = fields_of(totals);
     constexpr std::size_t k_entry = 1 + sizeof(std::uint64_t);
     for (std::size_t at = 0; at + k_entry <= blob.size(); at += k_entry) {

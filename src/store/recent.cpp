@@ -104,6 +104,9 @@ RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessIn
     r.util_pct = t.util_pct;
     r.active_us = t.active_us;
     r.bucket_us = t.bucket_us;
+    r.unmeasured_us = t.unmeasured_us;
+    r.idle_unlisted_us = t.idle_unlisted_us;
+    r.idle_unknown_us = t.idle_unknown_us;
     r.mem_util_pct = narrow<int>(t.mem_util_pct);
     r.mem_used_mib = t.mem_used_mib;
     r.power_mw = t.power_mw;
@@ -117,11 +120,15 @@ RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessIn
         p.type = sp.type;
         p.mem_used_mib = sp.mem_used_mib;
         p.sm_util_pct = sp.sm_util_pct;
+        p.active_us = sp.active_us;
         r.processes.push_back(std::move(p));
     }
     std::sort(r.processes.begin(), r.processes.end(),
               [](const telemetry::ProcessTick& a, const telemetry::ProcessTick& b) {
-                  return a.pid != b.pid ? a.pid < b.pid : a.type < b.type;
+                  if (a.pid != b.pid) {
+                      return a.pid < b.pid;
+                  }
+                  return a.type != b.type ? a.type < b.type : a.start_ticks < b.start_ticks;
               });
     return c;
 }
