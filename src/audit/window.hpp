@@ -156,8 +156,12 @@ class WindowAccumulator {
     /// `nobody` is the identity index that receives active time with no visible process.
     WindowAccumulator(Thresholds thresholds, std::uint32_t nobody, WeekdayHourFn weekday_hour);
 
-    /// Adds one card-tick.
+    /// Adds one card-tick; the part of it an earlier tick of the same card already covers (by
+    /// more than 1 % of its duration: clock jitter) is counted once and in overlap_us.
     void add(const CardTick& tick);
+    /// Adds one card-tick as it is, overlapping or not (the --interval override, which stretches
+    /// every tick to a given length on purpose, as gpu-usage-audit counts them).
+    void add_as_recorded(const CardTick& tick);
     /// True when `rollup` (whose ticks all start after every tick added so far) can be added
     /// whole with exactly the result of adding its ticks: each of its hours lies in one heatmap
     /// cell of the report's zone, and at each hour's start no earlier tick ends after the hour's

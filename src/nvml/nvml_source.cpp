@@ -172,6 +172,11 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
                 continue;
             }
             mig.info.parent_uuid = physical.info.uuid;
+            if (mig.info.name.find(physical.info.name) == std::string::npos) {
+                // Some drivers name an instance by its profile alone ("MIG 3g.40gb"): keep the
+                // model in front so that pricing and reports know which card it slices.
+                mig.info.name = physical.info.name + " " + mig.info.name;
+            }
             fresh.push_back(std::move(mig));
             any = true;
         }

@@ -132,7 +132,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
             if (options.interval_override) {
                 scaled = tick;
                 audit::rescale(scaled, *options.interval_override);
-                acc.add(scaled);
+                acc.add_as_recorded(scaled);
             } else {
                 acc.add(tick);
             }

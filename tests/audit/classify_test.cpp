@@ -47,6 +47,7 @@ CardTick one_sample(double util_pct, std::vector<ProcTick> procs, double thresho
     const telemetry::Tick folded = builder.finish(0);
     CardTick t = to_card_tick(folded, folded.cards.at(0));
     t.processes = std::move(procs);
+    t.idle_unlisted_us = 0; // the processes are attached here, not listed in the poll
     return t;
 }
 

@@ -134,14 +134,18 @@ TEST_F(DaemonE2EFaults, LostGpuAndFailingReadingLeaveTheOtherCardsRecorded) {
     EXPECT_EQ(count("g.idx = 2"), ticks);
     EXPECT_EQ(count("g.idx = 1"), ticks);
     EXPECT_GE(count("g.idx = 1 AND c.util_source = 0 AND c.active_us = 0"), 2);
-    EXPECT_EQ(count("g.idx != 1 AND c.util_source = 0"), 0);
+    // The scenario clock stands still during this test, so the rings of GPUs 0 and 2 may get no
+    // new entry while their snapshot says busy: such card-ticks are recorded wholly unmeasured,
+    // never with a guessed value.
+    EXPECT_EQ(count("g.idx != 1 AND c.util_source = 0 AND c.unmeasured_us < c.duration_us"), 0);
     EXPECT_EQ(raw.one("SELECT max(c.t0_us) FROM card_tick c JOIN gpu g ON g.id = c.gpu_id WHERE "
                       "g.idx = 1"),
               raw.one("SELECT max(t0_us) FROM card_tick"))
         << "GPU 1 is recorded again in the last tick";
     // The failing reading: NULL with an error count on GPU 0 only; its other readings are there.
     EXPECT_EQ(count("g.idx = 0 AND c.power_mw IS NULL AND c.read_errors >= 1"), ticks);
-    EXPECT_EQ(count("g.idx = 0 AND c.temperature_c IS NOT NULL AND c.util_pct IS NOT NULL"), ticks);
+    EXPECT_EQ(count("g.idx = 0 AND c.temperature_c IS NOT NULL"), ticks);
+    EXPECT_EQ(count("g.idx = 0 AND c.util_pct IS NULL AND c.unmeasured_us < c.duration_us"), 0);
     EXPECT_EQ(count("g.idx = 2 AND c.power_mw IS NOT NULL AND c.read_errors = 0"), ticks);
     EXPECT_EQ(count("g.idx = 1 AND c.read_errors != 0"), 0);
 }

@@ -102,7 +102,7 @@ TEST_F(DemoE2E, DemoPrintsTheClassicHeadline) {
     EXPECT_TRUE(contains(line_starting(r.out, "  active "), "13.3%")) << r.out;
     EXPECT_TRUE(contains(line_starting(r.out, "  idle-held "), "46.7%")) << r.out;
     EXPECT_TRUE(contains(line_starting(r.out, "  truly-idle "), "40.0%")) << r.out;
-    EXPECT_TRUE(contains(r.out, "  (90 samples)\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "  (90 samples; 100.0% from driver sample buffers)\n")) << r.out;
     EXPECT_TRUE(contains(r.out, "~1.40 GPUs equivalently unused")) << r.out;
     // Tick lines go to stderr, the report to stdout.
     EXPECT_TRUE(contains(r.err, "Tick 0  2026-01-05T10:00:00Z")) << r.err;
@@ -151,7 +151,7 @@ TEST_F(DemoE2E, ReportOnTheDemoDatabaseGivesTheSameNumbers) {
     EXPECT_TRUE(contains(line_starting(text.out, "  active "), "13.3%")) << text.out;
     EXPECT_TRUE(contains(line_starting(text.out, "  idle-held "), "46.7%")) << text.out;
     EXPECT_TRUE(contains(line_starting(text.out, "  truly-idle "), "40.0%")) << text.out;
-    EXPECT_TRUE(contains(text.out, "  (90 samples)\n"));
+    EXPECT_TRUE(contains(text.out, "  (90 samples; 100.0% from driver sample buffers)\n"));
     // Everything below the headline matches the demo's own report; only the window differs.
     const std::string from_demo = s_demo_text.out.substr(s_demo_text.out.find("§1"));
     const std::string from_report = text.out.substr(text.out.find("§1"));
@@ -178,7 +178,8 @@ TEST_F(DemoE2E, GpuFilter) {
 
     const test::RunResult text = report({"--gpu", "1"});
     EXPECT_TRUE(contains(line_starting(text.out, "  idle-held "), "100.0%")) << text.out;
-    EXPECT_TRUE(contains(text.out, "  (30 samples)\n")) << text.out;
+    EXPECT_TRUE(contains(text.out, "  (30 samples; 100.0% from driver sample buffers)\n"))
+        << text.out;
     // A uuid prefix selects the same card.
     EXPECT_EQ(report_json({"--gpu", "GPU-1a7c"})["headline"], j["headline"]);
 }
@@ -329,7 +330,7 @@ TEST_F(DemoE2E, NoColorAndNonTerminalOutputHaveNoEscapes) {
     EXPECT_NE(tty.out.find("\x1b[32m"), std::string::npos) << "no colour on a terminal";
     const test::RunResult tty_no_color = test::run_in_pty(GUA_BINARY, args, {{"NO_COLOR", "1"}});
     ASSERT_EQ(tty_no_color.exit_code, 0);
-    EXPECT_TRUE(contains(tty_no_color.out, "(90 samples)"));
+    EXPECT_TRUE(contains(tty_no_color.out, "(90 samples; 100.0% from driver sample buffers)"));
     EXPECT_EQ(tty_no_color.out.find('\x1b'), std::string::npos) << "colour despite NO_COLOR";
 }
 

@@ -59,8 +59,9 @@ TEST_P(TruthPidReuse, APidReusedWithinATickIsTwoProcesses) {
     TruthRun run;
     run.interval_s = GetParam();
     // The swap falls inside a tick and between two polls (every 5 s at 30 s, every 1 s at 1 s),
-    // where no poller can place it: the run is long enough for one poll span to be under 1 pp.
-    run.ticks = run.interval_s >= 30 ? 20 : 60;
+    // where no poller can place it. Measured: at 30 s the new owner is seen up to two poll
+    // spans late (9.2 s), so the run is long enough for two poll spans to be under 1 pp.
+    run.ticks = run.interval_s >= 30 ? 40 : 60;
     const double swap = run.start_s + (run.interval_s >= 30 ? 42.5 : 10.5);
     const std::string a = user_label(1500);
     const std::string b = user_label(1501);

@@ -37,8 +37,10 @@ TEST_F(Background, StartStatusStopRecordsAndFlushes) {
     EXPECT_EQ(status["database"]["gpus"][1]["name"], "NVIDIA A100-SXM4-40GB");
     EXPECT_TRUE(status["database"]["problems"].empty()) << status.dump(2);
     ASSERT_FALSE(status["last_hour"].is_null());
-    EXPECT_NEAR(status["last_hour"]["active"].get<double>(), 0.5, 1e-9);
-    EXPECT_NEAR(status["last_hour"]["truly_idle"].get<double>(), 0.5, 1e-9);
+    // One card busy, one idle, over the same ticks. The first polls of a fresh daemon learn each
+    // ring's period, which can move the split by well under 0.1 %.
+    EXPECT_NEAR(status["last_hour"]["active"].get<double>(), 0.5, 1e-3);
+    EXPECT_NEAR(status["last_hour"]["truly_idle"].get<double>(), 0.5, 1e-3);
 
     const GuaRun text = gua("status");
     EXPECT_EQ(text.exit_code, 0);

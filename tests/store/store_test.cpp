@@ -115,7 +115,8 @@ TEST_F(Store, MigrateCreatesTheSchema) {
     for (const auto& r : objects) {
         names.push_back(r.at("name"));
     }
-    const std::vector<std::string> expected{"block_tick",
+    const std::vector<std::string> expected{"block_card",
+                                            "block_tick",
                                             "card_tick",
                                             "card_tick_state",
                                             "gpu",
