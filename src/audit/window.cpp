@@ -10,9 +10,6 @@ namespace gua::audit {
 
 namespace {
 
-/// Overlaps of at most duration / k_jitter_divisor between ticks of one card are not trimmed.
-constexpr DurationUs k_jitter_divisor = 100;
-
 constexpr DurationUs k_quarter_us = 15 * k_us_per_minute;
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
@@ -136,10 +133,7 @@ void WindowAccumulator::add(const CardTick& tick) {
     const TimeUs end = tick.t0 + std::max<DurationUs>(tick.duration_us, 0);
     const TimeUs covered = card_end.value_or(tick.t0);
     card_end = std::max(card_end.value_or(end), end);
-    // Overlaps of up to 1 % of a tick are clock jitter (wall time against the monotonic tick
-    // length, NTP slewing, the timestamps of an imported history), not time recorded twice.
-    const DurationUs jitter = tick.duration_us / k_jitter_divisor;
-    if (covered <= tick.t0 + jitter || tick.duration_us <= 0) {
+    if (covered <= tick.t0 || tick.duration_us <= 0) {
         add_counted(tick);
         return;
     }

@@ -156,8 +156,8 @@ class WindowAccumulator {
     /// `nobody` is the identity index that receives active time with no visible process.
     WindowAccumulator(Thresholds thresholds, std::uint32_t nobody, WeekdayHourFn weekday_hour);
 
-    /// Adds one card-tick; the part of it an earlier tick of the same card already covers (by
-    /// more than 1 % of its duration: clock jitter) is counted once and in overlap_us.
+    /// Adds one card-tick; the part of it an earlier tick of the same card already covers is
+    /// counted once and in overlap_us.
     void add(const CardTick& tick);
     /// Adds one card-tick as it is, overlapping or not (the --interval override, which stretches
     /// every tick to a given length on purpose, as gpu-usage-audit counts them).

@@ -83,7 +83,10 @@ report::ReportModel report_all(store::Database& db) {
 }
 
 void expect_prior_sections(const PriorNumbers& prior, const report::ReportModel& m) {
-    constexpr double eps = 1e-12;
+    // gpu-usage-audit's jittered timestamps make consecutive rows overlap by a fraction of a
+    // second; gua counts that time once (it never reports more than wall time), which moves the
+    // shares by a few parts in 10^5 against gpu-usage-audit's own arithmetic.
+    constexpr double eps = 1e-4;
     EXPECT_EQ(static_cast<std::int64_t>(m.samples), prior.headline.n);
     EXPECT_NEAR(m.headline.active, prior.headline.active, eps);
     EXPECT_NEAR(m.headline.idle_held, prior.headline.idle_held, eps);
@@ -103,7 +106,7 @@ void expect_prior_sections(const PriorNumbers& prior, const report::ReportModel&
             const auto it = prior.heatmap.find({d, h});
             ASSERT_EQ(c.has_data, it != prior.heatmap.end()) << d << " " << h;
             if (c.has_data) {
-                EXPECT_NEAR(c.active, it->second, eps);
+                EXPECT_NEAR(c.active, it->second, 1e-3); // a trimmed row can move a cell more
             }
         }
     }
@@ -144,7 +147,8 @@ TEST_P(ImportVersion, PriorSectionsEqualAndImportIsIdempotent) {
     expect_prior_sections(prior, m);
     // §2 corrected: idle-held and truly-idle hours are real card time (5-minute ticks).
     EXPECT_NEAR(m.headline.idle_held_hours,
-                prior.headline.idle_held * static_cast<double>(prior.headline.n) / 12.0, 1e-6);
+                prior.headline.idle_held * static_cast<double>(prior.headline.n) / 12.0,
+                1e-3 * static_cast<double>(prior.headline.n) / 12.0); // jitter counted once
     // §4 corrected: identities add up to the card-hours that existed, no double counting.
     double identity_hours = 0;
     for (const report::IdentityRow& r : m.identities) {
@@ -173,7 +177,8 @@ TEST(Import, InfersTheIntervalPerGpuOrTakesTheOverride) {
         testing::fill_workload(f, 2, 100, k_start, 10 * k_us_per_minute, std::nullopt, 3);
     }
     store::import_gpu_usage_audit(old, t.db, {});
-    EXPECT_NEAR(report_all(t.db).observed_card_hours, 200 * 10 / 60.0, 1e-9);
+    // Within the overlap of the jittered rows, counted once (see expect_prior_sections).
+    EXPECT_NEAR(report_all(t.db).observed_card_hours, 200 * 10 / 60.0, 0.02);
 
     testing::TempDb u;
     store::ImportOptions o;

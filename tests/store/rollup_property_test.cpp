@@ -140,7 +140,7 @@ RC_GTEST_PROP(RollupProperty, RollupsPlusRawEqualRawOnly, ()) {
     const int recorded_with = *rc::gen::inRange(0, 3);
     testing::TempDb t;
     const std::vector<telemetry::Tick> history =
-        testing::random_history(seed, k_start, {*rc::gen::inRange(50, 400), false, true});
+        testing::random_history(seed, k_start, {*rc::gen::inRange(50, 400), false, false});
     record(t.db, history, thresholds_of(recorded_with), seed, *rc::gen::arbitrary<bool>());
     store::Reader reader(t.db);
     const auto span = reader.span();
