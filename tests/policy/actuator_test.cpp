@@ -267,11 +267,13 @@ TEST(Notify, CommandStartsWithDefaultSignalsAndNoInheritedDescriptors) {
     ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &block, &old_mask), 0);
     const int leaked = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC, like a careless log file
 
-    // The shell records its own state; then ls, exec'd in its place, lists the descriptors it
-    // inherited plus 3, its own handle on the directory it lists.
-    const Result<pid_t> pid = spawn_shell("cat /proc/$$/status > " + dir.file("status") +
-                                              "; exec /bin/ls /proc/self/fd > " + dir.file("fds"),
-                                          {});
+    // The shell records its own state with builtins only (a shell blocks signals around its
+    // own forks, which a forked `cat` could catch); then ls, exec'd in its place, lists the
+    // descriptors it inherited plus 3, its own handle on the directory it lists.
+    const Result<pid_t> pid =
+        spawn_shell("while read -r l; do echo \"$l\"; done < /proc/$$/status > " +
+                        dir.file("status") + "; exec /bin/ls /proc/self/fd > " + dir.file("fds"),
+                    {});
     ::close(leaked);
     ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     ::sigaction(SIGPIPE, &old_pipe, nullptr);
