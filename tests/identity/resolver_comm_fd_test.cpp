@@ -3,6 +3,7 @@
 // period): exec, exit and a real reuse of the same pid (clone3 set_tid) are still noticed.
 #include "identity/child_process.hpp"
 #include "identity/resolver.hpp"
+#include "support/run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -206,23 +207,8 @@ TEST(IdentityCommFd, RealPidReuseWithTheSameCommIsReResolved) {
     EXPECT_EQ(before.identity.uid, 0u);
     first.stop();
 
-    pid_t tid = pid;
-    clone_args args{};
-    args.exit_signal = SIGCHLD;
-    args.set_tid = reinterpret_cast<std::uintptr_t>(&tid);
-    args.set_tid_size = 1;
-    const long rc = ::syscall(SYS_clone3, &args, sizeof args);
-    if (rc == 0) {
-        const char* argv[] = {"/usr/bin/setpriv",
-                              "--reuid=54321",
-                              "--regid=54321",
-                              "--clear-groups",
-                              "/usr/bin/sleep",
-                              "30",
-                              nullptr};
-        ::execv(argv[0], const_cast<char* const*>(argv));
-        ::_exit(127);
-    }
+    const long rc = test::spawn_with_pid(pid, {"/usr/bin/setpriv", "--reuid=54321", "--regid=54321",
+                                               "--clear-groups", "/usr/bin/sleep", "30"});
     if (rc < 0) {
         GTEST_SKIP() << "clone3 with set_tid refused: " << std::strerror(errno);
     }

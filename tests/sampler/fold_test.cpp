@@ -5,6 +5,7 @@
 #include "identity/fake_proc.hpp"
 #include "identity/resolver.hpp"
 #include "sampler/fold.hpp"
+#include "support/run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -654,23 +655,8 @@ TEST_F(Fold, ARealPidReusedWithinATickIsTwoProcesses) {
     first.stop();
     // A later clock tick of start time than the first process's.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    pid_t tid = pid;
-    clone_args args{};
-    args.exit_signal = SIGCHLD;
-    args.set_tid = reinterpret_cast<std::uintptr_t>(&tid);
-    args.set_tid_size = 1;
-    const long rc = ::syscall(SYS_clone3, &args, sizeof args);
-    if (rc == 0) {
-        const char* argv[] = {"/usr/bin/setpriv",
-                              "--reuid=54321",
-                              "--regid=54321",
-                              "--clear-groups",
-                              "/usr/bin/sleep",
-                              "30",
-                              nullptr};
-        ::execv(argv[0], const_cast<char* const*>(argv));
-        ::_exit(127);
-    }
+    const long rc = test::spawn_with_pid(pid, {"/usr/bin/setpriv", "--reuid=54321", "--regid=54321",
+                                               "--clear-groups", "/usr/bin/sleep", "30"});
     if (rc < 0) {
         GTEST_SKIP() << "clone3 with set_tid refused: " << std::strerror(errno);
     }

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <linux/sched.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sstream>
 #include <stdexcept>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,6 +154,24 @@ RunResult run_in_pty(const std::string& program, const std::vector<std::string>&
 RunResult run_gua(const std::vector<std::string>& args, std::map<std::string, std::string> env) {
     env.try_emplace("NO_COLOR", "1");
     return run(GUA_BINARY, args, env);
+}
+
+pid_t spawn_with_pid(pid_t pid, const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) {
+        args.push_back(const_cast<char*>(a.c_str()));
+    }
+    args.push_back(nullptr);
+    clone_args ca{};
+    ca.exit_signal = SIGCHLD;
+    ca.set_tid = reinterpret_cast<std::uint64_t>(&pid);
+    ca.set_tid_size = 1;
+    const long r = ::syscall(SYS_clone3, &ca, sizeof ca);
+    if (r == 0) {
+        ::execv(args[0], args.data());
+        ::_exit(127);
+    }
+    return static_cast<pid_t>(r);
 }
 
 } // namespace gua::test

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace gua::test {
@@ -43,5 +44,10 @@ RunResult run_in_pty(const std::string& program, const std::vector<std::string>&
 /// otherwise.
 RunResult run_gua(const std::vector<std::string>& args,
                   std::map<std::string, std::string> env = {});
+
+/// Starts `argv` (argv[0] an absolute path) as a child whose pid is exactly `pid` (clone3 with
+/// set_tid: needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE); -1 with errno set when the kernel
+/// refuses. The caller reaps the child.
+pid_t spawn_with_pid(pid_t pid, const std::vector<std::string>& argv);
 
 } // namespace gua::test
