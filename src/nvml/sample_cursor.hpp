@@ -24,6 +24,9 @@ struct RingFold {
     DurationUs unmeasured_us = 0; ///< part of the span the ring can no longer show (or junk)
     int junk = 0;                 ///< samples dropped because their value was over 100 %
     bool lost_samples = false;    ///< the ring overflowed since the previous poll
+    /// Nothing new yet, and the ring's running period began less than 1.5 periods ago: the
+    /// span is left to the next poll, whose samples cover both (no samples, nothing unmeasured).
+    bool deferred = false;
 };
 
 /// Cursor of one (device, sampling type) ring: the newest timestamp already consumed, and what
@@ -39,7 +42,8 @@ class UtilCursor {
     /// The ring's sample period as measured (1 s, NVML's longest, until two adjacent samples).
     DurationUs period_us() const { return m_period_us; }
     /// The longest poll span that cannot lose samples: half the time the ring covers
-    /// (capacity × period), clamped to [50 ms, 5 s]; 1 s while the capacity is unknown.
+    /// (capacity × period), at least 1.5 periods (a faster poll finds nothing new), clamped to
+    /// [50 ms, 5 s]; 1 s while the capacity is unknown.
     DurationUs affordable_span_us() const;
     /// True when a reply of `reply_count` entries may hold the whole ring and the capacity is
     /// not yet certain: the caller then asks the size of the whole ring (lastSeen 0) for fold().
@@ -59,14 +63,20 @@ class UtilCursor {
     /// storage is reused. Time between samples that the ring could still hold is idle (0 %);
     /// time before the oldest sample of a reply that filled the ring (`ring_total`: the whole
     /// ring's size, when asked) is unmeasured, as is the span of an empty reply while
-    /// `snapshot_pct` says the card is busy. Never fills time with the snapshot.
+    /// `snapshot_pct` says the card is busy — unless the ring's running period began less than
+    /// 1.5 periods ago: then the span is deferred (out.deferred) to the next fold, whose samples
+    /// cover it too. Never fills time with the snapshot.
     void fold(std::vector<RingSample>& batch, DurationUs span_us,
               std::optional<double> snapshot_pct, RingFold& out,
               std::optional<std::size_t> ring_total = std::nullopt);
 
     /// Records a poll whose ring could not be read: its span is unmeasured, and samples read
     /// later for it are not credited to the next poll's span.
-    void skip(DurationUs span_us) { m_accounted_us += span_us; }
+    void skip(DurationUs span_us) {
+        m_accounted_us += m_pending_us + span_us;
+        m_since_newest_us += span_us;
+        m_pending_us = 0;
+    }
 
   private:
     void learn_period(const std::vector<RingSample>& sorted);
@@ -80,6 +90,10 @@ class UtilCursor {
     bool m_period_known = false;
     /// Time after the cursor that earlier polls already accounted for (idle, unmeasured, skipped).
     DurationUs m_accounted_us = 0;
+    /// Spans of deferred polls since the last fold that emitted something; not yet accounted.
+    DurationUs m_pending_us = 0;
+    /// Time from the newest sample taken to now, as far as the polls tell.
+    DurationUs m_since_newest_us = 0;
     int m_dry_busy_polls = 0;
     std::vector<DurationUs> m_gaps; ///< scratch storage of learn_period()
 };
