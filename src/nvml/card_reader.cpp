@@ -169,7 +169,6 @@ void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& s
                 card.util.fold(state.buffers.ring, *span, snapshot, fold, total);
                 poll.util.swap(fold.samples);
                 poll.unmeasured_us = fold.unmeasured_us;
-                poll.util_deferred = fold.deferred;
                 poll.util_source = fold.unmeasured_us > 0 ? telemetry::UtilSource::partial
                                                           : telemetry::UtilSource::samples;
                 NvmlDiagnostics& d = state.diagnostics;

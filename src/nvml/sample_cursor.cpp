@@ -57,6 +57,8 @@ DurationUs UtilCursor::affordable_span_us() const {
     if (m_capacity == 0) {
         return k_unknown_capacity_span_us;
     }
+    // A ring shows few entries while it fills: polling more often than every 1.5 periods would
+    // only fetch empty replies, whose spans are unmeasured while the card is busy.
     const DurationUs covered = static_cast<DurationUs>(m_capacity) * m_period_us;
     return std::clamp<DurationUs>(std::max(covered / 2, m_period_us * 3 / 2), k_min_span_us,
                                   k_max_span_us);
@@ -87,8 +89,6 @@ void UtilCursor::prime(const std::vector<RingSample>& batch) {
     m_primed = true;
     m_dry_busy_polls = 0;
     m_accounted_us = 0;
-    m_pending_us = 0;
-    m_since_newest_us = 0;
     std::size_t count = 0;
     for (const RingSample& s : batch) {
         if (s.timestamp_us != 0) {
@@ -108,8 +108,6 @@ void UtilCursor::reset() {
     m_primed = false;
     m_cursor_us = 0;
     m_accounted_us = 0;
-    m_pending_us = 0;
-    m_since_newest_us = 0;
     m_dry_busy_polls = 0;
     m_last_total.reset();
 }
@@ -121,7 +119,6 @@ void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
     out.unmeasured_us = 0;
     out.junk = 0;
     out.lost_samples = false;
-    out.deferred = false;
     span_us = std::max<DurationUs>(span_us, 1);
     const auto count = static_cast<std::size_t>(std::count_if(
         batch.begin(), batch.end(), [](const RingSample& s) { return s.timestamp_us != 0; }));
@@ -143,33 +140,21 @@ void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
     }
     m_capacity = std::max(m_capacity, count);
     if (batch.empty()) {
-        m_since_newest_us += span_us;
-        if (m_cursor_us != 0 && 2 * m_since_newest_us <= 3 * m_period_us) {
-            // The period running since the newest sample has not closed yet: the next sample
-            // stands for this span too.
-            m_pending_us += span_us;
-            out.deferred = true;
-            return;
-        }
-        const DurationUs spanned = m_pending_us + span_us;
-        m_accounted_us += spanned;
-        m_pending_us = 0;
+        m_accounted_us += span_us;
         if (snapshot_pct.value_or(0.0) > 0) {
             // The snapshot says busy but the ring has nothing new: not "idle". The span is
             // unmeasured; samples that show up later for it are dropped by the next fold.
-            out.unmeasured_us = spanned;
+            out.unmeasured_us = span_us;
             if (++m_dry_busy_polls >= k_dry_busy_polls_before_reset) {
                 reset(); // the timestamps may have stepped back: prime again
             }
             return;
         }
         m_dry_busy_polls = 0;
-        out.samples.push_back({0.0, spanned});
+        out.samples.push_back({0.0, span_us});
         return;
     }
     m_dry_busy_polls = 0;
-    span_us += m_pending_us; // the deferred spans since the last fold come due now
-    m_pending_us = 0;
     learn_period(batch);
     const DurationUs p = m_period_us;
     // Adjacent samples are at most 1.5 periods apart (timestamps jitter); a sample stands for
@@ -219,7 +204,6 @@ void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
     timeline.add(0.0, tail, false, true);
     m_cursor_us = batch.back().timestamp_us;
     m_accounted_us = tail;
-    m_since_newest_us = after;
 }
 
 void ProcessUtilCursor::prime(const std::vector<ProcessUtilEntry>& entries) {

@@ -24,9 +24,6 @@ struct RingFold {
     DurationUs unmeasured_us = 0; ///< part of the span the ring can no longer show (or junk)
     int junk = 0;                 ///< samples dropped because their value was over 100 %
     bool lost_samples = false;    ///< the ring overflowed since the previous poll
-    /// Nothing new yet, and the ring's running period began less than 1.5 periods ago: the
-    /// span is left to the next poll, whose samples cover both (no samples, nothing unmeasured).
-    bool deferred = false;
 };
 
 /// Cursor of one (device, sampling type) ring: the newest timestamp already consumed, and what
@@ -63,20 +60,14 @@ class UtilCursor {
     /// storage is reused. Time between samples that the ring could still hold is idle (0 %);
     /// time before the oldest sample of a reply that filled the ring (`ring_total`: the whole
     /// ring's size, when asked) is unmeasured, as is the span of an empty reply while
-    /// `snapshot_pct` says the card is busy — unless the ring's running period began less than
-    /// 1.5 periods ago: then the span is deferred (out.deferred) to the next fold, whose samples
-    /// cover it too. Never fills time with the snapshot.
+    /// `snapshot_pct` says the card is busy. Never fills time with the snapshot.
     void fold(std::vector<RingSample>& batch, DurationUs span_us,
               std::optional<double> snapshot_pct, RingFold& out,
               std::optional<std::size_t> ring_total = std::nullopt);
 
     /// Records a poll whose ring could not be read: its span is unmeasured, and samples read
     /// later for it are not credited to the next poll's span.
-    void skip(DurationUs span_us) {
-        m_accounted_us += m_pending_us + span_us;
-        m_since_newest_us += span_us;
-        m_pending_us = 0;
-    }
+    void skip(DurationUs span_us) { m_accounted_us += span_us; }
 
   private:
     void learn_period(const std::vector<RingSample>& sorted);
@@ -90,10 +81,6 @@ class UtilCursor {
     bool m_period_known = false;
     /// Time after the cursor that earlier polls already accounted for (idle, unmeasured, skipped).
     DurationUs m_accounted_us = 0;
-    /// Spans of deferred polls since the last fold that emitted something; not yet accounted.
-    DurationUs m_pending_us = 0;
-    /// Time from the newest sample taken to now, as far as the polls tell.
-    DurationUs m_since_newest_us = 0;
     int m_dry_busy_polls = 0;
     std::vector<DurationUs> m_gaps; ///< scratch storage of learn_period()
 };

@@ -51,7 +51,6 @@ void TickBuilder::CardAcc::reset() {
     partial = false;
     snapshot = false;
     present = false;
-    deferred_us = 0;
     drop_unseen();
     for (std::size_t i = 0; i < live; ++i) {
         ProcAcc& acc = processes[i];
@@ -175,55 +174,16 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
         }
         if (poll.lost) {
             card.lost = true; // the poll's span stays unmeasured
-            card.deferred_us = 0;
             continue;
         }
-        if (poll.util_deferred) {
-            // Its time is folded with the next poll of the tick, whose utilization covers it
-            // (unmeasured if the tick ends first); its readings count now.
-            card.deferred_us += span_us;
-            add_readings(card, poll);
-            for (const telemetry::ProcessReading& p : poll.processes) {
-                ProcAcc& acc = process_of(card, p);
-                if (p.mem_used_mib) {
-                    acc.tick.mem_used_mib =
-                        std::max(acc.tick.mem_used_mib.value_or(0), *p.mem_used_mib);
-                }
-            }
-            continue;
-        }
-        add_card_poll(card, poll, card.deferred_us + span_us);
-        card.deferred_us = 0;
-    }
-}
-
-void TickBuilder::add_readings(CardAcc& card, const telemetry::DevicePoll& poll) {
-    // Device readings: the latest successful reading of the tick wins.
-    telemetry::CardTickRecord& r = card.record;
-    r.read_errors += poll.read_errors;
-    if (poll.mem_util_pct) {
-        r.mem_util_pct = poll.mem_util_pct;
-    }
-    if (poll.mem_used_mib) {
-        r.mem_used_mib = poll.mem_used_mib;
-    }
-    if (poll.power_mw) {
-        r.power_mw = poll.power_mw;
-    }
-    if (poll.temperature_c) {
-        r.temperature_c = poll.temperature_c;
-    }
-    if (poll.sm_clock_mhz) {
-        r.sm_clock_mhz = poll.sm_clock_mhz;
-    }
-    if (poll.clock_event_reasons) {
-        r.clock_event_reasons = r.clock_event_reasons.value_or(0) | *poll.clock_event_reasons;
+        add_card_poll(card, poll, span_us);
     }
 }
 
 void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll,
                                 DurationUs span_us) {
     telemetry::CardTickRecord& r = card.record;
+    r.read_errors += poll.read_errors;
     double weight_total = 0;
     for (const telemetry::UtilSample& s : poll.util) {
         weight_total += static_cast<double>(std::max<DurationUs>(s.weight_us, 0));
@@ -252,7 +212,25 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
         ++card.measured_polls;
         r.util_samples += static_cast<std::uint32_t>(poll.util.size());
     }
-    add_readings(card, poll);
+    // Device readings: the latest successful reading of the tick wins.
+    if (poll.mem_util_pct) {
+        r.mem_util_pct = poll.mem_util_pct;
+    }
+    if (poll.mem_used_mib) {
+        r.mem_used_mib = poll.mem_used_mib;
+    }
+    if (poll.power_mw) {
+        r.power_mw = poll.power_mw;
+    }
+    if (poll.temperature_c) {
+        r.temperature_c = poll.temperature_c;
+    }
+    if (poll.sm_clock_mhz) {
+        r.sm_clock_mhz = poll.sm_clock_mhz;
+    }
+    if (poll.clock_event_reasons) {
+        r.clock_event_reasons = r.clock_event_reasons.value_or(0) | *poll.clock_event_reasons;
+    }
     // The poll's measured time below the threshold: holders unknown, none listed, or held
     // candidate (the audit tells idle-held from truly idle by memory).
     double sm_total = 0;
@@ -334,9 +312,8 @@ void TickBuilder::finish_card(CardAcc& card) const {
     telemetry::CardTickRecord& r = card.record;
     if (card.measured_polls == 0) {
         r.util_source = telemetry::UtilSource::none;
-        if (card.lost || card.partial || card.deferred_us > 0) {
-            // Measurement was attempted and failed all along (or is still to come from the
-            // driver): all of the tick is unmeasured.
+        if (card.lost || card.partial) {
+            // Measurement was attempted and failed all along: all of the tick is unmeasured.
             r.active_us = 0;
             r.unmeasured_us = m_span;
         }

@@ -67,11 +67,10 @@ class TickBuilder {
         double idle_unknown = 0;
         std::array<double, 4> buckets{};
         int measured_polls = 0;
-        bool lost = false;          ///< lost in a poll of the tick
-        bool partial = false;       ///< a poll reported lost samples or a partial source
-        bool snapshot = false;      ///< a poll measured with a snapshot
-        bool present = false;       ///< polled during the current tick
-        DurationUs deferred_us = 0; ///< span of polls whose readings came with a later poll
+        bool lost = false;     ///< lost in a poll of the tick
+        bool partial = false;  ///< a poll reported lost samples or a partial source
+        bool snapshot = false; ///< a poll measured with a snapshot
+        bool present = false;  ///< polled during the current tick
         /// The first `live` entries are the processes of this tick and the previous one; `order`
         /// indexes them by (pid, type, start time).
         std::vector<ProcAcc> processes;
@@ -95,8 +94,6 @@ class TickBuilder {
 
     /// Folds one poll of a card that was not lost.
     void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
-    /// Folds the poll's device readings (memory, power, temperature, clocks, errors).
-    static void add_readings(CardAcc& card, const telemetry::DevicePoll& poll);
     /// The accumulator of `reading` in `card` (created if new), its identity up to date.
     ProcAcc& process_of(CardAcc& card, const telemetry::ProcessReading& reading);
     /// Writes the card-level totals of `card` into its record (the tick lasted m_span).

@@ -62,9 +62,6 @@ struct DevicePoll {
     /// Part of the poll span whose utilization is unknown (ring samples lost, a failed read);
     /// `util` covers the rest of the span.
     DurationUs unmeasured_us = 0;
-    /// The driver had nothing new yet for this span (its sampling period is still running): the
-    /// next poll's `util` covers this span and its own.
-    bool util_deferred = false;
     /// A process-list read failed: `processes` may be incomplete, the holders are unknown.
     bool processes_unknown = false;
     std::optional<int> mem_util_pct;

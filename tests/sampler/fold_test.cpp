@@ -268,37 +268,6 @@ TEST_F(Fold, APollWithoutUtilizationIsUnmeasuredNotExtrapolated) {
     expect_adds_up(half.cards[0], 20 * k_s);
 }
 
-telemetry::DevicePoll deferred_poll(const std::string& uuid) {
-    telemetry::DevicePoll p = poll(uuid, {});
-    p.util_deferred = true;
-    return p;
-}
-
-TEST_F(Fold, ADeferredPollIsMeasuredByTheNextPollOfTheTick) {
-    // 2 s whose ring period was still running, then 3 s with the samples of both: 80 % all 5 s.
-    const telemetry::Tick t =
-        fold({{{deferred_poll("GPU-a")}, 2 * k_s}, {{poll("GPU-a", {{80, 1}, {80, 1}})}, 3 * k_s}});
-    const telemetry::CardTickRecord& c = t.cards[0];
-    EXPECT_EQ(c.unmeasured_us, 0);
-    EXPECT_EQ(c.active_us, 5 * k_s);
-    EXPECT_EQ(c.util_source, telemetry::UtilSource::samples);
-    expect_adds_up(c, 5 * k_s);
-    // Deferred at the end of the tick: nothing came for it, so it is unmeasured.
-    const telemetry::Tick late =
-        fold({{{poll("GPU-a", {{80, 1}})}, 3 * k_s}, {{deferred_poll("GPU-a")}, 2 * k_s}});
-    EXPECT_EQ(late.cards[0].active_us, 3 * k_s);
-    EXPECT_EQ(late.cards[0].unmeasured_us, 2 * k_s);
-    expect_adds_up(late.cards[0], 5 * k_s);
-    // Only a deferred poll in the tick: measurement was attempted, all of it is unmeasured.
-    const telemetry::Tick only = fold({{{deferred_poll("GPU-a")}, 2 * k_s}});
-    EXPECT_EQ(only.cards[0].active_us, 0);
-    EXPECT_EQ(only.cards[0].unmeasured_us, 2 * k_s);
-    // A card lost after a deferred poll: both spans unmeasured.
-    const telemetry::Tick lost =
-        fold({{{deferred_poll("GPU-a")}, 2 * k_s}, {{lost_poll("GPU-a")}, 3 * k_s}});
-    EXPECT_EQ(lost.cards[0].unmeasured_us, 5 * k_s);
-}
-
 // DevicePoll::unmeasured_us is on the scale of the sample weights: samples and unmeasured part
 // together stand for the poll's real span.
 TEST_F(Fold, TheUnmeasuredPartOfAPollIsScaledLikeItsSamples) {
