@@ -189,4 +189,9 @@ struct DecodedTicks {
 /// when the row is malformed.
 bool decode_block(const BlockRow& row, DecodedTicks& out);
 
+/// The earliest start of a tick in a block from its two timing streams alone (a tick may start
+/// before the block's first when the wall clock stepped back); nullopt when they are malformed.
+std::optional<TimeUs> earliest_tick_start(TimeUs t0_us, std::int64_t n_ticks, DurationUs tick_us,
+                                          std::string_view t0_delta, std::string_view dur_delta);
+
 } // namespace gua::store

@@ -200,4 +200,25 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
     return true;
 }
 
+std::optional<TimeUs> earliest_tick_start(TimeUs t0_us, std::int64_t n_ticks, DurationUs tick_us,
+                                          std::string_view t0_delta, std::string_view dur_delta) {
+    if (n_ticks < 0 || n_ticks > k_max_block_ticks) {
+        return std::nullopt;
+    }
+    const auto n = static_cast<std::size_t>(n_ticks);
+    codec::Values starts;
+    codec::Values durations;
+    if (!codec::decode(t0_delta, n, 1, starts) || !codec::decode(dur_delta, n, 1, durations)) {
+        return std::nullopt;
+    }
+    TimeUs earliest = t0_us;
+    TimeUs prev_end = t0_us;
+    for (std::size_t k = 0; k < n; ++k) { // as expand()
+        const TimeUs t0 = prev_end + codec::unzigzag(starts.at(k));
+        earliest = std::min(earliest, t0);
+        prev_end = t0 + tick_us + codec::unzigzag(durations.at(k));
+    }
+    return earliest;
+}
+
 } // namespace gua::store

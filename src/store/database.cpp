@@ -293,4 +293,16 @@ void Transaction::commit() {
     m_done = true;
 }
 
+ReadTransaction::ReadTransaction(Database& db) : m_db(db), m_own(!db.in_transaction()) {
+    if (m_own) {
+        m_db.exec("BEGIN");
+    }
+}
+
+ReadTransaction::~ReadTransaction() {
+    if (m_own) {
+        m_db.exec_noexcept("COMMIT"); // nothing was written: a failed COMMIT loses nothing
+    }
+}
+
 } // namespace gua::store

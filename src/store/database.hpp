@@ -133,4 +133,18 @@ class Transaction {
     bool m_done = false;
 };
 
+/// BEGIN … COMMIT of a read transaction (one snapshot for several queries), unless the connection
+/// is already in a transaction, whose snapshot is then used.
+class ReadTransaction {
+  public:
+    explicit ReadTransaction(Database& db);
+    ~ReadTransaction();
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+  private:
+    Database& m_db;
+    bool m_own;
+};
+
 } // namespace gua::store

@@ -14,23 +14,6 @@ namespace gua::store {
 
 namespace {
 
-/// A read transaction that always ends (a report never holds one open for long).
-class ReadSnapshot {
-  public:
-    explicit ReadSnapshot(Database& db) : m_db(db) { m_db.exec("BEGIN"); }
-    ~ReadSnapshot() {
-        try {
-            m_db.exec("COMMIT");
-        } catch (const std::exception&) { // nothing was written; the connection rolls back
-        }
-    }
-    ReadSnapshot(const ReadSnapshot&) = delete;
-    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-
-  private:
-    Database& m_db;
-};
-
 template <typename T> std::optional<T> narrow(const std::optional<std::int64_t>& v) {
     if (!v) {
         return std::nullopt;
@@ -145,7 +128,7 @@ std::map<std::int64_t, std::vector<OlderTick>> older_ticks(Database& db,
                                                            const std::set<std::int64_t>& gpu_ids,
                                                            TimeUs from, TimeUs to,
                                                            ProcessInfo& processes) {
-    ReadSnapshot snapshot(db);
+    ReadTransaction snapshot(db);
     std::map<std::int64_t, std::vector<OlderTick>> out;
     BlockScanner(db).scan(from, to, [&](const DecodedTicks& d) {
         for (const StoredCardTick& t : d.ticks) {
@@ -181,7 +164,7 @@ std::map<std::int64_t, std::vector<OlderTick>> older_ticks(Database& db,
 
 RecentState read_recent(Database& db) {
     RecentState s;
-    ReadSnapshot snapshot(db);
+    ReadTransaction snapshot(db);
     std::vector<RunRow> runs = Reader(db).runs();
     if (!runs.empty()) {
         s.run = std::move(runs.back());
