@@ -84,6 +84,7 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
     out.unmeasured_us = tick.unmeasured_us;
     out.idle_unlisted_us = tick.idle_unlisted_us;
     out.idle_unknown_us = tick.idle_unknown_us;
+    out.readings = tick.readings;
     out.processes.clear();
     for (std::uint32_t i = 0; i < tick.proc_count; ++i) {
         const StoredProc& p = ticks.procs[tick.proc_begin + i];

@@ -90,12 +90,7 @@ RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessIn
     r.unmeasured_us = t.unmeasured_us;
     r.idle_unlisted_us = t.idle_unlisted_us;
     r.idle_unknown_us = t.idle_unknown_us;
-    r.mem_util_pct = narrow<int>(t.mem_util_pct);
-    r.mem_used_mib = t.mem_used_mib;
-    r.power_mw = t.power_mw;
-    r.temperature_c = narrow<int>(t.temperature_c);
-    r.sm_clock_mhz = narrow<int>(t.sm_clock_mhz);
-    r.clock_event_reasons = narrow<std::uint64_t>(t.clock_events);
+    r.readings = t.readings;
     r.read_errors = static_cast<int>(t.read_errors);
     for (std::uint32_t k = t.proc_begin; k < t.proc_begin + t.proc_count; ++k) {
         const StoredProc& sp = d.procs[k];
