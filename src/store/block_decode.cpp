@@ -52,7 +52,19 @@ bool is_absent(const BlockRow& row, Stream s) {
            row.streams[static_cast<std::size_t>(s)].empty();
 }
 
-/// Appends the card-ticks of a block whose streams are decoded; false when they do not fit.
+/// Largest magnitude of a time, duration or difference a block may hold: 2^53 µs (285 years).
+/// Anything beyond is damage, and sums of such values could overflow 64 bits.
+constexpr std::int64_t k_max_time_us = std::int64_t{1} << 53;
+
+bool in_range(std::int64_t us) {
+    return us >= -k_max_time_us && us <= k_max_time_us;
+}
+
+/// Largest power a card-tick may record, in watts (a GPU draws a few hundred).
+constexpr std::int64_t k_max_power_w = 1000000;
+
+/// Appends the card-ticks of a block whose streams are decoded; false when they do not fit or
+/// hold a time or power out of range.
 bool expand(const BlockRow& row, const BlockLayout& layout,
             const std::array<codec::Values, k_stream_count>& v, DecodedTicks& out) {
     const auto n = static_cast<std::size_t>(row.n_ticks);
@@ -69,9 +81,17 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
     const auto shape_value = [&] { return codec::unzigzag(val(Stream::shape_us, ex++)); };
     TimeUs prev_end = row.t0_us;
     for (std::size_t k = 0; k < n; ++k) {
-        const TimeUs t0 = prev_end + codec::unzigzag(val(Stream::t0_delta, k));
-        const DurationUs duration = row.tick_us + codec::unzigzag(val(Stream::dur_delta, k));
+        const std::int64_t t0_delta = codec::unzigzag(val(Stream::t0_delta, k));
+        const std::int64_t dur_delta = codec::unzigzag(val(Stream::dur_delta, k));
+        if (!in_range(t0_delta) || !in_range(dur_delta)) {
+            return false;
+        }
+        const TimeUs t0 = prev_end + t0_delta;
+        const DurationUs duration = row.tick_us + dur_delta;
         prev_end = t0 + duration;
+        if (!in_range(t0) || !in_range(duration) || !in_range(prev_end)) {
+            return false;
+        }
         for (std::size_t slot = 0; slot < cards; ++slot) {
             const std::size_t i = k * cards + slot;
             const auto at = [&](Stream s) { return val(s, i); };
@@ -84,6 +104,10 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
             if (const auto u = opt(at(Stream::util_cpct))) {
                 t.util_pct = static_cast<double>(*u) / 100.0;
             }
+            if (at(Stream::unmeasured_us) > k_max_time_us ||
+                at(Stream::idle_unknown_us) > k_max_time_us) {
+                return false;
+            }
             t.unmeasured_us = static_cast<DurationUs>(at(Stream::unmeasured_us));
             t.idle_unknown_us = static_cast<DurationUs>(at(Stream::idle_unknown_us));
             const DurationUs measured = duration - t.unmeasured_us;
@@ -92,6 +116,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 DurationUs rest = measured;
                 for (std::size_t b = 0; b < 3; ++b) {
                     t.bucket_us[b] = shape_value();
+                    if (!in_range(t.bucket_us[b])) {
+                        return false;
+                    }
                     rest -= t.bucket_us[b];
                 }
                 t.bucket_us[3] = rest;
@@ -100,9 +127,15 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 const std::uint64_t active = val(Stream::shape_us, ex++);
                 if (active != codec::k_null) {
                     t.active_us = codec::unzigzag(active);
+                    if (!in_range(*t.active_us)) {
+                        return false;
+                    }
                 }
                 for (std::size_t b = 0; b < 4; ++b) {
                     t.bucket_us[b] = shape_value();
+                    if (!in_range(t.bucket_us[b])) {
+                        return false;
+                    }
                 }
             } else if (shape != codec::k_null) {
                 if (shape > 7) {
@@ -112,6 +145,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 t.bucket_us[shape & 3] = measured;
             }
             if (!is_absent(row, Stream::idle_unlisted_us)) {
+                if (!in_range(codec::unzigzag(at(Stream::idle_unlisted_us)))) {
+                    return false;
+                }
                 t.idle_unlisted_us = codec::unzigzag(at(Stream::idle_unlisted_us)) +
                                      idle_unlisted_default(!slot_procs[slot].empty(), t.active_us,
                                                            measured, t.idle_unknown_us);
@@ -119,6 +155,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
             t.mem_util_pct = opt(at(Stream::mem_util_pct));
             t.mem_used_mib = opt(at(Stream::mem_used_mib));
             if (const auto w = opt(at(Stream::power_w))) {
+                if (*w < 0 || *w > k_max_power_w) {
+                    return false;
+                }
                 t.power_mw = *w * 1000;
             }
             t.temperature_c = opt(at(Stream::temperature_c));
@@ -145,6 +184,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 }
                 const std::uint64_t active = val(Stream::proc_active_us, pi);
                 if (active != codec::k_null) {
+                    if (!in_range(codec::unzigzag(active))) {
+                        return false;
+                    }
                     p.active_us =
                         codec::unzigzag(active) +
                         proc_active_default(t.active_us,
@@ -164,7 +206,8 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
 
 bool decode_block(const BlockRow& row, DecodedTicks& out) {
     BlockLayout layout;
-    if (row.n_ticks < 0 || row.n_ticks > k_max_block_ticks || !parse_layout(row, layout)) {
+    if (row.n_ticks < 0 || row.n_ticks > k_max_block_ticks || !in_range(row.t0_us) ||
+        !in_range(row.tick_us) || !parse_layout(row, layout)) {
         return false;
     }
     const auto n = static_cast<std::size_t>(row.n_ticks);
