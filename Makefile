@@ -43,8 +43,8 @@ test-asan: test-deps $(ASAN_BUILD)/build.ninja
 	    ctest --output-on-failure -j $(JOBS)
 
 # ThreadSanitizer (clang): only the daemon's threads are under test — the daemon end-to-end,
-# /metrics and HTTP server suites (docs/TESTING.md).
-TSAN_TESTS ?= DaemonE2E*:Export*:FleetMetricsLoad*:StorageWatch*:DatabaseLock*:FaultMatrixStorage.LongRead*
+# /metrics and HTTP server suites, the clock's stoppable wait (docs/TESTING.md).
+TSAN_TESTS ?= DaemonE2E*:Export*:FleetMetricsLoad*:StorageWatch*:DatabaseLock*:ScenarioFileClock*:FaultMatrixStorage.LongRead*
 
 $(TSAN_BUILD)/build.ninja: | deps clang-deps
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
