@@ -43,7 +43,8 @@ test-asan: test-deps $(ASAN_BUILD)/build.ninja
 	    ctest --output-on-failure -j $(JOBS)
 
 # ThreadSanitizer (clang): only the daemon's threads are under test — the daemon end-to-end,
-# /metrics and HTTP server suites, the clock's stoppable wait (docs/TESTING.md).
+# /metrics and HTTP server suites, the clock's stoppable wait (docs/TESTING.md); their files are
+# the test binary gua_tsan_tests (tests/CMakeLists.txt).
 TSAN_TESTS ?= DaemonE2E*:Export*:FleetMetricsLoad*:StorageWatch*:DatabaseLock*:ScenarioFileClock*:FaultMatrixStorage.LongRead*
 
 $(TSAN_BUILD)/build.ninja: | deps clang-deps
@@ -52,9 +53,9 @@ $(TSAN_BUILD)/build.ninja: | deps clang-deps
 	    $(CMAKE_FLAGS)
 
 test-tsan: test-deps $(TSAN_BUILD)/build.ninja
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target gua gua_tests fake_nvml
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target gua gua_tsan_tests fake_nvml
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	    $(TSAN_BUILD)/tests/gua_tests --gtest_brief=1 --gtest_filter='$(TSAN_TESTS)'
+	    $(TSAN_BUILD)/tests/gua_tsan_tests --gtest_brief=1 --gtest_filter='$(TSAN_TESTS)'
 
 # libFuzzer (clang): every target for FUZZ_SECONDS on its seed corpus (fuzz/run.sh).
 $(FUZZ_BUILD)/build.ninja: | deps clang-deps

@@ -93,9 +93,9 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
 }
 
 BlockScanner::BlockScanner(Database& db)
-    : m_blocks(db.prepare(fmt::format("SELECT {} FROM tick_block WHERE t0_us >= ? AND "
-                                      "t0_us < ? ORDER BY t0_us, id",
-                                      block_columns_sql()))) {}
+    : m_db(db), m_blocks(db.prepare(fmt::format("SELECT {} FROM tick_block WHERE t0_us >= ? AND "
+                                                "t0_us < ? ORDER BY t0_us, id",
+                                                block_columns_sql()))) {}
 
 void BlockScanner::scan(TimeUs from, TimeUs to,
                         const std::function<void(const DecodedTicks&)>& fn) {

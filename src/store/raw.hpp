@@ -40,6 +40,7 @@ class BlockScanner {
     const std::vector<BadBlock>& bad_blocks() const { return m_bad; }
 
   private:
+    Database& m_db;
     std::vector<BadBlock> m_bad;
     Statement m_blocks;
     BlockRow m_row;
