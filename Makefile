@@ -69,10 +69,10 @@ fuzz: $(FUZZ_BUILD)/build.ninja
 bench: build
 	bench/run.sh $(BUILD)
 
-format:
+format: clang-deps
 	git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i
 
-format-check:
+format-check: clang-deps
 	git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror
 
 tidy: build

@@ -17,8 +17,9 @@ if [ "${1:-}" = "--test" ]; then
     packages+=(dpkg-dev groff-base systemd prometheus)
 fi
 if [ "${1:-}" = "--clang" ]; then
-    # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang.
-    packages+=(clang-14 libclang-rt-14-dev)
+    # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang;
+    # `make format-check` runs clang-format 14.
+    packages+=(clang-14 libclang-rt-14-dev clang-format)
 fi
 
 missing=()
