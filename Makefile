@@ -1,10 +1,14 @@
 # The README's two commands: `make demo` and `make test` (each installs what is missing first).
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps test-deps build demo test test-asan bench format format-check tidy package clean
+.PHONY: all deps test-deps clang-deps build demo test test-asan test-tsan fuzz bench format \
+        format-check tidy package clean
 
 all: build
 
@@ -13,6 +17,9 @@ deps:
 
 test-deps:
 	@scripts/install-deps.sh --test
+
+clang-deps:
+	@scripts/install-deps.sh --clang
 
 $(BUILD)/build.ninja: | deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
@@ -35,13 +42,37 @@ test-asan: test-deps $(ASAN_BUILD)/build.ninja
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer (clang): only the daemon's threads are under test — the daemon end-to-end,
+# /metrics and HTTP server suites, the clock's stoppable wait (docs/TESTING.md); their files are
+# the test binary gua_tsan_tests (tests/CMakeLists.txt).
+TSAN_TESTS ?= DaemonE2E*:Export*:FleetMetricsLoad*:StorageWatch*:DatabaseLock*:ScenarioFileClock*:FaultMatrixStorage.LongRead*
+
+$(TSAN_BUILD)/build.ninja: | deps clang-deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DGUA_SANITIZE=thread -DGUA_BUILD_BENCH=OFF \
+	    $(CMAKE_FLAGS)
+
+test-tsan: test-deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target gua gua_tsan_tests fake_nvml
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	    $(TSAN_BUILD)/tests/gua_tsan_tests --gtest_brief=1 --gtest_filter='$(TSAN_TESTS)'
+
+# libFuzzer (clang): every target for FUZZ_SECONDS on its seed corpus (fuzz/run.sh).
+$(FUZZ_BUILD)/build.ninja: | deps clang-deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DGUA_BUILD_FUZZ=ON -DGUA_BUILD_TESTS=OFF -DGUA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+
+fuzz: $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
+
 bench: build
 	bench/run.sh $(BUILD)
 
-format:
+format: clang-deps
 	git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i
 
-format-check:
+format-check: clang-deps
 	git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror
 
 tidy: build
@@ -51,4 +82,4 @@ package: test-deps build
 	cd $(BUILD) && cpack -G DEB
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

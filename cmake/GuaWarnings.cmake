@@ -8,7 +8,11 @@ target_compile_options(gua_warnings INTERFACE
     $<$<BOOL:${GUA_WERROR}>:-Werror>)
 
 add_library(gua_sanitize INTERFACE)
-if(GUA_SANITIZE)
+if(GUA_SANITIZE STREQUAL "thread")
+    # ThreadSanitizer (clang; `make test-tsan`): the daemon's threads and the /metrics server.
+    target_compile_options(gua_sanitize INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+    target_link_options(gua_sanitize INTERFACE -fsanitize=thread)
+elseif(GUA_SANITIZE)
     target_compile_options(gua_sanitize INTERFACE
         -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
     target_link_options(gua_sanitize INTERFACE -fsanitize=address,undefined)

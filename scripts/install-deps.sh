@@ -16,6 +16,11 @@ if [ "${1:-}" = "--test" ]; then
     # `systemd-analyze verify`.
     packages+=(dpkg-dev groff-base systemd prometheus)
 fi
+if [ "${1:-}" = "--clang" ]; then
+    # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang;
+    # `make format-check` runs clang-format 14.
+    packages+=(clang-14 libclang-rt-14-dev clang-format)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

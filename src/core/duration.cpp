@@ -63,7 +63,9 @@ Result<DurationUs> parse_duration(std::string_view text) {
             if (whole > k_max_duration / unit.us) {
                 return bad;
             }
-            const DurationUs us = whole * unit.us + frac_num * unit.us / frac_den;
+            // frac_num < frac_den ≤ 1e9: both products stay far below 2^63.
+            const DurationUs us = whole * unit.us + frac_num * (unit.us / frac_den) +
+                                  frac_num * (unit.us % frac_den) / frac_den;
             if (us <= 0 || us > k_max_duration) {
                 return bad;
             }

@@ -2,6 +2,7 @@
 #include "daemon/log.hpp"
 
 #include "core/fatal.hpp"
+#include "core/printable.hpp"
 #include "core/time.hpp"
 
 #include <fmt/format.h>
@@ -27,7 +28,10 @@ Log::~Log() {
 
 void Log::line(const std::string& message) noexcept {
     try {
-        const std::string text = fmt::format("{} {}\n", format_iso8601(wall_now()), message);
+        // One event, one line: text from outside (a config error quoting the file, a process
+        // name) cannot start a line of its own or send control sequences to a terminal.
+        const std::string text =
+            fmt::format("{} {}\n", format_iso8601(wall_now()), printable(message));
         std::fwrite(text.data(), 1, text.size(), m_file);
         std::fflush(m_file);
         std::clearerr(m_file); // a full disk loses this line, not the ones after it

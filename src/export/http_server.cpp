@@ -30,6 +30,7 @@ struct MhdApi {
     decltype(&MHD_add_response_header) add_response_header = nullptr;
     decltype(&MHD_queue_response) queue_response = nullptr;
     decltype(&MHD_destroy_response) destroy_response = nullptr;
+    decltype(&MHD_add_connection) add_connection = nullptr;
 };
 
 const MhdApi& mhd() {
@@ -45,6 +46,7 @@ const MhdApi& mhd() {
         lib.bind(a.add_response_header, "MHD_add_response_header");
         lib.bind(a.queue_response, "MHD_queue_response");
         lib.bind(a.destroy_response, "MHD_destroy_response");
+        lib.bind(a.add_connection, "MHD_add_connection");
         return a;
     }();
     return api;
@@ -217,6 +219,28 @@ HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
         throw Fatal(
             fmt::format("--listen: cannot start the HTTP server on {}:{}", address.host, m_port));
     }
+}
+
+HttpServer::HttpServer(const HttpLimits& limits, std::string content_type)
+    : m_content_type(std::move(content_type)), m_body(std::make_shared<const std::string>()) {
+    // poll(), not the epoll of MHD_USE_AUTO_INTERNAL_THREAD: with epoll, libmicrohttpd 0.9.75
+    // noticed a client's end of input on an added Unix socket only at the connection timeout.
+    m_daemon = mhd().start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC, 0,
+        nullptr, nullptr, &handle, this, MHD_OPTION_CONNECTION_LIMIT, limits.connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, limits.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        limits.memory_limit_bytes, MHD_OPTION_END);
+    if (m_daemon == nullptr) {
+        throw Fatal("cannot start the HTTP server");
+    }
+}
+
+bool HttpServer::serve_connection(int fd) {
+    sockaddr_in peer{}; // a loopback client, as far as the server's logs are concerned
+    peer.sin_family = AF_INET;
+    peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return mhd().add_connection(m_daemon, fd, reinterpret_cast<const sockaddr*>(&peer),
+                                sizeof peer) == MHD_YES;
 }
 
 HttpServer::~HttpServer() {

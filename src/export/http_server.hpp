@@ -38,6 +38,9 @@ class HttpServer {
     /// Binds `address` and starts the server thread. Throws Fatal when it cannot bind (the
     /// message names the address and the reason). `content_type` is sent with /metrics.
     HttpServer(const ListenAddress& address, const HttpLimits& limits, std::string content_type);
+    /// A server without a listening socket: it serves the connections handed to it with
+    /// serve_connection() exactly as the listening server serves its clients (tests, fuzzing).
+    HttpServer(const HttpLimits& limits, std::string content_type);
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;
@@ -52,6 +55,9 @@ class HttpServer {
     std::uint16_t port() const { return m_port; }
     /// "http://HOST:PORT/metrics".
     std::string url() const;
+    /// Serves the connected stream socket `fd` (the server owns and closes it); false when the
+    /// server refused it (then `fd` is closed too).
+    bool serve_connection(int fd);
 
   private:
     ListenAddress m_address;

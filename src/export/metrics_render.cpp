@@ -87,7 +87,8 @@ std::string Metrics::render() const {
     for (const auto& [uuid, g] : m_gpus) {
         const std::string gpu = std::to_string(g.labels.index);
         const std::string_view model = g.labels.model;
-        const auto state = [&](const char* name, DurationUs us) {
+        // uuid captured by name: clang 14 (the TSan build) cannot capture a structured binding.
+        const auto state = [&, &uuid = uuid](const char* name, DurationUs us) {
             e.add("gua_gpu_seconds_total",
                   {{"gpu", gpu}, {"uuid", uuid}, {"model", model}, {"state", name}}, seconds(us));
         };

@@ -39,7 +39,9 @@ void read_gauge(PrometheusClient& prom, const FleetOptions& fleet, const BuildOp
         g.row.model = label(s.labels, "modelName");
         g.row.index = std::atoi(label(s.labels, "gpu").c_str());
         for (const auto& [t, v] : s.values) {
-            (g.*field)[t] = v;
+            if (t >= o.from && t <= o.to) { // a server's answer outside the window is ignored
+                (g.*field)[t] = v;
+            }
         }
     }
 }
@@ -58,8 +60,9 @@ audit::CardTick tick_of(std::uint32_t gpu, TimeUs t, DurationUs step, double uti
     // One gauge reading per step stands for the whole step: a snapshot, with its error bound.
     tick.util_source = telemetry::UtilSource::snapshot;
     if (fb_mib) {
-        tick.processes.push_back(audit::ProcTick{
-            0, telemetry::ProcessType::compute, std::llround(*fb_mib), std::nullopt, std::nullopt});
+        tick.processes.push_back(audit::ProcTick{0, telemetry::ProcessType::compute,
+                                                 bounded_round(*fb_mib, 1e9), std::nullopt,
+                                                 std::nullopt});
     } else if (*tick.active_us == 0) {
         tick.idle_unknown_us = step; // no framebuffer reading: held or not is unknown
     }

@@ -54,6 +54,10 @@ struct SeriesPresence {
 SeriesPresence presence_of(const std::vector<PromSeries>& series, const std::string& host_label,
                            TimeUs from, TimeUs to, DurationUs step);
 
+/// `value` rounded to a whole number within [0, max] (NaN: 0): numbers from a server are not
+/// trusted to fit the integers gua keeps them in.
+std::int64_t bounded_round(double value, double max);
+
 /// The query_range step for coverage: the window in about 1000 steps, at least 1 s.
 DurationUs coverage_step(TimeUs from, TimeUs to);
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace gua::report {
@@ -28,6 +29,10 @@ ReportModel start_fleet_model(const PrometheusClient& prom, const BuildOptions& 
     m.active_threshold_pct = options.thresholds.active_util_pct;
     m.held_threshold_mib = options.thresholds.held_mib;
     return m;
+}
+
+std::int64_t bounded_round(double value, double max) {
+    return value > 0 ? std::llround(std::min(value, max)) : 0;
 }
 
 DurationUs coverage_step(TimeUs from, TimeUs to) {

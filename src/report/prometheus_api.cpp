@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 namespace gua::report {
 
@@ -60,18 +61,27 @@ std::size_t append_body(char* data, std::size_t size, std::size_t count, void* o
     return size * count;
 }
 
-double parse_value(const json& v) {
+/// A sample value; nullopt for Prometheus's NaN and ±Inf, which stand for no number (the sample
+/// is then missing, never 0).
+std::optional<double> parse_value(const json& v) {
     const std::string text = v.get<std::string>();
     char* end = nullptr;
     const double d = std::strtod(text.c_str(), &end);
     if (end == text.c_str()) {
         throw Fatal("Prometheus returned a sample value that is not a number: " + text);
     }
-    return d;
+    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
 }
 
+/// Latest sample time accepted from a server, in seconds (year 5138): later ones are garbage.
+constexpr double k_max_time_s = 1e11;
+
 TimeUs parse_time(const json& t) {
-    return static_cast<TimeUs>(std::llround(t.get<double>() * 1e6));
+    const double s = t.get<double>();
+    if (!(s >= 0 && s <= k_max_time_s)) {
+        throw Fatal(fmt::format("Prometheus returned a sample time out of range: {}", t.dump()));
+    }
+    return static_cast<TimeUs>(std::llround(s * 1e6));
 }
 
 PromLabels labels_of(const json& metric) {
@@ -101,20 +111,32 @@ std::string prom_range(DurationUs d) {
     return fmt::format("[{}ms]", std::max<DurationUs>(d / 1000, 1));
 }
 
-PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
-    : m_base(std::move(base_url)), m_timeout_us(timeout_us) {
-    while (!m_base.empty() && m_base.back() == '/') {
-        m_base.pop_back();
+namespace {
+
+/// The server root without trailing '/'; throws Fatal (usage) for anything but an HTTP(S) URL.
+std::string server_root(std::string url) {
+    while (!url.empty() && url.back() == '/') {
+        url.pop_back();
     }
-    if (!m_base.starts_with("http://") && !m_base.starts_with("https://")) {
-        throw Fatal(fmt::format("--prometheus {}: expected an http:// or https:// URL", m_base),
+    if (!url.starts_with("http://") && !url.starts_with("https://")) {
+        throw Fatal(fmt::format("--prometheus {}: expected an http:// or https:// URL", url),
                     ExitCode::usage);
     }
+    return url;
+}
+
+} // namespace
+
+PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
+    : m_base(server_root(std::move(base_url))), m_timeout_us(timeout_us) {
     m_curl = curl_api().easy_init();
     if (m_curl == nullptr) {
         throw Fatal("cannot initialise libcurl");
     }
 }
+
+PrometheusClient::PrometheusClient(std::string base_url, PromTransport transport)
+    : m_base(server_root(std::move(base_url))), m_transport(std::move(transport)) {}
 
 PrometheusClient::~PrometheusClient() {
     if (m_curl != nullptr) {
@@ -122,17 +144,26 @@ PrometheusClient::~PrometheusClient() {
     }
 }
 
-nlohmann::json PrometheusClient::post(const std::string& path, const std::string& form) {
+PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& params) {
     const CurlApi& api = curl_api();
     CURL* curl = static_cast<CURL*>(m_curl);
+    std::string form;
+    for (const auto& [name, value] : params) {
+        char* escaped = api.easy_escape(curl, value.c_str(), static_cast<int>(value.size()));
+        if (escaped == nullptr) {
+            throw Fatal("cannot encode a Prometheus query (out of memory)");
+        }
+        form += (form.empty() ? "" : "&") + name + "=" + escaped;
+        api.free(escaped);
+    }
     const std::string url = m_base + path;
-    std::string body;
+    PromAnswer answer;
     char error[CURL_ERROR_SIZE] = {};
     api.easy_reset(curl);
     api.easy_setopt(curl, CURLOPT_URL, url.c_str());
     api.easy_setopt(curl, CURLOPT_POSTFIELDS, form.c_str());
     api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &append_body);
-    api.easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    api.easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
     api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
     api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(m_timeout_us / 1000));
     api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
@@ -143,34 +174,38 @@ nlohmann::json PrometheusClient::post(const std::string& path, const std::string
         throw Fatal(fmt::format("cannot query Prometheus at {}: {}", m_base,
                                 error[0] != '\0' ? error : api.easy_strerror(rc)));
     }
-    long status = 0;
-    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    json j;
-    try {
-        j = json::parse(body);
-    } catch (const json::exception&) {
+    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+    return answer;
+}
+
+nlohmann::json PrometheusClient::post(const std::string& path, const Params& params) {
+    const PromAnswer answer = m_transport ? m_transport(path, params) : curl_post(path, params);
+    json j = json::parse(answer.body, nullptr, false);
+    if (j.is_discarded()) {
         throw Fatal(fmt::format("Prometheus at {} answered HTTP {} with a body that is not JSON "
                                 "(is this the server's root URL?)",
-                                m_base, status));
+                                m_base, answer.status));
     }
-    if (j.value("status", "") != "success") {
+    if (!j.is_object() || j.value("status", json()) != "success") {
+        const auto text = [&j](const char* key, const char* fallback) {
+            const auto it = j.is_object() ? j.find(key) : j.end();
+            return it != j.end() && it->is_string() ? it->get<std::string>()
+                                                    : std::string(fallback);
+        };
         throw Fatal(fmt::format("Prometheus at {} refused a query (HTTP {}): {}: {}", m_base,
-                                status, j.value("errorType", "error"), j.value("error", "?")));
+                                answer.status, text("errorType", "error"), text("error", "?")));
     }
     return j;
 }
 
 std::vector<PromSample> PrometheusClient::query(const std::string& promql, TimeUs at) {
-    const CurlApi& api = curl_api();
-    CURL* curl = static_cast<CURL*>(m_curl);
-    char* q = api.easy_escape(curl, promql.c_str(), static_cast<int>(promql.size()));
-    const std::string form = fmt::format("query={}&time={}", q, prom_time(at));
-    api.free(q);
-    const json j = post("/api/v1/query", form);
+    const json j = post("/api/v1/query", {{"query", promql}, {"time", prom_time(at)}});
     std::vector<PromSample> out;
     try {
         for (const json& r : j.at("data").at("result")) {
-            out.push_back(PromSample{labels_of(r.at("metric")), parse_value(r.at("value").at(1))});
+            if (const std::optional<double> value = parse_value(r.at("value").at(1))) {
+                out.push_back(PromSample{labels_of(r.at("metric")), *value});
+            }
         }
     } catch (const json::exception& e) {
         throw Fatal(fmt::format("unexpected answer from Prometheus at {}: {}", m_base, e.what()));
@@ -181,19 +216,15 @@ std::vector<PromSample> PrometheusClient::query(const std::string& promql, TimeU
 std::vector<PromSeries> PrometheusClient::query_range(const std::string& promql, TimeUs start,
                                                       TimeUs end, DurationUs step) {
     step = std::max<DurationUs>(step, k_us_per_ms);
-    const CurlApi& api = curl_api();
-    CURL* curl = static_cast<CURL*>(m_curl);
-    char* q = api.easy_escape(curl, promql.c_str(), static_cast<int>(promql.size()));
-    const std::string escaped = q;
-    api.free(q);
     std::vector<PromSeries> out;
     std::map<std::string, std::size_t> index;
     for (TimeUs chunk = start; chunk <= end; chunk += k_max_points * step) {
         const TimeUs chunk_end = std::min(end, chunk + (k_max_points - 1) * step);
-        const json j =
-            post("/api/v1/query_range",
-                 fmt::format("query={}&start={}&end={}&step={}", escaped, prom_time(chunk),
-                             prom_time(chunk_end), static_cast<double>(step) / 1e6));
+        const json j = post("/api/v1/query_range",
+                            {{"query", promql},
+                             {"start", prom_time(chunk)},
+                             {"end", prom_time(chunk_end)},
+                             {"step", fmt::format("{}", static_cast<double>(step) / 1e6)}});
         try {
             for (const json& r : j.at("data").at("result")) {
                 PromLabels labels = labels_of(r.at("metric"));
@@ -202,7 +233,10 @@ std::vector<PromSeries> PrometheusClient::query_range(const std::string& promql,
                     out.push_back(PromSeries{std::move(labels), {}});
                 }
                 for (const json& v : r.at("values")) {
-                    out[it->second].values.emplace_back(parse_time(v.at(0)), parse_value(v.at(1)));
+                    const TimeUs t = parse_time(v.at(0));
+                    if (const std::optional<double> value = parse_value(v.at(1))) {
+                        out[it->second].values.emplace_back(t, *value);
+                    }
                 }
             }
         } catch (const json::exception& e) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -27,12 +28,27 @@ struct PromSeries {
     std::vector<std::pair<TimeUs, double>> values;
 };
 
+/// One HTTP exchange with a Prometheus server: the status and body of its answer.
+struct PromAnswer {
+    long status = 0;
+    std::string body;
+};
+
+/// Sends the form `params` (name, unencoded value) to `path` (e.g. "/api/v1/query") and returns
+/// the answer; throws Fatal when the server cannot be reached.
+using PromTransport = std::function<PromAnswer(
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& params)>;
+
 /// Queries one Prometheus server. Every failure (unreachable, HTTP error, query error, bad
-/// JSON) throws Fatal with a one-line message naming the server.
+/// JSON, a sample time out of range) throws Fatal with a one-line message naming the server.
+/// Samples whose value is NaN or ±Inf are left out (missing, never 0).
 class PrometheusClient {
   public:
     /// `base_url` is the server's root, e.g. "http://127.0.0.1:9090" (a trailing '/' is fine).
     explicit PrometheusClient(std::string base_url, DurationUs timeout_us = 60 * k_us_per_second);
+    /// A client whose requests go to `transport` instead of libcurl (tests and fuzzing: the
+    /// answers are parsed exactly as a server's).
+    PrometheusClient(std::string base_url, PromTransport transport);
     ~PrometheusClient();
     PrometheusClient(const PrometheusClient&) = delete;
     PrometheusClient& operator=(const PrometheusClient&) = delete;
@@ -47,10 +63,13 @@ class PrometheusClient {
     const std::string& url() const { return m_base; }
 
   private:
-    nlohmann::json post(const std::string& path, const std::string& form);
+    using Params = std::vector<std::pair<std::string, std::string>>;
+    nlohmann::json post(const std::string& path, const Params& params);
+    PromAnswer curl_post(const std::string& path, const Params& params);
 
     std::string m_base;
-    DurationUs m_timeout_us;
+    DurationUs m_timeout_us = 0;
+    PromTransport m_transport;
     void* m_curl = nullptr;
 };
 

@@ -14,8 +14,10 @@ namespace {
 constexpr DurationUs k_quarter_us = 15 * k_us_per_minute;
 constexpr double k_bytes_per_gib = 1024.0 * 1024.0 * 1024.0;
 
+/// Counter seconds of one series as microseconds, at most 10^10 s (317 years of card time):
+/// anything larger is a broken server, and the bound keeps sums over many series in range.
 DurationUs us_of(double seconds) {
-    return std::llround(std::max(seconds, 0.0) * 1e6);
+    return bounded_round(seconds * 1e6, 1e16);
 }
 
 std::string label(const PromLabels& labels, const std::string& name) {
@@ -124,7 +126,7 @@ void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions&
     for (const PromSample& s :
          prom.query(fmt::format("sum by (user) (increase(gua_identity_card_ticks_total{}))", range),
                     o.to)) {
-        row(s).samples += static_cast<std::uint64_t>(std::llround(std::max(s.value, 0.0)));
+        row(s).samples += static_cast<std::uint64_t>(bounded_round(s.value, 1e15));
     }
     std::vector<IdentityRow> rows;
     for (auto& [name, r] : users) {
@@ -184,7 +186,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     std::map<std::string, audit::StateTimes> by_host;
     std::vector<audit::StateTimes> card_states;
     for (auto& [key, c] : cards) {
-        c.row.samples = static_cast<std::uint64_t>(std::llround(c.ticks));
+        c.row.samples = static_cast<std::uint64_t>(bounded_round(c.ticks, 1e15));
         if (c.row.samples == 0 && c.states.total() == 0) {
             continue;
         }

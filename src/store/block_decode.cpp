@@ -74,7 +74,16 @@ bool is_absent(const BlockRow& row, Stream s) {
     return is_absent(row, static_cast<std::size_t>(s));
 }
 
-/// Appends the card-ticks of a block whose streams are decoded; false when they do not fit.
+/// Largest magnitude of a time, duration or difference a block may hold: 2^53 µs (285 years).
+/// Anything beyond is damage, and sums of such values could overflow 64 bits.
+constexpr std::int64_t k_max_time_us = std::int64_t{1} << 53;
+
+bool in_range(std::int64_t us) {
+    return us >= -k_max_time_us && us <= k_max_time_us;
+}
+
+/// Appends the card-ticks of a block whose streams are decoded; false when they do not fit or
+/// hold a time out of range (a per-card reading that cannot be scaled is left unknown).
 bool expand(const BlockRow& row, const BlockLayout& layout,
             const std::array<codec::Values, k_stream_count>& v, DecodedTicks& out) {
     const auto n = static_cast<std::size_t>(row.n_ticks);
@@ -92,9 +101,17 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
     const auto shape_value = [&] { return codec::unzigzag(val(Stream::shape_us, ex++)); };
     TimeUs prev_end = row.t0_us;
     for (std::size_t k = 0; k < n; ++k) {
-        const TimeUs t0 = prev_end + codec::unzigzag(val(Stream::t0_delta, k));
-        const DurationUs duration = row.tick_us + codec::unzigzag(val(Stream::dur_delta, k));
+        const std::int64_t t0_delta = codec::unzigzag(val(Stream::t0_delta, k));
+        const std::int64_t dur_delta = codec::unzigzag(val(Stream::dur_delta, k));
+        if (!in_range(t0_delta) || !in_range(dur_delta)) {
+            return false;
+        }
+        const TimeUs t0 = prev_end + t0_delta;
+        const DurationUs duration = row.tick_us + dur_delta;
         prev_end = t0 + duration;
+        if (!in_range(t0) || !in_range(duration) || !in_range(prev_end)) {
+            return false;
+        }
         for (std::size_t slot = 0; slot < cards; ++slot) {
             const std::size_t i = k * cards + slot;
             const auto at = [&](Stream s) { return val(s, i); };
@@ -107,6 +124,10 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
             if (const auto u = opt(at(Stream::util_cpct))) {
                 t.util_pct = static_cast<double>(*u) / 100.0;
             }
+            if (at(Stream::unmeasured_us) > k_max_time_us ||
+                at(Stream::idle_unknown_us) > k_max_time_us) {
+                return false;
+            }
             t.unmeasured_us = static_cast<DurationUs>(at(Stream::unmeasured_us));
             t.idle_unknown_us = static_cast<DurationUs>(at(Stream::idle_unknown_us));
             const DurationUs measured = duration - t.unmeasured_us;
@@ -115,6 +136,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 DurationUs rest = measured;
                 for (std::size_t b = 0; b < 3; ++b) {
                     t.bucket_us[b] = shape_value();
+                    if (!in_range(t.bucket_us[b])) {
+                        return false;
+                    }
                     rest -= t.bucket_us[b];
                 }
                 t.bucket_us[3] = rest;
@@ -123,9 +147,15 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 const std::uint64_t active = val(Stream::shape_us, ex++);
                 if (active != codec::k_null) {
                     t.active_us = codec::unzigzag(active);
+                    if (!in_range(*t.active_us)) {
+                        return false;
+                    }
                 }
                 for (std::size_t b = 0; b < 4; ++b) {
                     t.bucket_us[b] = shape_value();
+                    if (!in_range(t.bucket_us[b])) {
+                        return false;
+                    }
                 }
             } else if (shape != codec::k_null) {
                 if (shape > 7) {
@@ -135,6 +165,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 t.bucket_us[shape & 3] = measured;
             }
             if (!is_absent(row, Stream::idle_unlisted_us)) {
+                if (!in_range(codec::unzigzag(at(Stream::idle_unlisted_us)))) {
+                    return false;
+                }
                 t.idle_unlisted_us = codec::unzigzag(at(Stream::idle_unlisted_us)) +
                                      idle_unlisted_default(!slot_procs[slot].empty(), t.active_us,
                                                            measured, t.idle_unknown_us);
@@ -179,6 +212,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 }
                 const std::uint64_t active = val(Stream::proc_active_us, pi);
                 if (active != codec::k_null) {
+                    if (!in_range(codec::unzigzag(active))) {
+                        return false;
+                    }
                     p.active_us =
                         codec::unzigzag(active) +
                         proc_active_default(t.active_us,
@@ -198,7 +234,8 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
 
 bool decode_block(const BlockRow& row, DecodedTicks& out) {
     BlockLayout layout;
-    if (row.n_ticks < 0 || row.n_ticks > k_max_block_ticks || !parse_layout(row, layout)) {
+    if (row.n_ticks < 0 || row.n_ticks > k_max_block_ticks || !in_range(row.t0_us) ||
+        !in_range(row.tick_us) || !parse_layout(row, layout)) {
         return false;
     }
     const auto n = static_cast<std::size_t>(row.n_ticks);
@@ -246,10 +283,15 @@ std::optional<TimeUs> earliest_tick_start(TimeUs t0_us, std::int64_t n_ticks, Du
     }
     TimeUs earliest = t0_us;
     TimeUs prev_end = t0_us;
-    for (std::size_t k = 0; k < n; ++k) { // as expand()
-        const TimeUs t0 = prev_end + codec::unzigzag(starts.at(k));
+    for (std::size_t k = 0; k < n; ++k) { // as expand(); damaged values overflow nothing here
+        TimeUs t0 = 0;
+        TimeUs duration = 0;
+        if (__builtin_add_overflow(prev_end, codec::unzigzag(starts.at(k)), &t0) ||
+            __builtin_add_overflow(tick_us, codec::unzigzag(durations.at(k)), &duration) ||
+            __builtin_add_overflow(t0, duration, &prev_end)) {
+            return std::nullopt;
+        }
         earliest = std::min(earliest, t0);
-        prev_end = t0 + tick_us + codec::unzigzag(durations.at(k));
     }
     return earliest;
 }

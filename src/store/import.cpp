@@ -122,7 +122,10 @@ ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
     PriorArtFile src(path);
     ImportSummary summary;
     summary.schema_version = src.schema().version();
-    const auto [hostname, driver] = src.host();
+    // Named, not a structured binding: clang 14 (the TSan build) cannot capture those.
+    const std::pair<std::string, std::string> host = src.host();
+    const std::string& hostname = host.first;
+    const std::string& driver = host.second;
     const std::map<std::int64_t, PriorRun> runs = src.runs();
     const std::map<std::string, PriorDevice> devices = src.devices();
     const std::map<std::string, DurationUs> inferred = src.inferred_intervals();

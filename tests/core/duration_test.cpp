@@ -28,6 +28,15 @@ TEST(ParseDuration, RejectsWhatThePriorArtRejects) {
     }
 }
 
+// Found by fuzz_time: nine fraction digits times the microseconds of a day or a week overflowed
+// 64 bits (undefined behaviour) before the division. Each value is floor(fraction × unit).
+TEST(ParseDuration, LongFractionsOfLargeUnitsAreExact) {
+    EXPECT_EQ(parse_duration("1.5026721025d").value(), 129830869612); // 1.502672102 × 86400e6
+    EXPECT_EQ(parse_duration("0.999999999w").value(), 604799999395);  // 0.999999999 × 604800e6
+    EXPECT_EQ(parse_duration("0.000000001w").value(), 604);
+    EXPECT_EQ(parse_duration("1.123456789h").value(), 4044444440); // 1.123456789 × 3600e6
+}
+
 TEST(FormatDuration, IsCompactAndExact) {
     EXPECT_EQ(format_duration(500 * k_us_per_ms), "500ms");
     EXPECT_EQ(format_duration(30 * k_us_per_second), "30s");

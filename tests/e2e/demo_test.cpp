@@ -301,8 +301,9 @@ TEST_F(DemoE2E, EmptyWindowPrintsEverySection) {
         {"Data coverage", "  (no samples in window)"}};
     const std::vector<std::string> lines = lines_of(r.out);
     for (const auto& [header, empty_line] : sections) {
-        const auto it = std::find_if(lines.begin(), lines.end(),
-                                     [&](const std::string& l) { return l.starts_with(header); });
+        const auto it =
+            std::find_if(lines.begin(), lines.end(),
+                         [&h = header](const std::string& l) { return l.starts_with(h); });
         ASSERT_NE(it, lines.end()) << header << " missing:\n" << r.out;
         ASSERT_NE(it + 1, lines.end());
         EXPECT_EQ(*(it + 1), empty_line) << header;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace gua::fake_nvml {
@@ -160,7 +161,12 @@ Scenario load_scenario(const std::string& path) {
     if (!in) {
         throw std::runtime_error("cannot read scenario " + path);
     }
-    const json j = json::parse(in);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_scenario(text);
+}
+
+Scenario parse_scenario(std::string_view text) {
+    const json j = json::parse(text);
     Scenario s;
     s.driver_version = get_or<std::string>(j, "driver_version", "");
     s.time_scale = get_or(j, "time_scale", 1.0);

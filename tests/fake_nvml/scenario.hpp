@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -106,5 +107,8 @@ struct Scenario {
 
 /// Parses a scenario file; throws std::exception with a readable message on any problem.
 Scenario load_scenario(const std::string& path);
+
+/// Parses scenario JSON text; throws std::exception with a readable message on any problem.
+Scenario parse_scenario(std::string_view text);
 
 } // namespace gua::fake_nvml
