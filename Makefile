@@ -3,6 +3,9 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# Unity batches per source directory: a cold build takes about half the CPU time
+# (docs/PERFORMANCE.md, "Build time"); UNITY=OFF compiles file by file.
+UNITY ?= ON
 
 .PHONY: all deps test-deps build demo test test-asan bench format format-check tidy package clean
 
@@ -15,12 +18,15 @@ test-deps:
 	@scripts/install-deps.sh --test
 
 $(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGUA_UNITY_BUILD=$(UNITY) \
+	    $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only the gua binary: not the tests, the fake driver or the benchmarks.
+demo: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target gua
 	./$(BUILD)/src/gua demo
 
 test: test-deps build
@@ -28,7 +34,7 @@ test: test-deps build
 
 $(ASAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGUA_SANITIZE=ON \
-	    -DGUA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	    -DGUA_BUILD_BENCH=OFF -DGUA_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
 
 test-asan: test-deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)

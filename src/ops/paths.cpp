@@ -14,6 +14,11 @@ namespace gua::ops {
 
 namespace fs = std::filesystem;
 
+bool path_exists(const std::string& path) {
+    std::error_code ec;
+    return fs::exists(path, ec);
+}
+
 std::string Paths::under_root(const std::string& path) const {
     if (live()) {
         return path;

@@ -29,6 +29,9 @@ struct Paths {
     std::string under_root(const std::string& path) const;
 };
 
+/// True when `path` exists (false also when it cannot be examined).
+bool path_exists(const std::string& path);
+
 /// The name of the systemd unit.
 inline constexpr const char* k_unit_name = "gua.service";
 

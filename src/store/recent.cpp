@@ -31,13 +31,6 @@ class ReadSnapshot {
     Database& m_db;
 };
 
-template <typename T> std::optional<T> narrow(const std::optional<std::int64_t>& v) {
-    if (!v) {
-        return std::nullopt;
-    }
-    return static_cast<T>(*v);
-}
-
 /// process id → the process's key and owner, loaded on demand (one query per process).
 class ProcessInfo {
   public:
@@ -57,10 +50,10 @@ class ProcessInfo {
         m_query.bind(1, process_id);
         if (m_query.step()) {
             p.pid = static_cast<std::uint32_t>(m_query.int64(0));
-            p.start_ticks = narrow<std::uint64_t>(m_query.opt_int64(1));
+            p.start_ticks = narrow_int<std::uint64_t>(m_query.opt_int64(1));
             p.identity.command = m_query.text(2);
             p.identity.user = m_query.text(3);
-            p.identity.uid = narrow<std::uint32_t>(m_query.opt_int64(4));
+            p.identity.uid = narrow_int<std::uint32_t>(m_query.opt_int64(4));
             p.identity.container_id = m_query.text(5);
             p.identity.pod_uid = m_query.text(6);
             p.identity.slurm_job = m_query.text(7);
@@ -107,12 +100,12 @@ RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessIn
     r.unmeasured_us = t.unmeasured_us;
     r.idle_unlisted_us = t.idle_unlisted_us;
     r.idle_unknown_us = t.idle_unknown_us;
-    r.mem_util_pct = narrow<int>(t.mem_util_pct);
+    r.mem_util_pct = narrow_int<int>(t.mem_util_pct);
     r.mem_used_mib = t.mem_used_mib;
     r.power_mw = t.power_mw;
-    r.temperature_c = narrow<int>(t.temperature_c);
-    r.sm_clock_mhz = narrow<int>(t.sm_clock_mhz);
-    r.clock_event_reasons = narrow<std::uint64_t>(t.clock_events);
+    r.temperature_c = narrow_int<int>(t.temperature_c);
+    r.sm_clock_mhz = narrow_int<int>(t.sm_clock_mhz);
+    r.clock_event_reasons = narrow_int<std::uint64_t>(t.clock_events);
     r.read_errors = static_cast<int>(t.read_errors);
     for (std::uint32_t k = t.proc_begin; k < t.proc_begin + t.proc_count; ++k) {
         const StoredProc& sp = d.procs[k];

@@ -14,7 +14,7 @@
 #include <map>
 
 namespace gua {
-namespace {
+namespace import_test { // named after the file: unique in a unity batch
 
 using testing::PriorArtDb;
 using testing::PriorVersion;
@@ -252,5 +252,5 @@ TEST(Import, RejectsFilesThatAreNotPriorArtDatabases) {
     }
 }
 
-} // namespace
+} // namespace import_test
 } // namespace gua

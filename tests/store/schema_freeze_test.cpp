@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 namespace gua::store {
-namespace {
+namespace schema_freeze_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
 
@@ -175,5 +175,5 @@ TEST(FrozenMigrations, SchemaThreeFileWithDataUpgrades) {
               9 * k_us_per_second);
 }
 
-} // namespace
+} // namespace schema_freeze_test
 } // namespace gua::store
