@@ -36,5 +36,7 @@ Runner register_top(CLI::App& app);
 Runner register_db(CLI::App& app);
 /// Registers `gua import`.
 Runner register_import(CLI::App& app);
+/// Registers `gua version` (version, git commit, SQLite and driver versions).
+Runner register_version(CLI::App& app);
 
 } // namespace gua::cli

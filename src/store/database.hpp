@@ -12,6 +12,9 @@ struct sqlite3_stmt;
 
 namespace gua::store {
 
+/// The version of the SQLite library gua runs with (sqlite3_libversion), e.g. "3.40.1".
+std::string sqlite_library_version();
+
 /// An optional integer column as the narrower integer type T; nullopt stays nullopt.
 template <typename T> std::optional<T> narrow_int(const std::optional<std::int64_t>& v) {
     return v ? std::optional<T>(static_cast<T>(*v)) : std::nullopt;
