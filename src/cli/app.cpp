@@ -43,6 +43,7 @@ int main_entry(int argc, char** argv) {
     add(register_db);
     add(register_import);
     add(register_version);
+    add(register_completion);
     if (argc > 1 && argv[1][0] != '-') {
         // CLI11 would only say "A subcommand is required": name what was typed instead.
         const std::string typed = argv[1];
