@@ -3,7 +3,7 @@
 #include "cli/command.hpp"
 #include "cli/ops_context.hpp"
 #include "core/fatal.hpp"
-#include "ops/format.hpp"
+#include "core/units.hpp"
 #include "ops/uninstall_plan.hpp"
 
 #include <CLI/CLI.hpp>
@@ -29,7 +29,7 @@ void print_kept(const OpsContext& ctx, const ops::Installation& installed) {
         const auto bytes = std::filesystem::file_size(ctx.db, ec);
         fmt::print("Kept the database {} ({}): `gua report --db {}` still reads it; "
                    "`gua uninstall --purge` deletes it.\n",
-                   ctx.db, ops::format_bytes(ec ? 0 : bytes), ctx.db);
+                   ctx.db, format_bytes(ec ? 0 : bytes), ctx.db);
     }
     if (installed.unit_path && installed.unit_from_package) {
         fmt::print("{} belongs to the gua package: `apt remove gua` removes it.\n",
