@@ -44,7 +44,6 @@ Paths system_paths(const std::string& root) {
     p.db = p.under_root(store::k_system_db_path);
     p.pid_file = p.state_dir + "/gua.pid";
     p.log_file = p.state_dir + "/gua.log";
-    p.dpkg_list = p.under_root("/var/lib/dpkg/info/gua.list");
     return p;
 }
 

@@ -21,7 +21,6 @@ struct Paths {
     std::string db;                       ///< <state_dir>/gua.db unless the config names another
     std::string pid_file;                 ///< <state_dir>/gua.pid (background daemon)
     std::string log_file;                 ///< <state_dir>/gua.log (background daemon)
-    std::string dpkg_list;                ///< <root>/var/lib/dpkg/info/gua.list (package files)
 
     /// True for the running system, false for a --root tree.
     bool live() const { return root == "/"; }
