@@ -1,4 +1,4 @@
-// The text report, in the prior art's section order and shape, with gua's corrected numbers.
+// The text report, in gpu-usage-audit's section order and shape, with gua's corrected numbers.
 #include "audit/waste.hpp"
 #include "core/duration.hpp"
 #include "report/render.hpp"
