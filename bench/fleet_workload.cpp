@@ -165,7 +165,7 @@ FleetTruth generate_fleet(const FleetOptions& o,
                 r.processes.push_back(pt);
                 held += p.mib;
             }
-            r.mem_used_mib = held;
+            r.readings.mem_used_mib = held;
             truth.processes += static_cast<std::int64_t>(card.procs.size());
             if (active) {
                 ++truth.active;

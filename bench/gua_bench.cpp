@@ -7,6 +7,7 @@
 #include "report/build.hpp"
 #include "report/render.hpp"
 #include "sampler/sampler.hpp"
+#include "store/raw.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
 #include "telemetry/synthetic.hpp"
@@ -92,6 +93,27 @@ void BM_ReportYear16Gpus(benchmark::State& state) {
     report_fleet(state, "GUA_BENCH_YEAR_DB", "GUA_BENCH_YEAR_DAYS");
 }
 BENCHMARK(BM_ReportYear16Gpus)->Unit(benchmark::kMillisecond);
+
+/// Decoding one day of raw card-ticks of the 30-day history (12 GPUs at 30 s: 34,560 card-ticks)
+/// with BlockScanner, as the hourly rollup and every raw report edge do.
+void BM_ScanRawDay12Gpus(benchmark::State& state) {
+    const char* db_path = std::getenv("GUA_BENCH_MONTH_DB");
+    if (db_path == nullptr) {
+        state.SkipWithError("set GUA_BENCH_MONTH_DB (bench/run.sh does)");
+        return;
+    }
+    store::Database db(db_path, store::OpenMode::read_only);
+    const bench::FleetOptions o;
+    std::size_t ticks = 0;
+    for (auto _ : state) {
+        store::BlockScanner(db).scan(
+            o.start, o.start + k_us_per_day,
+            [&](const store::DecodedTicks& d) { ticks += d.ticks.size(); });
+    }
+    state.counters["card_ticks_per_s"] =
+        benchmark::Counter(static_cast<double>(ticks), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ScanRawDay12Gpus)->Unit(benchmark::kMillisecond);
 
 /// `gua demo` (classic workload) in process: sampler → writer → report, on a fresh database.
 void BM_DemoClassic(benchmark::State& state) {

@@ -55,6 +55,7 @@ struct CardTick {
     DurationUs idle_unlisted_us = 0;
     /// Measured time below the active threshold with the holders unknown (unmeasured).
     DurationUs idle_unknown_us = 0;
+    telemetry::CardReadings readings; ///< per-card fields (telemetry/card_fields.def)
     std::vector<ProcTick> processes;
 };
 

@@ -18,6 +18,7 @@ CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickReco
     c.unmeasured_us = card.unmeasured_us;
     c.idle_unlisted_us = card.idle_unlisted_us;
     c.idle_unknown_us = card.idle_unknown_us;
+    c.readings = card.readings;
     for (const telemetry::ProcessTick& p : card.processes) {
         c.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us});
     }

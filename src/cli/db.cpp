@@ -67,6 +67,10 @@ int run_stats(const DbOptions& o) {
     fmt::print("rollups      {} hours, {}\n", s.rollup_hours, span_text(s.rollup_span));
     fmt::print("dimensions   {} runs, {} GPUs, {} identities, {} processes\n", s.runs, s.gpus,
                s.identities, s.processes);
+    if (s.demo_runs > 0) {
+        fmt::print("data         demo data ({} of {} runs are synthetic workloads of `gua demo`)\n",
+                   s.demo_runs, s.runs);
+    }
     for (const store::TableSize& t : s.tables) {
         fmt::print("  {:<28} {:>12}\n", t.name, bytes(t.bytes));
     }

@@ -7,6 +7,7 @@
 #include "core/fatal.hpp"
 #include "identity/resolver.hpp"
 #include "sampler/sampler.hpp"
+#include "store/run_kinds.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
 #include "telemetry/synthetic.hpp"
@@ -100,6 +101,8 @@ int run(const DemoOptions& o) {
     const std::string db_path = o.db.empty() ? temp_db_path() : o.db;
     if (o.db.empty()) {
         fmt::print(stderr, "(using temporary database: {})\n", db_path);
+    } else {
+        store::refuse_recorded_data(db_path);
     }
 
     std::unique_ptr<Clock> clock;

@@ -7,6 +7,7 @@
 #include "store/file_kind.hpp"
 #include "store/paths.hpp"
 #include "store/prior_art.hpp"
+#include "store/run_kinds.hpp"
 #include "store/schema.hpp"
 
 #include <CLI/CLI.hpp>
@@ -73,6 +74,7 @@ int run(const ImportOptions& o) {
     if (target.kind == store::FileKind::foreign) {
         throw Fatal(target.message, ExitCode::usage);
     }
+    store::refuse_demo_data(db_path);
     store::ImportSummary s;
     try {
         store::Database db(db_path, store::OpenMode::create);

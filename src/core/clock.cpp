@@ -94,6 +94,8 @@ void ScenarioFileClock::move_to(std::int64_t mono) {
 }
 
 void ScenarioFileClock::sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) {
+    const std::optional<double> step = read_seconds(m_path + ".wall_step");
+    m_wall_step_us = step ? std::llround(*step * 1e6) : 0;
     const std::string hold_path = m_path + ".hold";
     while (!stop.load(std::memory_order_relaxed)) {
         const std::optional<double> hold = read_seconds(hold_path);

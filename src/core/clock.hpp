@@ -52,13 +52,15 @@ class SimulatedClock final : public Clock {
 /// scenario time into the file before returning, so a 30 s tick costs no real time. While
 /// `<file>.hold` holds a scenario time before the deadline, the clock advances to that time,
 /// writes it, and waits in real time until the hold is raised or removed (a test can change the
-/// world, e.g. real processes, at an exact scenario time).
+/// world, e.g. real processes, at an exact scenario time). `<file>.wall_step`, read at every
+/// wait, holds seconds added to the wall clock only (negative: stepped back), as when NTP or an
+/// administrator steps the system clock; monotonic and scenario time go on unchanged.
 class ScenarioFileClock final : public Clock {
   public:
     /// Starts at the scenario time read from `path` and at the current wall time; throws Fatal
     /// when the file cannot be read.
     explicit ScenarioFileClock(std::string path);
-    TimeUs wall_now() override { return m_wall_start + m_mono; }
+    TimeUs wall_now() override { return m_wall_start + m_mono + m_wall_step_us; }
     std::int64_t mono_now() override { return m_mono; }
     void sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) override;
 
@@ -69,6 +71,7 @@ class ScenarioFileClock final : public Clock {
     double m_start_s = 0;
     TimeUs m_wall_start = 0;
     std::int64_t m_mono = 0;
+    DurationUs m_wall_step_us = 0;
 };
 
 /// The daemon's clock: a ScenarioFileClock when the test-only variable GUA_TEST_CLOCK_FILE names

@@ -17,6 +17,7 @@
 #include "store/legacy.hpp"
 #include "store/reader.hpp"
 #include "store/retention.hpp"
+#include "store/run_kinds.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
 
@@ -159,6 +160,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
 
     // Before the first SQLite connection, destroyed after the last (see DatabaseLock).
     DatabaseLock lock(options.db);
+    store::refuse_demo_data(options.db);
     store::Database db(options.db, store::OpenMode::create);
     store::migrate_to(db, store::k_schema_version);
     if (store::has_legacy_ticks(db)) {

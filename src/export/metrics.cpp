@@ -62,6 +62,14 @@ void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
     }
     gpu.states += states;
     ++gpu.ticks;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        if (f.metric_kind == telemetry::MetricKind::counter) {
+            if (const std::optional<std::int64_t>& v = tick.readings.*f.value) {
+                std::optional<double>& total = gpu.field_totals[static_cast<std::size_t>(f.field)];
+                total = total.value_or(0.0) + static_cast<double>(*v);
+            }
+        }
+    }
     for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
         gpu.bucket_us[b] += tick.bucket_us[b];
     }
@@ -122,8 +130,7 @@ void Metrics::observe_readings(const telemetry::Tick& tick) {
     for (const telemetry::CardTickRecord& c : tick.cards) {
         const CardLabels card{c.device.uuid, c.device.index, c.device.name};
         m_readings[c.device.uuid] =
-            Reading{card,       c.util_pct,     c.mem_used_mib, c.device.memory_total_mib,
-                    c.power_mw, c.temperature_c};
+            Reading{card, c.util_pct, c.device.memory_total_mib, c.readings};
     }
 }
 

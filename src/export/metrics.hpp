@@ -85,6 +85,9 @@ class Metrics {
         audit::StateTimes states;
         std::array<DurationUs, audit::k_bucket_count> bucket_us{};
         std::uint64_t ticks = 0;
+        /// Sums of the counter fields of card_fields.def, in the fields' units; nullopt until a
+        /// card-tick had the field (an unsupported field has no series, not a 0).
+        std::array<std::optional<double>, telemetry::k_card_field_count> field_totals{};
     };
     struct UserTotals {
         double active_us = 0;
@@ -95,10 +98,8 @@ class Metrics {
     struct Reading {
         CardLabels labels;
         std::optional<double> util_pct;
-        std::optional<std::int64_t> mem_used_mib;
         std::optional<std::int64_t> mem_total_mib;
-        std::optional<std::int64_t> power_mw;
-        std::optional<int> temperature_c;
+        telemetry::CardReadings readings;
     };
     const std::string& label_for(const std::string& user);
 

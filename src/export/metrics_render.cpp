@@ -22,6 +22,15 @@ double seconds(DurationUs us) {
     return static_cast<double>(us) / k_us_per_s;
 }
 
+/// `card`'s labels and, for a field sharing its family, the field's own label.
+Labels field_labels(const Labels& card, const telemetry::CardFieldInfo& f) {
+    Labels labels = card;
+    if (const std::size_t eq = f.metric_label.find('='); eq != std::string_view::npos) {
+        labels.emplace_back(f.metric_label.substr(0, eq), f.metric_label.substr(eq + 1));
+    }
+    return labels;
+}
+
 void declare(Exposition& e) {
     using enum MetricType;
     e.family("gua_gpu_seconds_total", counter,
@@ -45,11 +54,13 @@ void declare(Exposition& e) {
     e.family("gua_gpu_info", gauge, "Card metadata; the value is always 1.");
     e.family("gua_gpu_utilization_ratio", gauge,
              "Time-weighted mean SM utilization over the latest tick (0-1).");
-    e.family("gua_gpu_memory_used_bytes", gauge, "Card memory used at the latest tick, in bytes.");
     e.family("gua_gpu_memory_total_bytes", gauge, "Card memory size, in bytes.");
-    e.family("gua_gpu_power_watts", gauge, "Power draw at the latest tick, in watts.");
-    e.family("gua_gpu_temperature_celsius", gauge,
-             "GPU temperature at the latest tick, in degrees Celsius.");
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        if (f.metric_kind != telemetry::MetricKind::none && !f.help.empty()) {
+            e.family(f.metric, f.metric_kind == telemetry::MetricKind::counter ? counter : gauge,
+                     f.help);
+        }
+    }
     e.family("gua_daemon_ticks_total", counter, "Ticks completed since the daemon started.");
     e.family("gua_daemon_tick_overruns_total", counter,
              "Ticks that started more than one interval late (no catch-up).");
@@ -92,6 +103,13 @@ std::string Metrics::render() const {
             e.add("gua_efficiency_seconds_total", {{"gpu", gpu}, {"bucket", k_bucket_names[b]}},
                   seconds(g.bucket_us[b]));
         }
+        const Labels card{{"gpu", gpu}, {"uuid", uuid}};
+        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+            const std::optional<double>& total = g.field_totals[static_cast<std::size_t>(f.field)];
+            if (f.metric_kind == telemetry::MetricKind::counter && total) {
+                e.add(f.metric, field_labels(card, f), *total * f.metric_scale);
+            }
+        }
         std::optional<double> price = m_options.price_per_gpu_hour;
         if (!price && m_options.pricing) {
             price = static_cast<double>(audit::price_micros(*m_options.pricing, model)) /
@@ -126,19 +144,15 @@ std::string Metrics::render() const {
         if (r.util_pct) {
             e.add("gua_gpu_utilization_ratio", card, *r.util_pct / 100.0);
         }
-        if (r.mem_used_mib) {
-            e.add("gua_gpu_memory_used_bytes", card,
-                  static_cast<double>(*r.mem_used_mib) * k_bytes_per_mib);
-        }
         if (r.mem_total_mib) {
             e.add("gua_gpu_memory_total_bytes", card,
                   static_cast<double>(*r.mem_total_mib) * k_bytes_per_mib);
         }
-        if (r.power_mw) {
-            e.add("gua_gpu_power_watts", card, static_cast<double>(*r.power_mw) / 1000.0);
-        }
-        if (r.temperature_c) {
-            e.add("gua_gpu_temperature_celsius", card, *r.temperature_c);
+        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+            const std::optional<std::int64_t>& v = r.readings.*f.value;
+            if (f.metric_kind == telemetry::MetricKind::gauge && v) {
+                e.add(f.metric, field_labels(card, f), static_cast<double>(*v) * f.metric_scale);
+            }
         }
     }
     const Health& h = m_health;

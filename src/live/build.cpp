@@ -78,7 +78,7 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
                  r.device.uuid,
                  r.device.name,
                  r.util_pct,
-                 r.mem_used_mib,
+                 r.readings.mem_used_mib,
                  r.device.memory_total_mib,
                  audit::dominant_state(tick, thresholds),
                  {}};

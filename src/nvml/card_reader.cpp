@@ -140,8 +140,9 @@ void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& s
         lib.call<Entry::device_get_utilization_rates>(card.handle, &rates);
     if (status.ok(rates_rc)) {
         snapshot = rates.gpu <= 100 ? std::optional<double>(rates.gpu) : std::nullopt;
-        poll.mem_util_pct =
-            rates.memory <= 100 ? std::optional<int>(static_cast<int>(rates.memory)) : std::nullopt;
+        if (rates.memory <= 100) {
+            poll.readings.mem_util_pct = rates.memory;
+        }
     }
     const std::optional<DurationUs> span =
         card.last_poll ? std::optional<DurationUs>(now - *card.last_poll) : std::nullopt;
@@ -203,13 +204,13 @@ void read_memory(const Library& lib, const Card& card, Status& status,
         nvmlMemory_v2_t memory{};
         memory.version = nvmlMemory_v2;
         if (status.ok(lib.call<Entry::device_get_memory_info>(card.handle, &memory))) {
-            poll.mem_used_mib = bytes_to_mib(memory.used);
+            poll.readings.mem_used_mib = bytes_to_mib(memory.used);
         }
         return;
     }
     nvmlMemory_t memory{};
     if (status.ok(lib.call<Entry::device_get_memory_info>(card.handle, &memory))) {
-        poll.mem_used_mib = bytes_to_mib(memory.used);
+        poll.readings.mem_used_mib = bytes_to_mib(memory.used);
     }
 }
 
@@ -330,7 +331,7 @@ void read_sensors(const Library& lib, const Card& card, Status& status,
     unsigned int value = 0;
     unsigned long long wide = 0;
     if (status.ok(lib.call<Entry::device_get_power_usage>(card.handle, &value))) {
-        poll.power_mw = value;
+        poll.readings.power_mw = value;
     }
     if (status.ok(lib.call<Entry::device_get_total_energy_consumption>(card.handle, &wide))) {
         poll.energy_mj = wide;
@@ -338,20 +339,20 @@ void read_sensors(const Library& lib, const Card& card, Status& status,
     nvmlTemperature_v1_t temperature{nvmlTemperature_v1, NVML_TEMPERATURE_GPU, 0};
     const nvmlReturn_t rc = lib.call<Entry::device_get_temperature_v>(card.handle, &temperature);
     if (rc == NVML_SUCCESS) {
-        poll.temperature_c = temperature.temperature;
+        poll.readings.temperature_c = temperature.temperature;
     } else if (unsupported(rc) || rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
         if (status.ok(lib.call<Entry::device_get_temperature>(card.handle, NVML_TEMPERATURE_GPU,
                                                               &value))) {
-            poll.temperature_c = static_cast<int>(value);
+            poll.readings.temperature_c = value;
         }
     } else {
         status.ok(rc);
     }
     if (status.ok(lib.call<Entry::device_get_clock_info>(card.handle, NVML_CLOCK_SM, &value))) {
-        poll.sm_clock_mhz = static_cast<int>(value);
+        poll.readings.sm_clock_mhz = value;
     }
     if (status.ok(lib.call<Entry::device_get_clocks_event_reasons>(card.handle, &wide))) {
-        poll.clock_event_reasons = wide;
+        poll.readings.clock_events = static_cast<std::int64_t>(wide);
     }
 }
 

@@ -57,8 +57,11 @@ DurationUs UtilCursor::affordable_span_us() const {
     if (m_capacity == 0) {
         return k_unknown_capacity_span_us;
     }
+    // A ring shows few entries while it fills: polling more often than every 1.5 periods would
+    // only fetch empty replies, whose spans are unmeasured while the card is busy.
     const DurationUs covered = static_cast<DurationUs>(m_capacity) * m_period_us;
-    return std::clamp<DurationUs>(covered / 2, k_min_span_us, k_max_span_us);
+    return std::clamp<DurationUs>(std::max(covered / 2, m_period_us * 3 / 2), k_min_span_us,
+                                  k_max_span_us);
 }
 
 void UtilCursor::learn_period(const std::vector<RingSample>& sorted) {

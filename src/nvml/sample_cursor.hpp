@@ -39,7 +39,8 @@ class UtilCursor {
     /// The ring's sample period as measured (1 s, NVML's longest, until two adjacent samples).
     DurationUs period_us() const { return m_period_us; }
     /// The longest poll span that cannot lose samples: half the time the ring covers
-    /// (capacity × period), clamped to [50 ms, 5 s]; 1 s while the capacity is unknown.
+    /// (capacity × period), at least 1.5 periods (a faster poll finds nothing new), clamped to
+    /// [50 ms, 5 s]; 1 s while the capacity is unknown.
     DurationUs affordable_span_us() const;
     /// True when a reply of `reply_count` entries may hold the whole ring and the capacity is
     /// not yet certain: the caller then asks the size of the whole ring (lastSeen 0) for fold().

@@ -9,6 +9,7 @@
 #include "report/shares.hpp"
 #include "store/policy_log.hpp"
 #include "store/reader.hpp"
+#include "store/run_kinds.hpp"
 #include "store/schema.hpp"
 
 #include <fmt/format.h>
@@ -50,6 +51,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     for (const store::RunRow& r : runs) {
         if (r.started_us < options.to && r.ended_us.value_or(options.to) >= options.from) {
             intervals.insert(r.interval_us);
+            m.demo_data = m.demo_data || store::is_demo_source(r.source);
         }
     }
     if (options.interval_override) {

@@ -59,6 +59,7 @@ std::string render_json(const ReportModel& m) {
     j["gua_version"] = m.gua_version;
     j["host"] = m.host;
     j["driver_version"] = m.driver_version;
+    j["demo_data"] = m.demo_data;
     j["window"] = {{"from", format_iso8601(m.window_from)},
                    {"to", format_iso8601(m.window_to)},
                    {"label", m.window_label},

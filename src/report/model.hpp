@@ -142,6 +142,7 @@ struct ReportModel {
     std::string gua_version;
     std::string host;
     std::string driver_version;
+    bool demo_data = false; ///< a run in the window is `gua demo`'s synthetic data
     TimeUs window_from = 0;
     TimeUs window_to = 0;
     std::string window_label; ///< e.g. "7d" or "2026-05-01T00:00:00Z → 2026-05-08T00:00:00Z"

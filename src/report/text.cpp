@@ -283,6 +283,9 @@ void coverage(std::string& out, const ReportModel& m) {
 std::string render_text(const ReportModel& m, const TextOptions& o) {
     const Style st{o.color};
     std::string out = fmt::format("gua — {}", m.host.empty() ? "(no data recorded)" : m.host);
+    if (m.demo_data) {
+        out += " — demo data";
+    }
     if (!m.driver_version.empty()) {
         out += fmt::format(" (driver {})", m.driver_version);
     }

@@ -47,6 +47,10 @@ void TickBuilder::CardAcc::reset() {
     idle_unknown = 0;
     buckets = {};
     measured_polls = 0;
+    for (Counter& c : counters) {
+        c.increase = 0;
+        c.known = false;
+    }
     lost = false;
     partial = false;
     snapshot = false;
@@ -212,25 +216,7 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
         ++card.measured_polls;
         r.util_samples += static_cast<std::uint32_t>(poll.util.size());
     }
-    // Device readings: the latest successful reading of the tick wins.
-    if (poll.mem_util_pct) {
-        r.mem_util_pct = poll.mem_util_pct;
-    }
-    if (poll.mem_used_mib) {
-        r.mem_used_mib = poll.mem_used_mib;
-    }
-    if (poll.power_mw) {
-        r.power_mw = poll.power_mw;
-    }
-    if (poll.temperature_c) {
-        r.temperature_c = poll.temperature_c;
-    }
-    if (poll.sm_clock_mhz) {
-        r.sm_clock_mhz = poll.sm_clock_mhz;
-    }
-    if (poll.clock_event_reasons) {
-        r.clock_event_reasons = r.clock_event_reasons.value_or(0) | *poll.clock_event_reasons;
-    }
+    fold_readings(card, poll.readings);
     // The poll's measured time below the threshold: holders unknown, none listed, or held
     // candidate (the audit tells idle-held from truly idle by memory).
     double sm_total = 0;
@@ -259,6 +245,37 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
             acc.sm_weighted += *p.sm_util_pct * static_cast<double>(span_us);
             acc.sm_span += span_us;
             acc.active += std::max(*p.sm_util_pct, 0.0) * active_per_pct;
+        }
+    }
+}
+
+void TickBuilder::fold_readings(CardAcc& card, const telemetry::CardReadings& poll) {
+    telemetry::CardReadings& r = card.record.readings;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        const std::optional<std::int64_t>& v = poll.*f.value;
+        if (!v) {
+            continue; // a poll without the reading: a counter's next reading covers its span
+        }
+        const auto i = static_cast<std::size_t>(f.field);
+        switch (f.fold) {
+        case telemetry::Fold::last:
+            r.*f.value = v;
+            break;
+        case telemetry::Fold::bits:
+            r.*f.value = (r.*f.value).value_or(0) | *v;
+            break;
+        case telemetry::Fold::counter: {
+            CardAcc::Counter& c = card.counters[i];
+            // A counter that went back (driver reloaded) has an unknown increase over this poll.
+            if (c.last && *v >= *c.last) {
+                c.increase += *v - *c.last;
+                c.known = true;
+            }
+            c.last = v;
+            break;
+        }
+        case telemetry::Fold::derived:
+            break;
         }
     }
 }
@@ -310,6 +327,17 @@ TickBuilder::ProcAcc& TickBuilder::process_of(CardAcc& card,
 
 void TickBuilder::finish_card(CardAcc& card) const {
     telemetry::CardTickRecord& r = card.record;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        CardAcc::Counter& c = card.counters[static_cast<std::size_t>(f.field)];
+        if (f.fold == telemetry::Fold::counter && c.known) {
+            // Whole quanta, the remainder carried: the sum over ticks stays exact.
+            const std::int64_t total = c.increase + c.carry;
+            const std::int64_t q = f.quantum;
+            const std::int64_t whole = (total + q / 2) / q * q;
+            c.carry = total - whole;
+            r.readings.*f.value = whole;
+        }
+    }
     if (card.measured_polls == 0) {
         r.util_source = telemetry::UtilSource::none;
         if (card.lost || card.partial) {

@@ -7,6 +7,7 @@
 #include "telemetry/model.hpp"
 #include "telemetry/tick.hpp"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -67,6 +68,15 @@ class TickBuilder {
         double idle_unknown = 0;
         std::array<double, 4> buckets{};
         int measured_polls = 0;
+        /// State of a counter field (card_fields.def): kept across ticks, so that a tick's
+        /// increase starts at the previous tick's last reading.
+        struct Counter {
+            std::optional<std::int64_t> last; ///< the latest reading
+            std::int64_t increase = 0;        ///< since the tick started
+            std::int64_t carry = 0;           ///< remainder of the quanta of earlier ticks
+            bool known = false;               ///< an increase was read during the tick
+        };
+        std::array<Counter, telemetry::k_card_field_count> counters{};
         bool lost = false;     ///< lost in a poll of the tick
         bool partial = false;  ///< a poll reported lost samples or a partial source
         bool snapshot = false; ///< a poll measured with a snapshot
@@ -94,6 +104,8 @@ class TickBuilder {
 
     /// Folds one poll of a card that was not lost.
     void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
+    /// Folds a poll's card readings into `card` by each field's rule.
+    static void fold_readings(CardAcc& card, const telemetry::CardReadings& poll);
     /// The accumulator of `reading` in `card` (created if new), its identity up to date.
     ProcAcc& process_of(CardAcc& card, const telemetry::ProcessReading& reading);
     /// Writes the card-level totals of `card` into its record (the tick lasted m_span).

@@ -11,6 +11,16 @@ namespace gua::store {
 
 namespace {
 
+constexpr bool energy_in_joules() {
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        if (f.base == telemetry::StoredBase::energy && f.quantum != 1000) {
+            return false;
+        }
+    }
+    return telemetry::info(k_power_field).quantum == 1000;
+}
+static_assert(energy_in_joules(), "StoredBase::energy pairs watts × µs with joules");
+
 constexpr std::size_t k_max_digits = 20; // of a signed 64-bit integer with its sign
 
 template <typename T> std::uint64_t non_negative(const std::optional<T>& v) {
@@ -25,14 +35,6 @@ std::uint64_t rounded(const std::optional<double>& v, double scale) {
         return codec::k_null;
     }
     return static_cast<std::uint64_t>(std::max<long long>(std::llround(*v * scale), 0));
-}
-
-std::uint64_t watts(const std::optional<std::int64_t>& mw) {
-    if (!mw) {
-        return codec::k_null;
-    }
-    return static_cast<std::uint64_t>(
-        std::max<long long>(std::llround(static_cast<double>(*mw) / 1000.0), 0));
 }
 
 /// Shape code of a card-tick: null when unmeasured, 0–7 when one bucket holds the whole tick and
@@ -87,8 +89,39 @@ DurationUs proc_active_default(std::optional<DurationUs> card_active_us,
            static_cast<DurationUs>(slot_sm_cpct);
 }
 
-std::size_t period_of(Stream s, std::size_t cards, std::size_t procs) {
-    switch (s) {
+std::int64_t quantised(std::int64_t value, std::int64_t quantum) {
+    if (quantum <= 1) {
+        return value;
+    }
+    // Round half away from zero, as std::llround(value / quantum) would.
+    const std::int64_t half = quantum / 2;
+    return value >= 0 ? (value + half) / quantum : -((-value + half) / quantum);
+}
+
+std::int64_t stored_base(telemetry::StoredBase base, std::uint64_t base_bit,
+                         std::uint64_t power_stored, std::uint64_t events_stored,
+                         DurationUs duration_us) {
+    constexpr std::uint64_t k_max_power = std::uint64_t{1} << 20; // keeps the product in 64 bits
+    constexpr DurationUs k_max_duration = DurationUs{1} << 40;
+    if (duration_us <= 0 || duration_us > k_max_duration) {
+        return 0;
+    }
+    switch (base) {
+    case telemetry::StoredBase::none:
+        return 0;
+    case telemetry::StoredBase::energy:
+        if (power_stored == codec::k_null || power_stored > k_max_power) {
+            return 0;
+        }
+        return (static_cast<std::int64_t>(power_stored) * duration_us + 500000) / 1000000;
+    case telemetry::StoredBase::clock_event:
+        return events_stored != codec::k_null && (events_stored & base_bit) != 0 ? duration_us : 0;
+    }
+    return 0;
+}
+
+std::size_t period_of(std::size_t stream, std::size_t cards, std::size_t procs) {
+    switch (static_cast<Stream>(stream)) {
     case Stream::t0_delta:
     case Stream::dur_delta:
     case Stream::shape_us:
@@ -150,8 +183,7 @@ void BlockBuilder::start(std::int64_t run_id, const BlockLayout& layout,
     *out++ = ']';
     procs.resize(static_cast<std::size_t>(out - procs.data()));
     for (std::size_t i = 0; i < k_stream_count; ++i) {
-        m_streams[i].clear(
-            period_of(static_cast<Stream>(i), layout.gpus.size(), layout.procs.size()));
+        m_streams[i].clear(period_of(i, layout.gpus.size(), layout.procs.size()));
     }
     m_last_end = tick.t0;
     encode(tick);
@@ -159,6 +191,29 @@ void BlockBuilder::start(std::int64_t run_id, const BlockLayout& layout,
 
 void BlockBuilder::append(const telemetry::Tick& tick) {
     encode(tick);
+}
+
+std::uint64_t stored_value(const telemetry::CardFieldInfo& f,
+                           const telemetry::CardReadings& readings, DurationUs duration_us) {
+    const std::optional<std::int64_t>& v = readings.*f.value;
+    if (!v) {
+        return codec::k_null;
+    }
+    const std::int64_t q = quantised(*v, f.quantum);
+    if (f.base == telemetry::StoredBase::none) {
+        return static_cast<std::uint64_t>(std::max<std::int64_t>(q, 0));
+    }
+    const auto plain = [&](telemetry::CardField field) {
+        return stored_value(telemetry::info(field), readings, duration_us);
+    };
+    return codec::zigzag(q - stored_base(f.base, f.base_bit, plain(k_power_field),
+                                         plain(k_events_field), duration_us));
+}
+
+void BlockBuilder::encode_fields(const telemetry::CardReadings& readings, DurationUs duration_us) {
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        m_streams[f.stream].append(stored_value(f, readings, duration_us));
+    }
 }
 
 void BlockBuilder::encode(const telemetry::Tick& tick) {
@@ -191,14 +246,7 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
                 put(Stream::shape_us, codec::zigzag(b));
             }
         }
-        put(Stream::mem_util_pct, non_negative(c.mem_util_pct));
-        put(Stream::mem_used_mib, non_negative(c.mem_used_mib));
-        put(Stream::power_w, watts(c.power_mw));
-        put(Stream::temperature_c, non_negative(c.temperature_c));
-        put(Stream::sm_clock_mhz, non_negative(c.sm_clock_mhz));
-        put(Stream::clock_events, c.clock_event_reasons
-                                      ? std::min(*c.clock_event_reasons, codec::k_null - 1)
-                                      : codec::k_null);
+        encode_fields(c.readings, tick.duration_us);
         put(Stream::read_errors, static_cast<std::uint64_t>(std::max(c.read_errors, 0)));
         std::uint64_t slot_sm = 0;
         for (const telemetry::ProcessTick& p : c.processes) {

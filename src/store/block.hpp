@@ -4,9 +4,11 @@
 
 #include "core/time.hpp"
 #include "store/codec.hpp"
+#include "telemetry/card_fields.hpp"
 #include "telemetry/model.hpp"
 #include "telemetry/tick.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -16,9 +18,11 @@
 
 namespace gua::store {
 
-/// The value streams of a block. Each has a frozen number (its index in BlockRow::streams) and a
-/// column of its own (docs/schema.md lists their meaning); new streams get new numbers and
-/// columns, and a column a block was written without reads as the stream's absent value.
+/// The value streams of a block that are not per-card fields. Each stream has a frozen number (its
+/// index in BlockRow::streams) and a column of its own (docs/schema.md lists their meaning); new
+/// streams get new numbers and columns, and a column a block was written without reads as the
+/// stream's absent value. The per-card fields of telemetry/card_fields.def are streams too, with
+/// the numbers the table gives them (6–11, then from 19 on), one value per card-tick.
 enum class Stream : std::size_t {
     t0_delta = 0,      ///< per tick: zigzag(t0 − end of the previous tick)
     dur_delta = 1,     ///< per tick: zigzag(duration − tick_us)
@@ -26,12 +30,6 @@ enum class Stream : std::size_t {
     util_cpct = 3,     ///< per card-tick: mean SM utilization, 0.01 %
     shape = 4,         ///< per card-tick: active/bucket pattern (see shape_us)
     shape_us = 5,      ///< values of the card-ticks whose shape is partial (3) or explicit (5)
-    mem_util_pct = 6,  ///< per card-tick
-    mem_used_mib = 7,  ///< per card-tick
-    power_w = 8,       ///< per card-tick, whole watts
-    temperature_c = 9, ///< per card-tick
-    sm_clock_mhz = 10, ///< per card-tick
-    clock_events = 11, ///< per card-tick
     read_errors = 12,  ///< per card-tick
     proc_mem_mib = 13, ///< per process-tick
     proc_sm_cpct = 14, ///< per process-tick: SM utilization in 0.01 %
@@ -41,13 +39,80 @@ enum class Stream : std::size_t {
     idle_unknown_us = 17,  ///< per card-tick; absent: 0
     proc_active_us = 18, ///< per process-tick: zigzag(value − proc_active_default()); absent: NULL
 };
-inline constexpr std::size_t k_stream_count = 19;
-/// Column names of the streams, in Stream order.
-inline constexpr std::array<std::string_view, k_stream_count> k_stream_columns{
-    "t0_delta",      "dur_delta",        "util_source",     "util_cpct",     "shape",
-    "shape_us",      "mem_util_pct",     "mem_used_mib",    "power_w",       "temperature_c",
-    "sm_clock_mhz",  "clock_events",     "read_errors",     "proc_mem_mib",  "proc_sm_cpct",
-    "unmeasured_us", "idle_unlisted_us", "idle_unknown_us", "proc_active_us"};
+
+namespace detail {
+struct StreamName {
+    Stream stream;
+    std::string_view column;
+};
+inline constexpr std::array<StreamName, 13> k_structural_streams{{
+    {Stream::t0_delta, "t0_delta"},
+    {Stream::dur_delta, "dur_delta"},
+    {Stream::util_source, "util_source"},
+    {Stream::util_cpct, "util_cpct"},
+    {Stream::shape, "shape"},
+    {Stream::shape_us, "shape_us"},
+    {Stream::read_errors, "read_errors"},
+    {Stream::proc_mem_mib, "proc_mem_mib"},
+    {Stream::proc_sm_cpct, "proc_sm_cpct"},
+    {Stream::unmeasured_us, "unmeasured_us"},
+    {Stream::idle_unlisted_us, "idle_unlisted_us"},
+    {Stream::idle_unknown_us, "idle_unknown_us"},
+    {Stream::proc_active_us, "proc_active_us"},
+}};
+constexpr std::size_t stream_count() {
+    std::size_t n = k_structural_streams.size() + telemetry::k_card_field_count;
+    for (const StreamName& s : k_structural_streams) {
+        n = std::max(n, static_cast<std::size_t>(s.stream) + 1);
+    }
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        n = std::max(n, f.stream + 1);
+    }
+    return n;
+}
+} // namespace detail
+
+/// Number of streams (their numbers are 0 to k_stream_count − 1, each used once).
+inline constexpr std::size_t k_stream_count = detail::stream_count();
+
+namespace detail {
+constexpr std::array<std::string_view, k_stream_count> stream_columns() {
+    std::array<std::string_view, k_stream_count> columns{};
+    for (const StreamName& s : k_structural_streams) {
+        columns[static_cast<std::size_t>(s.stream)] = s.column;
+    }
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        columns[f.stream] = f.column;
+    }
+    return columns;
+}
+constexpr bool streams_dense() {
+    std::array<int, k_stream_count> uses{};
+    for (const StreamName& s : k_structural_streams) {
+        ++uses[static_cast<std::size_t>(s.stream)];
+    }
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        ++uses[f.stream];
+    }
+    for (int u : uses) {
+        if (u != 1) {
+            return false;
+        }
+    }
+    return true;
+}
+} // namespace detail
+
+static_assert(detail::streams_dense(), "every stream number is used exactly once");
+
+/// Column names of the streams, by stream number.
+inline constexpr std::array<std::string_view, k_stream_count> k_stream_columns =
+    detail::stream_columns();
+
+/// The stream number of a per-card field.
+constexpr std::size_t stream_of(telemetry::CardField field) {
+    return telemetry::info(field).stream;
+}
 
 /// The most ticks a block holds: an hour at the daemon's shortest interval (100 ms). The writer
 /// closes a block there; the decoder rejects a block that claims more before allocating.
@@ -68,14 +133,34 @@ DurationUs idle_unlisted_default(bool slot_has_processes, std::optional<Duration
 DurationUs proc_active_default(std::optional<DurationUs> card_active_us,
                                std::optional<std::uint64_t> sm_cpct, std::uint64_t slot_sm_cpct);
 
+/// The field that StoredBase::energy multiplies by the tick's duration, and the one that
+/// StoredBase::clock_event reads its bit from.
+inline constexpr telemetry::CardField k_power_field = telemetry::CardField::power_mw;
+inline constexpr telemetry::CardField k_events_field = telemetry::CardField::clock_events;
+
+/// `value` in whole quanta (rounded half away from zero).
+std::int64_t quantised(std::int64_t value, std::int64_t quantum);
+
+/// What a per-card field with `base` is stored relative to, in stored units, given the stored
+/// (quantised) power and clocks-event values of its card-tick (codec::k_null when unknown): the
+/// energy of the power over the tick (power × duration, rounded), or the tick's duration when the
+/// clocks-event bit is set; 0 otherwise and for values out of bounds (as in the views' SQL).
+std::int64_t stored_base(telemetry::StoredBase base, std::uint64_t base_bit,
+                         std::uint64_t power_stored, std::uint64_t events_stored,
+                         DurationUs duration_us);
+
+/// The stream value of field `f` of a card-tick with `readings` lasting `duration_us`.
+std::uint64_t stored_value(const telemetry::CardFieldInfo& f,
+                           const telemetry::CardReadings& readings, DurationUs duration_us);
+
 /// Shape code of a card-tick whose buckets 0–2 are listed in shape_us, active time being the
 /// rest of bucket 0 and bucket 3 the rest of the tick (the sampler's usual partial tick).
 inline constexpr std::uint64_t k_shape_partial = 8;
 /// Shape code of a card-tick whose active and four bucket times are all listed in shape_us.
 inline constexpr std::uint64_t k_shape_explicit = 9;
 
-/// Values per tick of stream `s` in a block with `cards` card and `procs` process slots.
-std::size_t period_of(Stream s, std::size_t cards, std::size_t procs);
+/// Values per tick of stream number `s` in a block with `cards` card and `procs` process slots.
+std::size_t period_of(std::size_t s, std::size_t cards, std::size_t procs);
 
 /// One tick_block row.
 struct BlockRow {
@@ -133,6 +218,7 @@ class BlockBuilder {
 
   private:
     void encode(const telemetry::Tick& tick);
+    void encode_fields(const telemetry::CardReadings& readings, DurationUs duration_us);
 
     BlockRow m_row;
     BlockLayout m_layout;
@@ -161,15 +247,10 @@ struct StoredCardTick {
     std::optional<double> util_pct;
     std::optional<DurationUs> active_us;
     std::array<DurationUs, 4> bucket_us{};
-    DurationUs unmeasured_us = 0;    ///< see telemetry::CardTickRecord
-    DurationUs idle_unlisted_us = 0; ///< see telemetry::CardTickRecord
-    DurationUs idle_unknown_us = 0;  ///< see telemetry::CardTickRecord
-    std::optional<std::int64_t> mem_util_pct;
-    std::optional<std::int64_t> mem_used_mib;
-    std::optional<std::int64_t> power_mw;
-    std::optional<std::int64_t> temperature_c;
-    std::optional<std::int64_t> sm_clock_mhz;
-    std::optional<std::int64_t> clock_events;
+    DurationUs unmeasured_us = 0;     ///< see telemetry::CardTickRecord
+    DurationUs idle_unlisted_us = 0;  ///< see telemetry::CardTickRecord
+    DurationUs idle_unknown_us = 0;   ///< see telemetry::CardTickRecord
+    telemetry::CardReadings readings; ///< per-card fields, as quantised when stored
     std::int64_t read_errors = 0;
     std::uint32_t proc_begin = 0;
     std::uint32_t proc_count = 0;
@@ -188,5 +269,10 @@ struct DecodedTicks {
 /// Appends the card-ticks of `row` to `out` in block order (tick, then card slot). Returns false
 /// when the row is malformed.
 bool decode_block(const BlockRow& row, DecodedTicks& out);
+
+/// The earliest start of a tick in a block from its two timing streams alone (a tick may start
+/// before the block's first when the wall clock stepped back); nullopt when they are malformed.
+std::optional<TimeUs> earliest_tick_start(TimeUs t0_us, std::int64_t n_ticks, DurationUs tick_us,
+                                          std::string_view t0_delta, std::string_view dur_delta);
 
 } // namespace gua::store

@@ -42,14 +42,36 @@ bool parse_layout(const BlockRow& row, BlockLayout& layout) {
     return true;
 }
 
-/// The value of stream `s` for a block written before the stream existed.
-std::uint64_t absent_value(Stream s) {
-    return s == Stream::proc_active_us ? codec::k_null : 0;
+/// Whether stream number `s` may be missing from a block (written before the stream existed).
+constexpr std::array<bool, k_stream_count> k_may_be_absent = [] {
+    std::array<bool, k_stream_count> absent{};
+    for (std::size_t s = static_cast<std::size_t>(Stream::unmeasured_us);
+         s <= static_cast<std::size_t>(Stream::proc_active_us); ++s) {
+        absent[s] = true;
+    }
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        absent[f.stream] = f.since > 3;
+    }
+    return absent;
+}();
+
+/// The value of stream `s` for a block written before the stream existed: NULL for per-process
+/// active time and the per-card fields, else 0.
+constexpr std::array<std::uint64_t, k_stream_count> k_absent_value = [] {
+    std::array<std::uint64_t, k_stream_count> value{};
+    value[static_cast<std::size_t>(Stream::proc_active_us)] = codec::k_null;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        value[f.stream] = codec::k_null;
+    }
+    return value;
+}();
+
+bool is_absent(const BlockRow& row, std::size_t s) {
+    return k_may_be_absent[s] && row.streams[s].empty();
 }
 
 bool is_absent(const BlockRow& row, Stream s) {
-    return static_cast<std::size_t>(s) >= static_cast<std::size_t>(Stream::unmeasured_us) &&
-           row.streams[static_cast<std::size_t>(s)].empty();
+    return is_absent(row, static_cast<std::size_t>(s));
 }
 
 /// Appends the card-ticks of a block whose streams are decoded; false when they do not fit.
@@ -58,8 +80,9 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
     const auto n = static_cast<std::size_t>(row.n_ticks);
     const std::size_t cards = layout.gpus.size();
     const std::size_t procs = layout.procs.size();
-    const auto val = [&](Stream s, std::size_t i) {
-        return is_absent(row, s) ? absent_value(s) : v[static_cast<std::size_t>(s)].at(i);
+    const auto val = [&](auto stream, std::size_t i) {
+        const auto s = static_cast<std::size_t>(stream);
+        return is_absent(row, s) ? k_absent_value[s] : v[s].at(i);
     };
     std::vector<std::vector<std::size_t>> slot_procs(cards);
     for (std::size_t j = 0; j < procs; ++j) {
@@ -116,14 +139,25 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                                      idle_unlisted_default(!slot_procs[slot].empty(), t.active_us,
                                                            measured, t.idle_unknown_us);
             }
-            t.mem_util_pct = opt(at(Stream::mem_util_pct));
-            t.mem_used_mib = opt(at(Stream::mem_used_mib));
-            if (const auto w = opt(at(Stream::power_w))) {
-                t.power_mw = *w * 1000;
+            for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+                const std::uint64_t stored = val(f.stream, i);
+                if (stored == codec::k_null) {
+                    continue;
+                }
+                auto q = static_cast<std::int64_t>(stored);
+                bool overflow = false;
+                if (f.base != telemetry::StoredBase::none) {
+                    overflow = __builtin_add_overflow(
+                        codec::unzigzag(stored),
+                        stored_base(f.base, f.base_bit, val(stream_of(k_power_field), i),
+                                    val(stream_of(k_events_field), i), duration),
+                        &q);
+                }
+                std::int64_t value = 0;
+                if (!overflow && !__builtin_mul_overflow(q, f.quantum, &value)) {
+                    t.readings.*f.value = value; // else damaged: left unknown
+                }
             }
-            t.temperature_c = opt(at(Stream::temperature_c));
-            t.sm_clock_mhz = opt(at(Stream::sm_clock_mhz));
-            t.clock_events = opt(at(Stream::clock_events));
             t.read_errors = opt(at(Stream::read_errors)).value_or(0);
             t.proc_begin = static_cast<std::uint32_t>(out.procs.size());
             std::uint64_t slot_sm = 0;
@@ -172,12 +206,11 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
     const std::size_t procs = layout.procs.size();
     std::array<codec::Values, k_stream_count> v;
     for (std::size_t i = 0; i < k_stream_count; ++i) {
-        const auto s = static_cast<Stream>(i);
-        if (is_absent(row, s)) {
+        if (is_absent(row, i)) {
             continue;
         }
-        std::size_t count = n * period_of(s, cards, procs);
-        if (s == Stream::shape_us) {
+        std::size_t count = n * period_of(i, cards, procs);
+        if (i == static_cast<std::size_t>(Stream::shape_us)) {
             const codec::Values& shapes = v[static_cast<std::size_t>(Stream::shape)];
             count = 0;
             for (std::size_t k = 0; k < n * cards; ++k) {
@@ -185,7 +218,7 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
                 count += shape == k_shape_partial ? 3 : (shape == k_shape_explicit ? 5 : 0);
             }
         }
-        if (!codec::decode(row.streams[i], count, period_of(s, cards, procs), v[i])) {
+        if (!codec::decode(row.streams[i], count, period_of(i, cards, procs), v[i])) {
             return false;
         }
     }
@@ -198,6 +231,27 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
         return false;
     }
     return true;
+}
+
+std::optional<TimeUs> earliest_tick_start(TimeUs t0_us, std::int64_t n_ticks, DurationUs tick_us,
+                                          std::string_view t0_delta, std::string_view dur_delta) {
+    if (n_ticks < 0 || n_ticks > k_max_block_ticks) {
+        return std::nullopt;
+    }
+    const auto n = static_cast<std::size_t>(n_ticks);
+    codec::Values starts;
+    codec::Values durations;
+    if (!codec::decode(t0_delta, n, 1, starts) || !codec::decode(dur_delta, n, 1, durations)) {
+        return std::nullopt;
+    }
+    TimeUs earliest = t0_us;
+    TimeUs prev_end = t0_us;
+    for (std::size_t k = 0; k < n; ++k) { // as expand()
+        const TimeUs t0 = prev_end + codec::unzigzag(starts.at(k));
+        earliest = std::min(earliest, t0);
+        prev_end = t0 + tick_us + codec::unzigzag(durations.at(k));
+    }
+    return earliest;
 }
 
 } // namespace gua::store

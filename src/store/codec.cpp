@@ -1,5 +1,6 @@
-// Value streams: a header code point ('a'–'d' constant, 'Q'–'T' periodic, 'A'–'D' varying; the
-// header modulo 16 is the width) followed by values of `width` base-2^20 digits, each digit d
+// Value streams: a header code point ('a'–'d' constant, 'Q'–'T' periodic, 'A'–'D' varying, 'q'–'t'
+// slotted; the header modulo 16 is the width), for slotted streams one mode code point per slot
+// (2 steady, 3 every value), then values of `width` base-2^20 digits, each digit d
 // stored as code point d + 2 (skipping the UTF-16 surrogate range, and U+FFFE/U+FFFF moved past
 // the last digit), code point 1 marking NULL.
 #include "store/codec.hpp"
@@ -20,6 +21,9 @@ constexpr std::uint32_t k_surrogate_count = 0x800;
 // may hold U+FFFE/U+FFFF, which still decode here (not through SQL).
 constexpr std::uint32_t k_nonchar_first = 0xFFFE;
 constexpr std::uint32_t k_moved_first = (1U << k_digit_bits) + 2 + k_surrogate_count;
+// The per-slot modes of a slotted stream: a steady slot keeps one value, the others every value.
+constexpr std::uint32_t k_steady_code = 2;
+constexpr std::uint32_t k_every_code = 3;
 
 int width_of(std::uint64_t v) {
     if (v == k_null) {
@@ -136,48 +140,103 @@ bool get_value(std::string_view s, std::size_t& pos, int width, std::uint64_t& v
 } // namespace
 
 void StreamWriter::clear(std::size_t period) {
-    m_text.clear();
-    m_values.clear();
     m_period = std::max<std::size_t>(period, 1);
-    m_mode = Mode::constant;
-    m_width = 1;
-}
-
-void StreamWriter::rebuild() {
-    const char base = m_mode == Mode::constant ? 'a' : (m_mode == Mode::periodic ? 'Q' : 'A');
-    m_text.clear();
-    put_code(m_text, static_cast<std::uint32_t>(base + m_width - 1));
-    const std::size_t kept =
-        m_mode == Mode::constant
-            ? 1
-            : (m_mode == Mode::periodic ? std::min(m_period, m_values.size()) : m_values.size());
-    for (std::size_t i = 0; i < kept; ++i) {
-        put_value(m_text, m_values[i], m_width);
+    if (m_slots.size() < m_period) {
+        m_slots.resize(m_period);
     }
+    for (std::size_t s = 0; s < m_period; ++s) {
+        m_slots[s].steady = true;
+        m_slots[s].values.clear(); // keeps its storage for the next block
+        m_slots[s].count = 0;
+    }
+    m_count = 0;
+    m_unsteady = 0;
+    m_equal = true;
+    m_width = 1;
+    m_text.clear();
+    m_stale = false;
 }
 
 void StreamWriter::append(std::uint64_t value) {
-    const std::size_t i = m_values.size();
-    m_values.push_back(value);
-    const int width = std::max(m_width, width_of(value));
-    Mode mode = m_mode;
-    if (mode == Mode::constant && value != m_values.front()) {
-        mode = m_period > 1 ? Mode::periodic : Mode::varying;
+    Slot& slot = m_slots[m_count % m_period];
+    if (slot.count == 0) {
+        slot.first = value;
+    } else if (slot.steady && value != slot.first) {
+        slot.steady = false;
+        ++m_unsteady;
+        slot.values.assign(slot.count, slot.first);
     }
-    if (mode == Mode::periodic && i >= m_period && value != m_values[i % m_period]) {
-        mode = Mode::varying;
+    if (!slot.steady) {
+        slot.values.push_back(value);
     }
-    if (mode != m_mode || width != m_width || i == 0) {
-        m_mode = mode;
-        m_width = width;
-        rebuild();
-    } else if (mode == Mode::varying || (mode == Mode::periodic && i < m_period)) {
-        put_value(m_text, value, m_width);
+    ++slot.count;
+    m_equal = m_equal && value == m_slots[0].first;
+    ++m_count;
+    m_width = std::max(m_width, width_of(value));
+    m_stale = true;
+}
+
+const std::string& StreamWriter::text() const {
+    if (m_stale) {
+        build();
+    }
+    return m_text;
+}
+
+void StreamWriter::build() const {
+    m_stale = false;
+    m_text.clear();
+    if (m_count == 0) {
+        return;
+    }
+    const auto header = [&](char base) {
+        put_code(m_text, static_cast<std::uint32_t>(base + m_width - 1));
+    };
+    if (m_equal) {
+        header('a');
+        put_value(m_text, m_slots[0].first, m_width);
+        return;
+    }
+    if (m_unsteady == 0) {
+        header('Q');
+        for (std::size_t s = 0; s < std::min(m_period, m_count); ++s) {
+            put_value(m_text, m_slots[s].first, m_width);
+        }
+        return;
+    }
+    // Code points of each form: slotted pays one mode per slot and keeps one value of a steady
+    // slot; varying keeps every value. Slotted needs whole ticks (as many values in every slot).
+    const std::size_t n = m_count / m_period;
+    const auto width = static_cast<std::size_t>(m_width);
+    const std::size_t slotted = m_period + ((m_period - m_unsteady) + m_unsteady * n) * width;
+    if (m_period > 1 && m_count % m_period == 0 && slotted < m_count * width) {
+        header('q');
+        for (std::size_t s = 0; s < m_period; ++s) {
+            put_code(m_text, m_slots[s].steady ? k_steady_code : k_every_code);
+        }
+        for (std::size_t s = 0; s < m_period; ++s) {
+            const Slot& slot = m_slots[s];
+            if (slot.steady) {
+                put_value(m_text, slot.first, m_width);
+            } else {
+                for (const std::uint64_t v : slot.values) {
+                    put_value(m_text, v, m_width);
+                }
+            }
+        }
+        return;
+    }
+    header('A');
+    for (std::size_t i = 0; i < m_count; ++i) {
+        const Slot& slot = m_slots[i % m_period];
+        put_value(m_text, slot.steady ? slot.first : slot.values[i / m_period], m_width);
     }
 }
 
 bool decode(std::string_view text, std::size_t count, std::size_t period, Values& out) {
     out.kept.clear();
+    out.slot_start.clear();
+    out.slot_step.clear();
     out.period = std::max<std::size_t>(period, 1);
     out.varying = false;
     if (count == 0) {
@@ -194,6 +253,26 @@ bool decode(std::string_view text, std::size_t count, std::size_t period, Values
     } else if (header >= 'A' && header <= 'D') {
         kept = count;
         out.varying = true;
+    } else if (header >= 'q' && header <= 't') {
+        // One mode per slot, then each slot's values; every slot holds count / period of them.
+        if (count % out.period != 0 || text.size() - pos < out.period) {
+            return false;
+        }
+        const std::size_t n = count / out.period;
+        out.slot_start.resize(out.period);
+        out.slot_step.resize(out.period);
+        for (std::size_t s = 0; s < out.period; ++s) {
+            const std::uint32_t mode = get_code(text, pos);
+            if (mode != k_steady_code && mode != k_every_code) {
+                return false;
+            }
+            out.slot_start[s] = static_cast<std::uint32_t>(std::min<std::size_t>(kept, UINT32_MAX));
+            out.slot_step[s] = mode == k_every_code ? 1 : 0;
+            kept += mode == k_every_code ? n : 1;
+            if (kept > text.size()) { // one byte at least per value: rejected before allocating
+                return false;
+            }
+        }
     } else {
         return false;
     }
@@ -226,27 +305,32 @@ bool decode(std::string_view text, std::size_t count, std::size_t period,
 }
 
 std::string value_sql(std::string_view column, std::string_view index_sql,
-                      std::string_view period_sql) {
-    // h = header, w = width, p = 1-based position of the value's first digit, c<j> = code point
-    // of digit j, d<j> = its digit value.
+                      std::string_view period_sql, std::string_view ticks_sql) {
+    // From the inside out (shallow expressions: SQLite's parser stack is small): h = header, ix
+    // = value index, pp = period; s/k = the value's slot and tick; p = 1-based position of its
+    // first digit (slotted: after the modes and the earlier slots' values, a steady slot's one,
+    // the changing slots before it counted with replace()); c<j> = code point of digit j, NULL
+    // past the width; d<j> = digit value, so that a NULL digit's term drops out of the sum.
     std::string codes;
     std::string digits;
-    std::string sum;
     for (int j = 0; j < 4; ++j) {
-        codes += fmt::format(", unicode(substr({}, p + {}, 1)) AS c{}", column, j, j);
-        digits += fmt::format(", CASE c{0} WHEN {1} THEN {2} WHEN {3} THEN {4} ELSE c{0} - 2 - "
-                              "(c{0} >= {5}) * {6} END AS d{0}",
-                              j, k_moved_first, k_nonchar_first - 2 - k_surrogate_count,
-                              k_moved_first + 1, k_nonchar_first - 1 - k_surrogate_count,
-                              k_surrogate_first + k_surrogate_count, k_surrogate_count);
-        sum += fmt::format("{}CASE WHEN w > {} THEN d{} << (20 * (w - {})) ELSE 0 END",
-                           j == 0 ? "" : " + ", j, j, j + 1);
+        codes += j == 0 ? fmt::format("unicode(substr({}, p, 1)) AS c0", column)
+                        : fmt::format(", CASE WHEN w > {0} THEN unicode(substr({1}, p + {0}, 1)) "
+                                      "END AS c{0}",
+                                      j, column);
+        digits += fmt::format(", c{0} - 2 - (c{0} >= {1}) * {2} - (c{0} >= {3}) * {4} AS d{0}", j,
+                              k_surrogate_first + k_surrogate_count, k_surrogate_count,
+                              k_moved_first, k_moved_first - k_nonchar_first);
     }
-    return fmt::format("(SELECT CASE WHEN c0 IS NULL OR c0 = 1 THEN NULL ELSE {0} END FROM "
-                       "(SELECT w, c0{1} FROM (SELECT w{2} FROM (SELECT w, 2 + w * CASE WHEN "
-                       "h >= 97 THEN 0 WHEN h >= 81 THEN ({3}) % ({5}) ELSE ({3}) END AS p FROM "
-                       "(SELECT unicode({4}) AS h, unicode({4}) % 16 AS w)))))",
-                       sum, digits, codes, index_sql, column, period_sql);
+    return fmt::format(
+        "(SELECT CASE WHEN c0 IS NULL OR c0 = 1 THEN NULL ELSE (d0 << 20 * (w - 1)) + coalesce(d1 "
+        "<< 20 * (w - 2), 0) + coalesce(d2 << 20 * (w - 3), 0) + coalesce(d3, 0) END FROM (SELECT "
+        "w, c0{0} FROM (SELECT w, {1} FROM (SELECT w, CASE WHEN h >= 113 THEN 2 + pp + w * s + w "
+        "* ({2} - 1) * (length(substr({3}, 2, s)) - length(replace(substr({3}, 2, s), char(3), "
+        "''))) + w * k * (unicode(substr({3}, 2 + s, 1)) - 2) WHEN h >= 97 THEN 2 WHEN h >= 81 "
+        "THEN 2 + w * s ELSE 2 + w * ix END AS p FROM (SELECT h % 16 AS w, h, ix, pp, ix % pp AS "
+        "s, ix / pp AS k FROM (SELECT unicode({3}) AS h, {4} AS ix, {5} AS pp))))))",
+        digits, codes, ticks_sql, column, index_sql, period_sql);
 }
 
 } // namespace gua::store::codec

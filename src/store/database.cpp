@@ -32,7 +32,31 @@ void check_bind(sqlite3* db, sqlite3_stmt* st, int rc, int index) {
     }
 }
 
+/// `path` as an SQLite URI ('%', '?' and '#' escaped) with `query` appended.
+std::string file_uri(const std::string& path, std::string_view query) {
+    std::string uri = path.starts_with('/') ? "file://" : "file:";
+    for (const char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+            uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+        } else {
+            uri += c;
+        }
+    }
+    uri += '?';
+    uri += query;
+    return uri;
+}
+
 } // namespace
+
+ReadOnlyOpen read_only_open(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path + "-wal", ec)) {
+        return ReadOnlyOpen{file_uri(path, "immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                            true};
+    }
+    return ReadOnlyOpen{path, SQLITE_OPEN_READONLY, false};
+}
 
 Statement::Statement(sqlite3* db, std::string_view sql) : m_db(db) {
     if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
@@ -147,12 +171,17 @@ Database::Database(const std::string& path, OpenMode mode) : m_path(path) {
             fs::create_directories(parent, ec);
         }
     }
-    int flags = SQLITE_OPEN_NOMUTEX;
-    flags |= mode == OpenMode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-    if (mode == OpenMode::create) {
+    std::string name = path;
+    int flags = SQLITE_OPEN_READWRITE;
+    if (mode == OpenMode::read_only) {
+        const ReadOnlyOpen how = read_only_open(path);
+        name = how.name;
+        flags = how.flags;
+        m_immutable = how.immutable;
+    } else if (mode == OpenMode::create) {
         flags |= SQLITE_OPEN_CREATE;
     }
-    if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(name.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         const std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
         sqlite3_close(m_db);
         m_db = nullptr;
@@ -175,6 +204,11 @@ void configure(Database& db, OpenMode mode) {
     sqlite3_extended_result_codes(db.handle(), 1);
     if (mode == OpenMode::read_only) {
         return;
+    }
+    if (sqlite3_db_readonly(db.handle(), "main") == 1) { // SQLite fell back to reading only
+        throw Fatal(fmt::format("database {} is read-only (the file or its file system cannot be "
+                                "written by this user)",
+                                db.path()));
     }
     // Identify the file before changing anything in it: a foreign SQLite file keeps its
     // journal mode and header.
@@ -261,6 +295,18 @@ Transaction::~Transaction() {
 void Transaction::commit() {
     m_db.run_cached(Database::Cached::commit);
     m_done = true;
+}
+
+ReadTransaction::ReadTransaction(Database& db) : m_db(db), m_own(!db.in_transaction()) {
+    if (m_own) {
+        m_db.exec("BEGIN");
+    }
+}
+
+ReadTransaction::~ReadTransaction() {
+    if (m_own) {
+        m_db.exec_noexcept("COMMIT"); // nothing was written: a failed COMMIT loses nothing
+    }
 }
 
 } // namespace gua::store

@@ -32,6 +32,20 @@ enum class OpenMode {
     create,     ///< created (with parent directories) when missing
 };
 
+/// How a read-only connection to `path` is opened (read_only_open()).
+struct ReadOnlyOpen {
+    std::string name; ///< the path, or a file: URI
+    int flags = 0;    ///< sqlite3_open_v2 flags
+    bool immutable = false;
+};
+
+/// How to read `path` without writing anything. While a daemon records, its `-wal`/`-shm` exist
+/// and are read as usual (SQLite's read-only mode). Without a `-wal` file no connection has the
+/// file open in WAL mode (a clean stop removes it), and SQLite would have to create `-wal`/`-shm`
+/// to read it — impossible for another user of the service's 0755 directory, and files left
+/// behind for everyone else — so the file is opened `immutable=1`: no locks, no side files.
+ReadOnlyOpen read_only_open(const std::string& path);
+
 /// A prepared statement. Bind indexes are 1-based; column indexes 0-based.
 class Statement {
   public:
@@ -85,7 +99,7 @@ class Database {
     /// Opens `path`. A missing file with mode read_only/read_write is a Fatal naming the path.
     /// In the writable modes, an SQLite file of another application is a Fatal ("not a gua
     /// database") before anything in it changes; otherwise the file is switched to WAL (a Fatal
-    /// when SQLite refuses).
+    /// when SQLite refuses). read_only opens as read_only_open() says.
     Database(const std::string& path, OpenMode mode);
     ~Database();
     Database(const Database&) = delete;
@@ -102,6 +116,8 @@ class Database {
     /// Returns the first column of the first row of `sql` as an integer (0 when no row).
     std::int64_t scalar(std::string_view sql);
     const std::string& path() const { return m_path; }
+    /// True when opened read-only as an immutable file (see read_only_open()).
+    bool immutable() const { return m_immutable; }
     sqlite3* handle() const { return m_db; }
 
     /// Statements kept prepared for the per-tick path.
@@ -112,6 +128,7 @@ class Database {
   private:
     std::string m_path;
     sqlite3* m_db = nullptr;
+    bool m_immutable = false;
     std::array<sqlite3_stmt*, 2> m_cached{};
 };
 
@@ -127,6 +144,20 @@ class Transaction {
   private:
     Database& m_db;
     bool m_done = false;
+};
+
+/// BEGIN … COMMIT of a read transaction (one snapshot for several queries), unless the connection
+/// is already in a transaction, whose snapshot is then used.
+class ReadTransaction {
+  public:
+    explicit ReadTransaction(Database& db);
+    ~ReadTransaction();
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+  private:
+    Database& m_db;
+    bool m_own;
 };
 
 } // namespace gua::store

@@ -1,6 +1,8 @@
 // probe_file: opens the path read-only with SQLite and reads the header pragmas.
 #include "store/file_kind.hpp"
 
+#include "store/database.hpp"
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -44,7 +46,8 @@ FileProbe probe_file(const std::string& path) {
         return FileProbe{FileKind::empty, 0, {}};
     }
     sqlite3* db = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    const ReadOnlyOpen how = read_only_open(path);
+    const int rc = sqlite3_open_v2(how.name.c_str(), &db, how.flags, nullptr);
     std::int64_t app = 0;
     std::int64_t version = 0;
     std::int64_t tables = 0;

@@ -87,12 +87,10 @@ telemetry::CardTickRecord card_of(const PriorSample& s, const std::vector<PriorP
     c.util_pct = util;
     c.active_us = util >= 10.0 ? duration : 0;
     c.bucket_us[static_cast<std::size_t>(audit::bucket_of(util))] = duration;
-    c.mem_used_mib = s.memory_used_mb;
-    if (s.temperature_c) {
-        c.temperature_c = static_cast<int>(*s.temperature_c);
-    }
+    c.readings.mem_used_mib = s.memory_used_mb;
+    c.readings.temperature_c = s.temperature_c;
     if (s.power_w) {
-        c.power_mw = *s.power_w * 1000;
+        c.readings.power_mw = *s.power_w * 1000;
     }
     for (const PriorProcess& p : procs) {
         telemetry::ProcessTick pt;

@@ -48,12 +48,12 @@ std::vector<telemetry::Tick> read_ticks(Database& db, std::int64_t run_id, TimeU
         for (int b = 0; b < 4; ++b) {
             r.bucket_us[static_cast<std::size_t>(b)] = cards.int64(5 + b);
         }
-        r.mem_util_pct = narrow_int<int>(cards.opt_int64(9));
-        r.mem_used_mib = cards.opt_int64(10);
-        r.power_mw = cards.opt_int64(11);
-        r.temperature_c = narrow_int<int>(cards.opt_int64(12));
-        r.sm_clock_mhz = narrow_int<int>(cards.opt_int64(13));
-        r.clock_event_reasons = narrow_int<std::uint64_t>(cards.opt_int64(14));
+        r.readings.mem_util_pct = cards.opt_int64(9);
+        r.readings.mem_used_mib = cards.opt_int64(10);
+        r.readings.power_mw = cards.opt_int64(11);
+        r.readings.temperature_c = cards.opt_int64(12);
+        r.readings.sm_clock_mhz = cards.opt_int64(13);
+        r.readings.clock_events = cards.opt_int64(14);
         r.read_errors = static_cast<int>(cards.int64(15));
         r.device.uuid = cards.text(16);
         r.device.index = static_cast<int>(cards.int64(17));

@@ -5,6 +5,7 @@
 #include "store/raw.hpp"
 #include "store/reader.hpp"
 #include "store/retention.hpp"
+#include "store/run_kinds.hpp"
 #include "store/schema.hpp"
 
 #include <fmt/format.h>
@@ -41,6 +42,7 @@ DbStats collect_stats(Database& db) {
     s.rollup_hours = db.scalar("SELECT count(*) FROM rollup_hour");
     s.rollup_span = reader.rollup_span();
     s.runs = db.scalar("SELECT count(*) FROM run");
+    s.demo_runs = run_kinds(db).demo;
     s.gpus = db.scalar("SELECT count(*) FROM gpu");
     s.identities = db.scalar("SELECT count(*) FROM identity");
     s.processes = db.scalar("SELECT count(*) FROM process");

@@ -32,6 +32,7 @@ struct DbStats {
     std::int64_t rollup_hours = 0;
     std::optional<std::pair<TimeUs, TimeUs>> rollup_span;
     std::int64_t runs = 0;
+    std::int64_t demo_runs = 0; ///< runs of `gua demo` (synthetic data)
     std::int64_t gpus = 0;
     std::int64_t identities = 0;
     std::int64_t processes = 0;

@@ -1,5 +1,5 @@
-// Block scanning: one ordered range query, blocks grouped by the hour of their first tick (a block
-// never spans hours), decoded, filtered to the window and sorted.
+// Block scanning: one ordered range query; each block decoded, filtered to the window and merged
+// into the pending card-ticks, which are passed on as soon as no later block can precede them.
 #include "store/raw.hpp"
 
 #include "core/fatal.hpp"
@@ -84,6 +84,7 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
     out.unmeasured_us = tick.unmeasured_us;
     out.idle_unlisted_us = tick.idle_unlisted_us;
     out.idle_unknown_us = tick.idle_unknown_us;
+    out.readings = tick.readings;
     out.processes.clear();
     for (std::uint32_t i = 0; i < tick.proc_count; ++i) {
         const StoredProc& p = ticks.procs[tick.proc_begin + i];
@@ -95,7 +96,75 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
 BlockScanner::BlockScanner(Database& db)
     : m_db(db), m_blocks(db.prepare(fmt::format("SELECT {} FROM tick_block WHERE t0_us >= ? AND "
                                                 "t0_us < ? ORDER BY t0_us, id",
-                                                block_columns_sql()))) {}
+                                                block_columns_sql()))),
+      m_starts(db.prepare("SELECT id, t0_us, n_ticks, tick_us, t0_delta, dur_delta FROM "
+                          "tick_block WHERE t0_us >= ? AND t0_us < ? ORDER BY t0_us, id")) {}
+
+void BlockScanner::load_bounds(std::int64_t hour, TimeUs to) {
+    m_bounds.clear();
+    m_next_bound = 0;
+    m_starts.bind(1, std::int64_t{hour * k_us_per_hour});
+    m_starts.bind(2, std::int64_t{std::min(to, (hour + 1) * k_us_per_hour)});
+    try {
+        while (m_starts.step()) {
+            // A block whose timing does not decode holds everything back to its hour's start;
+            // decode_block() then leaves it out.
+            const TimeUs earliest =
+                earliest_tick_start(m_starts.int64(1), m_starts.int64(2), m_starts.int64(3),
+                                    m_starts.text(4), m_starts.text(5))
+                    .value_or(hour * k_us_per_hour);
+            m_bounds.emplace_back(m_starts.int64(0), earliest);
+        }
+    } catch (...) {
+        m_starts.reset();
+        throw;
+    }
+    m_starts.reset();
+    for (std::size_t i = m_bounds.size(); i-- > 1;) {
+        m_bounds[i - 1].second = std::min(m_bounds[i - 1].second, m_bounds[i].second);
+    }
+}
+
+void BlockScanner::pass_on(std::size_t sorted, TimeUs bound,
+                           const std::function<void(const DecodedTicks&)>& fn) {
+    std::vector<StoredCardTick>& ticks = m_pending.ticks;
+    if (ticks.empty()) {
+        return;
+    }
+    const auto before = [](const StoredCardTick& a, const StoredCardTick& b) {
+        return a.t0 != b.t0 ? a.t0 < b.t0 : a.gpu_id < b.gpu_id;
+    };
+    // The kept-back ticks are sorted; sorting the new ones and merging is a stable sort of all.
+    const auto mid = ticks.begin() + static_cast<std::ptrdiff_t>(std::min(sorted, ticks.size()));
+    if (!std::is_sorted(mid, ticks.end(), before)) {
+        std::stable_sort(mid, ticks.end(), before);
+    }
+    if (mid != ticks.begin() && mid != ticks.end() && before(*mid, *(mid - 1))) {
+        std::inplace_merge(ticks.begin(), mid, ticks.end(), before);
+    }
+    const auto split = std::partition_point(ticks.begin(), ticks.end(),
+                                            [&](const StoredCardTick& t) { return t.t0 < bound; });
+    if (split == ticks.end()) { // the common case: every pending tick goes
+        fn(m_pending);
+        m_pending.clear();
+        return;
+    }
+    if (split == ticks.begin()) {
+        return;
+    }
+    m_out.clear();
+    m_rest.clear();
+    for (auto it = ticks.begin(); it != ticks.end(); ++it) {
+        DecodedTicks& to = it < split ? m_out : m_rest;
+        StoredCardTick copy = *it;
+        copy.proc_begin = static_cast<std::uint32_t>(to.procs.size());
+        to.procs.insert(to.procs.end(), m_pending.procs.begin() + it->proc_begin,
+                        m_pending.procs.begin() + it->proc_begin + it->proc_count);
+        to.ticks.push_back(copy);
+    }
+    std::swap(m_pending, m_rest);
+    fn(m_out);
+}
 
 void BlockScanner::scan(TimeUs from, TimeUs to,
                         const std::function<void(const DecodedTicks&)>& fn) {
@@ -104,56 +173,51 @@ void BlockScanner::scan(TimeUs from, TimeUs to,
     if (from >= to) {
         return;
     }
-    m_hour.clear();
-    const auto flush = [&] {
-        m_window.clear();
-        for (const StoredCardTick& t : m_hour.ticks) {
-            if (t.t0 < from || t.t0 >= to) {
-                continue;
-            }
-            StoredCardTick copy = t;
-            copy.proc_begin = static_cast<std::uint32_t>(m_window.procs.size());
-            m_window.procs.insert(m_window.procs.end(), m_hour.procs.begin() + t.proc_begin,
-                                  m_hour.procs.begin() + t.proc_begin + t.proc_count);
-            m_window.ticks.push_back(copy);
-        }
-        const auto before = [](const StoredCardTick& a, const StoredCardTick& b) {
-            return a.t0 != b.t0 ? a.t0 < b.t0 : a.gpu_id < b.gpu_id;
-        };
-        if (!std::is_sorted(m_window.ticks.begin(), m_window.ticks.end(), before)) {
-            std::stable_sort(m_window.ticks.begin(), m_window.ticks.end(), before);
-        }
-        if (!m_window.ticks.empty()) {
-            fn(m_window);
-        }
-        m_hour.clear();
-    };
+    ReadTransaction snapshot(m_db); // the bounds and the blocks come from one snapshot
+    m_pending.clear();
     m_blocks.bind(1, std::int64_t{hour_of(from) * k_us_per_hour});
     m_blocks.bind(2, std::int64_t{to});
-    std::int64_t hour = 0;
-    bool any = false;
+    std::optional<std::int64_t> hour;
     try {
         while (m_blocks.step()) {
             read_block_row(m_blocks, m_row);
             const std::int64_t h = hour_of(m_row.t0_us);
-            if (any && h != hour) {
-                flush();
+            if (h != hour) {
+                pass_on(m_pending.ticks.size(), k_time_max, fn); // all of the previous hour
+                hour = h;
+                load_bounds(h, to);
             }
-            hour = h;
-            any = true;
-            if (!decode_block(m_row, m_hour)) { // leaves m_hour as it was
+            const std::size_t first = m_pending.ticks.size();
+            if (decode_block(m_row, m_pending)) {
+                const auto outside = [&](const StoredCardTick& t) {
+                    return t.t0 < from || t.t0 >= to;
+                };
+                m_pending.ticks.erase(
+                    std::remove_if(m_pending.ticks.begin() + static_cast<std::ptrdiff_t>(first),
+                                   m_pending.ticks.end(), outside),
+                    m_pending.ticks.end());
+            } else { // leaves m_pending as it was
                 note_bad_block(m_bad, BadBlock{m_row.id, m_row.run_id, m_row.t0_us});
             }
+            // Ticks starting before every later block's earliest tick are final. A block the
+            // bounds do not list (impossible in one snapshot) holds all back to the hour's end.
+            TimeUs bound = k_time_min;
+            if (m_next_bound < m_bounds.size() && m_bounds[m_next_bound].first == m_row.id) {
+                ++m_next_bound;
+                bound = m_next_bound < m_bounds.size() ? m_bounds[m_next_bound].second
+                                                       : (h + 1) * k_us_per_hour;
+            } else {
+                m_next_bound = m_bounds.size() + 1;
+            }
+            pass_on(first, bound, fn);
         }
+        pass_on(m_pending.ticks.size(), k_time_max, fn);
     } catch (...) {
         m_blocks.reset();
-        m_hour.clear(); // never carried into the next scan
+        m_pending.clear(); // never carried into the next scan
         throw;
     }
     m_blocks.reset();
-    if (any) {
-        flush();
-    }
 }
 
 } // namespace gua::store

@@ -1,4 +1,4 @@
-// Reading raw card-ticks: tick blocks decoded hour by hour, in canonical (t0, gpu id) order.
+// Reading raw card-ticks: tick blocks decoded in canonical (t0, gpu id) order.
 #pragma once
 
 #include "audit/card_tick.hpp"
@@ -32,20 +32,34 @@ std::string bad_blocks_note(const std::vector<BadBlock>& blocks);
 class BlockScanner {
   public:
     explicit BlockScanner(Database& db);
-    /// Calls `fn` once per UTC hour that has card-ticks with from <= t0 < to, in time order,
-    /// with that hour's card-ticks in the window sorted by (t0, gpu id). A malformed block is
-    /// left out and added to bad_blocks(). Runs inside the caller's transaction, if any.
+    /// Passes the card-ticks with from <= t0 < to to `fn` in canonical (t0, gpu id) order, in
+    /// consecutive runs: each call's ticks are sorted and come after every earlier call's. A
+    /// malformed block is left out and added to bad_blocks(). Reads one snapshot (the caller's
+    /// transaction, if any). Memory is bounded by how far blocks overlap in time: one block's
+    /// ticks while the clock runs forward, an hour's at most (a block never spans hours).
     void scan(TimeUs from, TimeUs to, const std::function<void(const DecodedTicks&)>& fn);
     /// The malformed blocks met by scan() so far, in the order met.
     const std::vector<BadBlock>& bad_blocks() const { return m_bad; }
 
   private:
+    /// Reads, for each block of `hour` starting before `to` in scan order, the earliest tick
+    /// start of that block and of every later one (a later block may hold earlier ticks).
+    void load_bounds(std::int64_t hour, TimeUs to);
+    /// Sorts the pending card-ticks (the first `sorted` are) and passes those that start before
+    /// `bound` to `fn`.
+    void pass_on(std::size_t sorted, TimeUs bound,
+                 const std::function<void(const DecodedTicks&)>& fn);
+
     Database& m_db;
     std::vector<BadBlock> m_bad;
     Statement m_blocks;
+    Statement m_starts;
     BlockRow m_row;
-    DecodedTicks m_hour;
-    DecodedTicks m_window;
+    DecodedTicks m_pending; ///< decoded card-ticks in the window, not yet passed on
+    DecodedTicks m_out;     ///< the part of m_pending passed on by one call
+    DecodedTicks m_rest;    ///< the part kept back
+    std::vector<std::pair<std::int64_t, TimeUs>> m_bounds; ///< (block id, earliest start from it)
+    std::size_t m_next_bound = 0;
 };
 
 /// process id → identity id, loaded from the process table and reloaded when an id is missing.

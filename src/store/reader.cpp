@@ -14,27 +14,6 @@ namespace {
 /// Rolled-up hours read per read transaction.
 constexpr std::int64_t k_chunk_hours = 7 * 24;
 
-/// BEGIN … COMMIT of a read transaction, unless the caller already has one.
-class ReadTransaction {
-  public:
-    explicit ReadTransaction(Database& db) : m_db(db), m_own(!db.in_transaction()) {
-        if (m_own) {
-            m_db.exec("BEGIN");
-        }
-    }
-    ~ReadTransaction() {
-        if (m_own) {
-            m_db.exec_noexcept("COMMIT");
-        }
-    }
-    ReadTransaction(const ReadTransaction&) = delete;
-    ReadTransaction& operator=(const ReadTransaction&) = delete;
-
-  private:
-    Database& m_db;
-    bool m_own;
-};
-
 } // namespace
 
 std::vector<RunRow> Reader::runs() {

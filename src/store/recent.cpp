@@ -14,23 +14,6 @@ namespace gua::store {
 
 namespace {
 
-/// A read transaction that always ends (a report never holds one open for long).
-class ReadSnapshot {
-  public:
-    explicit ReadSnapshot(Database& db) : m_db(db) { m_db.exec("BEGIN"); }
-    ~ReadSnapshot() {
-        try {
-            m_db.exec("COMMIT");
-        } catch (const std::exception&) { // nothing was written; the connection rolls back
-        }
-    }
-    ReadSnapshot(const ReadSnapshot&) = delete;
-    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-
-  private:
-    Database& m_db;
-};
-
 /// process id → the process's key and owner, loaded on demand (one query per process).
 class ProcessInfo {
   public:
@@ -100,12 +83,7 @@ RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessIn
     r.unmeasured_us = t.unmeasured_us;
     r.idle_unlisted_us = t.idle_unlisted_us;
     r.idle_unknown_us = t.idle_unknown_us;
-    r.mem_util_pct = narrow_int<int>(t.mem_util_pct);
-    r.mem_used_mib = t.mem_used_mib;
-    r.power_mw = t.power_mw;
-    r.temperature_c = narrow_int<int>(t.temperature_c);
-    r.sm_clock_mhz = narrow_int<int>(t.sm_clock_mhz);
-    r.clock_event_reasons = narrow_int<std::uint64_t>(t.clock_events);
+    r.readings = t.readings;
     r.read_errors = static_cast<int>(t.read_errors);
     for (std::uint32_t k = t.proc_begin; k < t.proc_begin + t.proc_count; ++k) {
         const StoredProc& sp = d.procs[k];
@@ -138,7 +116,7 @@ std::map<std::int64_t, std::vector<OlderTick>> older_ticks(Database& db,
                                                            const std::set<std::int64_t>& gpu_ids,
                                                            TimeUs from, TimeUs to,
                                                            ProcessInfo& processes) {
-    ReadSnapshot snapshot(db);
+    ReadTransaction snapshot(db);
     std::map<std::int64_t, std::vector<OlderTick>> out;
     BlockScanner(db).scan(from, to, [&](const DecodedTicks& d) {
         for (const StoredCardTick& t : d.ticks) {
@@ -174,7 +152,7 @@ std::map<std::int64_t, std::vector<OlderTick>> older_ticks(Database& db,
 
 RecentState read_recent(Database& db) {
     RecentState s;
-    ReadSnapshot snapshot(db);
+    ReadTransaction snapshot(db);
     std::vector<RunRow> runs = Reader(db).runs();
     if (!runs.empty()) {
         s.run = std::move(runs.back());

@@ -146,8 +146,12 @@ void v4(Database& db) {
     db.exec(k_schema_v4_sql);
 }
 
+void v5(Database& db) {
+    db.exec(k_schema_v5_sql);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 4> k_migrations{v1, v2, v3, v4};
+constexpr std::array<Migration, 5> k_migrations{v1, v2, v3, v4, v5};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

@@ -5,6 +5,7 @@
 
 #include "store/block.hpp"
 #include "store/codec.hpp"
+#include "telemetry/card_fields.hpp"
 
 #include <fmt/format.h>
 
@@ -14,8 +15,9 @@ namespace gua::store {
 
 namespace {
 
-std::string value(std::string_view column, std::string_view index, std::string_view period) {
-    return codec::value_sql(column, index, period);
+std::string value(std::string_view column, std::string_view index, std::string_view period,
+                  std::string_view ticks) {
+    return codec::value_sql(column, index, period, ticks);
 }
 
 std::string unzigzag(std::string_view z) {
@@ -23,9 +25,10 @@ std::string unzigzag(std::string_view z) {
 }
 
 /// Zigzag-decoded value of a stream.
-std::string signed_value(std::string_view column, std::string_view index, std::string_view period) {
+std::string signed_value(std::string_view column, std::string_view index, std::string_view period,
+                         std::string_view ticks) {
     return fmt::format("(SELECT {} FROM (SELECT {} AS z))", unzigzag("z"),
-                       value(column, index, period));
+                       value(column, index, period, ticks));
 }
 
 std::string block_tick_view() {
@@ -38,7 +41,8 @@ WITH RECURSIVE tk(block_id, k, t0_us, duration_us) AS (
     FROM tk JOIN tick_block b ON b.id = tk.block_id WHERE tk.k + 1 < b.n_ticks)
 SELECT block_id, k, t0_us, duration_us FROM tk;
 )sql",
-        signed_value("b.t0_delta", "tk.k + 1", "1"), signed_value("b.dur_delta", "tk.k + 1", "1"));
+        signed_value("b.t0_delta", "tk.k + 1", "1", "b.n_ticks"),
+        signed_value("b.dur_delta", "tk.k + 1", "1", "b.n_ticks"));
 }
 
 /// SQL: how many of the first `i` values of the shape stream (width 1) are `code`.
@@ -53,20 +57,69 @@ std::string shape_count(std::uint64_t code) {
                        count("substr(shape, 2, i % n_cards)"), count("substr(shape, 2, i)"));
 }
 
+/// SQL of what a per-card field with a base is stored relative to (block.hpp stored_base()), in
+/// terms of block_card's columns.
+std::string base_sql(const telemetry::CardFieldInfo& f) {
+    const std::string_view power = telemetry::info(k_power_field).column;
+    const std::string_view events = telemetry::info(k_events_field).column;
+    const std::string bad_duration =
+        "duration_us <= 0 OR duration_us > 1099511627776"; // stored_base()'s bounds
+    switch (f.base) {
+    case telemetry::StoredBase::none:
+        break;
+    case telemetry::StoredBase::energy:
+        return fmt::format("CASE WHEN {0} OR {1} IS NULL OR {1} > 1048576 THEN 0 ELSE ({1} * "
+                           "duration_us + 500000) / 1000000 END",
+                           bad_duration, power);
+    case telemetry::StoredBase::clock_event:
+        return fmt::format("CASE WHEN {0} OR {1} IS NULL OR ({1} & {2}) = 0 THEN 0 ELSE "
+                           "duration_us END",
+                           bad_duration, events, f.base_bit);
+    }
+    return "0";
+}
+
+/// The card_tick column of a per-card field: its stored value in block_card, in the field's unit.
+std::string field_column(const telemetry::CardFieldInfo& f) {
+    std::string value(f.column);
+    if (f.base != telemetry::StoredBase::none) {
+        value = fmt::format("CASE WHEN {0} IS NULL THEN NULL ELSE {1} + {2} END", f.column,
+                            unzigzag(f.column), base_sql(f));
+    }
+    if (f.quantum != 1) {
+        value = fmt::format("({}) * {}", value, f.quantum);
+    }
+    return value == f.id ? value : fmt::format("{} AS {}", value, f.id);
+}
+
 /// One row per card-tick of a block with its streams decoded; `m` is the measured time.
 std::string block_card_view() {
-    const auto ex = [](int k) { return signed_value("shape_us", fmt::format("e + {}", k), "1"); };
+    // x0–x4: the card-tick's values in shape_us (as many as its shape has; the others unused).
+    const auto ex = [](int k) { return fmt::format("x{}", k); };
+    std::string extras;
+    for (int k = 0; k < 5; ++k) {
+        extras += fmt::format(
+            ", {} AS x{}", signed_value("shape_us", fmt::format("e + {}", k), "1", "n_ticks"), k);
+    }
     const auto bucket = [&](int b) {
         return fmt::format("CASE WHEN shape IS NULL THEN 0 WHEN shape < 8 THEN (shape % 4 = {0}) "
                            "* m WHEN shape = 8 THEN {1} ELSE {2} END",
                            b, b < 3 ? ex(b) : fmt::format("m - {} - {} - {}", ex(0), ex(1), ex(2)),
                            ex(b + 1));
     };
-    const auto card = [](std::string_view column) { return value(column, "i", "n_cards"); };
+    const auto card = [](std::string_view column) {
+        return value(column, "i", "n_cards", "n_ticks");
+    };
     const std::string held_mib = fmt::format(
         "(SELECT COALESCE(SUM(CASE WHEN p.value ->> 2 IN (0, 2) THEN COALESCE({0}, 101) END), 0) "
         "FROM json_each(procs) p WHERE p.value ->> 0 = slot)",
-        value("proc_mem_mib", "k * n_procs + p.key", "n_procs"));
+        value("proc_mem_mib", "k * n_procs + p.key", "n_procs", "n_ticks"));
+    std::string decoded;
+    std::string columns;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        decoded += fmt::format("                         {} AS {},\n", card(f.column), f.column);
+        columns += fmt::format("                               b.{},\n", f.column);
+    }
     return fmt::format(
         R"sql(CREATE VIEW block_card AS
 SELECT *, CASE WHEN idle_unlisted_z IS NULL THEN 0 ELSE {0} + CASE WHEN has_procs OR
@@ -77,25 +130,22 @@ FROM (SELECT *,
                   WHEN shape = 8 THEN m - {1} ELSE {1} END AS active_us,
              {2} AS idle_us, {3} AS underutilized_us, {4} AS productive_us,
              {5} AS compute_bound_us
-      FROM (SELECT *, duration_us - unmeasured_us AS m
+      FROM (SELECT *, duration_us - unmeasured_us AS m{18}
             FROM (SELECT block_id, k, slot, t0_us, gpu_id, run_id, duration_us, shape_us, procs,
-                         n_procs, proc_mem_mib, proc_sm_cpct, proc_active_us,
+                         n_procs, n_ticks, proc_mem_mib, proc_sm_cpct, proc_active_us,
                          {6} AS util_source, {7} / 100.0 AS util_pct, {8} AS shape,
                          3 * {9} + 5 * {10} AS e,
                          COALESCE({11}, 0) AS unmeasured_us, COALESCE({12}, 0) AS idle_unknown_us,
                          {13} AS idle_unlisted_z,
                          EXISTS (SELECT 1 FROM json_each(procs) p WHERE p.value ->> 0 = slot)
                              AS has_procs,
-                         {14} AS mem_util_pct, {15} AS mem_used_mib, {16} AS power_w,
-                         {17} AS temperature_c, {18} AS sm_clock_mhz, {19} AS clock_events,
-                         {20} AS read_errors, {21} AS held_mib
+{16}                         {14} AS read_errors, {15} AS held_mib
                   FROM (SELECT tk.block_id, tk.k, tk.t0_us, tk.duration_us, c.key AS slot,
                                c.value AS gpu_id, b.run_id, b.procs, b.util_source, b.util_cpct,
-                               b.shape, b.shape_us, b.mem_util_pct, b.mem_used_mib, b.power_w,
-                               b.temperature_c, b.sm_clock_mhz, b.clock_events, b.read_errors,
-                               b.proc_mem_mib, b.proc_sm_cpct, b.proc_active_us,
+                               b.shape, b.shape_us,
+{17}                               b.read_errors, b.proc_mem_mib, b.proc_sm_cpct, b.proc_active_us,
                                b.unmeasured_us AS unmeasured_s, b.idle_unlisted_us AS unlisted_s,
-                               b.idle_unknown_us AS unknown_s,
+                               b.idle_unknown_us AS unknown_s, b.n_ticks,
                                json_array_length(b.cards) AS n_cards,
                                json_array_length(b.procs) AS n_procs,
                                tk.k * json_array_length(b.cards) + c.key AS i
@@ -105,17 +155,23 @@ FROM (SELECT *,
         unzigzag("idle_unlisted_z"), ex(0), bucket(0), bucket(1), bucket(2), bucket(3),
         card("util_source"), card("util_cpct"), card("shape"), shape_count(k_shape_partial),
         shape_count(k_shape_explicit), card("unmeasured_s"), card("unknown_s"), card("unlisted_s"),
-        card("mem_util_pct"), card("mem_used_mib"), card("power_w"), card("temperature_c"),
-        card("sm_clock_mhz"), card("clock_events"), card("read_errors"), held_mib);
+        card("read_errors"), held_mib, decoded, columns, extras);
 }
 
-constexpr std::string_view k_card_tick_view = R"sql(CREATE VIEW card_tick AS
+std::string card_tick_view() {
+    std::string fields;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        fields += fmt::format("       {},\n", field_column(f));
+    }
+    return fmt::format(R"sql(CREATE VIEW card_tick AS
 SELECT t0_us, gpu_id, run_id, duration_us, util_source, util_pct, active_us, idle_us,
        underutilized_us, productive_us, compute_bound_us, unmeasured_us, idle_unlisted_us,
-       idle_unknown_us, mem_util_pct, mem_used_mib, power_w * 1000 AS power_mw, temperature_c,
-       sm_clock_mhz, clock_events, read_errors, held_mib
+       idle_unknown_us,
+{}       read_errors, held_mib
 FROM block_card;
-)sql";
+)sql",
+                       fields);
+}
 
 std::string proc_tick_view() {
     const std::string pi = "c.k * c.n_procs + p.key";
@@ -131,9 +187,10 @@ FROM (SELECT c.t0_us, c.gpu_id, c.active_us, p.value ->> 1 AS process_id, p.valu
               WHERE q.value ->> 0 = c.slot) AS slot_sm
       FROM block_card c JOIN json_each(c.procs) p ON p.value ->> 0 = c.slot);
 )sql",
-        unzigzag("az"), value("c.proc_mem_mib", pi, "c.n_procs"),
-        value("c.proc_sm_cpct", pi, "c.n_procs"), value("c.proc_active_us", pi, "c.n_procs"),
-        value("c.proc_sm_cpct", "c.k * c.n_procs + q.key", "c.n_procs"));
+        unzigzag("az"), value("c.proc_mem_mib", pi, "c.n_procs", "c.n_ticks"),
+        value("c.proc_sm_cpct", pi, "c.n_procs", "c.n_ticks"),
+        value("c.proc_active_us", pi, "c.n_procs", "c.n_ticks"),
+        value("c.proc_sm_cpct", "c.k * c.n_procs + q.key", "c.n_procs", "c.n_ticks"));
 }
 
 constexpr std::string_view k_state_views = R"sql(
@@ -176,8 +233,8 @@ JOIN identity i ON i.id = pr.identity_id;
 } // namespace
 
 std::string views_sql() {
-    return block_tick_view() + block_card_view() + std::string(k_card_tick_view) +
-           proc_tick_view() + std::string(k_state_views);
+    return block_tick_view() + block_card_view() + card_tick_view() + proc_tick_view() +
+           std::string(k_state_views);
 }
 
 } // namespace gua::store

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/time.hpp"
+#include "telemetry/card_fields.hpp"
 #include "telemetry/identity.hpp"
 
 #include <cstdint>
@@ -64,13 +65,9 @@ struct DevicePoll {
     DurationUs unmeasured_us = 0;
     /// A process-list read failed: `processes` may be incomplete, the holders are unknown.
     bool processes_unknown = false;
-    std::optional<int> mem_util_pct;
-    std::optional<std::int64_t> mem_used_mib;
-    std::optional<std::int64_t> power_mw;
-    std::optional<int> temperature_c;
-    std::optional<int> sm_clock_mhz;
-    std::optional<std::uint64_t> clock_event_reasons; ///< NVML clocks-event (throttle) bitmask
-    std::optional<std::uint64_t> energy_mj;           ///< energy counter since driver load
+    /// The card's readings (card_fields.def); counter fields hold the driver's running counter.
+    CardReadings readings;
+    std::optional<std::uint64_t> energy_mj; ///< energy counter since driver load
     std::vector<ProcessReading> processes;
     int read_errors = 0; ///< readings that failed with an unexpected error this poll
 };

@@ -231,10 +231,11 @@ class SyntheticSource final : public DeviceSource {
         std::vector<DevicePoll> polls(m_spec.devices.size());
         for (std::size_t i = 0; i < polls.size(); ++i) {
             polls[i].uuid = m_spec.devices[i].uuid;
-            polls[i].mem_util_pct = 0;
-            polls[i].temperature_c = 40;
-            polls[i].power_mw = 70000;
-            polls[i].sm_clock_mhz = 1410;
+            CardReadings& r = polls[i].readings;
+            r.mem_util_pct = 0;
+            r.temperature_c = 40;
+            r.power_mw = 70000;
+            r.sm_clock_mhz = 1410;
         }
         const std::int64_t tick = (from - m_origin) / m_interval;
         m_spec.step(polls, tick, from, std::max(now, from + 1), m_rng);
@@ -243,10 +244,10 @@ class SyntheticSource final : public DeviceSource {
             for (const ProcessReading& r : p.processes) {
                 used += r.mem_used_mib.value_or(0);
             }
-            p.mem_used_mib = used;
+            p.readings.mem_used_mib = used;
             if (!p.util.empty() && p.util.front().pct >= 10) {
-                p.power_mw = 350000;
-                p.temperature_c = 68;
+                p.readings.power_mw = 350000;
+                p.readings.temperature_c = 68;
             }
         }
         return polls;

@@ -42,12 +42,7 @@ struct CardTickRecord {
     /// Measured time below the active threshold during which the process lists could not be
     /// read (holders unknown: neither idle-held nor truly idle).
     DurationUs idle_unknown_us = 0;
-    std::optional<int> mem_util_pct;
-    std::optional<std::int64_t> mem_used_mib;
-    std::optional<std::int64_t> power_mw;
-    std::optional<int> temperature_c;
-    std::optional<int> sm_clock_mhz;
-    std::optional<std::uint64_t> clock_event_reasons;
+    CardReadings readings; ///< folded from the polls by each field's rule (card_fields.def)
     int read_errors = 0;
     std::vector<ProcessTick> processes;
 };

@@ -4,9 +4,11 @@
 #include "../store/prior_art_files.hpp"
 #include "../store/temp_db.hpp"
 #include "daemon/lock.hpp"
+#include "store/schema.hpp"
 #include "support/raw_db.hpp"
 #include "support/run.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -168,13 +170,18 @@ TEST(DbCli, ReportAsksForTheUpgradeAndUpgradeConvertsAnOldFile) {
     }
     o = run(dir, "db upgrade --db " + db);
     ASSERT_EQ(o.rc, 0) << o.err;
-    EXPECT_NE(o.out.find("schema 2 → 4, 6 card-ticks converted"), std::string::npos) << o.out;
+    EXPECT_NE(
+        o.out.find(fmt::format("schema 2 → {}, 6 card-ticks converted", store::k_schema_version)),
+        std::string::npos)
+        << o.out;
     o = run(dir, "report --format json --db " + db + window);
     ASSERT_EQ(o.rc, 0) << o.err;
     EXPECT_NE(o.out.find("\"samples\": 6"), std::string::npos) << o.out.substr(0, 400);
     o = run(dir, "db upgrade --db " + db);
     ASSERT_EQ(o.rc, 0) << o.err;
-    EXPECT_NE(o.out.find("schema 4 → 4"), std::string::npos) << "idempotent: " << o.out;
+    EXPECT_NE(o.out.find(fmt::format("schema {0} → {0}", store::k_schema_version)),
+              std::string::npos)
+        << "idempotent: " << o.out;
 }
 
 } // namespace

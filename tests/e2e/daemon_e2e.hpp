@@ -187,6 +187,18 @@ class DaemonTest : public ::testing::Test {
         return s.empty() || s == "NULL" ? 0.0 : std::stod(s) / 1e6;
     }
 
+    /// Seconds of GPU `index`'s recorded card-ticks whose utilization was measured (a poll of a
+    /// slow, loaded run can find its ring period still running at the end of a tick: that time
+    /// is unmeasured, and counted in no state).
+    double measured_seconds(int index) const {
+        test::RawDb raw(db());
+        const std::string s = raw.one(
+            "SELECT sum(c.duration_us - c.unmeasured_us) FROM card_tick c JOIN gpu g ON g.id = "
+            "c.gpu_id WHERE g.idx = " +
+            std::to_string(index));
+        return s.empty() || s == "NULL" ? 0.0 : std::stod(s) / 1e6;
+    }
+
     test::TempDir m_dir;
     std::map<std::string, std::string> m_env;
 };

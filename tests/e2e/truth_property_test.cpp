@@ -104,7 +104,7 @@ telemetry::CardTickRecord random_card(std::mt19937_64& rng, int card, DurationUs
         held += *pt.mem_used_mib;
         r.processes.push_back(pt);
     }
-    r.mem_used_mib = held;
+    r.readings.mem_used_mib = held;
     return r;
 }
 

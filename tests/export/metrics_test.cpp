@@ -3,6 +3,7 @@
 #include "export/metrics.hpp"
 #include "export/ticks.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace gua::exporter {
@@ -171,6 +172,52 @@ TEST(ExportMetrics, LatestReadingsOnlyForCardsOfTheLatestTick) {
     EXPECT_NE(text.find(R"(gua_gpu_power_watts{gpu="0")"), std::string::npos);
     EXPECT_NE(text.find(R"(gua_gpu_card_ticks_total{gpu="1")"), std::string::npos)
         << "counters of a card that left stay";
+}
+
+// Every field of card_fields.def with a family: a gauge shows the latest tick's reading, a counter
+// the sum over ticks, both in base units; a field never read has no series (not a 0).
+TEST(ExportMetrics, EveryCardFieldFeedsItsFamily) {
+    Metrics m(options());
+    const auto value_of = [](const telemetry::CardFieldInfo& f, int k) {
+        return (static_cast<std::int64_t>(f.field) + 1) * 1000 * (k + 1);
+    };
+    for (int k = 0; k < 3; ++k) {
+        telemetry::Tick t = testing::tick(k, 30);
+        t.cards.push_back(card(0, 30, 50, {}));
+        t.cards.push_back(card(1, 30, 50, {}));
+        t.cards[1].readings = telemetry::CardReadings{}; // card 1 reads nothing
+        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+            t.cards[0].readings.*f.value = value_of(f, k);
+        }
+        m.observe(t);
+    }
+    const auto series = parse_exposition(m.render());
+    const std::string uuid0 = "GPU-00000000-0000-0000-0000-000000000000";
+    const std::string uuid1 = "GPU-00000000-0000-0000-0000-000000000001";
+    std::size_t checked = 0;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        if (f.metric_kind == telemetry::MetricKind::none) {
+            continue;
+        }
+        std::string extra;
+        if (const std::size_t eq = f.metric_label.find('='); eq != std::string_view::npos) {
+            extra = fmt::format(",{}=\"{}\"", f.metric_label.substr(0, eq),
+                                f.metric_label.substr(eq + 1));
+        }
+        const auto name = [&](const std::string& gpu, const std::string& uuid) {
+            return fmt::format("{}{{gpu=\"{}\",uuid=\"{}\"{}}}", f.metric, gpu, uuid, extra);
+        };
+        const double expected =
+            f.metric_kind == telemetry::MetricKind::gauge
+                ? static_cast<double>(value_of(f, 2)) * f.metric_scale
+                : static_cast<double>(value_of(f, 0) + value_of(f, 1) + value_of(f, 2)) *
+                      f.metric_scale;
+        ASSERT_EQ(series.count(name("0", uuid0)), 1U) << name("0", uuid0);
+        EXPECT_DOUBLE_EQ(series.at(name("0", uuid0)), expected) << f.id;
+        EXPECT_EQ(series.count(name("1", uuid1)), 0U) << f.id << ": no reading, no series";
+        ++checked;
+    }
+    EXPECT_GE(checked, 3U);
 }
 
 } // namespace

@@ -53,9 +53,9 @@ inline telemetry::CardTickRecord card(int index, int duration_s, double util_pct
     for (const telemetry::ProcessTick& p : processes) {
         used += p.mem_used_mib.value_or(0);
     }
-    c.mem_used_mib = used;
-    c.power_mw = 60500;
-    c.temperature_c = 41;
+    c.readings.mem_used_mib = used;
+    c.readings.power_mw = 60500;
+    c.readings.temperature_c = 41;
     c.util_samples = 1;
     c.processes = std::move(processes);
     return c;

@@ -83,13 +83,13 @@ TEST(NvmlSource, EnumeratesAndReadsEveryMetricOfAModernDriver) {
     EXPECT_EQ(poll.util_source, UtilSource::samples);
     EXPECT_EQ(poll.util.size(), 30u);
     EXPECT_NEAR(testing::poll_mean(poll), 80.0, 1e-9);
-    EXPECT_EQ(poll.mem_util_pct, 35);
-    EXPECT_EQ(poll.mem_used_mib, 10100); // _v2: reserved memory is not "used"
-    EXPECT_EQ(poll.power_mw, 300000);
+    EXPECT_EQ(poll.readings.mem_util_pct, 35);
+    EXPECT_EQ(poll.readings.mem_used_mib, 10100); // _v2: reserved memory is not "used"
+    EXPECT_EQ(poll.readings.power_mw, 300000);
     EXPECT_EQ(poll.energy_mj, 1000u + 300000u * 5u);
-    EXPECT_EQ(poll.temperature_c, 55);
-    EXPECT_EQ(poll.sm_clock_mhz, 1980);
-    EXPECT_EQ(poll.clock_event_reasons, 1u);
+    EXPECT_EQ(poll.readings.temperature_c, 55);
+    EXPECT_EQ(poll.readings.sm_clock_mhz, 1980);
+    EXPECT_EQ(poll.readings.clock_events, 1);
     ASSERT_EQ(poll.processes.size(), 3u);
     const auto* compute = find(poll, 4242, ProcessType::compute);
     ASSERT_NE(compute, nullptr);
@@ -112,9 +112,9 @@ TEST(NvmlSource, ReadsALegacyDriverThroughV1Names) {
     EXPECT_EQ(poll.util_source, UtilSource::snapshot);
     ASSERT_EQ(poll.util.size(), 1u);
     EXPECT_EQ(poll.util[0].pct, 80.0);
-    EXPECT_EQ(poll.mem_used_mib, 10600); // v1 counts reserved memory as used
-    EXPECT_EQ(poll.temperature_c, 55);
-    EXPECT_EQ(poll.clock_event_reasons, 1u);
+    EXPECT_EQ(poll.readings.mem_used_mib, 10600); // v1 counts reserved memory as used
+    EXPECT_EQ(poll.readings.temperature_c, 55);
+    EXPECT_EQ(poll.readings.clock_events, 1);
     EXPECT_FALSE(poll.energy_mj.has_value());
     ASSERT_EQ(poll.processes.size(), 2u); // no MPS list before R450
     EXPECT_EQ(find(poll, 4242, ProcessType::compute)->mem_used_mib, 8000);
@@ -176,7 +176,7 @@ TEST(NvmlSource, TakesPidsFromTheEnvironmentAndCallsMissingSymbolsUnsupported) {
     ASSERT_EQ(poll.processes.size(), 1u);
     EXPECT_EQ(poll.processes[0].pid, 31337u);
     EXPECT_EQ(poll.processes[0].mem_used_mib, 640);
-    EXPECT_FALSE(poll.power_mw.has_value());
+    EXPECT_FALSE(poll.readings.power_mw.has_value());
     EXPECT_EQ(poll.read_errors, 0);
 }
 
@@ -194,16 +194,16 @@ TEST(NvmlSource, LostGpuIsReportedWhileTheOtherIsReadAndIsReprobedLater) {
     fake.set_time(1);
     auto polls = source->poll(wall_at(1));
     EXPECT_FALSE(polls[1].lost);
-    EXPECT_EQ(polls[1].power_mw, 120000);
+    EXPECT_EQ(polls[1].readings.power_mw, 120000);
 
     fake.set_time(3);
     polls = source->poll(wall_at(3));
     ASSERT_EQ(polls.size(), 2u);
     EXPECT_FALSE(polls[0].lost);
-    EXPECT_EQ(polls[0].power_mw, 300000);
+    EXPECT_EQ(polls[0].readings.power_mw, 300000);
     EXPECT_TRUE(polls[1].lost);
     EXPECT_EQ(polls[1].uuid, "GPU-1");
-    EXPECT_FALSE(polls[1].power_mw.has_value());
+    EXPECT_FALSE(polls[1].readings.power_mw.has_value());
     EXPECT_TRUE(polls[1].processes.empty());
     EXPECT_EQ(source->devices().size(), 2u); // still listed while lost
 
@@ -213,7 +213,7 @@ TEST(NvmlSource, LostGpuIsReportedWhileTheOtherIsReadAndIsReprobedLater) {
     fake.set_time(5);
     polls = source->poll(wall_at(5));
     EXPECT_FALSE(polls[1].lost);
-    EXPECT_EQ(polls[1].power_mw, 120000);
+    EXPECT_EQ(polls[1].readings.power_mw, 120000);
     EXPECT_EQ(polls[1].read_errors, 0);
 }
 
@@ -244,14 +244,14 @@ TEST(NvmlSource, UnsupportedIsMissingAndOtherErrorsAreCounted) {
     source->poll(wall_at(0));
     fake.set_time(2);
     const auto poll = source->poll(wall_at(2)).at(0);
-    EXPECT_FALSE(poll.power_mw.has_value());
+    EXPECT_FALSE(poll.readings.power_mw.has_value());
     EXPECT_FALSE(poll.energy_mj.has_value());
-    EXPECT_FALSE(poll.temperature_c.has_value());
-    EXPECT_FALSE(poll.sm_clock_mhz.has_value());
+    EXPECT_FALSE(poll.readings.temperature_c.has_value());
+    EXPECT_FALSE(poll.readings.sm_clock_mhz.has_value());
     EXPECT_EQ(poll.read_errors, 1); // only the clock's UNKNOWN error counts
     EXPECT_EQ(poll.util_source, UtilSource::snapshot);
     EXPECT_EQ(poll.util.at(0).pct, 80.0);
-    EXPECT_EQ(poll.clock_event_reasons, 1u);
+    EXPECT_EQ(poll.readings.clock_events, 1);
 }
 
 TEST(NvmlSource, RetriesAProcessListThatGrowsBetweenCalls) {
@@ -306,9 +306,9 @@ TEST(NvmlSource, MigInstancesAreCardsWithoutUtilization) {
         EXPECT_FALSE(poll.processes[0].sm_util_pct.has_value());
     }
     EXPECT_EQ(polls[0].processes[0].pid, 100u);
-    EXPECT_EQ(polls[0].mem_used_mib, 5000);
+    EXPECT_EQ(polls[0].readings.mem_used_mib, 5000);
     EXPECT_EQ(polls[1].processes[0].pid, 200u);
-    EXPECT_EQ(polls[1].mem_used_mib, 7000);
+    EXPECT_EQ(polls[1].readings.mem_used_mib, 7000);
 }
 
 } // namespace

@@ -209,7 +209,7 @@ TEST(NvmlRingTruth, AFailedComputeProcessListLeavesTheHoldersUnknown) {
     EXPECT_EQ(polls[0].processes.size(), 1u);
     EXPECT_TRUE(polls[1].processes_unknown);
     EXPECT_TRUE(polls[1].processes.empty());
-    EXPECT_EQ(polls[1].mem_used_mib, 8000); // the memory is there, its holder unknown
+    EXPECT_EQ(polls[1].readings.mem_used_mib, 8000); // the memory is there, its holder unknown
     EXPECT_FALSE(polls[2].processes_unknown);
     EXPECT_EQ(polls[2].processes.size(), 1u);
 }

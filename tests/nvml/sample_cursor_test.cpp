@@ -180,6 +180,14 @@ TEST(NvmlSampleCursor, ResetsAfterThreeDryPollsWhileTheSnapshotIsBusy) {
     EXPECT_EQ(cursor.cursor_us(), 0u);
 }
 
+// A ring still filling shows few entries; polls never come faster than 1.5 periods, since a poll
+// within the running period finds nothing new (unmeasured while the card is busy).
+TEST(NvmlSampleCursor, TheAffordableSpanIsAtLeastOneAndAHalfPeriods) {
+    UtilCursor tiny;
+    tiny.prime(ramp(k_t0, 2, 0)); // 2 entries: capacity × period / 2 would be one period
+    EXPECT_EQ(tiny.affordable_span_us(), static_cast<DurationUs>(k_period) * 3 / 2);
+}
+
 TEST(NvmlSampleCursor, ProcessUtilKeepsLivePidsAndZeroesAbsentOnes) {
     ProcessUtilCursor cursor;
     cursor.prime({{10, k_t0, 30}, {11, k_t0 + 5, 250}});

@@ -123,7 +123,7 @@ inline telemetry::CardTickRecord card(int index, double util_pct, DurationUs dur
     for (const auto& p : processes) {
         used += p.mem_used_mib.value_or(0);
     }
-    c.mem_used_mib = used;
+    c.readings.mem_used_mib = used;
     c.processes = std::move(processes);
     return c;
 }

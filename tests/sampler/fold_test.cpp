@@ -331,21 +331,21 @@ TEST_F(Fold, UnmeasuredTickHasNoUtilization) {
 
 TEST_F(Fold, DeviceReadingsLatestWinsErrorsAndEventsAccumulate) {
     telemetry::DevicePoll a = poll("GPU-a", {{0, 1}});
-    a.power_mw = 100000;
-    a.temperature_c = 50;
-    a.mem_used_mib = 1000;
-    a.clock_event_reasons = 0x1;
+    a.readings.power_mw = 100000;
+    a.readings.temperature_c = 50;
+    a.readings.mem_used_mib = 1000;
+    a.readings.clock_events = 0x1;
     a.read_errors = 1;
     telemetry::DevicePoll b = poll("GPU-a", {{0, 1}});
-    b.power_mw = 200000;
-    b.clock_event_reasons = 0x4;
+    b.readings.power_mw = 200000;
+    b.readings.clock_events = 0x4;
     b.read_errors = 2;
     const telemetry::Tick t = fold({{{a}, 5 * k_s}, {{b}, 5 * k_s}});
     const telemetry::CardTickRecord& c = t.cards[0];
-    EXPECT_EQ(c.power_mw, 200000);
-    EXPECT_EQ(c.temperature_c, 50); // b had no reading: a's stands
-    EXPECT_EQ(c.mem_used_mib, 1000);
-    EXPECT_EQ(c.clock_event_reasons, 0x5U);
+    EXPECT_EQ(c.readings.power_mw, 200000);
+    EXPECT_EQ(c.readings.temperature_c, 50); // b had no reading: a's stands
+    EXPECT_EQ(c.readings.mem_used_mib, 1000);
+    EXPECT_EQ(c.readings.clock_events, 0x5);
     EXPECT_EQ(c.read_errors, 3);
 }
 

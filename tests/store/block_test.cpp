@@ -6,6 +6,7 @@
 #include "store/writer.hpp"
 #include "temp_db.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,11 +80,9 @@ TEST(Blocks, RoundTripThroughWriterAndDecoder) {
         EXPECT_EQ(g.util_pct, c.util_pct);
         EXPECT_EQ(g.active_us, c.active_us);
         EXPECT_EQ(g.bucket_us, c.bucket_us);
-        EXPECT_EQ(g.power_mw, c.power_mw);
-        EXPECT_EQ(g.temperature_c, c.temperature_c);
-        EXPECT_EQ(g.sm_clock_mhz, c.sm_clock_mhz);
-        EXPECT_EQ(g.mem_util_pct, c.mem_util_pct);
-        EXPECT_EQ(g.mem_used_mib, c.mem_used_mib);
+        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+            EXPECT_EQ(g.readings.*f.value, c.readings.*f.value) << f.id << " of card-tick " << i;
+        }
         EXPECT_EQ(g.read_errors, c.read_errors);
         ASSERT_EQ(g.proc_count, c.processes.size());
         for (std::size_t k = 0; k < c.processes.size(); ++k) {
@@ -107,11 +106,15 @@ TEST(Blocks, ViewsAgreeWithTheDecoder) {
     }
     DecodedTicks all;
     std::vector<StoredCardTick> got = scan_all(t.db, all);
+    std::string fields;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        fields += fmt::format(", {}", f.id);
+    }
     Statement st = t.db.prepare(
-        "SELECT t0_us, gpu_id, duration_us, util_source, util_pct, active_us, idle_us, "
-        "underutilized_us, productive_us, compute_bound_us, mem_util_pct, mem_used_mib, power_mw, "
-        "temperature_c, sm_clock_mhz, clock_events, read_errors FROM card_tick "
-        "ORDER BY t0_us, gpu_id");
+        fmt::format("SELECT t0_us, gpu_id, duration_us, util_source, util_pct, active_us, "
+                    "idle_us, underutilized_us, productive_us, compute_bound_us, read_errors{} "
+                    "FROM card_tick ORDER BY t0_us, gpu_id",
+                    fields));
     std::size_t i = 0;
     const auto same = [](const std::optional<std::int64_t>& a, const Statement& s, int col) {
         return a ? (!s.is_null(col) && s.int64(col) == *a) : s.is_null(col);
@@ -128,13 +131,12 @@ TEST(Blocks, ViewsAgreeWithTheDecoder) {
         for (int b = 0; b < 4; ++b) {
             EXPECT_EQ(st.int64(6 + b), g.bucket_us[static_cast<std::size_t>(b)]) << i;
         }
-        EXPECT_TRUE(same(g.mem_util_pct, st, 10));
-        EXPECT_TRUE(same(g.mem_used_mib, st, 11));
-        EXPECT_TRUE(same(g.power_mw, st, 12));
-        EXPECT_TRUE(same(g.temperature_c, st, 13));
-        EXPECT_TRUE(same(g.sm_clock_mhz, st, 14));
-        EXPECT_TRUE(same(g.clock_events, st, 15));
-        EXPECT_EQ(st.int64(16), g.read_errors);
+        EXPECT_EQ(st.int64(10), g.read_errors);
+        for (std::size_t f = 0; f < telemetry::k_card_field_count; ++f) {
+            EXPECT_TRUE(
+                same(g.readings.*telemetry::k_card_fields[f].value, st, 11 + static_cast<int>(f)))
+                << telemetry::k_card_fields[f].id << " of card-tick " << i;
+        }
     }
     EXPECT_EQ(i, got.size());
     std::size_t procs = 0;
@@ -158,8 +160,8 @@ TEST(Blocks, QuantisesUtilizationPowerAndPerProcessSm) {
     c.util_pct = 37.6049;
     c.active_us = 12345;
     c.bucket_us = {100, 200, 300, tick.duration_us - 600};
-    c.power_mw = 245499;
-    c.mem_used_mib = -5;
+    c.readings.power_mw = 245499;
+    c.readings.mem_used_mib = -5;
     telemetry::ProcessTick p;
     p.pid = 1;
     p.sm_util_pct = 9.996;
@@ -172,8 +174,8 @@ TEST(Blocks, QuantisesUtilizationPowerAndPerProcessSm) {
     const auto got = scan_all(t.db, all);
     ASSERT_EQ(got.size(), 1U);
     EXPECT_DOUBLE_EQ(*got[0].util_pct, 37.6); // 0.01 %
-    EXPECT_EQ(got[0].power_mw, 245000);
-    EXPECT_EQ(got[0].mem_used_mib, 0);
+    EXPECT_EQ(got[0].readings.power_mw, 245000);
+    EXPECT_EQ(got[0].readings.mem_used_mib, 0);
     EXPECT_EQ(got[0].active_us, 12345);
     EXPECT_EQ(got[0].bucket_us, c.bucket_us);
     EXPECT_EQ(all.procs[0].sm_util_pct, 10.0);

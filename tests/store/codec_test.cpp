@@ -35,6 +35,27 @@ TEST(Codec, ConstantPeriodicAndVaryingStreams) {
     EXPECT_EQ(round_trip({codec::k_null, 5}, 1), (std::vector<std::uint64_t>{codec::k_null, 5}));
 }
 
+TEST(Codec, SlottedStreamsKeepOneValuePerSteadySlot) {
+    // Three slots over four ticks: slots 0 and 2 steady, slot 1 changing.
+    const std::vector<std::uint64_t> values{7, 1, 9, 7, 2, 9, 7, 3, 9, 7, 4, 9};
+    std::string text;
+    EXPECT_EQ(round_trip(values, 3, &text), values);
+    EXPECT_EQ(text, "q\x02\x03\x02\x09\x03\x04\x05\x06\x0b");
+    // Only whole ticks are slotted; a slot changing only from the second tick on still is.
+    const std::vector<std::uint64_t> partial{7, 1, 9, 7, 2};
+    EXPECT_EQ(round_trip(partial, 3, &text), partial);
+    EXPECT_EQ(text.front(), 'A');
+    // When every slot changes, keeping every value is shorter.
+    const std::vector<std::uint64_t> busy{1, 2, 3, 4, 5, 6};
+    EXPECT_EQ(round_trip(busy, 2, &text), busy);
+    EXPECT_EQ(text.front(), 'A');
+    codec::Values v;
+    EXPECT_FALSE(codec::decode("q\x02\x03\x09\x04\x05", 5, 2, v)) << "not whole ticks";
+    EXPECT_FALSE(codec::decode("q\x02\x04\x09\x04", 4, 2, v)) << "unknown slot mode";
+    EXPECT_FALSE(codec::decode("q\x03\x03\x09", 200000, 2, v)) << "more than the text holds";
+    EXPECT_TRUE(v.kept.empty());
+}
+
 TEST(Codec, WidensForLargeValues) {
     const std::vector<std::uint64_t> values{
         0, 0xD7FE, 0xD800, 1ULL << 20, 1ULL << 45, codec::k_null - 1, 3};
@@ -73,7 +94,7 @@ RC_GTEST_PROP(CodecProperty, DecodeInvertsAppend, ()) {
 
 /// Value number `i` of stream `text` (period 1) as SQL's unicode() decodes it.
 std::optional<std::int64_t> sql_value(Database& db, const std::string& text, std::int64_t i) {
-    Statement st = db.prepare(fmt::format("SELECT {}", codec::value_sql("?1", "?2", "1")));
+    Statement st = db.prepare(fmt::format("SELECT {}", codec::value_sql("?1", "?2", "1", "1")));
     st.bind(1, std::string_view(text));
     st.bind(2, i);
     EXPECT_TRUE(st.step());
@@ -124,16 +145,57 @@ RC_GTEST_PROP(CodecProperty, SqlDecoderAgrees, ()) {
         w.append(v);
     }
     Database db(":memory:", OpenMode::create);
-    Statement st = db.prepare(fmt::format("SELECT {}", codec::value_sql("?1", "?2", "?3")));
+    Statement st = db.prepare(fmt::format("SELECT {}", codec::value_sql("?1", "?2", "?3", "?4")));
     for (std::size_t i = 0; i < values.size(); ++i) {
         st.bind(1, std::string_view(w.text()));
         st.bind(2, static_cast<std::int64_t>(i));
         st.bind(3, static_cast<std::int64_t>(period));
+        st.bind(4, static_cast<std::int64_t>(values.size() / period));
         RC_ASSERT(st.step());
         if (values[i] == codec::k_null) {
             RC_ASSERT(st.is_null(0));
         } else {
             RC_ASSERT(static_cast<std::uint64_t>(st.int64(0)) == values[i]);
+        }
+        st.reset();
+    }
+}
+
+RC_GTEST_PROP(CodecProperty, SlottedStreamsAgreeInCppAndSql, ()) {
+    // Some slots steady, the others changing, over whole ticks: the slotted form.
+    const auto period = *rc::gen::inRange<std::size_t>(2, 6);
+    const auto ticks = *rc::gen::inRange<std::size_t>(1, 10);
+    const auto steady = *rc::gen::container<std::vector<bool>>(period, rc::gen::arbitrary<bool>());
+    const auto values = *rc::gen::container<std::vector<std::uint64_t>>(
+        period * ticks, rc::gen::oneOf(rc::gen::inRange<std::uint64_t>(0, 200),
+                                       rc::gen::inRange<std::uint64_t>(0, 1ULL << 62),
+                                       rc::gen::just(codec::k_null)));
+    std::vector<std::uint64_t> stream = values;
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+        if (steady[i % period]) {
+            stream[i] = values[i % period];
+        }
+    }
+    codec::StreamWriter w;
+    w.clear(period);
+    for (std::uint64_t v : stream) {
+        w.append(v);
+    }
+    std::vector<std::uint64_t> out;
+    RC_ASSERT(codec::decode(w.text(), stream.size(), period, out));
+    RC_ASSERT(out == stream);
+    Database db(":memory:", OpenMode::create);
+    Statement st = db.prepare(fmt::format("SELECT {}", codec::value_sql("?1", "?2", "?3", "?4")));
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+        st.bind(1, std::string_view(w.text()));
+        st.bind(2, static_cast<std::int64_t>(i));
+        st.bind(3, static_cast<std::int64_t>(period));
+        st.bind(4, static_cast<std::int64_t>(ticks));
+        RC_ASSERT(st.step());
+        if (stream[i] == codec::k_null) {
+            RC_ASSERT(st.is_null(0));
+        } else {
+            RC_ASSERT(static_cast<std::uint64_t>(st.int64(0)) == stream[i]);
         }
         st.reset();
     }

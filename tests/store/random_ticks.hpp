@@ -137,12 +137,12 @@ inline std::vector<telemetry::Tick> random_history(std::uint64_t seed, TimeUs st
                     r.idle_unknown_us = pick(rest + 1);
                 }
             }
-            if (pick(3) == 0) {
-                r.power_mw = o.quantised ? 1000 * pick(400) : pick(400000);
-                r.temperature_c = static_cast<int>(pick(90));
-                r.sm_clock_mhz = static_cast<int>(pick(2000));
-                r.mem_util_pct = static_cast<int>(pick(101));
-                r.clock_event_reasons = static_cast<std::uint64_t>(pick(512));
+            if (pick(3) == 0) { // every per-card field, in whole stored units when quantised
+                for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+                    const std::int64_t range = f.fold == telemetry::Fold::bits ? 512 : 2000;
+                    r.readings.*f.value =
+                        o.quantised ? f.quantum * pick(range) : pick(range * f.quantum);
+                }
             }
             r.read_errors = pick(20) == 0 ? 1 : 0;
             std::int64_t held = 0;
@@ -168,7 +168,7 @@ inline std::vector<telemetry::Tick> random_history(std::uint64_t seed, TimeUs st
                     unattributed -= *pt.active_us;
                 }
             }
-            r.mem_used_mib = held;
+            r.readings.mem_used_mib = held;
             tick.cards.push_back(r);
         }
         out.push_back(tick);

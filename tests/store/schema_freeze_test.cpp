@@ -1,6 +1,7 @@
 // Frozen migrations: a new file made by every migration at once equals one upgraded version by
-// version, schema 3 keeps its own stream columns, and a schema 3 file with data upgrades to 4
-// with the "old recording" meaning (no unmeasured time, no per-process active time).
+// version, schema 3 keeps its own stream columns, a schema 3 file with data upgrades with the
+// "old recording" meaning (no unmeasured time, no per-process active time), and a schema 4 file
+// reads the same through the new views and decoder.
 #include "core/fatal.hpp"
 #include "store/block.hpp"
 #include "store/frozen_sql.hpp"
@@ -8,10 +9,13 @@
 #include "store/reader.hpp"
 #include "store/views.hpp"
 #include "store/writer.hpp"
+#include "support/raw_db.hpp"
 #include "temp_db.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <map>
 
 namespace gua::store {
 namespace schema_freeze_test { // named after the file: unique in a unity batch
@@ -52,7 +56,7 @@ TEST(FrozenMigrations, FreshFileEqualsOneUpgradedStepByStep) {
     }
     Database step(dir.file("step.db"), OpenMode::read_write);
     EXPECT_EQ(schema_of(step), schema_of(fresh));
-    EXPECT_EQ(fresh.scalar("PRAGMA user_version"), 4);
+    EXPECT_EQ(fresh.scalar("PRAGMA user_version"), 5);
 }
 
 TEST(FrozenMigrations, SchemaThreeKeepsItsOwnStreamColumns) {
@@ -76,8 +80,10 @@ TEST(FrozenMigrations, SchemaThreeKeepsItsOwnStreamColumns) {
 }
 
 TEST(FrozenMigrations, NewestMigrationHoldsTheGeneratedViews) {
-    EXPECT_TRUE(k_schema_v4_sql.ends_with(views_sql()))
-        << "views.cpp changed: freeze its text in a new migration";
+    EXPECT_TRUE(k_schema_v5_sql.ends_with(views_sql()))
+        << "views.cpp or the field table changed: freeze this text in a new migration (after "
+           "its ALTER TABLE and DROP VIEW statements):\n"
+        << views_sql();
 }
 
 /// A tick with every provenance field left at its "old recording" value except those given.
@@ -142,7 +148,7 @@ TEST(FrozenMigrations, SchemaThreeFileWithDataUpgrades) {
     }
     Database db(path, OpenMode::read_write);
     migrate(db);
-    EXPECT_EQ(db.scalar("PRAGMA user_version"), 4);
+    EXPECT_EQ(db.scalar("PRAGMA user_version"), k_schema_version);
     check_readable(db);
     std::vector<audit::CardTick> ticks;
     Reader(db).scan(k_time_min, k_time_max, [&](const audit::CardTick& t) { ticks.push_back(t); });
@@ -173,6 +179,61 @@ TEST(FrozenMigrations, SchemaThreeFileWithDataUpgrades) {
               3 * k_us_per_second);
     EXPECT_EQ(db.scalar("SELECT active_us FROM proc_tick ORDER BY t0_us DESC LIMIT 1"),
               9 * k_us_per_second);
+}
+
+/// Every row of `sql` as an administrator's sqlite3 sees it.
+std::vector<std::map<std::string, std::string>> rows_of(const std::string& path,
+                                                        const std::string& sql) {
+    return test::RawDb(path).rows(sql);
+}
+
+TEST(FrozenMigrations, SchemaFourFileReadsTheSameAfterTheUpgrade) {
+    testing::TempDir dir;
+    const std::string path = dir.file("v4.db");
+    const std::string card_sql = "SELECT * FROM card_tick ORDER BY t0_us, gpu_id";
+    const std::string proc_sql = "SELECT * FROM proc_tick ORDER BY t0_us, gpu_id, process_id";
+    std::vector<std::map<std::string, std::string>> cards_before;
+    std::vector<std::map<std::string, std::string>> procs_before;
+    std::vector<audit::CardTick> before;
+    {
+        // One card and one process: the writer then only writes the stream forms schema 4 had.
+        Database db(path, OpenMode::create);
+        migrate_to(db, 4);
+        Writer w(db, RunInfo{"h", "d", "nvml", 30 * k_us_per_second, 10.0, k_start});
+        for (int k = 0; k < 40; ++k) {
+            telemetry::Tick t = tick_at(k_start + k * 30 * k_us_per_second);
+            t.cards[0].readings.power_mw = 100000 + 7000 * (k % 5);
+            t.cards[0].readings.temperature_c = 40 + k / 10;
+            t.cards[0].readings.clock_events = k % 3 == 0 ? 0x4 : 0;
+            t.cards[0].processes[0].active_us = 9 * k_us_per_second;
+            t.cards[0].unmeasured_us = k % 7 == 0 ? 3 * k_us_per_second : 0;
+            w.write(t);
+        }
+        w.finish(k_start + 40 * 30 * k_us_per_second);
+        cards_before = rows_of(path, card_sql);
+        procs_before = rows_of(path, proc_sql);
+        Reader(db).scan(k_time_min, k_time_max,
+                        [&](const audit::CardTick& t) { before.push_back(t); });
+    }
+    Database db(path, OpenMode::read_write);
+    migrate(db);
+    EXPECT_EQ(db.scalar("PRAGMA user_version"), k_schema_version);
+    EXPECT_EQ(rows_of(path, card_sql), cards_before);
+    EXPECT_EQ(rows_of(path, proc_sql), procs_before);
+    EXPECT_EQ(cards_before.size(), 40U);
+    std::vector<audit::CardTick> after;
+    Reader(db).scan(k_time_min, k_time_max, [&](const audit::CardTick& t) { after.push_back(t); });
+    ASSERT_EQ(after.size(), 40U);
+    ASSERT_EQ(after.size(), before.size());
+    for (std::size_t i = 0; i < after.size(); ++i) {
+        EXPECT_EQ(after[i].readings, before[i].readings) << i;
+        EXPECT_EQ(after[i].active_us, before[i].active_us) << i;
+        EXPECT_EQ(after[i].unmeasured_us, before[i].unmeasured_us) << i;
+    }
+    EXPECT_EQ(after[6].readings.power_mw, 107000); // as written
+    EXPECT_EQ(after[25].readings.temperature_c, 42);
+    EXPECT_EQ(after[27].readings.clock_events, 0x4);
+    EXPECT_EQ(after[28].readings.clock_events, 0);
 }
 
 } // namespace schema_freeze_test

@@ -232,12 +232,12 @@ TEST_F(Store, WriterReaderRoundTrip) {
         0, 12 * k_us_per_second,
         {process(1234, alice, 70000, 55.5), process(5678, bob, std::nullopt, std::nullopt,
                                                     telemetry::ProcessType::mps, std::nullopt)});
-    full.mem_util_pct = 33;
-    full.mem_used_mib = 70000;
-    full.power_mw = 312000;
-    full.temperature_c = 61;
-    full.sm_clock_mhz = 1410;
-    full.clock_event_reasons = 0x4;
+    full.readings.mem_util_pct = 33;
+    full.readings.mem_used_mib = 70000;
+    full.readings.power_mw = 312000;
+    full.readings.temperature_c = 61;
+    full.readings.sm_clock_mhz = 1410;
+    full.readings.clock_events = 0x4;
     full.read_errors = 2;
     const telemetry::CardTickRecord empty = card(1, std::nullopt);
 
@@ -443,9 +443,9 @@ TEST_F(Store, CardTickStateViewForAdministrators) {
     Writer writer(db, run_info());
     const telemetry::Identity alice = person("alice", 1001, "python3");
     telemetry::CardTickRecord active = card(0, k_dur, {process(1, alice, 70000, 80.0)});
-    active.power_mw = 350000;
-    active.temperature_c = 68;
-    active.mem_used_mib = 70000;
+    active.readings.power_mw = 350000;
+    active.readings.temperature_c = 68;
+    active.readings.mem_used_mib = 70000;
     writer.write(make_tick(
         k_t0,
         {active, card(1, 0, {process(2, alice, 8000)}),
