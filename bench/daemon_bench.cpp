@@ -1,5 +1,6 @@
 // gua-daemon-bench: the real `gua daemon` on the fake NVML library with 8 GPUs × 16 live processes
-// — CPU time per tick, peak RSS, and the CPU share of sampling at 10 Hz (issue 3's targets).
+// — CPU time per tick, peak RSS, and the CPU share of sampling at 10 Hz (targets in
+// docs/PERFORMANCE.md).
 #include "core/time.hpp"
 #include "nvml/open.hpp"
 

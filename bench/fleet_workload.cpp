@@ -1,4 +1,4 @@
-// FREE → RUN → HOLD → FREE per card, as described in the prior art's reference §10.
+// FREE → RUN → HOLD → FREE per card, as described in §10 of gpu-usage-audit's reference.
 #include "fleet_workload.hpp"
 
 #include <array>

@@ -1,6 +1,7 @@
-// The reference workload of the prior art's measurements (its §10): 12 GPUs with jobs, idle-held
-// tails and free spells on a weekday pattern, with the provenance a real recording has (per-process
-// SM shares and active time, rare measurement faults). Used by benchmarks and by tests.
+// The reference workload of gpu-usage-audit's measurements (§10 of its reference): 12 GPUs with
+// jobs, idle-held tails and free spells on a weekday pattern, with the provenance a real recording
+// has (per-process SM shares and active time, rare measurement faults). Used by benchmarks and by
+// tests.
 #pragma once
 
 #include "core/time.hpp"

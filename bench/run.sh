@@ -65,7 +65,7 @@ tmp=$(mktemp -d)
 /usr/bin/time -f "demo: %e s wall, %M KiB peak RSS" "$gua" demo --db "$tmp/demo.db" --quiet >/dev/null
 rm -rf "$tmp"
 
-echo "== gua daemon on the fake NVML library: 8 GPUs x 16 processes (issue 3)"
+echo "== gua daemon on the fake NVML library: 8 GPUs x 16 processes"
 fake=$build/tests/fake_nvml/libnvidia-ml.so.1
 if [ -x "$build/bench/gua-daemon-bench" ] && [ -e "$fake" ]; then
     if [ $short -eq 1 ]; then

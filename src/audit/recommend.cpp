@@ -35,10 +35,6 @@ std::string pct_text(double share) {
     return fmt::format("{:.1f} %", share * 100.0);
 }
 
-std::string gib_text(double mib) {
-    return fmt::format("{:.1f} GiB", mib / 1024.0);
-}
-
 std::vector<std::string> top_identities(const Context& ctx, const std::vector<std::size_t>& cards,
                                         bool idle_held, std::size_t limit,
                                         std::vector<std::string>& names) {

@@ -1,5 +1,6 @@
 // Rescaling a card-tick to another duration, keeping the proportions of its parts (used for the
-// prior-art --interval override and to drop the part of a tick that another run already recorded).
+// --interval override of gpu-usage-audit and to drop the part of a tick that another run already
+// recorded).
 #pragma once
 
 #include "audit/card_tick.hpp"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "audit/recommend.hpp"
+#include "core/units.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -94,8 +95,6 @@ std::string card_text(const CardEvidence& card);
 std::string hours_text(double hours);
 /// A share as a percentage with one decimal: "46.7 %".
 std::string pct_text(double share);
-/// MiB as GiB with one decimal: "8.0 GiB".
-std::string gib_text(double mib);
 /// The names of up to `limit` identities with the most idle-held (else active) time on `cards`,
 /// with their hours: {"bob 0.0083 h", …}; names only in `names`.
 std::vector<std::string> top_identities(const Context& ctx, const std::vector<std::size_t>& cards,

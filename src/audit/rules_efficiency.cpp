@@ -55,8 +55,8 @@ std::string memory_text(const CardEvidence& card) {
         return "memory use unknown";
     }
     const double mib = *share * static_cast<double>(*card.memory_total_mib);
-    return fmt::format("holding {} of {} ({})", gib_text(mib),
-                       gib_text(static_cast<double>(*card.memory_total_mib)), pct_text(*share));
+    return fmt::format("holding {} of {} ({})", format_gib(mib),
+                       format_gib(static_cast<double>(*card.memory_total_mib)), pct_text(*share));
 }
 
 std::optional<Recommendation> underutilized(const Context& ctx, bool memory_full) {

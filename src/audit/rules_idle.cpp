@@ -138,8 +138,8 @@ std::optional<Recommendation> gpu_sharing(const Context& ctx) {
         r.evidence.push_back(fmt::format(
             "{}: idle-held {} of its time while its holders kept {} of {} ({}) — {} of {} MIG "
             "slices would hold it",
-            card_text(card), pct_text(held / measured_us(card)), gib_text(footprint_mib),
-            gib_text(total_mib), pct_text(footprint), slices, k_mig_slices));
+            card_text(card), pct_text(held / measured_us(card)), format_gib(footprint_mib),
+            format_gib(total_mib), pct_text(footprint), slices, k_mig_slices));
     }
     if (cards.empty()) {
         return std::nullopt;

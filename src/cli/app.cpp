@@ -42,7 +42,8 @@ int main_entry(int argc, char** argv) {
     add(register_top);
     add(register_db);
     add(register_import);
-    CLI::App* version = app.add_subcommand("version", "Print the version");
+    add(register_version);
+    add(register_completion);
     if (argc > 1 && argv[1][0] != '-') {
         // CLI11 would only say "A subcommand is required": name what was typed instead.
         const std::string typed = argv[1];
@@ -59,10 +60,6 @@ int main_entry(int argc, char** argv) {
     }
     try {
         app.parse(argc, argv);
-        if (version->parsed()) {
-            fmt::print("gua {}\n", k_version);
-            return 0;
-        }
         for (auto& [cmd, run] : commands) {
             if (cmd->parsed()) {
                 return run();

@@ -36,5 +36,10 @@ Runner register_top(CLI::App& app);
 Runner register_db(CLI::App& app);
 /// Registers `gua import`.
 Runner register_import(CLI::App& app);
+/// Registers `gua version` (version, git commit, SQLite and driver versions).
+Runner register_version(CLI::App& app);
+/// Registers the hidden `gua completion bash|zsh|fish`, which describes every visible command of
+/// `app` when it runs.
+Runner register_completion(CLI::App& app);
 
 } // namespace gua::cli

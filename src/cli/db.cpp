@@ -3,6 +3,7 @@
 #include "config/config.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "core/units.hpp"
 #include "daemon/lock.hpp"
 #include "store/file_kind.hpp"
 #include "store/legacy.hpp"
@@ -13,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace gua::cli {
@@ -26,13 +28,7 @@ struct DbOptions {
 };
 
 std::string bytes(std::int64_t n) {
-    if (n >= 1000000) {
-        return fmt::format("{:.1f} MB", static_cast<double>(n) / 1e6);
-    }
-    if (n >= 10 << 10) {
-        return fmt::format("{:.1f} kB", static_cast<double>(n) / 1e3);
-    }
-    return fmt::format("{} B", n);
+    return format_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0)));
 }
 
 std::string span_text(const std::optional<std::pair<TimeUs, TimeUs>>& span) {

@@ -1,4 +1,4 @@
-// `gua report`: the audit of a recorded window (prior-art compatible flags plus absolute ranges).
+// `gua report`: the audit of a recorded window (gpu-usage-audit's flags plus absolute ranges).
 #include "cli/command.hpp"
 #include "cli/report_fleet.hpp"
 #include "cli/report_options.hpp"
@@ -107,7 +107,7 @@ Runner register_report(CLI::App& app) {
     from->excludes("--since")->excludes("--until");
     to->excludes("--until");
     cmd->add_option("--interval", o->interval,
-                    "Override the recorded tick duration (prior-art compatibility; not needed)");
+                    "Override the recorded tick duration (as gpu-usage-audit; not needed)");
     cmd->add_option("--gpu", o->gpu, "Only this GPU (index or uuid prefix)")->check(non_empty());
     cmd->add_option("--user", o->user, "Only card-ticks where this user had a process")
         ->check(non_empty());

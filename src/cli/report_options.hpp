@@ -17,7 +17,7 @@ namespace gua::cli {
 /// Presentation flags: --format, --width, --tz, --top; and --config, --price.
 struct ReportFlags {
     std::string format = "text"; ///< text | json
-    int width = 60;              ///< headline bar width (prior art's --width)
+    int width = 60;              ///< headline bar width (gpu-usage-audit's --width)
     std::string tz = "UTC";      ///< heatmap time zone: UTC, local or an IANA name
     std::size_t top = 10;        ///< identities shown in §4
     std::string config;          ///< gua.toml to use (default: the usual locations)

@@ -2,6 +2,7 @@
 #include "cli/status_render.hpp"
 
 #include "core/duration.hpp"
+#include "core/units.hpp"
 #include "ops/format.hpp"
 #include "ops/process.hpp"
 
@@ -65,7 +66,7 @@ void database_lines(const StatusView& v, std::string& out) {
         row("database", fmt::format("{}: {}", v.context.db, d.error));
         return;
     }
-    std::string db = fmt::format("{} ({})", v.context.db, ops::format_bytes(d.size_bytes));
+    std::string db = fmt::format("{} ({})", v.context.db, format_bytes(d.size_bytes));
     if (d.first_tick && d.last_tick_end) {
         db += fmt::format(", data from {} to {}", format_iso8601(*d.first_tick),
                           format_iso8601(*d.last_tick_end));

@@ -3,7 +3,7 @@
 #include "cli/command.hpp"
 #include "cli/ops_context.hpp"
 #include "core/fatal.hpp"
-#include "ops/format.hpp"
+#include "core/units.hpp"
 #include "ops/uninstall_plan.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,17 +21,23 @@ struct UninstallCommandOptions {
     std::string timeout;
     bool purge = false;
     bool dry_run = false;
+    bool package_removal = false; ///< run by the package's prerm: the gua binary is going away
 };
 
-void print_kept(const OpsContext& ctx, const ops::Installation& installed) {
+void print_kept(const OpsContext& ctx, const ops::Installation& installed, bool package_removal) {
     std::error_code ec;
     if (std::filesystem::exists(ctx.db, ec)) {
         const auto bytes = std::filesystem::file_size(ctx.db, ec);
-        fmt::print("Kept the database {} ({}): `gua report --db {}` still reads it; "
-                   "`gua uninstall --purge` deletes it.\n",
-                   ctx.db, ops::format_bytes(ec ? 0 : bytes), ctx.db);
+        if (package_removal) {
+            fmt::print("Kept the database {} ({}); `apt purge gua` deletes it.\n", ctx.db,
+                       format_bytes(ec ? 0 : bytes));
+        } else {
+            fmt::print("Kept the database {} ({}): `gua report --db {}` still reads it; "
+                       "`gua uninstall --purge` deletes it.\n",
+                       ctx.db, format_bytes(ec ? 0 : bytes), ctx.db);
+        }
     }
-    if (installed.unit_path && installed.unit_from_package) {
+    if (installed.unit_path && installed.unit_from_package && !package_removal) {
         fmt::print("{} belongs to the gua package: `apt remove gua` removes it.\n",
                    *installed.unit_path);
     }
@@ -44,8 +50,14 @@ int run(const UninstallCommandOptions& o) {
     const std::vector<ops::Step> steps = ops::plan_uninstall(
         ctx.paths, ctx.db, installed, systemctl, o.purge, parse_timeout(o.timeout));
     if (steps.empty()) {
-        fmt::print("Nothing to uninstall: no {} installed, no daemon running.\n", ops::k_unit_name);
-        print_kept(ctx, installed);
+        if (installed.unit_path) {
+            fmt::print("Nothing to uninstall: {} is not enabled and no daemon is running.\n",
+                       *installed.unit_path);
+        } else {
+            fmt::print("Nothing to uninstall: no {} installed, no daemon running.\n",
+                       ops::k_unit_name);
+        }
+        print_kept(ctx, installed, o.package_removal);
         return 0;
     }
     if (o.dry_run) {
@@ -63,7 +75,7 @@ int run(const UninstallCommandOptions& o) {
     } else if (o.purge) {
         fmt::print("Removed gua's service and data; the system user gua (if any) is kept.\n");
     } else {
-        print_kept(ctx, installed);
+        print_kept(ctx, installed, o.package_removal);
     }
     return 0;
 }
@@ -78,6 +90,8 @@ Runner register_uninstall(CLI::App& app) {
     cmd->add_flag("--purge", o->purge, "Also delete the database, the log and the configuration");
     cmd->add_flag("--dry-run", o->dry_run, "Print what would be done, change nothing");
     add_timeout_option(*cmd, o->timeout, "60s");
+    // Hidden: the package's prerm says so, and the closing advice then names apt, not gua.
+    cmd->add_flag("--package-removal", o->package_removal, "Run by the package's prerm")->group("");
     return [o] { return run(*o); };
 }
 

@@ -25,7 +25,7 @@ std::string render_now_json(const NowModel& model);
 std::string render_top_frame(const NowModel& model, const NowTextOptions& options,
                              DurationUs refresh_us);
 
-/// "8.1 GiB" (one decimal) from MiB; "?" for nullopt.
+/// gua::format_gib of `mib` ("8.1 GiB"); "?" for nullopt.
 std::string format_gib(std::optional<std::int64_t> mib);
 
 } // namespace gua::live

@@ -1,6 +1,7 @@
 // The `gua now` table and the `gua top` frame.
 #include "core/duration.hpp"
 #include "core/printable.hpp"
+#include "core/units.hpp"
 #include "live/render.hpp"
 
 #include <fmt/format.h>
@@ -157,7 +158,7 @@ void decisions(std::string& out, const NowModel& m, const NowTextOptions& o) {
 } // namespace
 
 std::string format_gib(std::optional<std::int64_t> mib) {
-    return mib ? fmt::format("{:.1f} GiB", static_cast<double>(*mib) / 1024.0) : "?";
+    return mib ? gua::format_gib(static_cast<double>(*mib)) : "?";
 }
 
 std::string render_now_text(const NowModel& m, const NowTextOptions& o) {

@@ -1,6 +1,6 @@
 // Doctor: /proc visibility, free disk and the clock.
+#include "core/units.hpp"
 #include "ops/doctor.hpp"
-#include "ops/format.hpp"
 #include "store/database.hpp"
 
 #include <fmt/format.h>

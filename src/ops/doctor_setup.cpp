@@ -1,7 +1,7 @@
 // Doctor: the database, the service (or background daemon) and the configuration file.
 #include "core/duration.hpp"
+#include "core/units.hpp"
 #include "ops/doctor.hpp"
-#include "ops/format.hpp"
 #include "ops/unit_file.hpp"
 #include "store/database.hpp"
 

@@ -1,10 +1,11 @@
 // Inspecting the installation: unit files, systemctl state, pid file and database lock.
 #include "ops/installation.hpp"
 
+#include "ops/command.hpp"
 #include "ops/lock_holder.hpp"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 namespace gua::ops {
 
@@ -23,14 +24,22 @@ const char* to_string(RunMode mode) {
 }
 
 bool owned_by_package(const Paths& paths, const std::string& file) {
-    std::ifstream list(paths.dpkg_list);
     const std::string target =
         paths.live() ? file : "/" + std::filesystem::relative(file, paths.root).string();
-    std::string line;
-    while (std::getline(list, line)) {
-        if (line == target) {
+    // dpkg's own answer ("gua: /lib/systemd/system/gua.service", or "a, gua: path" for a path
+    // several packages share), not a read of its database files.
+    const CommandResult r = run_command({"dpkg-query", "--root=" + paths.root, "-S", target});
+    if (r.exit_code != 0) {
+        return false;
+    }
+    const std::string owners = r.output.substr(0, r.output.find(": "));
+    std::size_t start = 0;
+    while (start <= owners.size()) {
+        const std::size_t end = std::min(owners.find(", ", start), owners.size());
+        if (owners.substr(start, end - start) == "gua") {
             return true;
         }
+        start = end + 2;
     }
     return false;
 }

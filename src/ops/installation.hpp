@@ -41,7 +41,8 @@ struct Installation {
 /// Looks at the unit, the pid file and the lock of `db` (the database the paths' config names).
 Installation inspect(const Paths& paths, const std::string& db, const Systemctl& systemctl);
 
-/// True when `file` is listed in the gua package's file list (paths.dpkg_list).
+/// True when dpkg (`dpkg-query -S`, for the system at paths.root) says the gua package installed
+/// `file`; false also when dpkg-query is missing.
 bool owned_by_package(const Paths& paths, const std::string& file);
 
 } // namespace gua::ops

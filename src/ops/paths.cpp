@@ -14,6 +14,11 @@ namespace gua::ops {
 
 namespace fs = std::filesystem;
 
+bool path_exists(const std::string& path) {
+    std::error_code ec;
+    return fs::exists(path, ec);
+}
+
 std::string Paths::under_root(const std::string& path) const {
     if (live()) {
         return path;
@@ -39,7 +44,6 @@ Paths system_paths(const std::string& root) {
     p.db = p.under_root(store::k_system_db_path);
     p.pid_file = p.state_dir + "/gua.pid";
     p.log_file = p.state_dir + "/gua.log";
-    p.dpkg_list = p.under_root("/var/lib/dpkg/info/gua.list");
     return p;
 }
 

@@ -21,13 +21,15 @@ struct Paths {
     std::string db;                       ///< <state_dir>/gua.db unless the config names another
     std::string pid_file;                 ///< <state_dir>/gua.pid (background daemon)
     std::string log_file;                 ///< <state_dir>/gua.log (background daemon)
-    std::string dpkg_list;                ///< <root>/var/lib/dpkg/info/gua.list (package files)
 
     /// True for the running system, false for a --root tree.
     bool live() const { return root == "/"; }
     /// `path` as seen on the target system (e.g. "/var/lib/gua"), prefixed with root.
     std::string under_root(const std::string& path) const;
 };
+
+/// True when `path` exists (false also when it cannot be examined).
+bool path_exists(const std::string& path);
 
 /// The name of the systemd unit.
 inline constexpr const char* k_unit_name = "gua.service";

@@ -8,15 +8,6 @@
 
 namespace gua::ops {
 
-namespace {
-
-bool exists(const std::string& path) {
-    std::error_code ec;
-    return std::filesystem::exists(path, ec);
-}
-
-} // namespace
-
 InitSystem detect_init(const Paths& paths, const std::string& proc_root) {
     if (!paths.live()) {
         return InitSystem::unknown;
@@ -26,7 +17,7 @@ InitSystem detect_init(const Paths& paths, const std::string& proc_root) {
     if (comm == "systemd") {
         return InitSystem::systemd;
     }
-    if (comm == "openrc-init" || exists("/run/openrc")) {
+    if (comm == "openrc-init" || path_exists("/run/openrc")) {
         return InitSystem::openrc;
     }
     if (comm == "runit" || comm == "runsvdir") {
@@ -35,7 +26,7 @@ InitSystem detect_init(const Paths& paths, const std::string& proc_root) {
     if (comm.starts_with("s6-")) {
         return InitSystem::s6;
     }
-    if (exists("/.dockerenv") || exists("/run/.containerenv")) {
+    if (path_exists("/.dockerenv") || path_exists("/run/.containerenv")) {
         return InitSystem::container;
     }
     if (comm == "init") {

@@ -84,11 +84,6 @@ std::vector<std::uint32_t> memberships(const Paths& paths, const std::string& us
     return out;
 }
 
-std::string last(const UnitSettings& unit, const std::string& key) {
-    const auto it = unit.service.find(key);
-    return it == unit.service.end() || it->second.empty() ? "" : it->second.back();
-}
-
 std::vector<std::string> values(const UnitSettings& unit, const std::string& key) {
     const auto it = unit.service.find(key);
     return it == unit.service.end() ? std::vector<std::string>{} : it->second;
@@ -129,7 +124,7 @@ std::optional<std::uint32_t> group_gid(const Paths& paths, const std::string& na
 }
 
 Result<policy::Credentials> unit_credentials(const UnitSettings& unit, const Paths& paths) {
-    const std::string user = last(unit, "User").empty() ? "root" : last(unit, "User");
+    const std::string user = unit.last("User").empty() ? "root" : unit.last("User");
     const std::optional<Account> account =
         user == "root" || user == "0" ? std::optional<Account>(Account{}) : find_user(paths, user);
     if (!account) {
@@ -138,7 +133,7 @@ Result<policy::Credentials> unit_credentials(const UnitSettings& unit, const Pat
     policy::Credentials c;
     c.uid = account->uid;
     std::uint32_t primary = account->gid;
-    if (const std::string g = last(unit, "Group"); !g.empty()) {
+    if (const std::string g = unit.last("Group"); !g.empty()) {
         const std::optional<std::uint32_t> gid = gid_of(paths, g);
         if (!gid) {
             return Error{fmt::format("Group={} is not in {}", g, paths.under_root("/etc/group"))};

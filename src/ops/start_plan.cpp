@@ -3,6 +3,7 @@
 
 #include "core/fatal.hpp"
 #include "ops/packaged_files.hpp"
+#include "ops/paths.hpp"
 #include "ops/steps.hpp"
 
 #include <fmt/format.h>
@@ -14,12 +15,6 @@
 namespace gua::ops {
 
 namespace {
-
-bool exists(const std::string& path) {
-    std::error_code ec;
-    return std::filesystem::exists(path, ec);
-}
-
 bool has_user_entry(const std::string& passwd_file, const std::string& user) {
     std::ifstream in(passwd_file);
     std::string line;
@@ -41,7 +36,7 @@ void plan_user(const Paths& paths, std::vector<Step>& steps) {
         }
     } else {
         const std::string passwd = paths.under_root("/etc/passwd");
-        if (!exists(passwd) || has_user_entry(passwd, "gua")) {
+        if (!path_exists(passwd) || has_user_entry(passwd, "gua")) {
             return;
         }
         argv.insert(argv.end(), {"--prefix", paths.root});
@@ -65,7 +60,7 @@ void plan_service(const Paths& paths, const Installation& installed, const Syste
             write_file(paths.unit_file, unit_text_for(options.exe), 0644, "systemd unit"));
         plan.steps.push_back(systemctl_step(systemctl, "daemon-reload"));
     }
-    if (!exists(paths.config_file)) {
+    if (!path_exists(paths.config_file)) {
         plan.steps.push_back(
             write_file(paths.config_file, k_config_text, 0644, "default configuration"));
     }
@@ -102,10 +97,10 @@ void plan_background(const Paths& paths, const std::string& db, const Installati
         plan.steps.push_back(
             remove_file(paths.pid_file, "stale pid file: " + installed.pid_file.reason));
     }
-    if (!exists(paths.state_dir)) {
+    if (!path_exists(paths.state_dir)) {
         plan.steps.push_back(make_directory(paths.state_dir, 0755));
     }
-    if (paths.scope == Scope::system && !exists(paths.config_file)) {
+    if (paths.scope == Scope::system && !path_exists(paths.config_file)) {
         plan.steps.push_back(
             write_file(paths.config_file, k_config_text, 0644, "default configuration"));
     }
@@ -128,7 +123,7 @@ std::vector<std::string> daemon_command(const Paths& paths, const std::string& d
                                         const StartOptions& options) {
     std::vector<std::string> argv{options.exe, "daemon",       "--db",   db,
                                   "--log",     paths.log_file, "--quiet"};
-    if (paths.scope == Scope::system || exists(paths.config_file)) {
+    if (paths.scope == Scope::system || path_exists(paths.config_file)) {
         argv.insert(argv.end(), {"--config", paths.config_file});
     }
     if (!options.interval.empty()) {

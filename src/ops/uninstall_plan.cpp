@@ -1,6 +1,7 @@
 // Planning `gua uninstall`.
 #include "ops/uninstall_plan.hpp"
 
+#include "ops/paths.hpp"
 #include "ops/steps.hpp"
 #include "ops/stop_plan.hpp"
 
@@ -9,30 +10,24 @@
 namespace gua::ops {
 
 namespace {
-
-bool exists(const std::string& path) {
-    std::error_code ec;
-    return std::filesystem::exists(path, ec);
-}
-
 void plan_purge(const Paths& paths, const std::string& db, std::vector<Step>& steps) {
     for (const char* suffix : {"", "-wal", "-shm", ".lock"}) {
-        if (exists(db + suffix)) {
+        if (path_exists(db + suffix)) {
             steps.push_back(remove_file(db + suffix, *suffix == '\0' ? "database"
                                                                      : "database "
                                                                        "side file"));
         }
     }
-    if (exists(paths.log_file)) {
+    if (path_exists(paths.log_file)) {
         steps.push_back(remove_file(paths.log_file, "log"));
     }
-    if (paths.scope == Scope::system && exists(paths.config_file) &&
+    if (paths.scope == Scope::system && path_exists(paths.config_file) &&
         !owned_by_package(paths, paths.config_file)) {
         steps.push_back(remove_file(paths.config_file, "configuration"));
         steps.push_back(
             remove_empty_directory(std::filesystem::path(paths.config_file).parent_path()));
     }
-    if (exists(paths.state_dir)) {
+    if (path_exists(paths.state_dir)) {
         steps.push_back(remove_empty_directory(paths.state_dir));
     }
 }

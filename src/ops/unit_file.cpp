@@ -67,12 +67,12 @@ bool is_true(const std::string& v) {
     return v == "yes" || v == "true" || v == "1" || v == "on";
 }
 
-std::string last(const UnitSettings& unit, const std::string& key) {
-    const auto it = unit.service.find(key);
-    return it == unit.service.end() || it->second.empty() ? "" : it->second.back();
-}
-
 } // namespace
+
+std::string UnitSettings::last(const std::string& key) const {
+    const auto it = service.find(key);
+    return it == service.end() || it->second.empty() ? "" : it->second.back();
+}
 
 std::optional<DurationUs> parse_time_span(const std::string& text) {
     DurationUs total = 0;
@@ -122,7 +122,7 @@ UnitSettings read_unit_settings(const std::string& unit_path, const std::string&
         read_drop_ins(unit_path + ".d", out);
     }
     read_drop_ins(admin_drop_ins, out);
-    if (const std::string w = last(out, "WatchdogSec"); !w.empty()) {
+    if (const std::string w = out.last("WatchdogSec"); !w.empty()) {
         out.watchdog_us = parse_time_span(w);
     }
     return out;
@@ -138,26 +138,26 @@ std::vector<std::string> blocking_settings(const UnitSettings& unit) {
             nvidia_allowed = nvidia_allowed || v.find("nvidia") != std::string::npos;
         }
     }
-    if (is_true(last(unit, "PrivateDevices"))) {
+    if (is_true(unit.last("PrivateDevices"))) {
         out.push_back("PrivateDevices=yes hides /dev/nvidia*");
     }
-    const std::string policy = last(unit, "DevicePolicy");
+    const std::string policy = unit.last("DevicePolicy");
     if ((policy == "closed" || policy == "strict" || device_allow) && !nvidia_allowed) {
         out.push_back("DevicePolicy=/DeviceAllow= deny /dev/nvidia* (no nvidia device allowed)");
     }
-    if (is_true(last(unit, "ProtectClock")) && !nvidia_allowed) {
+    if (is_true(unit.last("ProtectClock")) && !nvidia_allowed) {
         out.push_back("ProtectClock=yes implies DeviceAllow=char-rtc r, which denies /dev/nvidia*");
     }
-    if (const std::string p = last(unit, "ProtectProc"); !p.empty() && p != "default") {
+    if (const std::string p = unit.last("ProtectProc"); !p.empty() && p != "default") {
         out.push_back(fmt::format("ProtectProc={} hides other users' processes", p));
     }
-    if (last(unit, "ProcSubset") == "pid") {
+    if (unit.last("ProcSubset") == "pid") {
         out.push_back("ProcSubset=pid hides /proc/driver/nvidia");
     }
-    if (is_true(last(unit, "PrivateUsers"))) {
+    if (is_true(unit.last("PrivateUsers"))) {
         out.push_back("PrivateUsers=yes maps every other user to nobody");
     }
-    if (is_true(last(unit, "DynamicUser"))) {
+    if (is_true(unit.last("DynamicUser"))) {
         out.push_back("DynamicUser=yes puts the database where users cannot read it");
     }
     return out;

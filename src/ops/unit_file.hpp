@@ -19,6 +19,9 @@ struct UnitSettings {
     /// means an empty set, while no assignment at all leaves the full set.
     std::set<std::string> assigned;
     std::optional<DurationUs> watchdog_us; ///< WatchdogSec=, when set
+
+    /// The last value assigned to `key`, "" when none (or when it was last emptied).
+    std::string last(const std::string& key) const;
 };
 
 /// Reads `unit_path`, then the drop-ins `<unit_path>.d/*.conf` and `admin_drop_ins/*.conf` (the

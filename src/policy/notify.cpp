@@ -3,6 +3,7 @@
 #include "policy/notify.hpp"
 
 #include "core/duration.hpp"
+#include "core/units.hpp"
 
 #include <fmt/format.h>
 
@@ -28,10 +29,6 @@ std::string join(const std::vector<GpuRef>& gpus, bool uuids) {
         out += (out.empty() ? "" : ",") + (uuids ? g.uuid : std::to_string(g.index));
     }
     return out;
-}
-
-std::string gib(std::int64_t mib) {
-    return fmt::format("{:.1f} GiB", static_cast<double>(mib) / 1024.0);
 }
 
 } // namespace
@@ -61,7 +58,8 @@ std::vector<std::string> decision_environment(const Decision& d, const std::stri
 
 std::string decision_message(const Decision& d) {
     const Candidate& c = d.candidate;
-    const std::string held = c.memory_mib ? gib(*c.memory_mib) : std::string("memory");
+    const std::string held =
+        c.memory_mib ? format_gib(static_cast<double>(*c.memory_mib)) : std::string("memory");
     const std::string gpus = join(c.gpus, false);
     return fmt::format("gua: your process {} ({}) has held {} on GPU {} idle for {} (policy rule "
                        "\"{}\"). Please free the GPU.",

@@ -3,6 +3,7 @@
 
 #include "audit/holdings.hpp"
 #include "core/duration.hpp"
+#include "core/units.hpp"
 #include "identity/user.hpp"
 #include "policy/candidates.hpp"
 #include "policy/notify.hpp"
@@ -244,14 +245,13 @@ std::string PolicyRunner::terminate(const Decision& d, TimeUs now, std::string& 
 void PolicyRunner::log_decision(const Decision& d, const std::string& outcome,
                                 const std::string& detail) {
     const Candidate& c = d.candidate;
-    m_log_line(fmt::format(
-        "policy: rule {} {}{} {} pid {} ({}) {} idle {} on GPU {}: {}{}", d.rule,
-        to_string(d.action), d.dry_run ? " (dry run)" : "", c.identity.user, c.process.pid,
-        c.identity.command,
-        c.memory_mib ? fmt::format("{:.1f} GiB", static_cast<double>(*c.memory_mib) / 1024.0)
-                     : std::string("memory"),
-        format_duration(c.idle_us), join_gpus(c.gpus, false), outcome,
-        detail.empty() ? "" : " (" + detail + ")"));
+    m_log_line(fmt::format("policy: rule {} {}{} {} pid {} ({}) {} idle {} on GPU {}: {}{}", d.rule,
+                           to_string(d.action), d.dry_run ? " (dry run)" : "", c.identity.user,
+                           c.process.pid, c.identity.command,
+                           c.memory_mib ? format_gib(static_cast<double>(*c.memory_mib))
+                                        : std::string("memory"),
+                           format_duration(c.idle_us), join_gpus(c.gpus, false), outcome,
+                           detail.empty() ? "" : " (" + detail + ")"));
 }
 
 } // namespace gua::policy

@@ -22,7 +22,7 @@ struct BuildOptions {
     audit::Thresholds thresholds;
     std::optional<std::string> gpu;              ///< index ("0") or uuid prefix ("GPU-0a7c")
     std::optional<std::string> user;             ///< only card-ticks where this user had a process
-    std::optional<DurationUs> interval_override; ///< prior-art compatible --interval
+    std::optional<DurationUs> interval_override; ///< --interval, as gpu-usage-audit has it
     std::size_t top_identities = 10;
     audit::Pricing pricing;   ///< §7 prices (and the spot discount used in §8)
     audit::Grouping grouping; ///< §4 and §7 identities: by user or by team

@@ -13,11 +13,6 @@ namespace gua::report {
 
 namespace {
 
-std::string label(const PromLabels& labels, const std::string& name) {
-    const auto it = labels.find(name);
-    return it != labels.end() ? it->second : std::string();
-}
-
 /// A GPU of the fleet as dcgm-exporter labels it.
 struct DcgmGpu {
     GpuRow row;
@@ -32,12 +27,12 @@ void read_gauge(PrometheusClient& prom, const FleetOptions& fleet, const BuildOp
     const std::string& h = fleet.host_label;
     const std::string expr = fmt::format("max by ({}, gpu, UUID, modelName) ({})", h, metric);
     for (const PromSeries& s : prom.query_range(expr, o.from, o.to, fleet.step_us)) {
-        DcgmGpu& g = gpus[{label(s.labels, h), label(s.labels, "UUID")}];
-        g.row.host = label(s.labels, h);
-        g.row.uuid = label(s.labels, "UUID");
+        DcgmGpu& g = gpus[{prom_label(s.labels, h), prom_label(s.labels, "UUID")}];
+        g.row.host = prom_label(s.labels, h);
+        g.row.uuid = prom_label(s.labels, "UUID");
         g.row.short_uuid = short_uuid(g.row.uuid);
-        g.row.model = label(s.labels, "modelName");
-        g.row.index = std::atoi(label(s.labels, "gpu").c_str());
+        g.row.model = prom_label(s.labels, "modelName");
+        g.row.index = std::atoi(prom_label(s.labels, "gpu").c_str());
         for (const auto& [t, v] : s.values) {
             if (t >= o.from && t <= o.to) { // a server's answer outside the window is ignored
                 (g.*field)[t] = v;

@@ -17,6 +17,11 @@
 
 namespace gua::report {
 
+std::string prom_label(const PromLabels& labels, const std::string& name) {
+    const auto it = labels.find(name);
+    return it != labels.end() ? it->second : std::string();
+}
+
 namespace {
 
 /// libcurl's entry points, loaded on first use: only `gua report --prometheus` needs libcurl and

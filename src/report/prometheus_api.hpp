@@ -16,6 +16,9 @@ namespace gua::report {
 /// Label name → value of one result series.
 using PromLabels = std::map<std::string, std::string>;
 
+/// The value of label `name`, "" when the series has no such label.
+std::string prom_label(const PromLabels& labels, const std::string& name);
+
 /// One series of an instant query.
 struct PromSample {
     PromLabels labels;

@@ -20,11 +20,6 @@ DurationUs us_of(double seconds) {
     return bounded_round(seconds * 1e6, 1e16);
 }
 
-std::string label(const PromLabels& labels, const std::string& name) {
-    const auto it = labels.find(name);
-    return it != labels.end() ? it->second : std::string();
-}
-
 void add_state(audit::StateTimes& t, const std::string& state, DurationUs us) {
     if (state == "active") {
         t.active += us;
@@ -63,7 +58,7 @@ void fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
     const auto add = [&](TimeUs segment_start, const PromLabels& labels, double v) {
         const auto [day, hour] = tz.weekday_hour(segment_start);
         add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
-                  label(labels, "state"), us_of(v));
+                  prom_label(labels, "state"), us_of(v));
     };
     const auto expr = [](DurationUs range) {
         return fmt::format("sum by (state) (increase(gua_gpu_seconds_total{}))", prom_range(range));
@@ -105,8 +100,8 @@ void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions&
                      const std::string& range) {
     std::map<std::string, IdentityRow> users;
     const auto row = [&](const PromSample& s) -> IdentityRow& {
-        IdentityRow& r = users[label(s.labels, "user")];
-        r.name = label(s.labels, "user");
+        IdentityRow& r = users[prom_label(s.labels, "user")];
+        r.name = prom_label(s.labels, "user");
         return r;
     };
     for (const PromSample& s :
@@ -114,8 +109,8 @@ void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions&
                                 range),
                     o.to)) {
         const double hours = to_hours(us_of(s.value));
-        (label(s.labels, "state") == "active" ? row(s).active_hours : row(s).idle_held_hours) +=
-            hours;
+        (prom_label(s.labels, "state") == "active" ? row(s).active_hours
+                                                   : row(s).idle_held_hours) += hours;
     }
     for (const PromSample& s : prom.query(
              fmt::format("sum by (user) (increase(gua_identity_idle_held_bytes_seconds_total{}))",
@@ -148,19 +143,19 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     const std::string& h = fleet.host_label;
     std::map<std::pair<std::string, std::string>, Card> cards;
     const auto card = [&](const PromSample& s) -> Card& {
-        Card& c = cards[{label(s.labels, h), label(s.labels, "uuid")}];
-        c.row.host = label(s.labels, h);
-        c.row.uuid = label(s.labels, "uuid");
+        Card& c = cards[{prom_label(s.labels, h), prom_label(s.labels, "uuid")}];
+        c.row.host = prom_label(s.labels, h);
+        c.row.uuid = prom_label(s.labels, "uuid");
         c.row.short_uuid = short_uuid(c.row.uuid);
-        c.row.model = label(s.labels, "model");
-        c.row.index = std::atoi(label(s.labels, "gpu").c_str());
+        c.row.model = prom_label(s.labels, "model");
+        c.row.index = std::atoi(prom_label(s.labels, "gpu").c_str());
         return c;
     };
     for (const PromSample& s : prom.query(fmt::format("sum by ({}, gpu, uuid, model, state) "
                                                       "(increase(gua_gpu_seconds_total{}))",
                                                       h, range),
                                           o.to)) {
-        add_state(card(s).states, label(s.labels, "state"), us_of(s.value));
+        add_state(card(s).states, prom_label(s.labels, "state"), us_of(s.value));
     }
     for (const PromSample& s : prom.query(
              fmt::format("sum by ({}, gpu, uuid, model) (increase(gua_gpu_card_ticks_total{}))", h,
@@ -173,9 +168,9 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
                          range),
              o.to)) {
         for (auto& [key, c] : cards) {
-            if (key.first == label(s.labels, h) &&
-                std::to_string(c.row.index) == label(s.labels, "gpu")) {
-                c.buckets[bucket_index(label(s.labels, "bucket"))] += us_of(s.value);
+            if (key.first == prom_label(s.labels, h) &&
+                std::to_string(c.row.index) == prom_label(s.labels, "gpu")) {
+                c.buckets[bucket_index(prom_label(s.labels, "bucket"))] += us_of(s.value);
                 break;
             }
         }

@@ -1,4 +1,4 @@
-// The text report, in the prior art's section order and shape, with gua's corrected numbers.
+// The text report, in gpu-usage-audit's section order and shape, with gua's corrected numbers.
 #include "audit/waste.hpp"
 #include "core/duration.hpp"
 #include "report/render.hpp"
@@ -75,17 +75,6 @@ std::array<int, 4> bar_cells(const StateShares& s, int width) {
     return cells;
 }
 
-/// GPU-hours with enough decimals to be non-zero on short windows.
-std::string hours(double h) {
-    if (h >= 1000) {
-        return fmt::format("{:.0f}", h);
-    }
-    if (h >= 0.1 || h == 0) {
-        return fmt::format("{:.2f}", h);
-    }
-    return fmt::format("{:.4f}", h);
-}
-
 /// The four shares in percent, rounded so that they add up to 100.
 std::array<double, 4> pct4(const StateShares& s) {
     const auto p =
@@ -104,14 +93,14 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
            st.paint("2", repeat("░", cells[2])) + repeat("?", cells[3]) + "\n";
     const auto p = pct4(m.headline);
     out += fmt::format("  active       █  {:5.1f}%  {:>10} GPU-hours\n", p[0],
-                       hours(m.headline.active_hours));
+                       gpu_hours_text(m.headline.active_hours));
     out += fmt::format("  idle-held    ▒  {:5.1f}%  {:>10} GPU-hours\n", p[1],
-                       hours(m.headline.idle_held_hours));
+                       gpu_hours_text(m.headline.idle_held_hours));
     out += fmt::format("  truly-idle   ░  {:5.1f}%  {:>10} GPU-hours\n", p[2],
-                       hours(m.headline.truly_idle_hours));
+                       gpu_hours_text(m.headline.truly_idle_hours));
     if (m.headline.unmeasured_hours > 0) {
         out += fmt::format("  unmeasured   ?  {:5.1f}%  {:>10} GPU-hours (why: Data coverage)\n",
-                           p[3], hours(m.headline.unmeasured_hours));
+                           p[3], gpu_hours_text(m.headline.unmeasured_hours));
     }
     out += fmt::format("  ({} samples; {})\n", m.samples, source_summary(m.provenance));
     if (const std::string caveat = snapshot_caveat(m.provenance); !caveat.empty()) {
@@ -127,9 +116,9 @@ void waste(std::string& out, const ReportModel& m) {
     }
     const audit::Waste& w = m.waste;
     out += fmt::format("  idle-held   {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
-                       hours(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
+                       gpu_hours_text(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
     out += fmt::format("  truly-idle  {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
-                       hours(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
+                       gpu_hours_text(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
     const std::string measured =
         std::abs(w.measured_gpus - static_cast<double>(w.cards_in_window)) < 0.005
             ? ""
@@ -137,7 +126,7 @@ void waste(std::string& out, const ReportModel& m) {
     out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; idle-held blocks other "
                        "users, truly-idle is free capacity)\n",
                        w.cards_in_window, w.cards_in_window == 1 ? "" : "s", measured,
-                       hours(m.observed_card_hours));
+                       gpu_hours_text(m.observed_card_hours));
 }
 
 void per_gpu(std::string& out, const ReportModel& m) {
@@ -177,11 +166,11 @@ void per_host(std::string& out, const ReportModel& m) {
                        "active", "idle-held", "truly-idle", "GPU-hours", "recorded");
     for (const HostRow& h : m.hosts) {
         const auto p = pct4(h.shares);
-        out += fmt::format(
-            "  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>10}  {:7.1f}%\n", h.host.substr(0, 21),
-            h.gpus, p[0], p[1], p[2],
-            hours(h.shares.active_hours + h.shares.idle_held_hours + h.shares.truly_idle_hours),
-            h.covered_share * 100.0);
+        out += fmt::format("  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>10}  {:7.1f}%\n",
+                           h.host.substr(0, 21), h.gpus, p[0], p[1], p[2],
+                           gpu_hours_text(h.shares.active_hours + h.shares.idle_held_hours +
+                                          h.shares.truly_idle_hours),
+                           h.covered_share * 100.0);
     }
 }
 
@@ -194,8 +183,8 @@ void identities(std::string& out, const ReportModel& m) {
     out += "  identity              gpu-hours   idle-held  idle GiB-hours  samples\n";
     for (const IdentityRow& r : m.identities) {
         out += fmt::format("  {:<20} {:>10}  {:9.1f}%  {:>14}  {:>7}\n", r.name.substr(0, 20),
-                           hours(r.gpu_hours), r.idle_held_share * 100.0,
-                           hours(r.idle_held_gib_hours), r.samples);
+                           gpu_hours_text(r.gpu_hours), r.idle_held_share * 100.0,
+                           gpu_hours_text(r.idle_held_gib_hours), r.samples);
     }
     if (m.identities_total > m.identities.size()) {
         out +=
@@ -249,7 +238,7 @@ void efficiency(std::string& out, const ReportModel& m) {
                            repeat("■", static_cast<int>(std::lround(p[i] / 5.0))));
     }
     out += fmt::format("  (share of {} measured GPU-hours by SM utilization)\n",
-                       hours(m.bucket_hours));
+                       gpu_hours_text(m.bucket_hours));
 }
 
 void verdict(std::string& out, const ReportModel& m) {

@@ -13,16 +13,6 @@ namespace gua::report {
 
 namespace {
 
-std::string hours(double h) {
-    if (h >= 1000) {
-        return fmt::format("{:.0f}", h);
-    }
-    if (h >= 0.1 || h == 0) {
-        return fmt::format("{:.2f}", h);
-    }
-    return fmt::format("{:.4f}", h);
-}
-
 /// Price per GPU-hour from micro-units: "$2.00", or "$2.4567" when it has sub-cent digits.
 std::string price(std::int64_t micros, const std::string& currency) {
     if (micros % audit::k_micros_per_cent == 0) {
@@ -55,6 +45,16 @@ std::string wrap(const std::string& text, const std::string& indent, std::size_t
 constexpr std::size_t k_wrap = 100;
 
 } // namespace
+
+std::string gpu_hours_text(double h) {
+    if (h >= 1000) {
+        return fmt::format("{:.0f}", h);
+    }
+    if (h >= 0.1 || h == 0) {
+        return fmt::format("{:.2f}", h);
+    }
+    return fmt::format("{:.4f}", h);
+}
 
 std::string format_money(std::int64_t cents, const std::string& currency) {
     const std::string digits = std::to_string(std::llabs(cents) / 100);
@@ -154,8 +154,8 @@ void render_recommendations_text(std::string& out, const ReportModel& m) {
         std::string worth = fmt::format(
             "worth: addresses {} GPU-hours ({}) of the baseline; wins back ~{:.0f} % of it → "
             "f = {:.3f}",
-            hours(r.addressed_gpu_hours), format_money(r.addressed_cents, cur), r.recovery * 100.0,
-            r.fraction);
+            gpu_hours_text(r.addressed_gpu_hours), format_money(r.addressed_cents, cur),
+            r.recovery * 100.0, r.fraction);
         if (r.rate_reduction > 0) {
             worth += fmt::format("; spot/preemptible rate cut s = {:.3f}", r.rate_reduction);
         }

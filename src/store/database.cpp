@@ -12,6 +12,10 @@
 
 namespace gua::store {
 
+std::string sqlite_library_version() {
+    return sqlite3_libversion();
+}
+
 namespace {
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {

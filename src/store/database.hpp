@@ -12,6 +12,19 @@ struct sqlite3_stmt;
 
 namespace gua::store {
 
+/// The version of the SQLite library gua runs with (sqlite3_libversion), e.g. "3.40.1".
+std::string sqlite_library_version();
+
+/// An optional integer column as the narrower integer type T; nullopt stays nullopt.
+template <typename T> std::optional<T> narrow_int(const std::optional<std::int64_t>& v) {
+    return v ? std::optional<T>(static_cast<T>(*v)) : std::nullopt;
+}
+
+/// An optional integer of type T as the 64-bit integer SQLite binds; nullopt stays nullopt.
+template <typename T> std::optional<std::int64_t> widen_int(const std::optional<T>& v) {
+    return v ? std::optional<std::int64_t>(static_cast<std::int64_t>(*v)) : std::nullopt;
+}
+
 /// How to open a database file.
 enum class OpenMode {
     read_only,  ///< the file must exist; never written

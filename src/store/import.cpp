@@ -1,5 +1,5 @@
-// The importer: per-GPU cursors merged by time into ticks, written by one Writer per prior-art
-// run in batched transactions; rollups are built once at the end.
+// The importer: per-GPU cursors merged by time into ticks, written by one Writer per
+// gpu-usage-audit run in batched transactions; rollups are built once at the end.
 #include "store/import.hpp"
 
 #include "audit/classify.hpp"
@@ -165,7 +165,7 @@ ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
     std::uint64_t read = 0;
     int in_transaction = 0;
     std::optional<Transaction> tx;
-    // One writer per prior-art run (key -1: samples without a recorded run).
+    // One writer per gpu-usage-audit run (key -1: samples without a recorded run).
     std::map<std::int64_t, std::unique_ptr<Writer>> writers;
     const auto writer_for = [&](std::int64_t key, DurationUs interval, TimeUs started) -> Writer& {
         auto& w = writers[key];

@@ -1,5 +1,5 @@
-// `gua import --from gpu-usage-audit`: brings a prior-art database into gua's store, through the
-// ordinary Writer, idempotently.
+// `gua import --from gpu-usage-audit`: brings a gpu-usage-audit database into gua's store, through
+// the ordinary Writer, idempotently.
 #pragma once
 
 #include "core/time.hpp"
@@ -22,7 +22,7 @@ struct ImportOptions {
 
 /// What an import did.
 struct ImportSummary {
-    std::string schema_version;     ///< of the prior-art file, e.g. "1.0.3"
+    std::string schema_version;     ///< of the gpu-usage-audit file, e.g. "1.0.3"
     std::uint64_t card_ticks = 0;   ///< card-ticks added
     std::uint64_t process_rows = 0; ///< process samples added
     std::uint64_t skipped = 0;      ///< card-ticks gua already had (an earlier import, the daemon)
@@ -37,7 +37,7 @@ struct ImportSummary {
 /// interval (1.0.3+), else the GPU's median sample spacing, else 30 s; `interval` overrides
 /// both. Identities come from loginuid_user (NULL → "unknown"). Card-ticks that start inside
 /// time gua already covers for that GPU are skipped, so importing twice adds nothing. Throws
-/// Fatal (one line) for a file that is not a prior-art database.
+/// Fatal (one line) for a file that is not a gpu-usage-audit database.
 ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
                                      const ImportOptions& options);
 

@@ -11,11 +11,7 @@ namespace gua::store {
 
 namespace {
 
-constexpr int k_ticks_per_transaction = 2000;
-
-template <typename T> std::optional<T> narrow(const std::optional<std::int64_t>& v) {
-    return v ? std::optional<T>(static_cast<T>(*v)) : std::nullopt;
-}
+constexpr int k_legacy_ticks_per_transaction = 2000;
 
 /// Reads up to `limit` ticks (distinct t0) of `run_id` with t0 > after, in time order.
 std::vector<telemetry::Tick> read_ticks(Database& db, std::int64_t run_id, TimeUs after,
@@ -70,13 +66,13 @@ std::vector<telemetry::Tick> read_ticks(Database& db, std::int64_t run_id, TimeU
         while (procs.step()) {
             telemetry::ProcessTick p;
             p.pid = static_cast<std::uint32_t>(procs.int64(0));
-            p.start_ticks = narrow<std::uint64_t>(procs.opt_int64(1));
+            p.start_ticks = narrow_int<std::uint64_t>(procs.opt_int64(1));
             p.identity.command = procs.text(2);
             p.type = static_cast<telemetry::ProcessType>(procs.int64(3));
             p.mem_used_mib = procs.opt_int64(4);
             p.sm_util_pct = procs.opt_real(5);
             p.identity.user = procs.text(6);
-            p.identity.uid = narrow<std::uint32_t>(procs.opt_int64(7));
+            p.identity.uid = narrow_int<std::uint32_t>(procs.opt_int64(7));
             p.identity.container_id = procs.text(8);
             p.identity.pod_uid = procs.text(9);
             p.identity.slurm_job = procs.text(10);
@@ -139,7 +135,7 @@ convert_legacy_ticks(Database& db, const audit::Thresholds& thresholds,
         for (;;) {
             Transaction tx(db);
             const std::vector<telemetry::Tick> ticks =
-                read_ticks(db, run_id, after, k_ticks_per_transaction);
+                read_ticks(db, run_id, after, k_legacy_ticks_per_transaction);
             if (ticks.empty()) {
                 writer.close_open_block();
                 tx.commit();

@@ -10,13 +10,6 @@ constexpr const char* k_columns =
     "container_id, gpu_uuid, gpu_index, memory_mib, idle_us, reclaimed_gib_hours, detail, "
     "updated_us";
 
-template <typename T> std::optional<std::int64_t> widen(const std::optional<T>& v) {
-    if (!v) {
-        return std::nullopt;
-    }
-    return static_cast<std::int64_t>(*v);
-}
-
 } // namespace
 
 bool has_policy_log(Database& db) {
@@ -39,9 +32,9 @@ std::int64_t DecisionLog::insert(const DecisionRow& r) {
     st.bind(5, r.verdict);
     st.bind(6, r.outcome);
     st.bind(7, std::int64_t{r.pid});
-    st.bind(8, widen(r.start_ticks));
+    st.bind(8, widen_int(r.start_ticks));
     st.bind(9, r.user);
-    st.bind(10, widen(r.uid));
+    st.bind(10, widen_int(r.uid));
     st.bind(11, r.command);
     st.bind(12, r.container_id);
     st.bind(13, r.gpu_uuid);

@@ -1,4 +1,4 @@
-// Reading gpu-usage-audit (the prior art) SQLite files of every schema version: v0.4 text
+// Reading gpu-usage-audit SQLite files of every schema version: v0.4 text
 // timestamps, 1.0.3 daemon_run/run_id, 1.1 extra columns and gpu_device, 1.4 nullable memory and
 // process_type. Columns are read by name; the file is never written.
 #pragma once
@@ -14,7 +14,7 @@
 
 namespace gua::store {
 
-/// Which optional parts a prior-art file has.
+/// Which optional parts a gpu-usage-audit file has.
 struct PriorSchema {
     bool daemon_run = false;   ///< 1.0.3+: recorded intervals
     bool run_id = false;       ///< 1.0.3+: samples refer to daemon_run
@@ -60,8 +60,8 @@ struct PriorDevice {
     std::optional<std::int64_t> memory_total_mb;
 };
 
-/// An open prior-art file. Throws Fatal with a one-line message naming the file when it is not
-/// an SQLite database or lacks gpu_sample/proc_sample.
+/// An open gpu-usage-audit file. Throws Fatal with a one-line message naming the file when it is
+/// not an SQLite database or lacks gpu_sample/proc_sample.
 class PriorArtFile {
   public:
     explicit PriorArtFile(const std::string& path);
@@ -103,7 +103,7 @@ class PriorArtFile {
     std::string m_proc_sql;
 };
 
-/// Parses a prior-art timestamp ("2026-05-11T00:00:00+00:00", with or without a fraction).
+/// Parses a gpu-usage-audit timestamp ("2026-05-11T00:00:00+00:00", with or without a fraction).
 /// Throws Fatal naming `path` for anything else.
 TimeUs parse_prior_timestamp(const std::string& text, const std::string& path);
 

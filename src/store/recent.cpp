@@ -14,13 +14,6 @@ namespace gua::store {
 
 namespace {
 
-template <typename T> std::optional<T> narrow(const std::optional<std::int64_t>& v) {
-    if (!v) {
-        return std::nullopt;
-    }
-    return static_cast<T>(*v);
-}
-
 /// process id → the process's key and owner, loaded on demand (one query per process).
 class ProcessInfo {
   public:
@@ -40,10 +33,10 @@ class ProcessInfo {
         m_query.bind(1, process_id);
         if (m_query.step()) {
             p.pid = static_cast<std::uint32_t>(m_query.int64(0));
-            p.start_ticks = narrow<std::uint64_t>(m_query.opt_int64(1));
+            p.start_ticks = narrow_int<std::uint64_t>(m_query.opt_int64(1));
             p.identity.command = m_query.text(2);
             p.identity.user = m_query.text(3);
-            p.identity.uid = narrow<std::uint32_t>(m_query.opt_int64(4));
+            p.identity.uid = narrow_int<std::uint32_t>(m_query.opt_int64(4));
             p.identity.container_id = m_query.text(5);
             p.identity.pod_uid = m_query.text(6);
             p.identity.slurm_job = m_query.text(7);

@@ -17,13 +17,6 @@ bool same_device(const telemetry::DeviceInfo& a, const telemetry::DeviceInfo& b)
            a.pci_bus_id == b.pci_bus_id && a.parent_uuid == b.parent_uuid;
 }
 
-template <typename T> std::optional<std::int64_t> widen(const std::optional<T>& v) {
-    if (!v) {
-        return std::nullopt;
-    }
-    return static_cast<std::int64_t>(*v);
-}
-
 std::string stream_assignments() {
     std::string out;
     for (std::size_t i = 0; i < k_stream_count; ++i) {
@@ -142,7 +135,7 @@ std::int64_t Writer::identity_id(const telemetry::Identity& i) {
         "jupyter_kernel) VALUES (?1,?2,?3,?4,?5,?6,?7) RETURNING id");
     for (Statement* st : {&find, &insert}) {
         st->bind(1, i.user);
-        st->bind(2, widen(i.uid));
+        st->bind(2, widen_int(i.uid));
         st->bind(3, i.container_id);
         st->bind(4, i.pod_uid);
         st->bind(5, i.slurm_job);
@@ -187,7 +180,7 @@ std::int64_t Writer::process_id_slow(const telemetry::ProcessTick& p) {
                                     "VALUES (?1,?2,?3,?4) RETURNING id");
     for (Statement* st : {&find, &insert}) {
         st->bind(1, std::int64_t{p.pid});
-        st->bind(2, widen(p.start_ticks));
+        st->bind(2, widen_int(p.start_ticks));
         st->bind(3, p.identity.command);
         st->bind(4, identity);
     }

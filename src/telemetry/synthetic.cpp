@@ -1,4 +1,4 @@
-// Synthetic workloads. "classic" reproduces the prior art's demo exactly (§7 of its reference).
+// Synthetic workloads. "classic" reproduces gpu-usage-audit's demo exactly (§7 of its reference).
 #include "telemetry/synthetic.hpp"
 
 #include <algorithm>
@@ -65,10 +65,10 @@ DeviceInfo card(int index, std::string name, std::int64_t mib) {
 
 std::vector<Spec> specs() {
     std::vector<Spec> out;
-    // The prior art's FakeTier: GPU-0 trains then idles holding memory then frees; GPU-1 holds a
+    // gpu-usage-audit's FakeTier: GPU-0 trains then idles holding memory then frees; GPU-1 holds a
     // notebook; GPU-2 only has Xorg.
     out.push_back(Spec{
-        {"classic", "the prior art's demo: a training cycle, an idle notebook, an Xorg-only card",
+        {"classic", "gpu-usage-audit's demo: a training cycle, an idle notebook, an Xorg-only card",
          30, k_us_per_second},
         {card(0, "NVIDIA A100-SXM4-80GB", 81920), card(1, "NVIDIA A100-SXM4-80GB", 81920),
          card(2, "NVIDIA A100-SXM4-80GB", 81920)},

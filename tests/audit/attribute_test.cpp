@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace gua::audit {
-namespace {
+namespace attribute_test { // named after the file: unique in a unity batch
 
 constexpr DurationUs k_dur = 30 * k_us_per_second;
 constexpr std::uint32_t k_nobody = 99;
@@ -228,5 +228,5 @@ RC_GTEST_PROP(Attribute, SharesAddUpToTheCardStates, ()) {
     }
 }
 
-} // namespace
+} // namespace attribute_test
 } // namespace gua::audit

@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace gua::audit {
-namespace {
+namespace classify_test { // named after the file: unique in a unity batch
 
 constexpr DurationUs k_dur = 30 * k_us_per_second;
 
@@ -197,5 +197,5 @@ TEST(Classify, BucketBoundaries) {
     EXPECT_EQ(bucket_of(100.0), Bucket::compute_bound);
 }
 
-} // namespace
+} // namespace classify_test
 } // namespace gua::audit

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gua::audit {
-namespace {
+namespace idle_held_test { // named after the file: unique in a unity batch
 
 using telemetry::ProcessType;
 
@@ -68,5 +68,5 @@ TEST(IdleHeld, HoldingsSeenMergesContextsOfOneProcess) {
     EXPECT_TRUE(seen[1].idle_held);
 }
 
-} // namespace
+} // namespace idle_held_test
 } // namespace gua::audit

@@ -7,7 +7,7 @@
 #include <rapidcheck/gtest.h>
 
 namespace gua::audit {
-namespace {
+namespace pools_test { // named after the file: unique in a unity batch
 
 constexpr DurationUs k_tick = 10 * k_us_per_second;
 
@@ -157,5 +157,5 @@ TEST(Window, IdentityTimePerGpuAddsUpToItsTotals) {
     EXPECT_EQ(acc.gpus().at(1).profile.office_us, 2 * k_tick);
 }
 
-} // namespace
+} // namespace pools_test
 } // namespace gua::audit

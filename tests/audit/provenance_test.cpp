@@ -15,7 +15,7 @@
 #include <vector>
 
 namespace gua::audit {
-namespace {
+namespace provenance_test { // named after the file: unique in a unity batch
 
 constexpr DurationUs k_dur = 30 * k_us_per_second;
 constexpr std::uint32_t k_nobody = 99;
@@ -273,5 +273,5 @@ TEST(Provenance, RescaleKeepsEveryPartProportional) {
     EXPECT_EQ(*t.processes[0].active_us, std::llround(8.0 * k_us_per_second / 3.0));
 }
 
-} // namespace
+} // namespace provenance_test
 } // namespace gua::audit

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 namespace gua::audit {
-namespace {
+namespace recommend_test { // named after the file: unique in a unity batch
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -295,5 +295,5 @@ TEST(Recommend, BaselineRunRateAndSavingsAreConsistentToTheCent) {
     EXPECT_LE(a.combination.savings, a.combination.baseline);
 }
 
-} // namespace
+} // namespace recommend_test
 } // namespace gua::audit

@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace gua::audit {
-namespace {
+namespace window_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_monday = 1767571200LL * k_us_per_second; // 2026-01-05T00:00:00Z
 constexpr DurationUs k_dur = 30 * k_us_per_second;
@@ -172,5 +172,5 @@ TEST(Window, ThresholdsReachTheClassification) {
     EXPECT_EQ(acc.thresholds().held_mib, 10000);
 }
 
-} // namespace
+} // namespace window_test
 } // namespace gua::audit

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 namespace gua {
 namespace {
 
@@ -63,6 +65,29 @@ TEST(StatusDb, MissingDbFlagIsAUsageError) {
     const test::RunResult r = status(dir, {"--db", dir.file("nope.db")}, {});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("nope.db: no such database"), std::string::npos) << r.err;
+}
+
+TEST(StatusDb, DbStatsPrintsSizesInBinaryUnits) {
+    testing::TempDb t;
+    record(t.db);
+    const test::RunResult r = test::run(GUA_BINARY, {"db", "stats", "--db", t.path}, {});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The file is whole pages: "size         N KiB (P pages of S B, ...)", N = P * S / 1024.
+    const std::size_t at = r.out.find("size ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    unsigned long long pages = 0;
+    unsigned long long page_size = 0;
+    char unit[8] = {};
+    double shown = 0;
+    ASSERT_EQ(std::sscanf(r.out.c_str() + at, "size %lf %7s (%llu pages of %llu B", &shown, unit,
+                          &pages, &page_size),
+              4)
+        << r.out;
+    EXPECT_STREQ(unit, "KiB") << r.out;
+    EXPECT_NEAR(shown, static_cast<double>(pages * page_size) / 1024.0, 0.05) << r.out;
+    for (const char* decimal : {" kB", " MB", " GB"}) {
+        EXPECT_EQ(r.out.find(decimal), std::string::npos) << decimal << "\n" << r.out;
+    }
 }
 
 } // namespace

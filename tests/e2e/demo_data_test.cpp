@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 namespace gua::e2e {
-namespace {
+namespace demo_data_test { // named after the file: unique in a unity batch
 
 class DemoDataE2E : public DaemonTest {
   protected:
@@ -91,5 +91,5 @@ TEST_F(DemoDataE2E, RecordedDataIsNotCalledDemo) {
     EXPECT_EQ(stats.out.find("demo data"), std::string::npos) << stats.out;
 }
 
-} // namespace
+} // namespace demo_data_test
 } // namespace gua::e2e

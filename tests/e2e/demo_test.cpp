@@ -14,7 +14,7 @@
 #include <vector>
 
 namespace gua::e2e {
-namespace {
+namespace demo_test { // named after the file: unique in a unity batch
 
 using nlohmann::json;
 
@@ -335,5 +335,5 @@ TEST_F(DemoE2E, NoColorAndNonTerminalOutputHaveNoEscapes) {
     EXPECT_EQ(tty_no_color.out.find('\x1b'), std::string::npos) << "colour despite NO_COLOR";
 }
 
-} // namespace
+} // namespace demo_test
 } // namespace gua::e2e

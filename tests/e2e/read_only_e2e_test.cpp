@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 namespace gua::e2e {
-namespace {
+namespace read_only_e2e_test { // named after the file: unique in a unity batch
 
 constexpr const char* k_setpriv = "/usr/bin/setpriv";
 
@@ -135,5 +135,5 @@ TEST_F(ReadOnlyUserE2E, LeavesNoFileInAWritableDirectory) {
     EXPECT_EQ(files(), before);
 }
 
-} // namespace
+} // namespace read_only_e2e_test
 } // namespace gua::e2e

@@ -21,7 +21,7 @@
 #include <random>
 
 namespace gua {
-namespace {
+namespace truth_property_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
 
@@ -263,5 +263,5 @@ RC_GTEST_PROP(TruthProperty, IdentitiesAddUpToTheCardHours, (std::uint64_t seed)
               1e-6 * std::max(1.0, identities));
 }
 
-} // namespace
+} // namespace truth_property_test
 } // namespace gua

@@ -1,4 +1,4 @@
-// Ground truth end to end: scenarios the issue list measured as silently wrong (dry rings,
+// Ground truth end to end: scenarios that earlier versions measured silently wrong (dry rings,
 // short rings, snapshot-only drivers, failed process-list reads, per-process attribution at long
 // intervals, co-tenants, MIG, partial GPU loss), each run through the real daemon on the fake
 // driver at 1 s and 30 s and held to the scenario's integrated truth (truth_harness.hpp).

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 namespace gua::exporter {
-namespace {
+namespace http_connection_test { // named after the file: unique in a unity batch
 
 /// Sends `request` on a fresh connection of `server`, ends the input, returns the whole answer.
 std::string exchange(HttpServer& server, const std::string& request) {
@@ -50,5 +50,5 @@ TEST(ExportHttpConnection, ServesHandedOverConnectionsLikeTheListeningServer) {
     EXPECT_TRUE(exchange(server, "GET /nope HTTP/1.0\r\n\r\n").starts_with("HTTP/1.1 404 "));
 }
 
-} // namespace
+} // namespace http_connection_test
 } // namespace gua::exporter

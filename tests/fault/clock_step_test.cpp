@@ -6,7 +6,7 @@
 #include <csignal>
 
 namespace gua::fault {
-namespace {
+namespace clock_step_test { // named after the file: unique in a unity batch
 
 class FaultMatrixClock : public FaultTest {
   protected:
@@ -53,5 +53,5 @@ TEST_F(FaultMatrixClock, SteppedBackAndForwardKeepsEveryTickAndCountsOverlapOnce
     expect_sound_and_consistent();
 }
 
-} // namespace
+} // namespace clock_step_test
 } // namespace gua::fault

@@ -9,7 +9,7 @@
 #include <thread>
 
 namespace gua::fault {
-namespace {
+namespace kill_test { // named after the file: unique in a unity batch
 
 class FaultMatrix : public FaultTest {};
 
@@ -84,5 +84,5 @@ TEST_F(FaultMatrix, KillNineAtRandomPointsLosesNoCompletedTick) {
     expect_sound_and_consistent();
 }
 
-} // namespace
+} // namespace kill_test
 } // namespace gua::fault

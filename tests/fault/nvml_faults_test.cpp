@@ -7,7 +7,7 @@
 #include <csignal>
 
 namespace gua::fault {
-namespace {
+namespace nvml_faults_test { // named after the file: unique in a unity batch
 
 class FaultMatrixNvml : public FaultTest {};
 
@@ -94,5 +94,5 @@ TEST_F(FaultMatrixNvml, InitFailuresAreOneLineExitCode3WithoutADatabase) {
     }
 }
 
-} // namespace
+} // namespace nvml_faults_test
 } // namespace gua::fault

@@ -16,7 +16,7 @@
 #include <thread>
 
 namespace gua::fault {
-namespace {
+namespace soak_test { // named after the file: unique in a unity batch
 
 /// VmRSS of `pid` in KiB (0 when unreadable).
 long rss_kib(pid_t pid) {
@@ -139,5 +139,5 @@ TEST_F(Soak, MemoryAndDescriptorsStayFlatAtTenTicksPerSecondUnderProcessChurn) {
     EXPECT_EQ(integrity(), "ok");
 }
 
-} // namespace
+} // namespace soak_test
 } // namespace gua::fault

@@ -8,7 +8,7 @@
 #include <thread>
 
 namespace gua::fault {
-namespace {
+namespace storage_faults_test { // named after the file: unique in a unity batch
 
 class FaultMatrixStorage : public FaultTest {
   protected:
@@ -130,5 +130,5 @@ TEST_F(FaultMatrixStorage, LongReadTransactionBlocksNothing) {
     expect_sound_and_consistent();
 }
 
-} // namespace
+} // namespace storage_faults_test
 } // namespace gua::fault

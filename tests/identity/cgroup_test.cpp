@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gua::identity {
-namespace {
+namespace cgroup_test { // named after the file: unique in a unity batch
 
 const std::string k_cid = "3f1c2e9a8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e";
 const std::string k_pod = "5ba4d5ae-1b2c-4d3e-9f80-123456789abc";
@@ -161,5 +161,5 @@ TEST(Cgroup, Garbage) {
     EXPECT_EQ(parse_cgroup("junk\n0::/docker/" + k_cid), facts(k_cid, "", "", ""));
 }
 
-} // namespace
+} // namespace cgroup_test
 } // namespace gua::identity

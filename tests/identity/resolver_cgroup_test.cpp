@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 namespace gua::identity {
-namespace {
+namespace resolver_cgroup_test { // named after the file: unique in a unity batch
 
 using testing::ChildProcess;
 namespace fs = std::filesystem;
@@ -90,5 +90,5 @@ INSTANTIATE_TEST_SUITE_P(
         return std::string(param_info.param.name);
     });
 
-} // namespace
+} // namespace resolver_cgroup_test
 } // namespace gua::identity

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace gua::identity {
-namespace {
+namespace resolver_fake_proc_test { // named after the file: unique in a unity batch
 
 using testing::FakeProc;
 using testing::FakeProcess;
@@ -198,5 +198,5 @@ TEST_F(IdentityFakeProc, LoginUidWhenStatusUnreadable) {
     EXPECT_EQ(facts.identity.user, "root");
 }
 
-} // namespace
+} // namespace resolver_fake_proc_test
 } // namespace gua::identity

@@ -1,10 +1,16 @@
-// The Debian package (built with cpack from this build tree into a temporary directory), the
-// systemd unit (`systemd-analyze verify`) and the man page. Labelled "packaging" in ctest.
+// The Debian package (built with cpack from this build tree, once per build, into
+// <build>/packaging-test), lintian's verdict on it, an install/remove/purge in a scratch root,
+// the systemd unit (`systemd-analyze verify`), the man page and the default configuration.
+// The tests that need the .deb are labelled "packaging" in ctest.
 #include "ops/harness.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
+#include <sstream>
+#include <sys/file.h>
 
 namespace gua::ops::testing {
 namespace {
@@ -13,7 +19,7 @@ bool have(const std::string& program) {
     return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-// Runs a shell command and returns its stdout and exit code.
+// Runs a shell command and returns its exit code and its stdout and stderr.
 std::pair<int, std::string> shell(const std::string& command) {
     std::string out;
     FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
@@ -28,27 +34,60 @@ std::pair<int, std::string> shell(const std::string& command) {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+std::string quoted(const fs::path& p) {
+    return "'" + p.string() + "'";
+}
+
+/// The newest modification time among `path` and, for a directory, everything below it.
+fs::file_time_type newest(const fs::path& path) {
+    std::error_code ec;
+    fs::file_time_type t = fs::last_write_time(path, ec);
+    if (fs::is_directory(path, ec)) {
+        for (const fs::directory_entry& e : fs::recursive_directory_iterator(path, ec)) {
+            t = std::max(t, e.last_write_time(ec));
+        }
+    }
+    return t;
+}
+
 class Packaging : public OpsTest {
   protected:
+    /// Builds the .deb, or reuses the one an earlier test of this build made when nothing it is
+    /// made of changed since; a lock keeps parallel tests from building it twice at once.
     static void SetUpTestSuite() {
         if (!have("cpack") || !have("dpkg-deb") || !have("dpkg-shlibdeps")) {
             return;
         }
-        s_dir = fs::temp_directory_path() / ("gua-package-" + std::to_string(::getpid()));
+        const fs::path build = GUA_BUILD_DIR;
+        s_dir = build / "packaging-test";
         fs::create_directories(s_dir);
-        const auto [code, out] =
-            shell("cd '" + s_dir.string() + "' && cpack -G DEB --config '" +
-                  std::string(GUA_BUILD_DIR) + "/CPackConfig.cmake' -B '" + s_dir.string() + "'");
-        s_cpack_output = out;
+        const int lock =
+            ::open((build / "packaging-test.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        ::flock(lock, LOCK_EX);
+        s_deb = find_deb();
+        const fs::path source = GUA_SOURCE_DIR;
+        const fs::file_time_type inputs =
+            std::max({newest(GUA_BINARY), newest(source / "packaging"), newest(source / "cmake"),
+                      newest(build / "CPackConfig.cmake"), newest(build / "packaging")});
+        if (s_deb.empty() || fs::last_write_time(s_deb) < inputs) {
+            fs::remove_all(s_dir);
+            fs::create_directories(s_dir);
+            const auto [code, out] =
+                shell("cd " + quoted(s_dir) + " && cpack -G DEB --config " +
+                      quoted(build / "CPackConfig.cmake") + " -B " + quoted(s_dir));
+            s_cpack_output = out;
+            s_deb = find_deb();
+        }
+        ::flock(lock, LOCK_UN);
+        ::close(lock);
+    }
+    static fs::path find_deb() {
         for (const fs::directory_entry& e : fs::directory_iterator(s_dir)) {
             if (e.path().extension() == ".deb") {
-                s_deb = e.path();
+                return e.path();
             }
         }
-    }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        fs::remove_all(s_dir, ec);
+        return {};
     }
     void SetUp() override {
         OpsTest::SetUp();
@@ -58,45 +97,85 @@ class Packaging : public OpsTest {
         ASSERT_FALSE(s_deb.empty()) << s_cpack_output;
     }
 
+    /// The package's files unpacked into <root>/tree.
+    fs::path unpacked() const {
+        const fs::path tree = root() / "tree";
+        EXPECT_EQ(shell("dpkg-deb -x " + quoted(s_deb) + " " + quoted(tree)).first, 0);
+        return tree;
+    }
+
     static inline fs::path s_dir;
     static inline fs::path s_deb;
     static inline std::string s_cpack_output;
 };
 
-TEST_F(Packaging, DebHoldsBinaryAliasUnitConffileAndManPage) {
-    const auto [code, listing] = shell("dpkg-deb -c '" + s_deb.string() + "'");
+TEST_F(Packaging, DebHoldsBinaryUnitConfigManPageDocsAndCompletion) {
+    const auto [code, listing] = shell("dpkg-deb -c " + quoted(s_deb));
     ASSERT_EQ(code, 0) << listing;
-    for (const char* entry : {"./usr/bin/gua\n", "./usr/bin/gpu-usage-audit -> gua\n",
-                              "./lib/systemd/system/gua.service\n", "./etc/gua/gua.toml\n",
-                              "./usr/share/man/man1/gua.1.gz\n",
-                              "./usr/share/man/man1/gpu-usage-audit.1.gz -> gua.1.gz\n"}) {
-        EXPECT_TRUE(contains(listing, entry)) << entry << "\n" << listing;
+    // `dpkg-deb -c` lines: mode owner/group size date time path [-> target]
+    std::map<std::string, std::string> mode_of;
+    std::istringstream in(listing);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string mode, owner, size, date, time, path;
+        fields >> mode >> owner >> size >> date >> time >> path;
+        EXPECT_EQ(owner, "root/root") << line;
+        std::string rest;
+        std::getline(fields, rest);
+        mode_of[path + rest] = mode;
+    }
+    const std::map<std::string, std::string> expected{
+        {"./usr/bin/gua", "-rwxr-xr-x"},
+        {"./usr/bin/gpu-usage-audit -> gua", "lrwxrwxrwx"},
+        {"./lib/systemd/system/gua.service", "-rw-r--r--"},
+        {"./etc/gua/gua.toml", "-rw-r--r--"},
+        {"./usr/share/man/man1/gua.1.gz", "-rw-r--r--"},
+        {"./usr/share/man/man1/gpu-usage-audit.1.gz -> gua.1.gz", "lrwxrwxrwx"},
+        {"./usr/share/doc/gua/copyright", "-rw-r--r--"},
+        {"./usr/share/doc/gua/changelog.gz", "-rw-r--r--"},
+        {"./usr/share/doc/gua/examples/gua.toml.example", "-rw-r--r--"},
+        {"./usr/share/doc/gua/examples/gua-rules.yml", "-rw-r--r--"},
+        {"./usr/share/bash-completion/completions/gua", "-rw-r--r--"},
+        {"./usr/share/bash-completion/completions/gpu-usage-audit -> gua", "lrwxrwxrwx"},
+        {"./usr/share/zsh/vendor-completions/_gua", "-rw-r--r--"},
+        {"./usr/share/fish/vendor_completions.d/gua.fish", "-rw-r--r--"},
+        {"./usr/share/fish/vendor_completions.d/gpu-usage-audit.fish -> gua.fish", "lrwxrwxrwx"},
+    };
+    for (const auto& [path, mode] : expected) {
+        const auto it = mode_of.find(path);
+        ASSERT_NE(it, mode_of.end()) << path << "\n" << listing;
+        EXPECT_EQ(it->second, mode) << path;
     }
     EXPECT_EQ(s_deb.filename().string().rfind("gua_", 0), 0u) << s_deb;
 }
 
-TEST_F(Packaging, ControlDataHasConffilesDependsAndMaintainerScripts) {
-    const auto [code, info] = shell("dpkg-deb -I '" + s_deb.string() + "'");
+TEST_F(Packaging, ControlDataHasConffilesRelationsAndMaintainerScripts) {
+    const auto [code, info] = shell("dpkg-deb -I " + quoted(s_deb));
     ASSERT_EQ(code, 0) << info;
     for (const char* part : {"Package: gua\n", "Section: admin\n", "conffiles", "postinst", "prerm",
                              "postrm", "Maintainer: "}) {
         EXPECT_TRUE(contains(info, part)) << part << "\n" << info;
     }
-    const std::string depends = shell("dpkg-deb -f '" + s_deb.string() + "' Depends").second;
+    const std::string depends = shell("dpkg-deb -f " + quoted(s_deb) + " Depends").second;
     EXPECT_TRUE(contains(depends, "adduser")) << depends;
     EXPECT_TRUE(contains(depends, "libsqlite3-0")) << depends;
-    // dlopen'ed by --prometheus and --listen, declared by hand (dpkg-shlibdeps cannot see them)
-    EXPECT_TRUE(contains(depends, "libcurl4")) << depends;
-    EXPECT_TRUE(contains(depends, "libmicrohttpd12")) << depends;
+    // dlopen'ed only by --prometheus and --listen: recommended, not required
+    EXPECT_FALSE(contains(depends, "libcurl")) << depends;
+    EXPECT_FALSE(contains(depends, "libmicrohttpd")) << depends;
+    const std::string recommends = shell("dpkg-deb -f " + quoted(s_deb) + " Recommends").second;
+    EXPECT_EQ(recommends, "libcurl4, libmicrohttpd12\n");
 
     const fs::path control = root() / "control";
-    ASSERT_EQ(shell("dpkg-deb -e '" + s_deb.string() + "' '" + control.string() + "'").first, 0);
+    ASSERT_EQ(shell("dpkg-deb -e " + quoted(s_deb) + " " + quoted(control)).first, 0);
     EXPECT_EQ(read_text(control / "conffiles"), "/etc/gua/gua.toml\n");
     for (const char* script : {"postinst", "prerm", "postrm"}) {
         EXPECT_EQ(fs::status(control / script).permissions() & fs::perms::owner_exec,
                   fs::perms::owner_exec)
             << script;
-        EXPECT_EQ(shell("sh -n '" + (control / script).string() + "'").first, 0) << script;
+        EXPECT_EQ(shell("sh -n " + quoted(control / script)).first, 0) << script;
+        EXPECT_FALSE(contains(read_text(control / script), "/usr/bin/"))
+            << script << " calls a program by path";
     }
     const std::string postinst = read_text(control / "postinst");
     EXPECT_TRUE(contains(postinst, "adduser --quiet --system --group")) << postinst;
@@ -104,18 +183,124 @@ TEST_F(Packaging, ControlDataHasConffilesDependsAndMaintainerScripts) {
     const std::size_t purge = postrm.find("\"$1\" = \"purge\"");
     ASSERT_NE(purge, std::string::npos) << postrm;
     EXPECT_GT(postrm.find("rm -rf /var/lib/gua"), purge) << "only purge deletes the database";
-    EXPECT_TRUE(contains(read_text(control / "prerm"), "gua uninstall")) << "remove keeps the data";
+    EXPECT_TRUE(contains(read_text(control / "prerm"), "gua uninstall --package-removal"))
+        << "remove keeps the data and names apt, not the binary being removed";
 }
 
-TEST_F(Packaging, PackagedFilesMatchTheSources) {
-    const fs::path tree = root() / "tree";
-    ASSERT_EQ(shell("dpkg-deb -x '" + s_deb.string() + "' '" + tree.string() + "'").first, 0);
-    EXPECT_EQ(read_text(tree / "lib/systemd/system/gua.service"),
-              read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.service"));
-    EXPECT_EQ(read_text(tree / "etc/gua/gua.toml"),
-              read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.toml"));
-    const GuaRun version = run_gua({"version"});
-    EXPECT_EQ(shell("'" + (tree / "usr/bin/gua").string() + "' version").second, version.out);
+TEST_F(Packaging, PackagedFilesMatchTheSourcesAndTheBinary) {
+    const fs::path tree = unpacked();
+    const fs::path source = GUA_SOURCE_DIR;
+    for (const auto& [installed, original] : std::vector<std::pair<std::string, std::string>>{
+             {"lib/systemd/system/gua.service", "packaging/gua.service"},
+             {"etc/gua/gua.toml", "packaging/gua.toml"},
+             {"usr/share/doc/gua/copyright", "packaging/debian/copyright"},
+             {"usr/share/doc/gua/examples/gua.toml.example", "packaging/gua.toml.example"},
+             {"usr/share/doc/gua/examples/gua-rules.yml", "packaging/gua-rules.yml"}}) {
+        EXPECT_EQ(read_text(tree / installed), read_text(source / original)) << installed;
+    }
+    EXPECT_EQ(shell("gzip -dc " + quoted(tree / "usr/share/doc/gua/changelog.gz")).second,
+              read_text(source / "packaging/debian/changelog"));
+    const std::string binary = quoted(tree / "usr/bin/gua");
+    EXPECT_EQ(shell(binary + " version").second, run_gua({"version"}).out);
+    for (const auto& [shell_name, file] : std::vector<std::pair<std::string, std::string>>{
+             {"bash", "usr/share/bash-completion/completions/gua"},
+             {"zsh", "usr/share/zsh/vendor-completions/_gua"},
+             {"fish", "usr/share/fish/vendor_completions.d/gua.fish"}}) {
+        EXPECT_EQ(read_text(tree / file), run_gua({"completion", shell_name}).out) << file;
+    }
+    // The changelog's newest entry is this version (a native package: no Debian revision).
+    const std::string version = shell("dpkg-deb -f " + quoted(s_deb) + " Version").second;
+    const std::string changelog = read_text(source / "packaging/debian/changelog");
+    EXPECT_EQ(changelog.substr(0, changelog.find('\n')),
+              "gua (" + version.substr(0, version.size() - 1) + ") unstable; urgency=medium");
+}
+
+TEST_F(Packaging, LintianFindsNoErrorsAndNoWarnings) {
+    if (!have("lintian")) {
+        GTEST_SKIP() << "lintian is not installed (scripts/install-deps.sh --test installs it)";
+    }
+    // Infos and overridden tags (each override says why, in the package) are allowed.
+    const auto [code, out] = shell("lintian --fail-on error,warning " + quoted(s_deb));
+    EXPECT_EQ(code, 0) << out;
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        EXPECT_FALSE(line.rfind("E: ", 0) == 0 || line.rfind("W: ", 0) == 0) << line;
+    }
+}
+
+/// Runs `script` (sh -e, as root) in a private mount namespace, chrooted into an overlay of the
+/// host's root filesystem whose changes go to <work>/upper: a scratch root where dpkg runs for
+/// real (maintainer scripts, adduser, conffiles) without touching the host. `deb` is copied to
+/// /tmp/gua.deb there first. Exit code 125: no overlay could be made here.
+std::pair<int, std::string> in_scratch_root(const fs::path& work, const fs::path& deb,
+                                            const std::string& script) {
+    for (const char* dir : {"upper", "work", "merged"}) {
+        fs::create_directories(work / dir);
+    }
+    std::ofstream(work / "script.sh") << script;
+    const std::string m = (work / "merged").string();
+    const std::string inner =
+        "mount -t overlay overlay -o lowerdir=/,upperdir=" + (work / "upper").string() +
+        ",workdir=" + (work / "work").string() + " " + m + " || exit 125\n" +
+        "mount --bind /proc " + m + "/proc && mount --bind /dev " + m + "/dev\n" +
+        "mount -t tmpfs tmpfs " + m + "/run && mount -t tmpfs tmpfs " + m + "/tmp\n" + "cp " +
+        (work / "script.sh").string() + " " + m + "/tmp/script.sh\n" + "cp " + deb.string() + " " +
+        m + "/tmp/gua.deb\n" + "exec chroot " + m + " sh -e /tmp/script.sh\n";
+    std::ofstream(work / "enter.sh") << inner;
+    return shell("unshare -m sh -e " + quoted(work / "enter.sh"));
+}
+
+TEST_F(Packaging, InstallsRemovesAndPurgesInAScratchRoot) {
+    if (::geteuid() != 0 || !have("unshare")) {
+        GTEST_SKIP() << "needs root and unshare for a scratch root";
+    }
+    if (shell("dpkg-query -W -f='${Status}' gua").second == "install ok installed") {
+        GTEST_SKIP() << "gua is installed on this host; the scratch root would be an upgrade";
+    }
+    const auto [code, out] = in_scratch_root(root() / "scratch", s_deb,
+                                             R"sh(
+echo '== install'
+dpkg -i /tmp/gua.deb
+dpkg-query -W -f='${Status}\n' gua
+echo "conffiles: $(dpkg-query -W -f='${Conffiles}' gua | awk '{print $1}' | tr '\n' ' ')"
+getent passwd gua | cut -d: -f1,6,7
+stat -c '%a %U:%G %n' /usr/bin/gua /etc/gua/gua.toml /lib/systemd/system/gua.service \
+    /usr/share/doc/gua/copyright
+gua version | head -1
+echo '== local change to the conffile, then remove'
+echo '# local' >> /etc/gua/gua.toml
+mkdir -p /var/lib/gua && echo data > /var/lib/gua/gua.db
+dpkg -r gua
+dpkg-query -W -f='${Status}\n' gua
+test -e /usr/bin/gua && echo 'binary kept' || echo 'binary removed'
+tail -1 /etc/gua/gua.toml
+cat /var/lib/gua/gua.db
+echo '== purge'
+dpkg -P gua
+test -e /etc/gua/gua.toml && echo 'config kept' || echo 'config removed'
+test -e /var/lib/gua && echo 'state kept' || echo 'state removed'
+)sh");
+    if (code == 125) {
+        GTEST_SKIP() << "no overlay mount here: " << out;
+    }
+    ASSERT_EQ(code, 0) << out;
+    const std::string version = run_gua({"--version"}).out;
+    for (const std::string& expected :
+         {std::string("install ok installed\n"), std::string("conffiles: /etc/gua/gua.toml \n"),
+          std::string("gua:/var/lib/gua:/usr/sbin/nologin\n"),
+          std::string("755 root:root /usr/bin/gua\n"),
+          std::string("644 root:root /etc/gua/gua.toml\n"),
+          std::string("644 root:root /lib/systemd/system/gua.service\n"),
+          std::string("644 root:root /usr/share/doc/gua/copyright\n"), version,
+          // remove: the binary goes, the changed conffile and the recorded data stay
+          std::string("deinstall ok config-files\n"), std::string("binary removed\n"),
+          std::string("# local\n"), std::string("data\n"),
+          // purge: both go
+          std::string("config removed\n"), std::string("state removed\n")}) {
+        EXPECT_TRUE(contains(out, expected)) << expected << "\n" << out;
+    }
+    EXPECT_FALSE(contains(out, "`gua uninstall")) << "prerm told the user to run gua:\n" << out;
 }
 
 } // namespace
@@ -133,7 +318,7 @@ TEST(PackagingUnit, SystemdAnalyzeVerifyPasses) {
     ASSERT_NE(at, std::string::npos);
     text.replace(at, 23, "ExecStart=" + std::string(GUA_BINARY) + " ");
     std::ofstream(unit) << text;
-    const auto [code, out] = shell("systemd-analyze verify --man=no '" + unit.string() + "'");
+    const auto [code, out] = shell("systemd-analyze verify --man=no " + quoted(unit));
     EXPECT_EQ(code, 0) << out;
     EXPECT_EQ(out, "") << "systemd-analyze verify printed warnings";
     fs::remove_all(pattern);
@@ -147,6 +332,116 @@ TEST(PackagingUnit, ManPageRendersWithoutWarnings) {
         shell("groff -man -ww -z -K utf8 '" + std::string(GUA_SOURCE_DIR) + "/packaging/gua.1'");
     EXPECT_EQ(code, 0);
     EXPECT_EQ(out, "");
+}
+
+TEST(PackagingUnit, ManPageNamesEveryCommandAndTheServerFlags) {
+    const std::string page = read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.1");
+    // Every command `gua --help` lists, as a .B heading of COMMANDS.
+    const GuaRun help = run_gua({"--help"});
+    std::istringstream in(help.out.substr(help.out.find("Subcommands:")));
+    std::string line;
+    std::getline(in, line);
+    int commands = 0;
+    while (std::getline(in, line) && line.rfind("  ", 0) == 0) {
+        const std::string name = line.substr(2, line.find(' ', 2) - 2);
+        EXPECT_TRUE(contains(page, "\n.B " + name + " ") || contains(page, "\n.B " + name + "\n") ||
+                    contains(page, "\n.B " + name + "\\"))
+            << name;
+        ++commands;
+    }
+    EXPECT_GE(commands, 12);
+    for (const char* part :
+         {"\\-\\-listen", "\\-\\-prometheus", "\\-\\-price", "[pricing]", "[retention]", "[teams]",
+          "[policy]", "[[policy.rule]]", "SHELL COMPLETION", "gua\\-rules.yml", "libcurl4",
+          "libmicrohttpd12"}) {
+        EXPECT_TRUE(contains(page, part)) << part;
+    }
+}
+
+/// "key" for lines "key = ..." or "#key = ..." of a TOML file (section headers as "[name]").
+std::set<std::string> listed_keys(const std::string& text) {
+    std::set<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    std::string section;
+    while (std::getline(in, line)) {
+        std::string body = line.rfind('#', 0) == 0 ? line.substr(1) : line;
+        if (body.rfind('[', 0) == 0) {
+            section = body.substr(0, body.find(']') + 1);
+            if (body.rfind("[[", 0) == 0) {
+                section = body.substr(0, body.find("]]") + 2);
+            }
+            out.insert(section);
+        } else if (const std::size_t eq = body.find(" = ");
+                   eq != std::string::npos && body.find(' ') == eq) {
+            out.insert(section + body.substr(0, eq));
+        }
+    }
+    return out;
+}
+
+TEST(PackagingUnit, DefaultConfigListsEverySectionAndKeyAndChangesNothing) {
+    const std::string text = read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.toml");
+    const std::set<std::string> keys = listed_keys(text);
+    // Every key of docs/configuration.md and docs/policy.md.
+    for (const char* key : {"[thresholds]active_util_pct",
+                            "[thresholds]held_mib",
+                            "[thresholds]graphics_is_holder",
+                            "[daemon]interval",
+                            "[daemon]db",
+                            "[retention]raw",
+                            "[retention]rollup",
+                            "[pricing]currency",
+                            "[pricing]default",
+                            "[pricing]spot_discount",
+                            "[pricing.models]",
+                            "[report]group_by",
+                            "[teams]",
+                            "[policy]enabled",
+                            "[policy]max_actions_per_hour",
+                            "[policy]notify_command",
+                            "[policy]exempt_users",
+                            "[policy]exempt_commands",
+                            "[policy]exempt_containers",
+                            "[[policy.rule]]name",
+                            "[[policy.rule]]after",
+                            "[[policy.rule]]action",
+                            "[[policy.rule]]min_memory",
+                            "[[policy.rule]]users",
+                            "[[policy.rule]]groups",
+                            "[[policy.rule]]commands",
+                            "[[policy.rule]]containers",
+                            "[[policy.rule]]gpus",
+                            "[[policy.rule]]grace",
+                            "[[policy.rule]]dry_run"}) {
+        EXPECT_EQ(keys.count(key), 1u) << key;
+    }
+    // As shipped (everything commented) it is the built-in defaults: the same demo report as an
+    // empty file. With every line uncommented it is still a valid configuration.
+    test::TempDir dir;
+    std::ofstream(dir.file("empty.toml")) << "";
+    std::ofstream(dir.file("shipped.toml")) << text;
+    std::string uncommented;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        const bool setting = line.rfind("#[", 0) == 0 ||
+                             (line.rfind('#', 0) == 0 && line.find(" = ") != std::string::npos &&
+                              line.find(' ') == line.find(" = "));
+        uncommented += (setting ? line.substr(1) : line) + "\n";
+    }
+    std::ofstream(dir.file("uncommented.toml")) << uncommented;
+    const auto demo = [&](const std::string& config) {
+        return run_gua({"demo", "--ticks", "20", "-q", "--format", "json", "--config",
+                        dir.file(config), "--start", "2026-05-01T00:00:00Z"});
+    };
+    const GuaRun empty = demo("empty.toml");
+    const GuaRun shipped = demo("shipped.toml");
+    ASSERT_EQ(empty.exit_code, 0) << empty.err;
+    EXPECT_EQ(shipped.exit_code, 0) << shipped.err;
+    EXPECT_EQ(shipped.out, empty.out);
+    const GuaRun all = demo("uncommented.toml");
+    EXPECT_EQ(all.exit_code, 0) << all.err << uncommented;
 }
 
 } // namespace gua::ops::testing

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace gua::policy {
-namespace {
+namespace candidates_test { // named after the file: unique in a unity batch
 
 using policy_test::card;
 using policy_test::process;
@@ -46,5 +46,5 @@ TEST(PolicyCandidates, AggregatesCardsAndTakesTheShortestStreak) {
     }
 }
 
-} // namespace
+} // namespace candidates_test
 } // namespace gua::policy

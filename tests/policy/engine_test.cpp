@@ -7,7 +7,7 @@
 #include <algorithm>
 
 namespace gua::policy {
-namespace {
+namespace engine_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_t0 = 1778486400LL * k_us_per_second;
 constexpr std::uint32_t k_self = 99999;
@@ -206,5 +206,5 @@ TEST(PolicyEngine, ZeroActionsPerHourOnlyRecords) {
     EXPECT_EQ(names(e.decide({person(101, k_us_per_hour)}, k_t0)), Names{"warn:rate-limited"});
 }
 
-} // namespace
+} // namespace engine_test
 } // namespace gua::policy

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 namespace gua::policy {
-namespace {
+namespace runner_test { // named after the file: unique in a unity batch
 
 using policy_test::Child;
 
@@ -162,5 +162,5 @@ TEST(PolicyRunner, StreaksAndFiredRulesSurviveARestart) {
     EXPECT_EQ(f.outcomes(), "warn:logged") << "fired before the restart: not again";
 }
 
-} // namespace
+} // namespace runner_test
 } // namespace gua::policy

@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace gua::report {
-namespace {
+namespace prometheus_answers_test { // named after the file: unique in a unity batch
 
 using nlohmann::json;
 
@@ -143,5 +143,5 @@ TEST(PrometheusAnswers, AbsurdCounterValuesStayBounded) {
     }
 }
 
-} // namespace
+} // namespace prometheus_answers_test
 } // namespace gua::report

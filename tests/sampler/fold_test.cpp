@@ -25,7 +25,7 @@
 #include <vector>
 
 namespace gua::sampler {
-namespace {
+namespace fold_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_t0 = 1767607200LL * k_us_per_second;
 constexpr DurationUs k_s = k_us_per_second;
@@ -682,5 +682,5 @@ TEST_F(Fold, ARealPidReusedWithinATickIsTwoProcesses) {
     EXPECT_LT(*procs[0].start_ticks, *procs[1].start_ticks);
 }
 
-} // namespace
+} // namespace fold_test
 } // namespace gua::sampler

@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace gua::sampler {
-namespace {
+namespace sampler_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1767607200LL * k_us_per_second; // 2026-01-05T10:00:00Z
 constexpr DurationUs k_s = k_us_per_second;
@@ -377,5 +377,5 @@ TEST(Sampler, AShortDriverRingLosesNothingAtThirtySecondTicks) {
     EXPECT_EQ(source->max_poll_span_us(), 300 * k_us_per_ms);
 }
 
-} // namespace
+} // namespace sampler_test
 } // namespace gua::sampler

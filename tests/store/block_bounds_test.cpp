@@ -16,7 +16,7 @@
 #include <algorithm>
 
 namespace gua::store {
-namespace {
+namespace block_bounds_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
 constexpr DurationUs k_tick = 30 * k_us_per_second;
@@ -132,5 +132,5 @@ TEST(BlockBounds, ADamagedBlockIsSkippedNamedAndNoted) {
     })) << "the report says what it left out";
 }
 
-} // namespace
+} // namespace block_bounds_test
 } // namespace gua::store

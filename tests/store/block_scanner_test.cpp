@@ -14,7 +14,7 @@
 #include <random>
 
 namespace gua::store {
-namespace {
+namespace block_scanner_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
 
@@ -140,5 +140,5 @@ TEST(BlockScanner, HoldsAtMostOneBlockWhileTheClockRunsForward) {
     }
 }
 
-} // namespace
+} // namespace block_scanner_test
 } // namespace gua::store

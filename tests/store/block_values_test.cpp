@@ -9,7 +9,7 @@
 #include <limits>
 
 namespace gua::store {
-namespace {
+namespace block_values_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
 constexpr DurationUs k_tick = 30 * k_us_per_second;
@@ -83,5 +83,5 @@ TEST(BlockValues, TimesAndPowerOutOfRangeAreDamageNotOverflow) {
     EXPECT_EQ(out.ticks[7].duration_us, k_tick);
 }
 
-} // namespace
+} // namespace block_values_test
 } // namespace gua::store

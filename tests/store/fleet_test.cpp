@@ -1,4 +1,4 @@
-// The prior art's reference workload through the real writer: the report reproduces the
+// gpu-usage-audit's reference workload through the real writer: the report reproduces the
 // generator's ground truth, stays far below 20 bytes per card-tick, and rollups change nothing.
 #include "core/timezone.hpp"
 #include "fleet_workload.hpp"

@@ -1,5 +1,5 @@
-// gua import --from gpu-usage-audit: every prior-art schema version, §1/§3/§5 equal to the prior
-// art's own math (computed here with its SQL), §2/§4 corrected, idempotence and intervals.
+// gua import --from gpu-usage-audit: every gpu-usage-audit schema version, §1/§3/§5 equal to the
+// tool's own math (computed here with its SQL), §2/§4 corrected, idempotence and intervals.
 #include "core/fatal.hpp"
 #include "core/timezone.hpp"
 #include "prior_art_files.hpp"
@@ -14,7 +14,7 @@
 #include <map>
 
 namespace gua {
-namespace {
+namespace import_test { // named after the file: unique in a unity batch
 
 using testing::PriorArtDb;
 using testing::PriorVersion;
@@ -22,7 +22,7 @@ using testing::PriorVersion;
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second; // Fri 2026-05-01
 constexpr DurationUs k_5min = 5 * k_us_per_minute;
 
-/// The prior art's §1/§3/§5 numbers, computed with its own SQL on its own file.
+/// gpu-usage-audit's §1/§3/§5 numbers, computed with its own SQL on its own file.
 struct PriorNumbers {
     struct Shares {
         std::int64_t n = 0;
@@ -252,5 +252,5 @@ TEST(Import, RejectsFilesThatAreNotPriorArtDatabases) {
     }
 }
 
-} // namespace
+} // namespace import_test
 } // namespace gua

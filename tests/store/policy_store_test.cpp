@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace gua::store {
-namespace {
+namespace policy_store_test { // named after the file: unique in a unity batch
 
 using policy_test::card;
 using policy_test::process;
@@ -137,5 +137,5 @@ TEST(PolicyStore, RecentStateOfAnEmptyDatabase) {
     EXPECT_FALSE(recent.last_end);
 }
 
-} // namespace
+} // namespace policy_store_test
 } // namespace gua::store

@@ -1,4 +1,4 @@
-// Builds gpu-usage-audit databases of each schema version with plain SQL, as the prior art's own
+// Builds gpu-usage-audit databases of each schema version with plain SQL, as gpu-usage-audit's own
 // code (and its migrations) would have left them, filled with a deterministic workload.
 #pragma once
 
@@ -17,7 +17,7 @@
 
 namespace gua::testing {
 
-/// Prior-art versions whose file layouts differ.
+/// gpu-usage-audit versions whose file layouts differ.
 enum class PriorVersion { v0_4, v1_0_3, v1_1_migrated, v1_4_migrated, v1_8_fresh };
 
 /// Python's datetime.isoformat() of an aware UTC time: the fraction is left out when zero.
@@ -36,7 +36,7 @@ inline std::string isoformat(TimeUs t) {
     return s + "+00:00";
 }
 
-/// A prior-art SQLite file being built.
+/// A gpu-usage-audit SQLite file being built.
 class PriorArtDb {
   public:
     PriorArtDb(const std::string& path, PriorVersion version)
@@ -208,7 +208,7 @@ class PriorArtDb {
     PriorVersion m_level;
 };
 
-/// The prior art's reference-like workload on `gpus` cards: jobs that run, idle-held tails, free
+/// gpu-usage-audit's reference-like workload on `gpus` cards: jobs that run, idle-held tails, free
 /// spells; 1–3 processes of one user per job, sometimes an unresolved one. `run` is the run id
 /// of every row (nullopt: none).
 inline void fill_workload(PriorArtDb& db, int gpus, int ticks, TimeUs start, DurationUs interval,

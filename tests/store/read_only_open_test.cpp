@@ -9,7 +9,7 @@
 #include <filesystem>
 
 namespace gua::store {
-namespace {
+namespace read_only_open_test { // named after the file: unique in a unity batch
 
 TEST(StoreReadOnlyOpen, AStoppedDatabaseIsReadImmutableWithoutSideFiles) {
     test::TempDir dir;
@@ -44,5 +44,5 @@ TEST(StoreReadOnlyOpen, ADatabaseBeingWrittenIsReadThroughItsWal) {
     EXPECT_EQ(db.scalar("SELECT sum(x) FROM t"), 7) << "later commits are seen";
 }
 
-} // namespace
+} // namespace read_only_open_test
 } // namespace gua::store

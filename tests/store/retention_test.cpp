@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 namespace gua::store {
-namespace {
+namespace retention_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
 
@@ -112,5 +112,5 @@ TEST(Retention, ForeverKeepsEverythingAndTruncatesTheWal) {
     EXPECT_EQ(Reader(t.db).card_tick_count(), ticks);
 }
 
-} // namespace
+} // namespace retention_test
 } // namespace gua::store

@@ -16,7 +16,7 @@
 #include <memory>
 
 namespace gua {
-namespace {
+namespace rollup_property_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second + 17 * k_us_per_minute;
 
@@ -204,5 +204,5 @@ TEST(Rollups, ThirtyDaysOfWholeHoursComeFromRollups) {
     EXPECT_EQ(raw_only.gaps().size(), mixed.gaps().size());
 }
 
-} // namespace
+} // namespace rollup_property_test
 } // namespace gua

@@ -18,7 +18,7 @@
 #include <map>
 
 namespace gua::store {
-namespace {
+namespace schema_freeze_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second;
 
@@ -236,5 +236,5 @@ TEST(FrozenMigrations, SchemaFourFileReadsTheSameAfterTheUpgrade) {
     EXPECT_EQ(after[28].readings.clock_events, 0);
 }
 
-} // namespace
+} // namespace schema_freeze_test
 } // namespace gua::store

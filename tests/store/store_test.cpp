@@ -17,7 +17,7 @@
 #include <vector>
 
 namespace gua::store {
-namespace {
+namespace store_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_t0 = 1767607200LL * k_us_per_second; // 2026-01-05T10:00:00Z
 constexpr DurationUs k_dur = 30 * k_us_per_second;
@@ -588,5 +588,5 @@ TEST_F(Store, ScanOfAnEmptyDatabaseCallsNothing) {
     EXPECT_EQ(Reader(db).span(), std::nullopt);
 }
 
-} // namespace
+} // namespace store_test
 } // namespace gua::store
