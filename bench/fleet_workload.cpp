@@ -24,7 +24,77 @@ struct Card {
     std::int64_t left = 0; ///< ticks left in the phase
     bool ends_in_hold = false;
     std::vector<Proc> procs;
+    // Health (its own random stream: the states above are those of gpu-usage-audit's workload).
+    Phase health_phase = Phase::free;
+    double job_watts = 0;       ///< the running job's typical draw
+    bool power_capped = false;  ///< the job runs into the power limit
+    std::int64_t ghost_mib = 0; ///< memory a crashed job left behind, until the card is reset
+    double temperature = 32;
+    double mem_temperature = 38;
+    std::int64_t energy_mj_remainder = 0;
 };
+
+constexpr std::int64_t k_power_limit_mw = 400000; // A100-SXM4-80GB
+constexpr std::int64_t k_max_sm_clock_mhz = 1410;
+constexpr std::int64_t k_reserved_mib = 512;
+
+/// The health readings of one card-tick: limits, ECC and reservation steady; power, energy and
+/// temperatures following the load (a first-order lag, whole degrees); the clocks and their
+/// event reasons steady per phase (idle, or a power-capped job); sometimes ghost memory after a
+/// job ended.
+void add_health(Card& card, const FleetOptions& o, double util, std::mt19937_64& rng,
+                telemetry::CardTickRecord& r) {
+    std::uniform_real_distribution<double> uni(0.0, 1.0);
+    if (card.phase != card.health_phase) {
+        if (card.phase == Phase::run) {
+            card.job_watts = 220 + uni(rng) * 150;
+            card.power_capped = uni(rng) < 0.2;
+        } else if (card.phase == Phase::free) {
+            card.ghost_mib = uni(rng) < 0.1 ? 2048 : 0;
+        }
+        card.health_phase = card.phase;
+    }
+    telemetry::CardReadings& h = r.readings;
+    h.power_limit_mw = k_power_limit_mw;
+    h.max_sm_clock_mhz = k_max_sm_clock_mhz;
+    h.mem_total_mib = 81920;
+    h.mem_reserved_mib = k_reserved_mib;
+    h.ecc_uncorrected = 0;
+    h.remapped_rows_cor = 0;
+    h.remapped_rows_unc = 0;
+    h.remap_pending = 0;
+    double watts = card.phase == Phase::free ? 55 : 62;
+    double target_c = card.phase == Phase::free ? 32 : 34;
+    if (card.phase == Phase::run) {
+        watts = card.power_capped ? 400 : card.job_watts * (0.75 + 0.25 * util / 100.0);
+        target_c = 40 + watts / 10;
+    }
+    card.temperature += (target_c - card.temperature) * 0.3;
+    card.mem_temperature += (target_c + 6 - card.mem_temperature) * 0.2;
+    h.power_mw = std::llround(watts) * 1000;
+    h.temperature_c = std::llround(card.temperature);
+    h.mem_temperature_c = std::llround(card.mem_temperature);
+    const bool running = card.phase == Phase::run;
+    h.sm_clock_mhz = running ? (card.power_capped ? 1275 : k_max_sm_clock_mhz) : 210;
+    const std::int64_t events = running ? (card.power_capped ? 0x4 : 0) : 0x1;
+    h.clock_events = events;
+    const auto during = [&](std::int64_t bit) { return (events & bit) != 0 ? o.interval_us : 0; };
+    h.clocks_idle_us = during(0x1);
+    h.clocks_sw_power_cap_us = during(0x4);
+    h.clocks_hw_slowdown_us = 0;
+    h.clocks_sync_boost_us = 0;
+    h.clocks_sw_thermal_us = 0;
+    h.clocks_hw_thermal_us = 0;
+    h.clocks_hw_power_brake_us = 0;
+    // The energy counter integrates the draw over the whole tick, which a busy card's one
+    // reading only approximates (±3 %); whole joules with the remainder carried, as the sampler.
+    const double mean_watts = running ? watts * (0.97 + 0.06 * uni(rng)) : watts;
+    const std::int64_t mj = std::llround(mean_watts * static_cast<double>(o.interval_us) / 1000.0) +
+                            card.energy_mj_remainder;
+    h.energy_mj = (mj + 500) / 1000 * 1000;
+    card.energy_mj_remainder = mj - *h.energy_mj;
+    h.ghost_mib = running ? 0 : card.ghost_mib;
+}
 
 constexpr std::array<const char*, 5> k_people{"alice", "bob", "carol", "dave", "erin"};
 constexpr std::array<std::int64_t, 5> k_sizes{40, 900, 8000, 24000, 70000};
@@ -47,6 +117,7 @@ std::string uuid_of(int i, std::mt19937_64& rng) {
 FleetTruth generate_fleet(const FleetOptions& o,
                           const std::function<void(const telemetry::Tick&)>& sink) {
     std::mt19937_64 rng(o.seed);
+    std::mt19937_64 health_rng(o.seed ^ 0x6865616c7468ULL);
     std::uniform_real_distribution<double> uni(0.0, 1.0);
     const auto between = [&](double lo_s, double hi_s) {
         const double s = lo_s + uni(rng) * (hi_s - lo_s);
@@ -165,7 +236,12 @@ FleetTruth generate_fleet(const FleetOptions& o,
                 r.processes.push_back(pt);
                 held += p.mib;
             }
-            r.readings.mem_used_mib = held;
+            add_health(card, o, util, health_rng, r);
+            r.readings.mem_used_mib = held + *r.readings.ghost_mib;
+            if (!o.health) { // memory only, as the workload was before the health readings
+                r.readings = telemetry::CardReadings{};
+                r.readings.mem_used_mib = held;
+            }
             truth.processes += static_cast<std::int64_t>(card.procs.size());
             if (active) {
                 ++truth.active;

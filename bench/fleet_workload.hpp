@@ -1,7 +1,8 @@
 // The reference workload of gpu-usage-audit's measurements (§10 of its reference): 12 GPUs with
 // jobs, idle-held tails and free spells on a weekday pattern, with the provenance a real recording
-// has (per-process SM shares and active time, rare measurement faults). Used by benchmarks and by
-// tests.
+// has (per-process SM shares and active time, rare measurement faults) and every health reading
+// (power following the load, energy, temperatures, clocks and their event reasons, limits, ECC,
+// ghost memory). Used by benchmarks and by tests.
 #pragma once
 
 #include "core/time.hpp"
@@ -23,6 +24,9 @@ struct FleetOptions {
     /// unmeasured (lost ring samples: util_source partial) and 1 idle one in 20,000 with the
     /// process list unreadable. Off, every card-tick is measured.
     bool measurement_faults = true;
+    /// The health readings of schema 6 (power limit, energy, clocks-event time, ...). Off, a card
+    /// records what it did before them: memory, power, temperature, SM clock and event bits.
+    bool health = true;
 };
 
 /// Ground truth counted while generating, in card-ticks (one sample per tick; a card-tick with

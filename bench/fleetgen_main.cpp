@@ -1,6 +1,7 @@
 // gua-fleetgen: writes the reference fleet workload into a gua database through store::Writer
 // (one transaction per tick, rollups included, as the daemon does).
-// Usage: gua-fleetgen DB DAYS [GPUS]; prints the ground truth and the cost per tick.
+// Usage: gua-fleetgen DB DAYS [GPUS] [--no-health]; prints the ground truth and the cost per tick
+// (--no-health: without the health readings of schema 6, to compare their storage cost).
 #include "fleet_workload.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
@@ -25,7 +26,7 @@ double cpu_seconds() {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fmt::print(stderr, "usage: gua-fleetgen DB DAYS [GPUS]\n");
+        fmt::print(stderr, "usage: gua-fleetgen DB DAYS [GPUS] [--no-health]\n");
         return 2;
     }
     const std::string path = argv[1];
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (argc > 3) {
         o.gpus = std::atoi(argv[3]);
     }
+    o.health = argc <= 4 || std::string(argv[4]) != "--no-health";
     for (const char* suffix : {"", "-wal", "-shm"}) {
         std::filesystem::remove(path + suffix);
     }

@@ -177,6 +177,27 @@ struct nvmlPciInfo_t {
     char busId[32];
 };
 
+/// One value of nvmlDeviceGetFieldValues: set fieldId (and scopeId) before the call; value is
+/// valid, as the member valueType names, only when nvmlReturn is NVML_SUCCESS.
+struct nvmlFieldValue_t {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp; ///< µs since 1970
+    long long latencyUsec;
+    nvmlValueType_t valueType;
+    nvmlReturn_t nvmlReturn;
+    nvmlValue_t value;
+};
+
+/// Field ids of nvmlDeviceGetFieldValues that gua reads (NVIDIA's NVML_FI_* values).
+enum nvmlFieldId_t : unsigned int {
+    NVML_FI_DEV_ECC_DBE_VOL_TOTAL = 4, ///< uncorrected (double-bit) ECC errors, volatile
+    NVML_FI_DEV_MEMORY_TEMP = 82,      ///< memory temperature, °C
+    NVML_FI_DEV_REMAPPED_COR = 142,    ///< rows remapped for correctable errors
+    NVML_FI_DEV_REMAPPED_UNC = 143,    ///< rows remapped for uncorrectable errors
+    NVML_FI_DEV_REMAPPED_PENDING = 144 ///< 1: a remapping waits for a GPU reset
+};
+
 /// nvmlDeviceGetTemperatureV argument (≥ 12.8); set version and sensorType first.
 struct nvmlTemperature_v1_t {
     unsigned int version;
@@ -213,6 +234,10 @@ static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, domain) == 16 && offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(offsetof(nvmlPciInfo_t, pciSubSystemId) == 32);
 static_assert(sizeof(nvmlTemperature_v1_t) == 12 && nvmlTemperature_v1 == 0x0100000cu);
+static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, timestamp) == 8);
+static_assert(offsetof(nvmlFieldValue_t, valueType) == 24);
+static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28 &&
+              offsetof(nvmlFieldValue_t, value) == 32);
 
 /// Function types of the entry points in entry_points.def (one per distinct C signature).
 using ReturnFn = nvmlReturn_t();
@@ -236,5 +261,6 @@ using DeviceTemperatureFn = nvmlReturn_t(nvmlDevice_t, nvmlTemperatureSensors_t,
 using DeviceClockFn = nvmlReturn_t(nvmlDevice_t, nvmlClockType_t, unsigned int*);
 using DeviceMigModeFn = nvmlReturn_t(nvmlDevice_t, unsigned int*, unsigned int*);
 using DeviceMigHandleFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlDevice_t*);
+using DeviceFieldValuesFn = nvmlReturn_t(nvmlDevice_t, int, nvmlFieldValue_t*);
 
 } // namespace gua::nvml

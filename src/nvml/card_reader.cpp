@@ -5,6 +5,8 @@
 #include "nvml/process_list.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -44,6 +46,34 @@ class Status {
 
 bool unsupported(nvmlReturn_t rc) {
     return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
+/// The integer a field value holds, or nullopt for an unknown type or a value out of range.
+std::optional<std::int64_t> integer_of(nvmlValueType_t type, const nvmlValue_t& v) {
+    switch (type) {
+    case NVML_VALUE_TYPE_DOUBLE:
+        return std::isfinite(v.dVal) && std::fabs(v.dVal) < 9e18
+                   ? std::optional<std::int64_t>(std::llround(v.dVal))
+                   : std::nullopt;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+        return v.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: {
+        const unsigned long long u = type == NVML_VALUE_TYPE_UNSIGNED_LONG
+                                         ? static_cast<unsigned long long>(v.ulVal)
+                                         : v.ullVal;
+        return u <= static_cast<unsigned long long>(INT64_MAX)
+                   ? std::optional<std::int64_t>(static_cast<std::int64_t>(u))
+                   : std::nullopt;
+    }
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        return v.sllVal;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+        return v.siVal;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+        return v.usVal;
+    }
+    return std::nullopt;
 }
 
 double value_of(nvmlValueType_t type, const nvmlValue_t& v) {
@@ -200,17 +230,21 @@ void read_utilization(const Library& lib, Card& card, TimeUs now, SourceState& s
 
 void read_memory(const Library& lib, const Card& card, Status& status,
                  telemetry::DevicePoll& poll) {
+    telemetry::CardReadings& r = poll.readings;
     if (lib.variant(Entry::device_get_memory_info) == 0) {
         nvmlMemory_v2_t memory{};
         memory.version = nvmlMemory_v2;
         if (status.ok(lib.call<Entry::device_get_memory_info>(card.handle, &memory))) {
-            poll.readings.mem_used_mib = bytes_to_mib(memory.used);
+            r.mem_used_mib = bytes_to_mib(memory.used); // _v2: without the reserved memory
+            r.mem_total_mib = bytes_to_mib(memory.total);
+            r.mem_reserved_mib = bytes_to_mib(memory.reserved);
         }
         return;
     }
-    nvmlMemory_t memory{};
+    nvmlMemory_t memory{}; // v1: used includes the reserved memory, which it does not give
     if (status.ok(lib.call<Entry::device_get_memory_info>(card.handle, &memory))) {
-        poll.readings.mem_used_mib = bytes_to_mib(memory.used);
+        r.mem_used_mib = bytes_to_mib(memory.used);
+        r.mem_total_mib = bytes_to_mib(memory.total);
     }
 }
 
@@ -326,6 +360,38 @@ void read_process_utilization(const Library& lib, Card& card, SourceState& state
     }
 }
 
+/// The readings that only nvmlDeviceGetFieldValues gives (memory temperature) and the memory
+/// health counters, in one call; each value has its own return code.
+void read_field_values(const Library& lib, const Card& card, Status& status,
+                       telemetry::CardReadings& r) {
+    struct Wanted {
+        nvmlFieldId_t id;
+        std::optional<std::int64_t> telemetry::CardReadings::*reading;
+    };
+    static constexpr std::array<Wanted, 5> k_wanted{{
+        {NVML_FI_DEV_MEMORY_TEMP, &telemetry::CardReadings::mem_temperature_c},
+        {NVML_FI_DEV_ECC_DBE_VOL_TOTAL, &telemetry::CardReadings::ecc_uncorrected},
+        {NVML_FI_DEV_REMAPPED_COR, &telemetry::CardReadings::remapped_rows_cor},
+        {NVML_FI_DEV_REMAPPED_UNC, &telemetry::CardReadings::remapped_rows_unc},
+        {NVML_FI_DEV_REMAPPED_PENDING, &telemetry::CardReadings::remap_pending},
+    }};
+    std::array<nvmlFieldValue_t, k_wanted.size()> values{};
+    for (std::size_t i = 0; i < k_wanted.size(); ++i) {
+        values[i].fieldId = k_wanted[i].id;
+    }
+    if (!status.ok(lib.call<Entry::device_get_field_values>(
+            card.handle, static_cast<int>(values.size()), values.data()))) {
+        return;
+    }
+    for (std::size_t i = 0; i < k_wanted.size(); ++i) {
+        const nvmlFieldValue_t& v = values[i];
+        // A value for another field than asked (a confused driver) is left out.
+        if (v.fieldId == k_wanted[i].id && status.ok(v.nvmlReturn)) {
+            r.*k_wanted[i].reading = integer_of(v.valueType, v.value);
+        }
+    }
+}
+
 void read_sensors(const Library& lib, const Card& card, Status& status,
                   telemetry::DevicePoll& poll) {
     unsigned int value = 0;
@@ -333,8 +399,12 @@ void read_sensors(const Library& lib, const Card& card, Status& status,
     if (status.ok(lib.call<Entry::device_get_power_usage>(card.handle, &value))) {
         poll.readings.power_mw = value;
     }
-    if (status.ok(lib.call<Entry::device_get_total_energy_consumption>(card.handle, &wide))) {
-        poll.energy_mj = wide;
+    if (status.ok(lib.call<Entry::device_get_enforced_power_limit>(card.handle, &value))) {
+        poll.readings.power_limit_mw = value;
+    }
+    if (status.ok(lib.call<Entry::device_get_total_energy_consumption>(card.handle, &wide)) &&
+        wide <= static_cast<unsigned long long>(INT64_MAX)) {
+        poll.readings.energy_mj = static_cast<std::int64_t>(wide);
     }
     nvmlTemperature_v1_t temperature{nvmlTemperature_v1, NVML_TEMPERATURE_GPU, 0};
     const nvmlReturn_t rc = lib.call<Entry::device_get_temperature_v>(card.handle, &temperature);
@@ -351,9 +421,13 @@ void read_sensors(const Library& lib, const Card& card, Status& status,
     if (status.ok(lib.call<Entry::device_get_clock_info>(card.handle, NVML_CLOCK_SM, &value))) {
         poll.readings.sm_clock_mhz = value;
     }
-    if (status.ok(lib.call<Entry::device_get_clocks_event_reasons>(card.handle, &wide))) {
-        poll.readings.clock_events = static_cast<std::int64_t>(wide);
+    if (status.ok(lib.call<Entry::device_get_max_clock_info>(card.handle, NVML_CLOCK_SM, &value))) {
+        poll.readings.max_sm_clock_mhz = value;
     }
+    if (status.ok(lib.call<Entry::device_get_clocks_event_reasons>(card.handle, &wide))) {
+        poll.readings.clock_events = static_cast<std::int64_t>(wide & 0x7FFFFFFFFFFFFFFFULL);
+    }
+    read_field_values(lib, card, status, poll.readings);
 }
 
 } // namespace

@@ -162,6 +162,20 @@ void TickBuilder::start(TimeUs t0) {
     }
 }
 
+void TickBuilder::prime(const std::vector<telemetry::DevicePoll>& polls) {
+    for (const telemetry::DevicePoll& poll : polls) {
+        if (poll.lost) {
+            continue;
+        }
+        CardAcc& card = m_cards[poll.uuid]; // not present: no card-tick unless polled again
+        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+            if (f.fold == telemetry::Fold::counter && poll.readings.*f.value) {
+                card.counters[static_cast<std::size_t>(f.field)].last = poll.readings.*f.value;
+            }
+        }
+    }
+}
+
 void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
                            const std::unordered_map<std::string, telemetry::DeviceInfo>& devices) {
     m_span += span_us;
@@ -216,7 +230,8 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
         ++card.measured_polls;
         r.util_samples += static_cast<std::uint32_t>(poll.util.size());
     }
-    fold_readings(card, poll.readings);
+    fold_readings(card, poll.readings, span_us);
+    fold_ghost(r.readings, poll);
     // The poll's measured time below the threshold: holders unknown, none listed, or held
     // candidate (the audit tells idle-held from truly idle by memory).
     double sm_total = 0;
@@ -249,8 +264,20 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
     }
 }
 
-void TickBuilder::fold_readings(CardAcc& card, const telemetry::CardReadings& poll) {
+void TickBuilder::fold_readings(CardAcc& card, const telemetry::CardReadings& poll,
+                                DurationUs span_us) {
     telemetry::CardReadings& r = card.record.readings;
+    if (const std::optional<std::int64_t>& events =
+            poll.*telemetry::info(telemetry::k_clock_events_field).value) {
+        // The poll's reading stands for its span (as every reading of the poll does).
+        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+            if (f.fold == telemetry::Fold::event_time) {
+                const bool set = (static_cast<std::uint64_t>(*events) & f.base_bit) != 0;
+                r.*f.value =
+                    (r.*f.value).value_or(0) + (set ? std::max<DurationUs>(span_us, 0) : 0);
+            }
+        }
+    }
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         const std::optional<std::int64_t>& v = poll.*f.value;
         if (!v) {
@@ -274,10 +301,42 @@ void TickBuilder::fold_readings(CardAcc& card, const telemetry::CardReadings& po
             c.last = v;
             break;
         }
+        case telemetry::Fold::event_time:
         case telemetry::Fold::derived:
             break;
         }
     }
+}
+
+void TickBuilder::fold_ghost(telemetry::CardReadings& r, const telemetry::DevicePoll& poll) {
+    // Only where the driver's `used` leaves its own reservation out (MemoryInfo_v2, which says how
+    // much it reserves) and every process's memory is known: used − what the processes hold. A
+    // pid in several lists (compute and graphics) holds its memory once.
+    const telemetry::CardReadings& p = poll.readings;
+    if (!p.mem_used_mib || !p.mem_reserved_mib || poll.processes_unknown) {
+        return;
+    }
+    std::int64_t listed = 0;
+    const std::vector<telemetry::ProcessReading>& procs = poll.processes;
+    for (std::size_t i = 0; i < procs.size(); ++i) {
+        if (!procs[i].mem_used_mib) {
+            return;
+        }
+        const auto same_pid = [&](const telemetry::ProcessReading& q) {
+            return q.pid == procs[i].pid;
+        };
+        if (std::any_of(procs.begin(), procs.begin() + static_cast<std::ptrdiff_t>(i), same_pid)) {
+            continue; // counted with its first entry
+        }
+        std::int64_t mib = *procs[i].mem_used_mib;
+        for (std::size_t j = i + 1; j < procs.size(); ++j) {
+            if (same_pid(procs[j])) {
+                mib = std::max(mib, procs[j].mem_used_mib.value_or(0));
+            }
+        }
+        listed += mib;
+    }
+    r.ghost_mib = std::max<std::int64_t>(*p.mem_used_mib - listed, 0);
 }
 
 TickBuilder::ProcAcc& TickBuilder::process_of(CardAcc& card,

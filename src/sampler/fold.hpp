@@ -26,6 +26,10 @@ class TickBuilder {
 
     /// Starts a new tick at wall time `t0`.
     void start(TimeUs t0);
+    /// Takes the counter readings of `polls` (the source's priming poll, before the first tick)
+    /// as the counters' baselines and folds nothing else, so that the first tick's energy covers
+    /// it from its start. Call after start().
+    void prime(const std::vector<telemetry::DevicePoll>& polls);
     /// Folds one poll covering `span_us` of time (since the previous poll) for `devices`.
     void add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
                   const std::unordered_map<std::string, telemetry::DeviceInfo>& devices);
@@ -104,8 +108,11 @@ class TickBuilder {
 
     /// Folds one poll of a card that was not lost.
     void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
-    /// Folds a poll's card readings into `card` by each field's rule.
-    static void fold_readings(CardAcc& card, const telemetry::CardReadings& poll);
+    /// Folds the card readings of a poll covering `span_us` into `card` by each field's rule.
+    static void fold_readings(CardAcc& card, const telemetry::CardReadings& poll,
+                              DurationUs span_us);
+    /// Sets the ghost memory of `r` from `poll` when the poll tells it (the latest poll wins).
+    static void fold_ghost(telemetry::CardReadings& r, const telemetry::DevicePoll& poll);
     /// The accumulator of `reading` in `card` (created if new), its identity up to date.
     ProcAcc& process_of(CardAcc& card, const telemetry::ProcessReading& reading);
     /// Writes the card-level totals of `card` into its record (the tick lasted m_span).

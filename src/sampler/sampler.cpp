@@ -47,13 +47,15 @@ void Sampler::run(const std::atomic<bool>& stop,
     TickBuilder builder(thresholds, m_resolver);
     telemetry::Tick tick;                     // reused: finish() overwrites it in place every tick
     std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
-    // The first poll primes the source's cursors; its data covers time before the first tick.
+    // The first poll primes the source's cursors; its data covers time before the first tick,
+    // except the counters' readings, which are the first tick's baselines.
     // A tick spans exactly from one poll to the next: its start is the wall time of the poll that
     // ended the previous tick, so a slow write between ticks neither overlaps nor leaves a gap.
     std::int64_t tick_start = m_clock.mono_now();
     TimeUs last_poll_wall = m_clock.wall_now();
-    m_source.poll(last_poll_wall);
+    const std::vector<telemetry::DevicePoll> primed = m_source.poll(last_poll_wall);
     builder.start(last_poll_wall);
+    builder.prime(primed);
     std::int64_t last_poll = tick_start;
 
     while (!stop.load() && (!m_options.max_ticks || m_ticks < *m_options.max_ticks)) {

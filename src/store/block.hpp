@@ -135,8 +135,8 @@ DurationUs proc_active_default(std::optional<DurationUs> card_active_us,
 
 /// The field that StoredBase::energy multiplies by the tick's duration, and the one that
 /// StoredBase::clock_event reads its bit from.
-inline constexpr telemetry::CardField k_power_field = telemetry::CardField::power_mw;
-inline constexpr telemetry::CardField k_events_field = telemetry::CardField::clock_events;
+inline constexpr telemetry::CardField k_power_field = telemetry::k_power_field;
+inline constexpr telemetry::CardField k_events_field = telemetry::k_clock_events_field;
 
 /// `value` in whole quanta (rounded half away from zero).
 std::int64_t quantised(std::int64_t value, std::int64_t quantum);

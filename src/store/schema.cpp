@@ -150,8 +150,12 @@ void v5(Database& db) {
     db.exec(k_schema_v5_sql);
 }
 
+void v6(Database& db) {
+    db.exec(k_schema_v6_sql);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 5> k_migrations{v1, v2, v3, v4, v5};
+constexpr std::array<Migration, 6> k_migrations{v1, v2, v3, v4, v5, v6};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

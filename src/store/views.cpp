@@ -213,7 +213,9 @@ SELECT strftime('%Y-%m-%dT%H:%M:%SZ', c.t0_us / 1000000, 'unixepoch') AS start_u
             WHEN (c.unmeasured_us + c.idle_unknown_us) * 2 >= c.duration_us THEN 'unmeasured'
             WHEN c.held_mib > 100 AND c.rest_us > c.idle_unlisted_us THEN 'idle-held'
             ELSE 'truly-idle' END AS state,
-       c.mem_used_mib, c.power_mw / 1000.0 AS power_w, c.temperature_c, c.sm_clock_mhz
+       c.mem_used_mib, c.power_mw / 1000.0 AS power_w, c.temperature_c, c.sm_clock_mhz,
+       c.power_limit_mw / 1000.0 AS power_limit_w, c.energy_mj / 1000.0 AS energy_j,
+       c.max_sm_clock_mhz, c.mem_temperature_c, c.ghost_mib
 FROM (SELECT *, max(duration_us - active_us - unmeasured_us - idle_unknown_us -
                     idle_unlisted_us, 0) AS rest_us FROM card_tick) c
 JOIN gpu g ON g.id = c.gpu_id;

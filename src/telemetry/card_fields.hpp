@@ -28,7 +28,7 @@ struct CardReadings {
 };
 
 /// How the sampler folds a field's poll readings into the tick (card_fields.def, column fold).
-enum class Fold : std::uint8_t { last, bits, counter, derived };
+enum class Fold : std::uint8_t { last, bits, counter, event_time, derived };
 
 /// What a field's stored value is relative to (card_fields.def, column base).
 enum class StoredBase : std::uint8_t { none, energy, clock_event };
@@ -80,6 +80,11 @@ inline constexpr std::array k_card_fields = {
 
 /// Number of per-card fields.
 inline constexpr std::size_t k_card_field_count = k_card_fields.size();
+
+/// The field whose bits the event_time fields (and StoredBase::clock_event) read, and the power
+/// that StoredBase::energy multiplies by the tick's duration.
+inline constexpr CardField k_clock_events_field = CardField::clock_events;
+inline constexpr CardField k_power_field = CardField::power_mw;
 
 /// The descriptor of `field`.
 constexpr const CardFieldInfo& info(CardField field) {

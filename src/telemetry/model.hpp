@@ -65,9 +65,9 @@ struct DevicePoll {
     DurationUs unmeasured_us = 0;
     /// A process-list read failed: `processes` may be incomplete, the holders are unknown.
     bool processes_unknown = false;
-    /// The card's readings (card_fields.def); counter fields hold the driver's running counter.
+    /// The card's readings (card_fields.def): counter fields hold the driver's running counter
+    /// (energy since the driver loaded), fields the fold derives stay empty.
     CardReadings readings;
-    std::optional<std::uint64_t> energy_mj; ///< energy counter since driver load
     std::vector<ProcessReading> processes;
     int read_errors = 0; ///< readings that failed with an unexpected error this poll
 };

@@ -220,5 +220,54 @@ TEST(ExportMetrics, EveryCardFieldFeedsItsFamily) {
     EXPECT_GE(checked, 3U);
 }
 
+// The health families by name and unit, written out here rather than taken from the field table:
+// limits, clocks, temperatures and memory are the latest tick's, energy and clocks-event time the
+// sum over ticks, in joules and seconds.
+TEST(ExportMetrics, HealthFamiliesInBaseUnits) {
+    Metrics m(options());
+    for (int k = 0; k < 3; ++k) {
+        telemetry::Tick t = testing::tick(k, 30);
+        t.cards.push_back(card(0, 30, 50, {}));
+        telemetry::CardReadings& r = t.cards[0].readings;
+        r.power_limit_mw = k < 2 ? 400000 : 350000;
+        r.energy_mj = 9000000 + 1000 * k;
+        r.max_sm_clock_mhz = 1980;
+        r.sm_clock_mhz = 1410;
+        r.mem_temperature_c = 60 + k;
+        r.mem_reserved_mib = 512;
+        r.ghost_mib = 2048;
+        r.ecc_uncorrected = k;
+        r.remapped_rows_cor = 3;
+        r.remapped_rows_unc = 1;
+        r.remap_pending = 0;
+        r.clocks_sw_power_cap_us = k == 1 ? 15 * k_us_per_second : 30 * k_us_per_second;
+        r.clocks_hw_thermal_us = k == 2 ? 30 * k_us_per_second : 0;
+        m.observe(t);
+    }
+    const auto series = parse_exposition(m.render());
+    const std::string card0 = R"(gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000")";
+    const auto at = [&](const std::string& family, const std::string& extra = "") {
+        const std::string name = family + "{" + card0 + extra + "}";
+        EXPECT_EQ(series.count(name), 1U) << name;
+        return series.count(name) != 0 ? series.at(name) : -1.0;
+    };
+    EXPECT_DOUBLE_EQ(at("gua_gpu_power_limit_watts"), 350);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_energy_joules_total"), 27003);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_sm_clock_max_hertz"), 1980e6);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_sm_clock_hertz"), 1410e6);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_memory_temperature_celsius"), 62);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_memory_reserved_bytes"), 512.0 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_memory_ghost_bytes"), 2048.0 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_ecc_uncorrected_errors"), 2);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_remapped_rows", R"(,kind="correctable")"), 3);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_remapped_rows", R"(,kind="uncorrectable")"), 1);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_row_remap_pending"), 0);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_clock_event_seconds_total", R"(,reason="sw_power_cap")"), 75);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_clock_event_seconds_total", R"(,reason="hw_thermal")"), 30);
+    EXPECT_EQ(series.count("gua_gpu_clock_event_seconds_total{" + card0 + R"(,reason="gpu_idle"})"),
+              0U)
+        << "never read: no series";
+}
+
 } // namespace
 } // namespace gua::exporter

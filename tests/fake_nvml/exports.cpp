@@ -176,6 +176,30 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, nvmlClockTyp
     });
 }
 
+GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned int* mw) {
+    return device_call(__func__, h, [&](const Handle& handle, const Device& d) {
+        if (mw == nullptr || handle.mig >= 0) {
+            return mw == nullptr ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
+        }
+        *mw = static_cast<unsigned int>(std::lround(d.power_limit_mw.at(drv().now())));
+        return NVML_SUCCESS;
+    });
+}
+
+GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t h, nvmlClockType_t type,
+                                                       unsigned int* mhz) {
+    return device_call(__func__, h, [&](const Handle& handle, const Device& d) {
+        if (mhz == nullptr || handle.mig >= 0) {
+            return mhz == nullptr ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
+        }
+        if (type != NVML_CLOCK_SM && type != NVML_CLOCK_GRAPHICS) {
+            return NVML_ERROR_NOT_SUPPORTED;
+        }
+        *mhz = static_cast<unsigned int>(std::lround(d.max_sm_clock_mhz.at(drv().now())));
+        return NVML_SUCCESS;
+    });
+}
+
 GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h,
                                                                        unsigned long long* bits) {
     return clock_reasons(__func__, h, bits);

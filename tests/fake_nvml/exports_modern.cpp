@@ -209,6 +209,54 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t
     return clock_reasons(__func__, h, bits);
 }
 
+GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count,
+                                                      nvmlFieldValue_t* values) {
+    return device_call(__func__, h, [&](const Handle& handle, const Device& d) {
+        if (count < 0 || (count > 0 && values == nullptr)) {
+            return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        const double now = drv().now();
+        const auto series_of = [&](unsigned int id) -> const Series* {
+            switch (id) {
+            case NVML_FI_DEV_MEMORY_TEMP:
+                return &d.memory_temperature_c;
+            case NVML_FI_DEV_ECC_DBE_VOL_TOTAL:
+                return &d.ecc_uncorrected;
+            case NVML_FI_DEV_REMAPPED_COR:
+                return &d.remapped_rows_correctable;
+            case NVML_FI_DEV_REMAPPED_UNC:
+                return &d.remapped_rows_uncorrectable;
+            case NVML_FI_DEV_REMAPPED_PENDING:
+                return &d.remap_pending;
+            default:
+                return nullptr;
+            }
+        };
+        // SUCCESS for the call; each value says for itself (as the driver does).
+        for (int i = 0; i < count; ++i) {
+            nvmlFieldValue_t& v = values[i];
+            const Series* s = handle.mig < 0 ? series_of(v.fieldId) : nullptr;
+            const bool unsupported =
+                s == nullptr || std::find(d.unsupported_fields.begin(), d.unsupported_fields.end(),
+                                          v.fieldId) != d.unsupported_fields.end();
+            v.timestamp = static_cast<long long>(now * 1e6);
+            v.latencyUsec = 0;
+            v.nvmlReturn = unsupported ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+            if (!unsupported) {
+                // Temperatures are unsigned ints; counters unsigned long longs, as NVIDIA's.
+                if (v.fieldId == NVML_FI_DEV_MEMORY_TEMP) {
+                    v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+                    v.value.uiVal = static_cast<unsigned int>(std::lround(s->at(now)));
+                } else {
+                    v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                    v.value.ullVal = static_cast<unsigned long long>(std::llround(s->at(now)));
+                }
+            }
+        }
+        return NVML_SUCCESS;
+    });
+}
+
 GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int* current,
                                                   unsigned int* pending) {
     return device_call(__func__, h, [&](const Handle& handle, const Device& d) {

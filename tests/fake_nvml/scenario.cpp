@@ -51,6 +51,14 @@ Device parse_device(const json& j, std::size_t index) {
     d.sm_clock_mhz = series(j, "sm_clock_mhz", 1410);
     d.clock_event_reasons = series(j, "clock_event_reasons", 0);
     d.extra_used_mib = series(j, "extra_used_mib", 0);
+    d.power_limit_mw = series(j, "power_limit_mw", 700000);
+    d.max_sm_clock_mhz = series(j, "max_sm_clock_mhz", 1980);
+    d.memory_temperature_c = series(j, "memory_temperature_c", 45);
+    d.ecc_uncorrected = series(j, "ecc_uncorrected", 0);
+    d.remapped_rows_correctable = series(j, "remapped_rows_correctable", 0);
+    d.remapped_rows_uncorrectable = series(j, "remapped_rows_uncorrectable", 0);
+    d.remap_pending = series(j, "remap_pending", 0);
+    d.unsupported_fields = get_or(j, "unsupported_fields", std::vector<unsigned int>{});
     d.util_period_s = get_or(j, "util_period_s", d.util_period_s);
     d.ring_size = get_or<std::size_t>(j, "ring_size", d.ring_size);
     d.dry_idle = get_or<std::string>(j, "util_idle_mode", "continuous") == "dry";

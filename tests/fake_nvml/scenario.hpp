@@ -50,6 +50,12 @@ struct Device {
     double memory_reserved_mib = 0;
     Series util, mem_util, power_mw, temperature_c, sm_clock_mhz, clock_event_reasons,
         extra_used_mib;
+    /// Health readings: enforced power limit, highest SM clock, and the field values
+    /// (nvmlDeviceGetFieldValues) of memory temperature, volatile uncorrected ECC errors and
+    /// remapped rows.
+    Series power_limit_mw, max_sm_clock_mhz, memory_temperature_c, ecc_uncorrected,
+        remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending;
+    std::vector<unsigned int> unsupported_fields; ///< field ids answering NOT_SUPPORTED
     double util_period_s = 1.0 / 6.0;
     std::size_t ring_size = 100;
     bool dry_idle = false;        ///< no ring entries while util is 0 ("util_idle_mode": "dry")

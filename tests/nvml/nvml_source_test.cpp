@@ -29,7 +29,14 @@ json busy_gpu() {
             {"temperature_c", {{0, 55}}},
             {"sm_clock_mhz", {{0, 1980}}},
             {"clock_event_reasons", {{0, 1}}},
-            {"energy_start_mj", 1000}};
+            {"energy_start_mj", 1000},
+            {"power_limit_mw", {{0, 400000}}},
+            {"max_sm_clock_mhz", {{0, 1980}}},
+            {"memory_temperature_c", {{0, 61}}},
+            {"ecc_uncorrected", {{0, 2}}},
+            {"remapped_rows_correctable", {{0, 3}}},
+            {"remapped_rows_uncorrectable", {{0, 1}}},
+            {"remap_pending", {{0, 1}}}};
 }
 
 json busy_scenario() {
@@ -86,10 +93,20 @@ TEST(NvmlSource, EnumeratesAndReadsEveryMetricOfAModernDriver) {
     EXPECT_EQ(poll.readings.mem_util_pct, 35);
     EXPECT_EQ(poll.readings.mem_used_mib, 10100); // _v2: reserved memory is not "used"
     EXPECT_EQ(poll.readings.power_mw, 300000);
-    EXPECT_EQ(poll.energy_mj, 1000u + 300000u * 5u);
+    EXPECT_EQ(poll.readings.energy_mj, 1000 + 300000 * 5); // the running counter
     EXPECT_EQ(poll.readings.temperature_c, 55);
     EXPECT_EQ(poll.readings.sm_clock_mhz, 1980);
     EXPECT_EQ(poll.readings.clock_events, 1);
+    EXPECT_EQ(poll.readings.power_limit_mw, 400000);
+    EXPECT_EQ(poll.readings.max_sm_clock_mhz, 1980);
+    EXPECT_EQ(poll.readings.mem_total_mib, 81559);
+    EXPECT_EQ(poll.readings.mem_reserved_mib, 500);
+    EXPECT_EQ(poll.readings.mem_temperature_c, 61); // field values
+    EXPECT_EQ(poll.readings.ecc_uncorrected, 2);
+    EXPECT_EQ(poll.readings.remapped_rows_cor, 3);
+    EXPECT_EQ(poll.readings.remapped_rows_unc, 1);
+    EXPECT_EQ(poll.readings.remap_pending, 1);
+    EXPECT_FALSE(poll.readings.ghost_mib.has_value()) << "the fold derives it";
     ASSERT_EQ(poll.processes.size(), 3u);
     const auto* compute = find(poll, 4242, ProcessType::compute);
     ASSERT_NE(compute, nullptr);
@@ -115,7 +132,15 @@ TEST(NvmlSource, ReadsALegacyDriverThroughV1Names) {
     EXPECT_EQ(poll.readings.mem_used_mib, 10600); // v1 counts reserved memory as used
     EXPECT_EQ(poll.readings.temperature_c, 55);
     EXPECT_EQ(poll.readings.clock_events, 1);
-    EXPECT_FALSE(poll.energy_mj.has_value());
+    EXPECT_EQ(poll.readings.power_limit_mw, 400000);
+    EXPECT_EQ(poll.readings.max_sm_clock_mhz, 1980);
+    EXPECT_EQ(poll.readings.mem_total_mib, 81559);
+    EXPECT_FALSE(poll.readings.mem_reserved_mib.has_value()) << "v1 does not say";
+    // No energy counter and no field values before R450: n/a, not 0, and not an error.
+    EXPECT_FALSE(poll.readings.energy_mj.has_value());
+    EXPECT_FALSE(poll.readings.mem_temperature_c.has_value());
+    EXPECT_FALSE(poll.readings.ecc_uncorrected.has_value());
+    EXPECT_FALSE(poll.readings.remapped_rows_cor.has_value());
     ASSERT_EQ(poll.processes.size(), 2u); // no MPS list before R450
     EXPECT_EQ(find(poll, 4242, ProcessType::compute)->mem_used_mib, 8000);
     EXPECT_FALSE(find(poll, 4242, ProcessType::compute)->sm_util_pct.has_value());
@@ -234,9 +259,15 @@ TEST(NvmlSource, SkipsADeviceWithoutPermission) {
 
 TEST(NvmlSource, UnsupportedIsMissingAndOtherErrorsAreCounted) {
     json device = busy_gpu();
-    device["not_supported"] = {"nvmlDeviceGetPowerUsage",  "nvmlDeviceGetTotalEnergyConsumption",
-                               "nvmlDeviceGetTemperature", "nvmlDeviceGetTemperatureV",
-                               "nvmlDeviceGetSamples",     "nvmlDeviceGetProcessUtilization"};
+    device["not_supported"] = {"nvmlDeviceGetPowerUsage",
+                               "nvmlDeviceGetTotalEnergyConsumption",
+                               "nvmlDeviceGetTemperature",
+                               "nvmlDeviceGetTemperatureV",
+                               "nvmlDeviceGetSamples",
+                               "nvmlDeviceGetProcessUtilization",
+                               "nvmlDeviceGetEnforcedPowerLimit",
+                               "nvmlDeviceGetMaxClockInfo"};
+    device["unsupported_fields"] = {82, 4, 142, 143, 144};
     FakeDriver fake(json{{"devices", {device}},
                          {"faults", {{{"function", "nvmlDeviceGetClockInfo"}, {"error", 999}}}}});
     auto source = fake.source();
@@ -245,9 +276,17 @@ TEST(NvmlSource, UnsupportedIsMissingAndOtherErrorsAreCounted) {
     fake.set_time(2);
     const auto poll = source->poll(wall_at(2)).at(0);
     EXPECT_FALSE(poll.readings.power_mw.has_value());
-    EXPECT_FALSE(poll.energy_mj.has_value());
+    EXPECT_FALSE(poll.readings.energy_mj.has_value());
     EXPECT_FALSE(poll.readings.temperature_c.has_value());
     EXPECT_FALSE(poll.readings.sm_clock_mhz.has_value());
+    EXPECT_FALSE(poll.readings.power_limit_mw.has_value());
+    EXPECT_FALSE(poll.readings.max_sm_clock_mhz.has_value());
+    EXPECT_FALSE(poll.readings.mem_temperature_c.has_value());
+    EXPECT_FALSE(poll.readings.ecc_uncorrected.has_value());
+    EXPECT_FALSE(poll.readings.remapped_rows_cor.has_value());
+    EXPECT_FALSE(poll.readings.remapped_rows_unc.has_value());
+    EXPECT_FALSE(poll.readings.remap_pending.has_value());
+    EXPECT_EQ(poll.readings.mem_reserved_mib, 500) << "the memory is still read";
     EXPECT_EQ(poll.read_errors, 1); // only the clock's UNKNOWN error counts
     EXPECT_EQ(poll.util_source, UtilSource::snapshot);
     EXPECT_EQ(poll.util.at(0).pct, 80.0);
@@ -304,6 +343,14 @@ TEST(NvmlSource, MigInstancesAreCardsWithoutUtilization) {
         EXPECT_EQ(poll.read_errors, 0);
         ASSERT_EQ(poll.processes.size(), 1u);
         EXPECT_FALSE(poll.processes[0].sm_util_pct.has_value());
+    }
+    for (const auto& poll : polls) { // the card's sensors are the parent's: n/a per instance
+        EXPECT_FALSE(poll.readings.power_mw.has_value());
+        EXPECT_FALSE(poll.readings.energy_mj.has_value());
+        EXPECT_FALSE(poll.readings.clock_events.has_value());
+        EXPECT_FALSE(poll.readings.mem_temperature_c.has_value());
+        EXPECT_EQ(poll.readings.mem_total_mib, 40000);
+        EXPECT_EQ(poll.readings.mem_reserved_mib, 0);
     }
     EXPECT_EQ(polls[0].processes[0].pid, 100u);
     EXPECT_EQ(polls[0].readings.mem_used_mib, 5000);

@@ -329,6 +329,105 @@ TEST_F(Fold, UnmeasuredTickHasNoUtilization) {
     EXPECT_EQ(empty.cards[0].active_us, std::nullopt);
 }
 
+// Clocks-event reasons: each reason's time is the span of the polls that read its bit, poll by
+// poll (truth: the bits of each poll × its span); a tick whose polls read no reasons has none.
+TEST_F(Fold, ClocksEventTimeIsCountedPollByPoll) {
+    const auto with = [&](std::int64_t bits) {
+        telemetry::DevicePoll p = poll("GPU-a", {{50, 1}});
+        p.readings.clock_events = bits;
+        return p;
+    };
+    telemetry::DevicePoll none = poll("GPU-a", {{50, 1}});
+    // idle 2 s; power cap 5 s; power cap + hw thermal 3 s; no reading 4 s; hw thermal 1 s.
+    const telemetry::Tick t = fold({{{with(0x1)}, 2 * k_s},
+                                    {{with(0x4)}, 5 * k_s},
+                                    {{with(0x44)}, 3 * k_s},
+                                    {{none}, 4 * k_s},
+                                    {{with(0x40)}, 1 * k_s}});
+    const telemetry::CardReadings& r = t.cards.at(0).readings;
+    EXPECT_EQ(r.clock_events, 0x45);
+    EXPECT_EQ(r.clocks_idle_us, 2 * k_s);
+    EXPECT_EQ(r.clocks_sw_power_cap_us, 8 * k_s);
+    EXPECT_EQ(r.clocks_hw_thermal_us, 4 * k_s);
+    EXPECT_EQ(r.clocks_sw_thermal_us, 0) << "read, never set: 0";
+    EXPECT_EQ(r.clocks_hw_slowdown_us, 0);
+    const telemetry::Tick unread = fold({{{none}, 5 * k_s}});
+    EXPECT_FALSE(unread.cards.at(0).readings.clocks_idle_us.has_value()) << "n/a, not 0";
+    EXPECT_FALSE(unread.cards.at(0).readings.clock_events.has_value());
+}
+
+// The energy counter becomes energy per tick: the increase since the previous tick's last
+// reading, in whole joules with the remainder carried, so ticks add up to the counter's increase.
+TEST_F(Fold, EnergyCounterBecomesWholeJoulesPerTickThatAddUp) {
+    const auto at = [&](std::int64_t mj) {
+        telemetry::DevicePoll p = poll("GPU-a", {{50, 1}});
+        p.readings.energy_mj = mj;
+        return p;
+    };
+    const std::int64_t start = 5'000'000'123;
+    const telemetry::Tick first =
+        fold({{{at(start)}, 5 * k_s}, {{at(start + 1'000'400)}, 5 * k_s}});
+    EXPECT_EQ(first.cards.at(0).readings.energy_mj, 1'000'000) << "1000.4 J: 1000 J, 0.4 carried";
+    const telemetry::Tick second = fold({{{at(start + 2'000'900)}, 10 * k_s}});
+    EXPECT_EQ(second.cards.at(0).readings.energy_mj, 1'001'000) << "1000.5 + 0.4 carried";
+    telemetry::DevicePoll none = poll("GPU-a", {{50, 1}});
+    const telemetry::Tick unread = fold({{{none}, 10 * k_s}});
+    EXPECT_FALSE(unread.cards.at(0).readings.energy_mj.has_value()) << "no reading: n/a";
+    // The next reading covers the unread tick too; the counter going back (driver reloaded) has
+    // an unknown increase for that poll.
+    const telemetry::Tick later = fold({{{at(start + 3'000'900)}, 10 * k_s}});
+    EXPECT_EQ(later.cards.at(0).readings.energy_mj, 1'000'000);
+    const telemetry::Tick reset = fold({{{at(1000)}, 10 * k_s}, {{at(401'000)}, 10 * k_s}});
+    EXPECT_EQ(reset.cards.at(0).readings.energy_mj, 400'000);
+    const std::int64_t total = *first.cards[0].readings.energy_mj +
+                               *second.cards[0].readings.energy_mj +
+                               *later.cards[0].readings.energy_mj;
+    EXPECT_LE(std::abs(total - 3'000'900), 500) << "within half a joule of the counter's rise";
+}
+
+// The source's priming poll (before the first tick) gives the counters their baselines: the first
+// tick's energy covers it from its start, and the priming poll adds no card-tick of its own.
+TEST_F(Fold, APrimingPollIsTheFirstTicksEnergyBaseline) {
+    const auto at = [&](const std::string& uuid, std::int64_t mj) {
+        telemetry::DevicePoll p = poll(uuid, {{50, 1}});
+        p.readings.energy_mj = mj;
+        return p;
+    };
+    m_builder.start(k_t0);
+    m_builder.prime({at("GPU-a", 7'000'000), at("GPU-b", 100)});
+    m_builder.add_poll({at("GPU-a", 8'500'000)}, 5 * k_s, m_devices);
+    m_builder.add_poll({at("GPU-a", 10'000'000)}, 5 * k_s, m_devices);
+    const telemetry::Tick t = m_builder.finish(7);
+    ASSERT_EQ(t.cards.size(), 1U) << "GPU-b was only primed";
+    EXPECT_EQ(t.cards[0].readings.energy_mj, 3'000'000) << "from the priming reading on";
+}
+
+// Ghost memory: what the driver counts as used (MemoryInfo_v2, reservation apart) minus what the
+// listed processes hold, a pid in two lists once; n/a when any part is unknown.
+TEST_F(Fold, GhostMemoryIsUsedMinusWhatProcessesHold) {
+    telemetry::DevicePoll p = poll("GPU-a", {{50, 1}});
+    p.readings.mem_used_mib = 12000;
+    p.readings.mem_reserved_mib = 500;
+    p.processes = {reading(1, 8000, std::nullopt),
+                   reading(1, 8000, std::nullopt, telemetry::ProcessType::graphics),
+                   reading(2, 1000, std::nullopt)};
+    EXPECT_EQ(fold({{{p}, 5 * k_s}}).cards.at(0).readings.ghost_mib, 3000);
+    telemetry::DevicePoll v1 = p;
+    v1.readings.mem_reserved_mib.reset(); // MemoryInfo v1: used includes what the driver keeps
+    EXPECT_FALSE(fold({{{v1}, 5 * k_s}}).cards.at(0).readings.ghost_mib.has_value());
+    telemetry::DevicePoll unknown = p;
+    unknown.processes.push_back(reading(3, std::nullopt, std::nullopt));
+    EXPECT_FALSE(fold({{{unknown}, 5 * k_s}}).cards.at(0).readings.ghost_mib.has_value());
+    telemetry::DevicePoll unreadable = p;
+    unreadable.processes_unknown = true;
+    EXPECT_FALSE(fold({{{unreadable}, 5 * k_s}}).cards.at(0).readings.ghost_mib.has_value());
+    telemetry::DevicePoll overcounted = p;
+    overcounted.readings.mem_used_mib = 5000;
+    EXPECT_EQ(fold({{{overcounted}, 5 * k_s}}).cards.at(0).readings.ghost_mib, 0);
+    // The latest poll that tells wins.
+    EXPECT_EQ(fold({{{p}, 5 * k_s}, {{unknown}, 5 * k_s}}).cards.at(0).readings.ghost_mib, 3000);
+}
+
 TEST_F(Fold, DeviceReadingsLatestWinsErrorsAndEventsAccumulate) {
     telemetry::DevicePoll a = poll("GPU-a", {{0, 1}});
     a.readings.power_mw = 100000;
