@@ -6,6 +6,7 @@
 #include "fleet/prometheus_server.hpp"
 #include "ops/lock_holder.hpp"
 #include "support/run.hpp"
+#include "support/small_fs.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -131,47 +132,13 @@ TEST_F(ExportDaemon, CountersSurviveARestart) {
     EXPECT_EQ(second->stop(10s), 0);
 }
 
-/// Fills the file system holding `path` to the last byte with that file.
-void fill_file_system(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    ASSERT_GE(fd, 0);
-    const std::string chunk(64 * 1024, 'x');
-    for (std::size_t size = chunk.size(); size >= 1; size /= 4) {
-        while (::write(fd, chunk.data(), size) == static_cast<ssize_t>(size)) {
-        }
-    }
-    ::close(fd);
-}
-
-/// An unmounted-on-exit tmpfs of `size` at `dir`; mounted() is false where mounting is not
-/// allowed (not root, no CAP_SYS_ADMIN).
-class SmallTmpfs {
-  public:
-    SmallTmpfs(const std::filesystem::path& dir, const std::string& size) : m_dir(dir) {
-        std::filesystem::create_directories(dir);
-        m_mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-    }
-    ~SmallTmpfs() {
-        if (m_mounted) {
-            ::umount2(m_dir.c_str(), MNT_DETACH);
-        }
-    }
-    SmallTmpfs(const SmallTmpfs&) = delete;
-    SmallTmpfs& operator=(const SmallTmpfs&) = delete;
-    bool mounted() const { return m_mounted; }
-
-  private:
-    std::filesystem::path m_dir;
-    bool m_mounted = false;
-};
-
 // The database on a 4 MiB tmpfs that fills up while the daemon records: ticks that cannot be
 // stored show in gua_write_errors_total and in no audit counter (one scrape: card-ticks of a card
 // = ticks sampled − ticks not stored), the daemon publishes the alert `gua status` shows, says when
 // writes succeed again, its stop line counts the rows in the file, and a restart (which rebuilds
 // the counters from the file) never lowers them.
 TEST_F(ExportDaemon, CountersAdvanceOnlyWithWhatWasStoredOnAFullDisk) {
-    const SmallTmpfs small(m_dir / "small", "4m");
+    const test::Tmpfs small((m_dir / "small").string(), "4m");
     if (!small.mounted()) {
         GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
     }
@@ -185,7 +152,7 @@ TEST_F(ExportDaemon, CountersAdvanceOnlyWithWhatWasStoredOnAFullDisk) {
                               R"(0000-000000000000",model="Tesla \"V100\" \\ SXM2"})";
     ASSERT_TRUE(wait_for([&] { return scrape()["gua_daemon_ticks_total"] >= 3; }, 20s));
 
-    fill_file_system((m_dir / "small" / "filler").string());
+    test::fill_file_system((m_dir / "small" / "filler").string());
     std::map<std::string, double> failing;
     ASSERT_TRUE(wait_for(
         [&] {
@@ -221,23 +188,18 @@ TEST_F(ExportDaemon, CountersAdvanceOnlyWithWhatWasStoredOnAFullDisk) {
     EXPECT_TRUE(ops::database_alerts(db).empty());
 
     const std::string log = test::read_text((m_dir / "full.log").string());
-    std::smatch m;
-    ASSERT_TRUE(
-        std::regex_search(log, m,
-                          std::regex(R"(gua daemon stopped after (\d+) ticks; [^:]+: (\d+) )"
-                                     R"(card-tick rows written, (\d+) in total \((\d+) )"
-                                     R"(ticks failed to write and are not stored\))")))
-        << log;
-    EXPECT_EQ(std::stoi(m[2]), std::stoi(m[3])) << "the stop line counts what the file holds";
-    EXPECT_EQ(std::stoi(m[2]), 2 * (std::stoi(m[1]) - std::stoi(m[4]))) << "two cards per tick";
-    EXPECT_GE(std::stoi(m[4]), 3);
+    const test::StopLine stop = test::stop_line(log);
+    ASSERT_TRUE(stop.found) << log;
+    EXPECT_EQ(stop.rows_written, stop.rows_total) << "the stop line counts what the file holds";
+    EXPECT_EQ(stop.rows_written, 2 * (stop.ticks - stop.not_stored)) << "two cards per tick";
+    EXPECT_GE(stop.not_stored, 3);
 
     // Restarted: the counters rebuilt from the file are what the first daemon last served, or
     // more (its ticks after that scrape), never less.
     auto [second, second_port] = start({"--interval", "5s"}, "second.log", db);
     ASSERT_NE(second_port, 0) << test::read_text((m_dir / "second.log").string());
     const auto restored = testing::parse_exposition(http_get(second_port, "/metrics").body);
-    EXPECT_EQ(restored.at(card0), std::stoi(m[2]) / 2);
+    EXPECT_EQ(restored.at(card0), stop.rows_written / 2);
     EXPECT_GE(restored.at(card0), last.at(card0));
     EXPECT_EQ(second->stop(10s), 0);
 }

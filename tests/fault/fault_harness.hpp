@@ -6,6 +6,7 @@
 
 #include "core/time.hpp"
 #include "e2e/daemon_e2e.hpp"
+#include "support/small_fs.hpp"
 
 #include <algorithm>
 #include <fcntl.h>
@@ -25,44 +26,8 @@ inline int logged_ticks(const std::string& log) {
     return test::count_of(log, "Z tick ");
 }
 
-/// Writes `path` until its file system is full.
-inline void fill_file_system(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    ASSERT_GE(fd, 0);
-    const std::string chunk(64 * 1024, 'x');
-    for (std::size_t size = chunk.size(); size >= 1; size /= 4) {
-        while (::write(fd, chunk.data(), size) == static_cast<ssize_t>(size)) {
-        }
-    }
-    ::close(fd);
-}
-
-/// A tmpfs of `size` mounted at `dir` while this object lives; mounted() is false where mounting
-/// is not allowed (not root, no CAP_SYS_ADMIN).
-class Tmpfs {
-  public:
-    Tmpfs(const std::string& dir, const std::string& size) : m_dir(dir) {
-        std::filesystem::create_directories(dir);
-        m_mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-    }
-    ~Tmpfs() {
-        if (m_mounted) {
-            ::umount2(m_dir.c_str(), MNT_DETACH);
-        }
-    }
-    Tmpfs(const Tmpfs&) = delete;
-    Tmpfs& operator=(const Tmpfs&) = delete;
-    bool mounted() const { return m_mounted; }
-    /// Remounts read-only (or read-write again); false when the kernel refuses.
-    bool set_read_only(bool read_only) const {
-        const unsigned long flags = read_only ? MS_REMOUNT | MS_RDONLY : MS_REMOUNT;
-        return ::mount("tmpfs", m_dir.c_str(), "tmpfs", flags, nullptr) == 0;
-    }
-
-  private:
-    std::string m_dir;
-    bool m_mounted = false;
-};
+using test::fill_file_system;
+using test::Tmpfs;
 
 class FaultTest : public e2e::DaemonTest {
   protected:

@@ -43,22 +43,15 @@ TEST_F(FaultMatrixStorage, DiskFullLosesNoStoredTickAndRecovers) {
     ASSERT_EQ(daemon->wait_exit(10s), 0) << daemon->err();
 
     const std::string log = daemon->err();
-    std::smatch m;
-    ASSERT_TRUE(
-        std::regex_search(log, m,
-                          std::regex(R"(gua daemon stopped after (\d+) ticks; [^:]+: (\d+) )"
-                                     R"(card-tick rows written, (\d+) in total \((\d+) )"
-                                     R"(ticks failed to write and are not stored\))")))
-        << log;
-    const int ticks = std::stoi(m[1]);
-    const int not_stored = std::stoi(m[4]);
-    EXPECT_EQ(ticks, logged_ticks(log));
-    EXPECT_GE(not_stored, 1);
-    EXPECT_EQ(std::stoi(m[2]), std::stoi(m[3])) << "the file holds every row written";
-    EXPECT_EQ(std::stoi(m[2]), 2 * (ticks - not_stored)) << "two cards per stored tick";
+    const test::StopLine stop = test::stop_line(log);
+    ASSERT_TRUE(stop.found) << log;
+    EXPECT_EQ(stop.ticks, logged_ticks(log));
+    EXPECT_GE(stop.not_stored, 1);
+    EXPECT_EQ(stop.rows_written, stop.rows_total) << "the file holds every row written";
+    EXPECT_EQ(stop.rows_written, 2 * (stop.ticks - stop.not_stored)) << "two cards per stored tick";
     // Moved off the small file system, the file is checked like every other cell's.
     std::filesystem::copy_file(path("small/gua.db"), db());
-    EXPECT_EQ(ticks_per_run(), std::vector<std::int64_t>{ticks - not_stored});
+    EXPECT_EQ(ticks_per_run(), std::vector<std::int64_t>{stop.ticks - stop.not_stored});
     expect_sound_and_consistent();
 }
 
