@@ -16,6 +16,11 @@ for t in "${targets[@]}"; do
     work="$build/fuzz-work/$t"
     mkdir -p "$work/corpus"
     log="$work/log"
+    if [ -z "$(ls -A "fuzz/corpus/$t" 2>/dev/null)" ]; then
+        printf '%-11s %10s %9s %7s %7s %s\n' "$t" - - - - "FAILED: no seed corpus in fuzz/corpus/$t"
+        failed=1
+        continue
+    fi
     "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "fuzz/corpus/$t" \
         >"$log" 2>&1
