@@ -1,6 +1,8 @@
 // Proportional rescaling of a card-tick's times.
 #include "audit/rescale.hpp"
 
+#include "telemetry/card_fields.hpp"
+
 #include <cmath>
 
 namespace gua::audit {
@@ -25,6 +27,13 @@ void rescale(CardTick& tick, DurationUs duration_us) {
     for (ProcTick& p : tick.processes) {
         if (p.active_us) {
             p.active_us = scaled(*p.active_us);
+        }
+    }
+    // Readings that sum over the tick (energy, clocks-event time) shrink with it.
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        std::optional<std::int64_t>& v = tick.readings.*f.value;
+        if (v && (f.fold == telemetry::Fold::counter || f.fold == telemetry::Fold::event_time)) {
+            v = scaled(*v);
         }
     }
     tick.duration_us = duration_us;

@@ -8,8 +8,9 @@
 namespace gua::audit {
 
 /// Scales every time of `tick` (active, buckets, unmeasured and idle parts, per-process active
-/// time) by duration_us / tick.duration_us and sets its duration; t0 is left alone. A tick of
-/// duration ≤ 0 is left unchanged.
+/// time, and the readings that sum over the tick: energy, clocks-event time) by
+/// duration_us / tick.duration_us and sets its duration; t0 is left alone. A tick of duration ≤ 0
+/// is left unchanged.
 void rescale(CardTick& tick, DurationUs duration_us);
 
 } // namespace gua::audit

@@ -28,6 +28,7 @@ IdentityTotals& IdentityTotals::operator+=(const IdentityTotals& o) {
     idle_held_mib_ms += o.idle_held_mib_ms;
     ticks += o.ticks;
     holder_ticks += o.holder_ticks;
+    health += o.health;
     for (const IdentityGpuTime& g : o.by_gpu) {
         auto on_gpu = std::find_if(by_gpu.begin(), by_gpu.end(),
                                    [&](const IdentityGpuTime& x) { return x.gpu == g.gpu; });
@@ -62,6 +63,7 @@ GpuTotals& GpuTotals::operator+=(const GpuTotals& o) {
         pools[p] += o.pools[p];
     }
     profile += o.profile;
+    health += o.health;
     return *this;
 }
 
@@ -175,6 +177,8 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
         m_bucket_us[b] += tick.bucket_us[b];
     }
 
+    add_health(tick, states, gpu.health);
+    const std::optional<TickEnergy> energy = tick_energy(tick);
     attribute_us(tick, states, m_thresholds, m_nobody, m_shares);
     const auto totals_of = [this](std::uint32_t identity) -> IdentityTotals& {
         if (m_identities.size() <= identity) {
@@ -187,6 +191,11 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
         id.active_us += s.active_us;
         id.idle_held_us += s.idle_held_us;
         id.idle_held_mib_ms += s.idle_held_mib_us / 1000;
+        if (energy) {
+            const DurationUs attributed = s.active_us + s.idle_held_us;
+            id.health.energy_mj += energy_part_mj(energy->mj, attributed, states.total());
+            id.health.energy_us += attributed;
+        }
         auto on_gpu = std::find_if(id.by_gpu.begin(), id.by_gpu.end(),
                                    [&](const IdentityGpuTime& g) { return g.gpu == tick.gpu; });
         if (on_gpu == id.by_gpu.end()) {

@@ -5,6 +5,7 @@
 #include "audit/attribute.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
+#include "audit/health.hpp"
 #include "audit/pools.hpp"
 
 #include <array>
@@ -42,6 +43,7 @@ struct GpuTotals {
     DurationUs overlap_us = 0;
     PoolTimes pools{};   ///< waste pools (disjoint slices of the measured time)
     CardProfile profile; ///< patterns, memory and time of day for the recommender
+    HealthTotals health; ///< energy and the other health readings (audit/health.hpp)
 
     GpuTotals& operator+=(const GpuTotals& o);
 };
@@ -65,6 +67,7 @@ struct IdentityTotals {
     std::uint64_t ticks = 0;             ///< card-ticks in which the identity had a process
     std::uint64_t holder_ticks = 0;      ///< card-ticks in which it had a holder process
     std::vector<IdentityGpuTime> by_gpu; ///< the same active and idle-held time, per card
+    IdentityHealth health;               ///< energy of its attributed time
 
     IdentityTotals& operator+=(const IdentityTotals& o);
 };

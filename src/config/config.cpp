@@ -25,9 +25,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     }
     Config c;
     c.path = path;
-    if (auto r = check_keys(
-            path, root, "",
-            {"thresholds", "daemon", "pricing", "report", "teams", "policy", "retention"});
+    if (auto r = check_keys(path, root, "",
+                            {"thresholds", "daemon", "pricing", "energy", "report", "teams",
+                             "policy", "retention"});
         !r) {
         return r.error();
     }
@@ -91,6 +91,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return at(path, *n, name, "expected a table");
     };
     if (auto r = section("pricing", parse_pricing, c.pricing); !r) {
+        return r.error();
+    }
+    if (auto r = section("energy", parse_energy, c.energy); !r) {
         return r.error();
     }
     if (auto r = section("report", parse_report, c.grouping); !r) {

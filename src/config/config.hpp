@@ -5,6 +5,7 @@
 #include "audit/card_tick.hpp"
 #include "audit/cost.hpp"
 #include "audit/grouping.hpp"
+#include "audit/health.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
 #include "policy/rule.hpp"
@@ -22,6 +23,7 @@ struct Config {
     std::optional<DurationUs> interval_us; ///< [daemon] interval
     std::optional<std::string> db;         ///< [daemon] db
     audit::Pricing pricing;                ///< [pricing]; built-in example prices without it
+    audit::EnergyPricing energy;           ///< [energy]: electricity price and carbon intensity
     audit::Grouping grouping;              ///< [report] group_by and [teams]
     policy::PolicyConfig policy;           ///< [policy] and [[policy.rule]] (docs/policy.md)
     store::RetentionPolicy retention;      ///< [retention] raw, rollup

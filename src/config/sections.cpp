@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <tuple>
 #include <vector>
 
@@ -90,6 +91,33 @@ Result<void> parse_pricing(const std::string& path, const toml::table& table, au
             }
             out.models.push_back(audit::ModelPrice{key, price.value()});
         }
+    }
+    return {};
+}
+
+Result<void> parse_energy(const std::string& path, const toml::table& table,
+                          audit::EnergyPricing& out) {
+    if (auto r = check_keys(path, table, "energy", {"price_per_kwh", "grams_co2_per_kwh"}); !r) {
+        return r;
+    }
+    if (const toml::node* n = table.get("price_per_kwh")) {
+        const std::optional<double> v = n->is_number() ? n->value<double>() : std::nullopt;
+        const double micros = v ? *v * static_cast<double>(audit::k_micros_per_unit) : -1;
+        if (!v || !std::isfinite(micros) || micros < 0 ||
+            micros > static_cast<double>(audit::k_max_micros_per_kwh)) {
+            return at(path, *n, "energy.price_per_kwh",
+                      "expected a price per kWh from 0 to 100 in the [pricing] currency, e.g. "
+                      "0.15");
+        }
+        out.micros_per_kwh = std::llround(micros);
+    }
+    if (const toml::node* n = table.get("grams_co2_per_kwh")) {
+        const std::optional<double> v = n->is_number() ? n->value<double>() : std::nullopt;
+        if (!v || !std::isfinite(*v) || *v < 0 || *v > audit::k_max_grams_co2_per_kwh) {
+            return at(path, *n, "energy.grams_co2_per_kwh",
+                      "expected grams of CO2 per kWh from 0 to 2000, e.g. 350");
+        }
+        out.grams_co2_per_kwh = *v;
     }
     return {};
 }

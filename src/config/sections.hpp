@@ -1,9 +1,10 @@
-// Parsers of the gua.toml sections that feed the report's money and grouping ([pricing], [report],
-// [teams]) and the store's [retention].
+// Parsers of the gua.toml sections that feed the report's money and grouping ([pricing], [energy],
+// [report], [teams]) and the store's [retention].
 #pragma once
 
 #include "audit/cost.hpp"
 #include "audit/grouping.hpp"
+#include "audit/health.hpp"
 #include "core/result.hpp"
 #include "store/retention.hpp"
 
@@ -22,6 +23,10 @@ Result<void> parse_report(const std::string& path, const toml::table& table, aud
 
 /// Reads [teams] (user = "team") into `out`.
 Result<void> parse_teams(const std::string& path, const toml::table& table, audit::Grouping& out);
+
+/// Reads [energy] (price_per_kwh in the [pricing] currency, grams_co2_per_kwh) into `out`.
+Result<void> parse_energy(const std::string& path, const toml::table& table,
+                          audit::EnergyPricing& out);
 
 /// Reads [retention] (raw, rollup: a duration of at least 1h or "forever") into `out`.
 Result<void> parse_retention(const std::string& path, const toml::table& table,

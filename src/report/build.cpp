@@ -6,6 +6,7 @@
 #include "core/fatal.hpp"
 #include "core/version.hpp"
 #include "report/build_cost.hpp"
+#include "report/build_health.hpp"
 #include "report/shares.hpp"
 #include "store/policy_log.hpp"
 #include "store/reader.hpp"
@@ -253,6 +254,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     m.policy = summarize_policy(store::read_decisions(db, options.from, options.to), options.user,
                                 gpu != gpus.end() ? std::optional(gpu->uuid) : std::nullopt);
     build_cost_and_advice(acc, gpus, identities, options, recorded, m);
+    build_health(acc, gpus, identities, options, m);
     return m;
 }
 

@@ -4,6 +4,7 @@
 #include "audit/card_tick.hpp"
 #include "audit/cost.hpp"
 #include "audit/grouping.hpp"
+#include "audit/health.hpp"
 #include "core/timezone.hpp"
 #include "report/model.hpp"
 #include "store/database.hpp"
@@ -24,8 +25,9 @@ struct BuildOptions {
     std::optional<std::string> user;             ///< only card-ticks where this user had a process
     std::optional<DurationUs> interval_override; ///< --interval, as gpu-usage-audit has it
     std::size_t top_identities = 10;
-    audit::Pricing pricing;   ///< §7 prices (and the spot discount used in §8)
-    audit::Grouping grouping; ///< §4 and §7 identities: by user or by team
+    audit::Pricing pricing;      ///< §7 prices (and the spot discount used in §8)
+    audit::EnergyPricing energy; ///< §9 electricity price and carbon intensity
+    audit::Grouping grouping;    ///< §4 and §7 identities: by user or by team
 };
 
 /// Reads the window from `db` and computes every section. Throws Fatal for a filter that

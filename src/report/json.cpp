@@ -138,6 +138,7 @@ std::string render_json(const ReportModel& m) {
     j["efficiency"]["measured_gpu_hours"] = m.bucket_hours;
     j["cost"] = cost_json(m);
     j["recommendations"] = recommendations_json(m);
+    j["health"] = health_json(m);
     json gaps = json::array();
     for (const auto& [from, to] : m.coverage.gaps) {
         gaps.push_back({{"from", format_iso8601(from)}, {"to", format_iso8601(to)}});

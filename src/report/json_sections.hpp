@@ -1,4 +1,4 @@
-// JSON objects rendered outside json.cpp: `cost` (§7) and `recommendations` (§8).
+// JSON objects rendered outside json.cpp: `cost` (§7), `recommendations` (§8) and `health` (§9).
 #pragma once
 
 #include "report/model.hpp"
@@ -12,5 +12,8 @@ nlohmann::json cost_json(const ReportModel& m);
 
 /// The `recommendations` object (docs/report-json.md).
 nlohmann::json recommendations_json(const ReportModel& m);
+
+/// The `health` object (docs/report-json.md); null for sources without health readings.
+nlohmann::json health_json(const ReportModel& m);
 
 } // namespace gua::report

@@ -136,6 +136,46 @@ struct CostSection {
     audit::RunRate waste_rate; ///< idle_held_rate + truly_idle_rate (monthly/yearly exact)
 };
 
+/// §9: the energy of a card, of the window or of an identity. Unknown figures are nullopt ("n/a").
+struct EnergyFigures {
+    std::optional<double> kwh; ///< nullopt: no energy or power reading in the card time
+    /// Active, idle-held, truly idle and unmeasured parts of kwh (valid when kwh is known).
+    std::array<double, 4> state_kwh{};
+    double counter_hours = 0; ///< card-hours whose energy the driver's energy counter gave
+    double power_hours = 0;   ///< card-hours whose energy is power × time (no counter)
+    double card_hours = 0;    ///< all recorded card-hours (known or not)
+};
+
+/// §9: one card's health figures.
+struct GpuHealthRow {
+    int index = 0;
+    std::string short_uuid;
+    std::string model;
+    EnergyFigures energy;
+};
+
+/// §9: the energy of one identity's attributed (active + idle-held) time.
+struct IdentityEnergyRow {
+    std::string name;
+    std::optional<double> kwh; ///< nullopt: none of its time had an energy reading
+    double gpu_hours = 0;      ///< its attributed card-hours
+    double known_hours = 0;    ///< of them, card-hours with an energy reading
+};
+
+/// §9: what the health readings say: energy per card, state and identity, priced.
+struct HealthSection {
+    std::vector<GpuHealthRow> gpus;            ///< same cards and order as ReportModel::gpus
+    EnergyFigures energy;                      ///< all cards together
+    std::vector<IdentityEnergyRow> identities; ///< same names and order as ReportModel::identities
+    std::string currency = "USD";
+    std::optional<std::int64_t> micros_per_kwh; ///< [energy] price_per_kwh
+    std::optional<double> grams_co2_per_kwh;    ///< [energy] grams_co2_per_kwh
+    std::optional<std::int64_t> cost_cents;     ///< energy × price (when both known)
+    std::optional<std::int64_t> idle_held_cost_cents;
+    std::optional<double> co2_kg; ///< energy × carbon intensity (when both known)
+    std::optional<double> idle_held_co2_kg;
+};
+
 /// A finished report.
 struct ReportModel {
     int schema_version = 2; ///< 2: shares of all recorded time, with unmeasured
@@ -168,6 +208,7 @@ struct ReportModel {
     CostSection cost;                    ///< §7
     audit::Advice advice;                ///< §8
     std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
+    std::optional<HealthSection> health; ///< §9; nullopt for sources without health readings
 };
 
 } // namespace gua::report

@@ -319,6 +319,8 @@ std::string render_text(const ReportModel& m, const TextOptions& o) {
     out += "\n";
     render_recommendations_text(out, m);
     out += "\n";
+    render_health_text(out, m);
+    out += "\n";
     if (m.policy) {
         out += render_policy_text(*m.policy) + "\n";
     }

@@ -13,19 +13,6 @@ namespace gua::report {
 
 namespace {
 
-/// Price per GPU-hour from micro-units: "$2.00", or "$2.4567" when it has sub-cent digits.
-std::string price(std::int64_t micros, const std::string& currency) {
-    if (micros % audit::k_micros_per_cent == 0) {
-        return format_money(micros / audit::k_micros_per_cent, currency);
-    }
-    const std::string whole = format_money(micros / audit::k_micros_per_unit * 100, currency);
-    std::string frac = fmt::format("{:06}", micros % audit::k_micros_per_unit);
-    while (frac.size() > 2 && frac.back() == '0') {
-        frac.pop_back();
-    }
-    return whole.substr(0, whole.size() - 2) + frac;
-}
-
 /// Word-wraps `text` to `width` columns, every line starting with `indent`.
 std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
     std::istringstream words(text);
@@ -45,6 +32,18 @@ std::string wrap(const std::string& text, const std::string& indent, std::size_t
 constexpr std::size_t k_wrap = 100;
 
 } // namespace
+
+std::string format_micros(std::int64_t micros, const std::string& currency) {
+    if (micros % audit::k_micros_per_cent == 0) {
+        return format_money(micros / audit::k_micros_per_cent, currency);
+    }
+    const std::string whole = format_money(micros / audit::k_micros_per_unit * 100, currency);
+    std::string frac = fmt::format("{:06}", micros % audit::k_micros_per_unit);
+    while (frac.size() > 2 && frac.back() == '0') {
+        frac.pop_back();
+    }
+    return whole.substr(0, whole.size() - 2) + frac;
+}
 
 std::string gpu_hours_text(double h) {
     if (h >= 1000) {
@@ -97,7 +96,7 @@ void render_cost_text(std::string& out, const ReportModel& m) {
     for (const GpuCostRow& g : c.gpus) {
         out += fmt::format(
             "  {:>3}  {:<25} {:>9}  {:>12} {:>12} {:>12} {:>12}\n", g.index, g.model.substr(0, 25),
-            price(g.micros_per_gpu_hour, cur), format_money(g.cost.active_cents, cur),
+            format_micros(g.micros_per_gpu_hour, cur), format_money(g.cost.active_cents, cur),
             format_money(g.cost.idle_held_cents, cur), format_money(g.cost.truly_idle_cents, cur),
             format_money(g.cost.total_cents(), cur));
     }

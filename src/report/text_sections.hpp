@@ -1,5 +1,5 @@
-// Text sections rendered outside text.cpp: §7 cost, §8 recommendations, money formatting and how
-// the card time was measured.
+// Text sections rendered outside text.cpp: §7 cost, §8 recommendations, §9 health, money
+// formatting and how the card time was measured.
 #pragma once
 
 #include "report/model.hpp"
@@ -15,6 +15,9 @@ std::string gpu_hours_text(double h);
 /// Formats cents in `currency`: "$1,234.56" for USD (also € EUR, £ GBP), else "CHF 1,234.56".
 std::string format_money(std::int64_t cents, const std::string& currency);
 
+/// A price from micro-units: "$2.00", or "$2.4567" when it has sub-cent digits.
+std::string format_micros(std::int64_t micros, const std::string& currency);
+
 /// Appends §7 Cost.
 void render_cost_text(std::string& out, const ReportModel& m);
 
@@ -29,6 +32,9 @@ std::string snapshot_caveat(const ProvenanceShares& p);
 
 /// Why time is unmeasured: its parts in GPU-hours with their causes, "; "-separated.
 std::string unmeasured_reasons(const ProvenanceShares& p);
+
+/// Appends §9 Health ("n/a" for every figure without a reading).
+void render_health_text(std::string& out, const ReportModel& m);
 
 /// Appends the provenance lines of Data coverage (sources, unmeasured, overlap, per GPU).
 void render_provenance_text(std::string& out, const ReportModel& m);

@@ -21,12 +21,13 @@ struct Field {
     std::variant<double*, DurationUs*> value;
 };
 
-constexpr std::size_t k_field_count = 32;
+constexpr std::size_t k_field_count = 40;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
     audit::CardProfile& p = t.profile;
     audit::Provenance& v = t.provenance;
+    audit::EnergyTotals& e = t.health.energy;
     return {{
         {0, &pools[0]},
         {1, &pools[1]},
@@ -61,18 +62,34 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {29, &v.holders_unknown_us},
         {30, &v.no_reading_us},
         {31, &t.overlap_us},
+        // Health: energy by source (mJ, and the card time each covers) and by state.
+        {32, &e.counter_mj},
+        {33, &e.counter_us},
+        {34, &e.power_mj},
+        {35, &e.power_us},
+        {36, &e.state_mj[0]},
+        {37, &e.state_mj[1]},
+        {38, &e.state_mj[2]},
+        {39, &e.state_mj[3]},
     }};
 }
 
 static_assert(audit::k_pool_count == 8 && audit::k_bucket_count == 4,
               "a new member needs a new field number");
 
-} // namespace
+/// The identity evidence: its health totals.
+constexpr std::size_t k_identity_field_count = 2;
 
-std::string encode_evidence(const audit::GpuTotals& totals) {
-    audit::GpuTotals copy = totals;
+std::array<Field, k_identity_field_count> identity_fields_of(audit::IdentityHealth& h) {
+    return {{
+        {0, &h.energy_mj},
+        {1, &h.energy_us},
+    }};
+}
+
+template <std::size_t N> std::string encode_fields(const std::array<Field, N>& fields) {
     std::string out;
-    for (const Field& f : fields_of(copy)) {
+    for (const Field& f : fields) {
         std::uint64_t bits = 0;
         if (const auto* d = std::get_if<double*>(&f.value)) {
             bits = std::bit_cast<std::uint64_t>(**d);
@@ -90,12 +107,8 @@ std::string encode_evidence(const audit::GpuTotals& totals) {
     return out;
 }
 
-void decode_evidence(std::string_view blob, audit::GpuTotals& totals) {
-    totals.pools = audit::PoolTimes{};
-    totals.profile = audit::CardProfile{};
-    totals.provenance = audit::Provenance{};
-    totals.overlap_us = 0;
-    const std::array<Field, k_field_count> fields = fields_of(totals);
+template <std::size_t N>
+void decode_fields(std::string_view blob, const std::array<Field, N>& fields) {
     constexpr std::size_t k_entry = 1 + sizeof(std::uint64_t);
     for (std::size_t at = 0; at + k_entry <= blob.size(); at += k_entry) {
         const auto n = static_cast<unsigned char>(blob[at]);
@@ -112,6 +125,32 @@ void decode_evidence(std::string_view blob, audit::GpuTotals& totals) {
             *std::get<DurationUs*>(f->value) = static_cast<DurationUs>(bits);
         }
     }
+}
+
+} // namespace
+
+std::string encode_evidence(const audit::GpuTotals& totals) {
+    audit::GpuTotals copy = totals;
+    return encode_fields(fields_of(copy));
+}
+
+void decode_evidence(std::string_view blob, audit::GpuTotals& totals) {
+    totals.pools = audit::PoolTimes{};
+    totals.profile = audit::CardProfile{};
+    totals.provenance = audit::Provenance{};
+    totals.overlap_us = 0;
+    totals.health = audit::HealthTotals{};
+    decode_fields(blob, fields_of(totals));
+}
+
+std::string encode_identity_evidence(const audit::IdentityTotals& totals) {
+    audit::IdentityHealth copy = totals.health;
+    return encode_fields(identity_fields_of(copy));
+}
+
+void decode_identity_evidence(std::string_view blob, audit::IdentityTotals& totals) {
+    totals.health = audit::IdentityHealth{};
+    decode_fields(blob, identity_fields_of(totals.health));
 }
 
 } // namespace gua::store

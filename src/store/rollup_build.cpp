@@ -54,7 +54,8 @@ RollupBuilder::RollupBuilder(Database& db)
           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
       m_insert_identity(
           db.prepare("INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, "
-                     "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)")),
+                     "idle_held_us, idle_held_mib_ms, holder_ticks, evidence) "
+                     "VALUES (?,?,?,?,?,?,?,?,?)")),
       m_delete{db.prepare("DELETE FROM rollup_hour WHERE hour = ?"),
                db.prepare("DELETE FROM rollup_gpu WHERE hour = ?"),
                db.prepare("DELETE FROM rollup_identity WHERE hour = ?")},
@@ -186,6 +187,7 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
             i.bind(6, std::int64_t{totals->idle_held_us});
             i.bind(7, std::int64_t{totals->idle_held_mib_ms});
             i.bind(8, static_cast<std::int64_t>(totals->holder_ticks));
+            i.bind_blob(9, encode_identity_evidence(*totals));
             i.run();
         }
     }
@@ -272,7 +274,8 @@ bool RollupBuilder::build_day(std::int64_t day) {
     }
     Statement i =
         m_db.prepare("INSERT INTO rollup_day_identity (day, gpu_id, identity_id, ticks, active_us, "
-                     "idle_held_us, idle_held_mib_ms, holder_ticks) VALUES (?,?,?,?,?,?,?,?)");
+                     "idle_held_us, idle_held_mib_ms, holder_ticks, evidence) "
+                     "VALUES (?,?,?,?,?,?,?,?,?)");
     for (const auto& [key, t] : identities) {
         const std::array<std::int64_t, 8> values{day,
                                                  key.first,
@@ -285,6 +288,7 @@ bool RollupBuilder::build_day(std::int64_t day) {
         for (std::size_t k = 0; k < values.size(); ++k) {
             i.bind(1 + static_cast<int>(k), values[k]);
         }
+        i.bind_blob(9, encode_identity_evidence(t));
         i.run();
     }
     return true;

@@ -70,7 +70,7 @@ audit::GpuTotals gpu_totals_at(const Statement& st, int column, int evidence) {
 }
 
 /// Identity totals from ticks, active_us, idle_held_us, idle_held_mib_ms, holder_ticks, gpu_id
-/// starting at `column` (the identity id follows them).
+/// starting at `column` (the identity id and the evidence BLOB follow them).
 audit::RollupIdentity identity_at(const Statement& st, int column) {
     audit::IdentityTotals t;
     t.ticks = static_cast<std::uint64_t>(st.int64(column));
@@ -80,6 +80,7 @@ audit::RollupIdentity identity_at(const Statement& st, int column) {
     t.holder_ticks = static_cast<std::uint64_t>(st.int64(column + 4));
     t.by_gpu.push_back(audit::IdentityGpuTime{static_cast<std::uint32_t>(st.int64(column + 5)),
                                               t.active_us, t.idle_held_us});
+    decode_identity_evidence(st.blob(column + 7), t);
     return audit::RollupIdentity{static_cast<std::uint32_t>(st.int64(column + 6)), std::move(t)};
 }
 
@@ -102,8 +103,8 @@ RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
                                  "WHERE hour >= ?1 AND hour < ?2") +
                      (gpu ? " AND gpu_id = ?3" : "") + " ORDER BY hour, gpu_id")),
       m_identities(db.prepare(std::string("SELECT hour, ticks, active_us, idle_held_us, "
-                                          "idle_held_mib_ms, holder_ticks, gpu_id, identity_id "
-                                          "FROM rollup_identity "
+                                          "idle_held_mib_ms, holder_ticks, gpu_id, identity_id, "
+                                          "evidence FROM rollup_identity "
                                           "WHERE hour >= ?1 AND hour < ?2") +
                               (gpu ? " AND gpu_id = ?3" : "") +
                               " ORDER BY hour, gpu_id, identity_id")),
@@ -115,10 +116,11 @@ RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
                      "unmeasured_us, idle_us, underutilized_us, productive_us, "
                      "compute_bound_us, evidence FROM rollup_day_gpu WHERE day >= ?1 AND day < ?2 "
                      "ORDER BY day, gpu_id")),
-      m_day_identities(db.prepare("SELECT day, ticks, active_us, idle_held_us, "
-                                  "idle_held_mib_ms, holder_ticks, gpu_id, identity_id FROM "
-                                  "rollup_day_identity WHERE day >= ?1 AND day < ?2 ORDER BY day, "
-                                  "gpu_id, identity_id")) {}
+      m_day_identities(
+          db.prepare("SELECT day, ticks, active_us, idle_held_us, "
+                     "idle_held_mib_ms, holder_ticks, gpu_id, identity_id, "
+                     "evidence FROM rollup_day_identity WHERE day >= ?1 AND day < ?2 ORDER BY day, "
+                     "gpu_id, identity_id")) {}
 
 void RollupReader::hours(std::int64_t first_hour, std::int64_t end_hour,
                          std::vector<StoredRollup>& out) {

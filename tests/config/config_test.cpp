@@ -81,6 +81,21 @@ TEST(Config, EmptyFileKeepsTheBuiltInExamplePrices) {
     EXPECT_EQ(r.value().grouping.group_of("alice"), "alice");
 }
 
+TEST(Config, EnergyPriceAndCarbonIntensityAreOptional) {
+    const Result<Config> none = parse_config("", "gua.toml");
+    ASSERT_TRUE(none);
+    EXPECT_EQ(none.value().energy, audit::EnergyPricing{});
+    const Result<Config> r =
+        parse_config("[energy]\nprice_per_kwh = 0.155\ngrams_co2_per_kwh = 350\n", "gua.toml");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r.value().energy.micros_per_kwh, 155'000);
+    EXPECT_EQ(r.value().energy.grams_co2_per_kwh, 350.0);
+    const Result<Config> price_only = parse_config("[energy]\nprice_per_kwh = 0\n", "gua.toml");
+    ASSERT_TRUE(price_only);
+    EXPECT_EQ(price_only.value().energy.micros_per_kwh, 0);
+    EXPECT_EQ(price_only.value().energy.grams_co2_per_kwh, std::nullopt);
+}
+
 TEST(Config, PricingWithoutModelsUsesTheDefaultForEveryCard) {
     const Result<Config> r = parse_config("[pricing]\ndefault = 3.3\n", "gua.toml");
     ASSERT_TRUE(r);
@@ -133,6 +148,23 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"[pricing.models]\n\"\" = 4.0\n",
             "/etc/gua/gua.toml:2: pricing.models.: expected a non-empty model-name substring"},
         Bad{"pricing = 3\n", "/etc/gua/gua.toml:1: pricing: expected a table"},
+        Bad{"[energy]\nprice_per_kwh = -0.1\n",
+            "/etc/gua/gua.toml:2: energy.price_per_kwh: expected a price per kWh from 0 to 100 in "
+            "the [pricing] currency, e.g. 0.15"},
+        Bad{"[energy]\nprice_per_kwh = \"cheap\"\n",
+            "/etc/gua/gua.toml:2: energy.price_per_kwh: expected a price per kWh from 0 to 100 in "
+            "the [pricing] currency, e.g. 0.15"},
+        Bad{"[energy]\nprice_per_kwh = 100.5\n",
+            "/etc/gua/gua.toml:2: energy.price_per_kwh: expected a price per kWh from 0 to 100 in "
+            "the [pricing] currency, e.g. 0.15"},
+        Bad{"[energy]\ngrams_co2_per_kwh = 2500\n",
+            "/etc/gua/gua.toml:2: energy.grams_co2_per_kwh: expected grams of CO2 per kWh from 0 "
+            "to 2000, e.g. 350"},
+        Bad{"[energy]\ngrams_co2_per_kwh = nan\n",
+            "/etc/gua/gua.toml:2: energy.grams_co2_per_kwh: expected grams of CO2 per kWh from 0 "
+            "to 2000, e.g. 350"},
+        Bad{"[energy]\nco2 = 300\n", "/etc/gua/gua.toml:2: energy.co2: unknown key"},
+        Bad{"energy = 0.15\n", "/etc/gua/gua.toml:1: energy: expected a table"},
         Bad{"[report]\ngroup_by = \"department\"\n",
             "/etc/gua/gua.toml:2: report.group_by: expected \"user\" or \"team\""},
         Bad{"[report]\ngroup = \"team\"\n", "/etc/gua/gua.toml:2: report.group: unknown key"},

@@ -1,5 +1,5 @@
 // docs/report-json.md documents every field of the `cost`, `recommendations`, `provenance`,
-// `policy_verdict`, `waste` and `coverage` objects.
+// `policy_verdict`, `waste`, `coverage` and `health` objects.
 #include "report/render.hpp"
 
 #include <gtest/gtest.h>
@@ -89,10 +89,14 @@ ReportModel full_model() {
     r.pools = {audit::Pool::held_office};
     m.advice.recommendations.push_back(r);
     m.advice.combination = audit::combine({{"idle-held", 0.4, 0.1}}, 1000);
+    HealthSection h;
+    h.gpus.push_back(GpuHealthRow{0, "GPU-0a7c3e1f", "NVIDIA H100", EnergyFigures{}});
+    h.identities.push_back(IdentityEnergyRow{"alice", 1.5, 2.0, 2.0});
+    m.health = h;
     return m;
 }
 
-TEST(JsonDoc, EveryCostRecommendationsProvenanceAndVerdictFieldIsDocumented) {
+TEST(JsonDoc, EveryCostRecommendationsProvenanceVerdictAndHealthFieldIsDocumented) {
     std::ifstream doc(std::string(GUA_SOURCE_DIR) + "/docs/report-json.md");
     ASSERT_TRUE(doc);
     std::vector<std::string> rows;
@@ -105,7 +109,7 @@ TEST(JsonDoc, EveryCostRecommendationsProvenanceAndVerdictFieldIsDocumented) {
     std::vector<std::string> paths;
     leaves(j["cost"], ".cost", paths);
     leaves(j["recommendations"], ".recommendations", paths);
-    for (const char* object : {"provenance", "policy_verdict", "waste", "coverage"}) {
+    for (const char* object : {"provenance", "policy_verdict", "waste", "coverage", "health"}) {
         leaves(j[object], std::string(".") + object, paths);
     }
     ASSERT_GT(paths.size(), 50u);

@@ -89,5 +89,40 @@ TEST(Evidence, BlobFromBeforeSchema4HasNoProvenance) {
     EXPECT_EQ(back.profile.off_hours_us, 5) << "an unknown field number is skipped";
 }
 
+TEST(Evidence, HealthTotalsHaveFrozenNumbersAndOldBlobsHaveNone) {
+    audit::GpuTotals totals;
+    audit::EnergyTotals& e = totals.health.energy;
+    e.counter_mj = 11;
+    e.counter_us = 12;
+    e.power_mj = 13;
+    e.power_us = 14;
+    e.state_mj = {15, 16, 17, 18};
+    EXPECT_EQ(encode_evidence(totals), entry(32, 11) + entry(33, 12) + entry(34, 13) +
+                                           entry(35, 14) + entry(36, 15) + entry(37, 16) +
+                                           entry(38, 17) + entry(39, 18));
+    audit::GpuTotals back;
+    decode_evidence(encode_evidence(totals), back);
+    EXPECT_EQ(back.health, totals.health);
+    // A BLOB written before the health totals: energy unknown (no covered time), not 0 J of it.
+    decode_evidence(entry(26, 1000), back);
+    EXPECT_EQ(back.health, audit::HealthTotals{});
+    EXPECT_EQ(back.health.energy.known_us(), 0);
+}
+
+TEST(Evidence, IdentityHealthRoundTripsWithItsOwnNumbers) {
+    audit::IdentityTotals totals;
+    EXPECT_TRUE(encode_identity_evidence(totals).empty());
+    totals.health.energy_mj = 7'000'000;
+    totals.health.energy_us = 30'000'000;
+    EXPECT_EQ(encode_identity_evidence(totals), entry(0, 7'000'000) + entry(1, 30'000'000));
+    audit::IdentityTotals back;
+    back.active_us = 5;
+    decode_identity_evidence(encode_identity_evidence(totals), back);
+    EXPECT_EQ(back.health, totals.health);
+    EXPECT_EQ(back.active_us, 5) << "only the health totals come from the BLOB";
+    decode_identity_evidence("", back); // a row written before schema 7 (NULL)
+    EXPECT_EQ(back.health, audit::IdentityHealth{});
+}
+
 } // namespace
 } // namespace gua::store

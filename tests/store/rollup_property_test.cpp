@@ -40,6 +40,7 @@ void expect_same(const audit::WindowAccumulator& a, const audit::WindowAccumulat
         RC_ASSERT(same_states(x.states, y.states));
         RC_ASSERT(x.bucket_us == y.bucket_us);
         RC_ASSERT(x.provenance == y.provenance); // stored in the evidence BLOB since schema 4
+        RC_ASSERT(x.health == y.health);         // health totals: in the same BLOB
         // Pools and profile sums of fractions: equal up to floating-point summation order.
         for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
             RC_ASSERT(near(x.pools[p], y.pools[p]));
@@ -71,6 +72,7 @@ void expect_same(const audit::WindowAccumulator& a, const audit::WindowAccumulat
         RC_ASSERT(x.idle_held_us == y.idle_held_us);
         RC_ASSERT(x.idle_held_mib_ms == y.idle_held_mib_ms);
         RC_ASSERT(x.holder_ticks == y.holder_ticks);
+        RC_ASSERT(x.health == y.health); // schema 7: the identity rows' evidence BLOB
         const auto per_gpu = [](const audit::IdentityTotals& t) {
             std::map<std::uint32_t, std::pair<DurationUs, DurationUs>> m;
             for (const audit::IdentityGpuTime& g : t.by_gpu) { // cards it had time on

@@ -1,0 +1,89 @@
+// Health totals: each card-tick's recorded health readings turned into summable integers.
+#include "audit/health.hpp"
+
+#include <cmath>
+
+namespace gua::audit {
+
+namespace {
+
+constexpr std::int64_t k_us_per_mj_per_mw = 1'000'000; // mW × µs / 1e6 = mJ
+constexpr double k_mj_per_kwh_health = 3.6e9;
+
+} // namespace
+
+EnergyTotals& EnergyTotals::operator+=(const EnergyTotals& o) {
+    counter_mj += o.counter_mj;
+    counter_us += o.counter_us;
+    power_mj += o.power_mj;
+    power_us += o.power_us;
+    for (std::size_t s = 0; s < state_mj.size(); ++s) {
+        state_mj[s] += o.state_mj[s];
+    }
+    return *this;
+}
+
+HealthTotals& HealthTotals::operator+=(const HealthTotals& o) {
+    energy += o.energy;
+    return *this;
+}
+
+IdentityHealth& IdentityHealth::operator+=(const IdentityHealth& o) {
+    energy_mj += o.energy_mj;
+    energy_us += o.energy_us;
+    return *this;
+}
+
+std::int64_t energy_cost_cents(std::int64_t mj, std::int64_t micros_per_kwh) {
+    if (mj <= 0 || micros_per_kwh <= 0) {
+        return 0;
+    }
+    // mJ × micros/kWh / (3.6e9 mJ/kWh × 1e4 micros/cent): exact enough in long double for
+    // any realistic window (1 GWh at 100/kWh is 1e10 cents).
+    const long double cents = static_cast<long double>(mj) *
+                              static_cast<long double>(micros_per_kwh) /
+                              (static_cast<long double>(k_mj_per_kwh_health) * 10'000.0L);
+    return static_cast<std::int64_t>(std::floor(cents + 0.5L));
+}
+
+std::optional<TickEnergy> tick_energy(const CardTick& tick) {
+    if (tick.readings.energy_mj) {
+        return TickEnergy{std::max<std::int64_t>(*tick.readings.energy_mj, 0), true};
+    }
+    if (tick.readings.power_mw && tick.duration_us > 0) {
+        const double mj = static_cast<double>(std::max<std::int64_t>(*tick.readings.power_mw, 0)) *
+                          static_cast<double>(tick.duration_us) /
+                          static_cast<double>(k_us_per_mj_per_mw);
+        return TickEnergy{std::llround(mj), false};
+    }
+    return std::nullopt;
+}
+
+std::int64_t energy_part_mj(std::int64_t energy_mj, DurationUs part_us, DurationUs total_us) {
+    if (total_us <= 0 || part_us <= 0) {
+        return 0;
+    }
+    return std::llround(static_cast<double>(energy_mj) * static_cast<double>(part_us) /
+                        static_cast<double>(total_us));
+}
+
+void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& out) {
+    const DurationUs total = states.total();
+    if (const std::optional<TickEnergy> e = tick_energy(tick); e && total > 0) {
+        EnergyTotals& en = out.energy;
+        (e->from_counter ? en.counter_mj : en.power_mj) += e->mj;
+        (e->from_counter ? en.counter_us : en.power_us) += total;
+        // Largest parts first would be fairer; the unmeasured part takes the rounding so that
+        // the states add up to the tick's energy exactly.
+        const std::int64_t active = energy_part_mj(e->mj, states.active, total);
+        const std::int64_t held = energy_part_mj(e->mj, states.idle_held, total);
+        const std::int64_t idle = energy_part_mj(e->mj, states.truly_idle, total);
+        en.state_mj[static_cast<std::size_t>(EnergyState::active)] += active;
+        en.state_mj[static_cast<std::size_t>(EnergyState::idle_held)] += held;
+        en.state_mj[static_cast<std::size_t>(EnergyState::truly_idle)] += idle;
+        en.state_mj[static_cast<std::size_t>(EnergyState::unmeasured)] +=
+            e->mj - active - held - idle;
+    }
+}
+
+} // namespace gua::audit

@@ -1,0 +1,82 @@
+// Health totals of a card or an identity: energy by source and by state, accumulated card-tick
+// by card-tick from the recorded health readings (docs/health.md). Pure: no I/O.
+#pragma once
+
+#include "audit/card_tick.hpp"
+#include "audit/classify.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace gua::audit {
+
+/// What a kWh costs and emits ([energy] of gua.toml); each nullopt when not configured.
+struct EnergyPricing {
+    std::optional<std::int64_t> micros_per_kwh; ///< price, micro-units of [pricing] currency
+    std::optional<double> grams_co2_per_kwh;    ///< grid carbon intensity
+    friend bool operator==(const EnergyPricing&, const EnergyPricing&) = default;
+};
+
+/// The highest accepted electricity price, 100 currency units per kWh, and carbon intensity,
+/// 2000 g CO2 per kWh (coal is about 1000).
+inline constexpr std::int64_t k_max_micros_per_kwh = 100'000'000;
+inline constexpr double k_max_grams_co2_per_kwh = 2000;
+
+/// The cost of `mj` millijoules at `micros_per_kwh`, in cents, rounded half up once.
+std::int64_t energy_cost_cents(std::int64_t mj, std::int64_t micros_per_kwh);
+
+/// The energy of one card-tick, in millijoules, and where it came from.
+struct TickEnergy {
+    std::int64_t mj = 0;
+    bool from_counter = false; ///< the driver's energy counter; false: power × duration
+};
+
+/// The energy of `tick`: its recorded energy counter increase, else (no counter reading) its
+/// power reading × its duration, else nullopt ("n/a", never 0).
+std::optional<TickEnergy> tick_energy(const CardTick& tick);
+
+/// Index of a state in EnergyTotals::state_mj.
+enum class EnergyState : std::uint8_t { active = 0, idle_held = 1, truly_idle = 2, unmeasured = 3 };
+
+/// Energy of one card over some card-ticks, in millijoules, with the card time each source covers.
+struct EnergyTotals {
+    std::int64_t counter_mj = 0; ///< from the driver's energy counter
+    DurationUs counter_us = 0;   ///< card time whose energy came from the counter
+    std::int64_t power_mj = 0;   ///< power × time, where the counter was absent
+    DurationUs power_us = 0;     ///< card time whose energy came from power × time
+    /// The same energy by the state of its card time (index: EnergyState): each tick's energy
+    /// split in proportion to its state times (the tick's power taken as constant).
+    std::array<std::int64_t, 4> state_mj{};
+
+    std::int64_t total_mj() const { return counter_mj + power_mj; }
+    DurationUs known_us() const { return counter_us + power_us; }
+    EnergyTotals& operator+=(const EnergyTotals& o);
+    friend bool operator==(const EnergyTotals&, const EnergyTotals&) = default;
+};
+
+/// Everything the health section needs of one card, in exact integers (summable over rollups).
+struct HealthTotals {
+    EnergyTotals energy;
+
+    HealthTotals& operator+=(const HealthTotals& o);
+    friend bool operator==(const HealthTotals&, const HealthTotals&) = default;
+};
+
+/// An identity's health totals: the energy of its attributed (active + idle-held) time.
+struct IdentityHealth {
+    std::int64_t energy_mj = 0;
+    DurationUs energy_us = 0; ///< its attributed time in card-ticks with an energy reading
+
+    IdentityHealth& operator+=(const IdentityHealth& o);
+    friend bool operator==(const IdentityHealth&, const IdentityHealth&) = default;
+};
+
+/// Adds `tick` (classified into `states`, whose total is the tick's counted time) to `out`.
+void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& out);
+
+/// The part of a tick's energy `energy` that `part_us` of its `total_us` carries, in mJ (0 when
+/// total_us ≤ 0): the tick's power taken as constant over it.
+std::int64_t energy_part_mj(std::int64_t energy_mj, DurationUs part_us, DurationUs total_us);
+
+} // namespace gua::audit

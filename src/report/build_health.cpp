@@ -1,0 +1,98 @@
+// Report building for §9 Health: the audit sums the readings, this file converts units, prices
+// the energy and maps the store's tables onto the model.
+#include "report/build_health.hpp"
+
+#include "audit/health.hpp"
+#include "report/shares.hpp"
+
+#include <map>
+
+namespace gua::report {
+
+namespace {
+
+constexpr double k_health_mj_per_kwh = 3.6e9;
+
+double kwh_of(std::int64_t mj) {
+    return static_cast<double>(mj) / k_health_mj_per_kwh;
+}
+
+EnergyFigures energy_figures(const audit::EnergyTotals& e, DurationUs card_us) {
+    EnergyFigures f;
+    f.counter_hours = to_hours(e.counter_us);
+    f.power_hours = to_hours(e.power_us);
+    f.card_hours = to_hours(card_us);
+    if (e.known_us() > 0) {
+        f.kwh = kwh_of(e.total_mj());
+        for (std::size_t s = 0; s < f.state_kwh.size(); ++s) {
+            f.state_kwh[s] = kwh_of(e.state_mj[s]);
+        }
+    }
+    return f;
+}
+
+} // namespace
+
+void build_health(const audit::WindowAccumulator& acc, const std::vector<store::GpuRow>& gpus,
+                  const std::vector<store::IdentityRow>& identities, const BuildOptions& options,
+                  ReportModel& m) {
+    HealthSection h;
+    h.currency = options.pricing.currency;
+    h.micros_per_kwh = options.energy.micros_per_kwh;
+    h.grams_co2_per_kwh = options.energy.grams_co2_per_kwh;
+    audit::EnergyTotals all;
+    DurationUs all_us = 0;
+    for (const store::GpuRow& g : gpus) {
+        const auto id = static_cast<std::size_t>(g.id);
+        if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
+            continue;
+        }
+        const audit::GpuTotals& t = acc.gpus()[id];
+        all += t.health.energy;
+        all_us += t.states.total();
+        h.gpus.push_back(GpuHealthRow{g.index, short_uuid(g.uuid), g.name,
+                                      energy_figures(t.health.energy, t.states.total())});
+    }
+    h.energy = energy_figures(all, all_us);
+    if (all.known_us() > 0) {
+        const std::int64_t held_mj =
+            all.state_mj[static_cast<std::size_t>(audit::EnergyState::idle_held)];
+        if (h.micros_per_kwh) {
+            h.cost_cents = audit::energy_cost_cents(all.total_mj(), *h.micros_per_kwh);
+            h.idle_held_cost_cents = audit::energy_cost_cents(held_mj, *h.micros_per_kwh);
+        }
+        if (h.grams_co2_per_kwh) {
+            h.co2_kg = kwh_of(all.total_mj()) * *h.grams_co2_per_kwh / 1000.0;
+            h.idle_held_co2_kg = kwh_of(held_mj) * *h.grams_co2_per_kwh / 1000.0;
+        }
+    }
+
+    // Identities grouped as §4 groups them (by user or team), nobody as "(no process)".
+    std::map<std::string, audit::IdentityTotals> by_group;
+    for (const store::IdentityRow& i : identities) {
+        const auto id = static_cast<std::size_t>(i.id);
+        if (id >= acc.identities().size() || acc.identities()[id].ticks == 0) {
+            continue;
+        }
+        by_group[options.grouping.group_of(i.identity.user)] += acc.identities()[id];
+    }
+    if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {
+        by_group["(no process)"] += acc.identities()[0];
+    }
+    for (const IdentityRow& row : m.identities) {
+        IdentityEnergyRow e;
+        e.name = row.name;
+        e.gpu_hours = row.gpu_hours;
+        if (const auto found = by_group.find(row.name); found != by_group.end()) {
+            const audit::IdentityHealth& ih = found->second.health;
+            e.known_hours = to_hours(ih.energy_us);
+            if (ih.energy_us > 0) {
+                e.kwh = kwh_of(ih.energy_mj);
+            }
+        }
+        h.identities.push_back(e);
+    }
+    m.health = std::move(h);
+}
+
+} // namespace gua::report

@@ -1,0 +1,110 @@
+// §9 Health as text: formatting only, every number comes from the model; "n/a" where no reading.
+#include "report/text_sections.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gua::report {
+
+namespace {
+
+std::string kwh_text(const std::optional<double>& kwh) {
+    return kwh ? gpu_hours_text(*kwh) : "n/a";
+}
+
+/// Where a card's energy came from: the counter, power × time, both, or n/a.
+std::string energy_source(const EnergyFigures& e) {
+    if (e.counter_hours > 0 && e.power_hours > 0) {
+        return "counter + power × time";
+    }
+    if (e.counter_hours > 0) {
+        return "energy counter";
+    }
+    return e.power_hours > 0 ? "power × time" : "n/a";
+}
+
+/// The share of a figure's card-hours that it covers, when not all: " (covers 12.0 of 24.0 h)".
+std::string partial(double known_hours, double card_hours) {
+    if (card_hours <= 0 || known_hours >= card_hours * (1 - 1e-9)) {
+        return "";
+    }
+    return fmt::format(" (covers {} of {} card-hours)", gpu_hours_text(known_hours),
+                       gpu_hours_text(card_hours));
+}
+
+void energy_table(std::string& out, const HealthSection& h) {
+    out += "  energy (kWh)\n";
+    out += fmt::format("  {:>3}  {:<12}  {:<25} {:>9} {:>9} {:>10} {:>11}  {}\n", "gpu", "uuid",
+                       "model", "total", "active", "idle-held", "truly-idle", "source");
+    const auto row = [&](const std::string& head, const EnergyFigures& e) {
+        const auto part = [&](std::size_t s) {
+            return e.kwh ? gpu_hours_text(e.state_kwh[s]) : std::string("n/a");
+        };
+        out += fmt::format("  {:<43} {:>9} {:>9} {:>10} {:>11}  {}{}\n", head, kwh_text(e.kwh),
+                           part(0), part(1), part(2), energy_source(e),
+                           e.kwh ? partial(e.counter_hours + e.power_hours, e.card_hours) : "");
+    };
+    for (const GpuHealthRow& g : h.gpus) {
+        row(fmt::format("{:>3}  {:<12}  {:<25}", g.index, g.short_uuid, g.model.substr(0, 25)),
+            g.energy);
+    }
+    if (h.gpus.size() > 1) {
+        row("all", h.energy);
+    }
+}
+
+void energy_money(std::string& out, const HealthSection& h) {
+    const EnergyFigures& e = h.energy;
+    if (!e.kwh) {
+        return;
+    }
+    const double held = e.state_kwh[1];
+    out += fmt::format("  idle-held energy (pure waste): {} kWh, {:.1f}% of the energy\n",
+                       gpu_hours_text(held), *e.kwh > 0 ? 100.0 * held / *e.kwh : 0.0);
+    if (h.cost_cents && h.micros_per_kwh) {
+        out += fmt::format("  electricity: {} at {}/kWh (idle-held {})\n",
+                           format_money(*h.cost_cents, h.currency),
+                           format_micros(*h.micros_per_kwh, h.currency),
+                           format_money(h.idle_held_cost_cents.value_or(0), h.currency));
+    } else {
+        out += "  electricity: n/a (set [energy] price_per_kwh in gua.toml)\n";
+    }
+    if (h.co2_kg && h.grams_co2_per_kwh) {
+        out += fmt::format("  CO2: {:.2f} kg at {:g} g/kWh (idle-held {:.2f} kg)\n", *h.co2_kg,
+                           *h.grams_co2_per_kwh, h.idle_held_co2_kg.value_or(0));
+    } else {
+        out += "  CO2: n/a (set [energy] grams_co2_per_kwh in gua.toml)\n";
+    }
+}
+
+void energy_identities(std::string& out, const HealthSection& h) {
+    if (h.identities.empty()) {
+        return;
+    }
+    out += "  energy by identity (its active + idle-held time, as §4 splits it)\n";
+    for (const IdentityEnergyRow& r : h.identities) {
+        out += fmt::format("    {:<20} {:>9} kWh{}\n", r.name.substr(0, 20), kwh_text(r.kwh),
+                           r.kwh ? partial(r.known_hours, r.gpu_hours) : "");
+    }
+}
+
+} // namespace
+
+void render_health_text(std::string& out, const ReportModel& m) {
+    out += "§9 Health\n";
+    if (!m.health) {
+        out += "  (n/a: this source has no health readings)\n";
+        return;
+    }
+    const HealthSection& h = *m.health;
+    if (h.gpus.empty()) {
+        out += "  (no GPU cards in window)\n";
+        return;
+    }
+    energy_table(out, h);
+    energy_money(out, h);
+    energy_identities(out, h);
+}
+
+} // namespace gua::report

@@ -1,0 +1,140 @@
+// Health totals: a tick's energy from the counter or power × time (never 0 for n/a), its split by
+// state, the identities' energy adding up to the attributed states' energy, rescaled overlaps and
+// electricity cost.
+#include "audit/health.hpp"
+#include "audit/rescale.hpp"
+#include "audit/window.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gua::audit {
+namespace health_test { // named after the file: unique in a unity batch
+
+constexpr TimeUs k_t0 = 1767571200LL * k_us_per_second; // 2026-01-05T00:00:00Z
+constexpr DurationUs k_dur = 30 * k_us_per_second;
+
+std::pair<int, int> any_cell(TimeUs) {
+    return {3, 3};
+}
+
+CardTick tick(std::uint32_t gpu, TimeUs t0, DurationUs active, std::vector<ProcTick> procs) {
+    CardTick t;
+    t.gpu = gpu;
+    t.t0 = t0;
+    t.duration_us = k_dur;
+    t.active_us = active;
+    t.processes = std::move(procs);
+    return t;
+}
+
+ProcTick proc(std::uint32_t identity, std::int64_t mib, double sm) {
+    return ProcTick{identity, telemetry::ProcessType::compute, mib, sm, std::nullopt};
+}
+
+TEST(Health, TickEnergyPrefersTheCounterThenPowerTimesTimeElseNone) {
+    CardTick t = tick(0, k_t0, k_dur, {});
+    EXPECT_EQ(tick_energy(t), std::nullopt) << "no reading is n/a, not 0";
+    t.readings.power_mw = 250'000; // 250 W × 30 s = 7500 J
+    ASSERT_TRUE(tick_energy(t).has_value());
+    EXPECT_EQ(tick_energy(t)->mj, 7'500'000);
+    EXPECT_FALSE(tick_energy(t)->from_counter);
+    t.readings.energy_mj = 7'123'000;
+    EXPECT_EQ(tick_energy(t)->mj, 7'123'000);
+    EXPECT_TRUE(tick_energy(t)->from_counter);
+}
+
+TEST(Health, EnergySplitsByStateAndSumsExactly) {
+    HealthTotals h;
+    // 10 s active, 20 s idle-held (a holder with 8 GiB): 3000 J → 1000 J active, 2000 J held.
+    CardTick t = tick(0, k_t0, 10 * k_us_per_second, {proc(1, 8192, 0)});
+    t.readings.energy_mj = 3'000'000;
+    add_health(t, classify(t, Thresholds{}), h);
+    EXPECT_EQ(h.energy.counter_mj, 3'000'000);
+    EXPECT_EQ(h.energy.counter_us, k_dur);
+    EXPECT_EQ(h.energy.power_us, 0);
+    EXPECT_EQ(h.energy.state_mj[0], 1'000'000);
+    EXPECT_EQ(h.energy.state_mj[1], 2'000'000);
+    EXPECT_EQ(h.energy.state_mj[2], 0);
+    // A tick with power only, truly idle: 60 W × 30 s = 1800 J, counted as power × time.
+    CardTick idle = tick(0, k_t0 + k_dur, 0, {});
+    idle.readings.power_mw = 60'000;
+    add_health(idle, classify(idle, Thresholds{}), h);
+    EXPECT_EQ(h.energy.power_mj, 1'800'000);
+    EXPECT_EQ(h.energy.power_us, k_dur);
+    EXPECT_EQ(h.energy.state_mj[2], 1'800'000);
+    EXPECT_EQ(h.energy.total_mj(), 4'800'000);
+    // A tick without utilization: its energy is all "unmeasured".
+    CardTick mig = tick(0, k_t0 + 2 * k_dur, 0, {});
+    mig.active_us = std::nullopt;
+    mig.readings.energy_mj = 999;
+    add_health(mig, classify(mig, Thresholds{}), h);
+    EXPECT_EQ(h.energy.state_mj[3], 999);
+    // A tick without any reading adds nothing and covers no time.
+    add_health(tick(0, k_t0 + 3 * k_dur, k_dur, {}), StateTimes{k_dur, 0, 0, 0}, h);
+    EXPECT_EQ(h.energy.known_us(), 3 * k_dur);
+    std::int64_t sum = 0;
+    for (std::int64_t s : h.energy.state_mj) {
+        sum += s;
+    }
+    EXPECT_EQ(sum, h.energy.total_mj());
+}
+
+TEST(Health, IdentitiesGetTheEnergyOfTheirAttributedTime) {
+    WindowAccumulator acc(Thresholds{}, 0, any_cell);
+    // Identities 1 and 2 share an active tick 3:1 by SM; then 1 holds the card idle.
+    CardTick busy = tick(0, k_t0, k_dur, {proc(1, 4000, 60), proc(2, 4000, 20)});
+    busy.readings.energy_mj = 12'000'000;
+    acc.add(busy);
+    CardTick held = tick(0, k_t0 + k_dur, 0, {proc(1, 4000, 0)});
+    held.readings.energy_mj = 2'000'000;
+    acc.add(held);
+    // Truly idle and unread: nobody's.
+    CardTick idle = tick(0, k_t0 + 2 * k_dur, 0, {});
+    idle.readings.power_mw = 50'000;
+    acc.add(idle);
+    acc.add(tick(0, k_t0 + 3 * k_dur, k_dur, {proc(2, 4000, 50)}));
+    EXPECT_EQ(acc.identities()[1].health.energy_mj, 9'000'000 + 2'000'000);
+    EXPECT_EQ(acc.identities()[1].health.energy_us, k_dur * 3 / 4 + k_dur);
+    EXPECT_EQ(acc.identities()[2].health.energy_mj, 3'000'000);
+    EXPECT_EQ(acc.identities()[2].health.energy_us, k_dur / 4) << "the unread tick covers none";
+    const EnergyTotals& e = acc.gpus()[0].health.energy;
+    EXPECT_EQ(e.state_mj[0] + e.state_mj[1],
+              acc.identities()[1].health.energy_mj + acc.identities()[2].health.energy_mj)
+        << "identity energy adds up to the active + idle-held energy (no double counting)";
+    EXPECT_EQ(e.state_mj[2], 1'500'000);
+}
+
+TEST(Health, AnOverlappingTickCountsItsEnergyOnce) {
+    WindowAccumulator acc(Thresholds{}, 0, any_cell);
+    CardTick a = tick(0, k_t0, k_dur, {});
+    a.readings.energy_mj = 3'000'000;
+    acc.add(a);
+    CardTick b = tick(0, k_t0 + k_dur / 3, k_dur, {}); // its first 20 s are a's
+    b.readings.energy_mj = 3'000'000;
+    acc.add(b);
+    EXPECT_EQ(acc.gpus()[0].health.energy.counter_mj, 3'000'000 + 1'000'000);
+    EXPECT_EQ(acc.gpus()[0].health.energy.counter_us, k_dur + k_dur / 3);
+}
+
+TEST(Health, RescaleScalesEnergyAndClockEventTime) {
+    CardTick t = tick(0, k_t0, k_dur, {});
+    t.readings.energy_mj = 3000;
+    t.readings.clocks_hw_thermal_us = 15 * k_us_per_second;
+    t.readings.power_mw = 100'000;
+    rescale(t, 2 * k_dur);
+    EXPECT_EQ(t.readings.energy_mj, 6000);
+    EXPECT_EQ(t.readings.clocks_hw_thermal_us, 30 * k_us_per_second);
+    EXPECT_EQ(t.readings.power_mw, 100'000) << "a rate is not scaled";
+}
+
+TEST(Health, EnergyCostIsRoundedOnce) {
+    // 10 kWh at 0.155 per kWh: 1.55 → 155 cents.
+    EXPECT_EQ(energy_cost_cents(36'000'000'000, 155'000), 155);
+    // 1 kWh at 0.125: 12.5 cents → 13 (half up).
+    EXPECT_EQ(energy_cost_cents(3'600'000'000, 125'000), 13);
+    EXPECT_EQ(energy_cost_cents(0, 125'000), 0);
+    EXPECT_EQ(energy_cost_cents(3'600'000'000, 0), 0);
+}
+
+} // namespace health_test
+} // namespace gua::audit

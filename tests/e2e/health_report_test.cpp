@@ -1,0 +1,237 @@
+// §9 Health end to end: the real `gua daemon` on the fake driver with a simulated clock, then
+// `gua report`; every figure is held to the scenario integrated here over the card-ticks the
+// daemon recorded (energy within 1 %), and a card without any power reading shows "n/a".
+#include "e2e/truth_harness.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace gua::e2e {
+namespace health_report_test { // named after the file: unique in a unity batch
+
+constexpr double k_start_s = 600;
+constexpr double k_interval_s = 30;
+constexpr int k_ticks = 20;       // [600, 1200)
+constexpr double k_after = 0.001; // changes lie 1 ms after a poll (see health_record_test)
+constexpr std::uint32_t k_uid_a = 1500;
+constexpr std::uint32_t k_uid_b = 1501;
+constexpr std::uint32_t k_uid_c = 1502;
+
+double at(double t) {
+    return t + k_after;
+}
+
+std::string uuid(int i) {
+    return fmt::format("GPU-e0e0{:04d}-0000-0000-0000-000000000000", i);
+}
+
+/// The integral of a piecewise-constant series over [a, b), optionally only where `keep` holds
+/// (`keep` may change only where one of `also` does).
+double integral(const test::Series& s, double a, double b,
+                const std::function<bool(double)>& keep = nullptr,
+                const std::vector<test::Series>& also = {}) {
+    std::vector<double> cuts{a};
+    s.breaks(a, b, cuts);
+    for (const test::Series& x : also) {
+        x.breaks(a, b, cuts);
+    }
+    cuts.push_back(b);
+    std::sort(cuts.begin(), cuts.end());
+    double total = 0;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+        if (!keep || keep(cuts[i])) {
+            total += s.at(cuts[i]) * (cuts[i + 1] - cuts[i]);
+        }
+    }
+    return total;
+}
+
+/// A process held by a real sleeper: `mib` held, `sm` SM utilization.
+json sleeper_proc(int device, const std::string& env, const json& mib, const json& sm) {
+    return {{"device", device}, {"pid_env", env}, {"memory_mib", mib}, {"sm_util", sm}};
+}
+
+class HealthReport : public TruthTest {
+  protected:
+    /// Scenario-time spans of each card's recorded card-ticks, by uuid.
+    std::map<std::string, std::vector<test::Span>> recorded_spans() const {
+        test::RawDb raw(db());
+        const auto rows = raw.rows("SELECT g.uuid AS uuid, c.t0_us AS t0, c.duration_us AS d "
+                                   "FROM card_tick c JOIN gpu g ON g.id = c.gpu_id");
+        TimeUs first = std::numeric_limits<TimeUs>::max();
+        for (const auto& row : rows) {
+            first = std::min<TimeUs>(first, std::stoll(row.at("t0")));
+        }
+        std::map<std::string, std::vector<test::Span>> spans;
+        for (const auto& row : rows) {
+            const double from =
+                k_start_s + static_cast<double>(std::stoll(row.at("t0")) - first) / 1e6;
+            spans[row.at("uuid")].push_back(
+                {from, from + static_cast<double>(std::stoll(row.at("d"))) / 1e6});
+        }
+        return spans;
+    }
+
+    /// Runs the daemon over `scenario`, then `gua report` in `format` with `config`.
+    std::string run_and_report(const json& scenario, const std::string& config,
+                               const std::string& format) {
+        write_scenario(scenario);
+        set_clock(k_start_s);
+        set_env("GUA_TEST_CLOCK_FILE", clock_path());
+        const test::RunResult d =
+            run_daemon({"--interval", fmt::format("{}ms", std::llround(k_interval_s * 1000)),
+                        "--ticks", std::to_string(k_ticks), "--quiet"},
+                       FakeVariant::modern, 60s);
+        EXPECT_EQ(d.exit_code, 0) << d.err;
+        write_atomically(config_path(), config);
+        return report(format);
+    }
+
+    std::string report(const std::string& format) const {
+        const test::RunResult r = test::run_gua(
+            {"report", "--db", db(), "--config", config_path(), "--from", "2000-01-01T00:00:00Z",
+             "--to", "2100-01-01T00:00:00Z", "--format", format, "--top", "1000"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.out;
+    }
+};
+
+TEST_F(HealthReport, EnergyPerCardStateAndIdentityMatchesTheScenario) {
+    spawn_sleeper(k_uid_a, "GUA_HEALTH_A");
+    spawn_sleeper(k_uid_b, "GUA_HEALTH_B");
+    spawn_sleeper(k_uid_c, "GUA_HEALTH_C");
+    // Card 0 (energy counter): active until 780, idle-held until 1080, then truly idle (its
+    // process frees its memory); power changes inside ticks. Card 1 (no energy counter: power ×
+    // time) active until 900, then idle-held; power steps at tick boundaries. Card 2 has no power
+    // reading at all.
+    const json scenario = {
+        {"devices",
+         {{{"uuid", uuid(0)},
+           {"util", {{0, 80}, {at(780), 0}}},
+           {"power_mw",
+            {{0, 300000},
+             {at(700), 250000},
+             {at(850), 90000},
+             {at(1000), 60000},
+             {at(1100), 55000}}}},
+          {{"uuid", uuid(1)},
+           {"util", {{0, 95}, {at(900), 0}}},
+           {"power_mw", {{0, 200000}, {at(900), 120000}}},
+           {"not_supported", {"nvmlDeviceGetTotalEnergyConsumption"}}},
+          {{"uuid", uuid(2)},
+           {"util", {{0, 50}}},
+           {"not_supported", {"nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetPowerUsage"}}}}},
+        {"processes",
+         {sleeper_proc(0, "GUA_HEALTH_A", {{0, 8000}, {at(1080), 0}}, {{0, 80}, {at(780), 0}}),
+          sleeper_proc(1, "GUA_HEALTH_B", {{0, 6000}}, {{0, 95}, {at(900), 0}}),
+          sleeper_proc(2, "GUA_HEALTH_C", {{0, 4000}}, {{0, 50}})}}};
+    const json j = json::parse(run_and_report(
+        scenario, "[energy]\nprice_per_kwh = 0.20\ngrams_co2_per_kwh = 400\n", "json"));
+    const auto spans = recorded_spans();
+    ASSERT_EQ(spans.size(), 3U);
+
+    // Truth, integrated from the scenario over the recorded card-ticks (mW·s → kWh).
+    const double k_mws_per_kwh = 3.6e9;
+    struct Truth {
+        double kwh = 0;
+        std::array<double, 3> state_kwh{}; // active, idle-held, truly idle
+        double hours = 0;
+    };
+    std::map<std::string, Truth> truth;
+    const auto state_of = [&](int card, double t) {
+        const double util = test::Series(scenario["devices"][card]["util"]).at(t);
+        const double held = test::Series(scenario["processes"][card]["memory_mib"]).at(t);
+        return util >= 10 ? 0 : held > 100 ? 1 : 2;
+    };
+    for (int card = 0; card < 2; ++card) {
+        const test::Series power(scenario["devices"][card]["power_mw"]);
+        const std::vector<test::Series> state_series{
+            test::Series(scenario["devices"][card]["util"]),
+            test::Series(scenario["processes"][card]["memory_mib"])};
+        Truth& t = truth[uuid(card)];
+        for (const test::Span& s : spans.at(uuid(card))) {
+            t.kwh += integral(power, s.from_s, s.to_s) / k_mws_per_kwh;
+            t.hours += (s.to_s - s.from_s) / 3600.0;
+            for (int state = 0; state < 3; ++state) {
+                t.state_kwh[static_cast<std::size_t>(state)] +=
+                    integral(
+                        power, s.from_s, s.to_s,
+                        [&](double x) { return state_of(card, x) == state; }, state_series) /
+                    k_mws_per_kwh;
+            }
+        }
+    }
+    const json& h = j.at("health");
+    ASSERT_EQ(h.at("gpus").size(), 3U);
+    double total = 0;
+    double held_total = 0;
+    for (const json& g : h.at("gpus")) {
+        const std::string id = g.at("uuid");
+        const json& e = g.at("energy");
+        SCOPED_TRACE(id);
+        if (id == uuid(2)) {
+            EXPECT_TRUE(e.at("kwh").is_null()) << "no power reading: n/a, never 0";
+            EXPECT_TRUE(e.at("idle_held_kwh").is_null());
+            EXPECT_EQ(e.at("counter_gpu_hours"), 0.0);
+            EXPECT_EQ(e.at("power_gpu_hours"), 0.0);
+            continue;
+        }
+        const Truth& t = truth.at(id);
+        ASSERT_FALSE(e.at("kwh").is_null());
+        EXPECT_NEAR(e.at("kwh").get<double>(), t.kwh, 0.01 * t.kwh);
+        EXPECT_NEAR(e.at("active_kwh").get<double>(), t.state_kwh[0], 0.01 * t.kwh);
+        EXPECT_NEAR(e.at("idle_held_kwh").get<double>(), t.state_kwh[1], 0.01 * t.kwh);
+        EXPECT_NEAR(e.at("truly_idle_kwh").get<double>(), t.state_kwh[2], 0.01 * t.kwh);
+        // Which source covered the card's time, and that it is said.
+        const double counter_h = e.at("counter_gpu_hours");
+        const double power_h = e.at("power_gpu_hours");
+        EXPECT_NEAR(id == uuid(0) ? counter_h : power_h, t.hours, 1e-6);
+        EXPECT_EQ(id == uuid(0) ? power_h : counter_h, 0.0);
+        total += t.kwh;
+        held_total += t.state_kwh[1];
+        std::cout << fmt::format("  {}: {:.6f} kWh (truth {:.6f}); active {:.6f}/{:.6f} "
+                                 "idle-held {:.6f}/{:.6f} truly idle {:.6f}/{:.6f}\n",
+                                 id, e.at("kwh").get<double>(), t.kwh,
+                                 e.at("active_kwh").get<double>(), t.state_kwh[0],
+                                 e.at("idle_held_kwh").get<double>(), t.state_kwh[1],
+                                 e.at("truly_idle_kwh").get<double>(), t.state_kwh[2]);
+    }
+    EXPECT_NEAR(h.at("energy").at("kwh").get<double>(), total, 0.01 * total);
+    // Priced at 0.20 per kWh and 400 g per kWh.
+    EXPECT_NEAR(h.at("cost_cents").get<double>(), total * 20, std::max(1.0, 0.01 * total * 20));
+    EXPECT_NEAR(h.at("idle_held_cost_cents").get<double>(), held_total * 20,
+                std::max(1.0, 0.01 * held_total * 20));
+    EXPECT_NEAR(h.at("co2_kg").get<double>(), total * 0.4, 0.01 * total * 0.4);
+    EXPECT_NEAR(h.at("idle_held_co2_kg").get<double>(), held_total * 0.4, 0.01 * held_total * 0.4);
+    // Identities: each holds one card alone, so its energy is that card's active + idle-held
+    // energy; carol's card has no reading.
+    std::map<std::string, json> ids;
+    for (const json& r : h.at("identities")) {
+        ids[r.at("name")] = r;
+    }
+    const Truth& ta = truth.at(uuid(0));
+    const Truth& tb = truth.at(uuid(1));
+    ASSERT_TRUE(ids.contains(user_label(k_uid_a)));
+    ASSERT_TRUE(ids.contains(user_label(k_uid_b)));
+    ASSERT_TRUE(ids.contains(user_label(k_uid_c)));
+    const double alice = ta.state_kwh[0] + ta.state_kwh[1];
+    const double bob = tb.state_kwh[0] + tb.state_kwh[1];
+    EXPECT_NEAR(ids[user_label(k_uid_a)].at("kwh").get<double>(), alice, 0.01 * alice);
+    EXPECT_NEAR(ids[user_label(k_uid_b)].at("kwh").get<double>(), bob, 0.01 * bob);
+    EXPECT_TRUE(ids[user_label(k_uid_c)].at("kwh").is_null()) << "n/a, never 0";
+
+    // The text report says the same: n/a for the card without power, the source per card.
+    const std::string text = report("text");
+    const std::size_t at9 = text.find("§9 Health");
+    ASSERT_NE(at9, std::string::npos) << text;
+    const std::string section = text.substr(at9, text.find("\n\n", at9) - at9);
+    EXPECT_NE(section.find("energy counter"), std::string::npos) << section;
+    EXPECT_NE(section.find("power × time"), std::string::npos) << section;
+    EXPECT_NE(section.find("n/a"), std::string::npos) << section;
+    EXPECT_NE(section.find("electricity: $"), std::string::npos) << section;
+    std::cout << section << "\n";
+}
+
+} // namespace health_report_test
+} // namespace gua::e2e
