@@ -1,6 +1,7 @@
 // Health totals: each card-tick's recorded health readings turned into summable integers.
 #include "audit/health.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gua::audit {
@@ -23,8 +24,60 @@ EnergyTotals& EnergyTotals::operator+=(const EnergyTotals& o) {
     return *this;
 }
 
+ThrottleTotals& ThrottleTotals::operator+=(const ThrottleTotals& o) {
+    events_active_us += o.events_active_us;
+    for (std::size_t r = 0; r < reason_active_us.size(); ++r) {
+        reason_active_us[r] += o.reason_active_us[r];
+    }
+    clock_active_us += o.clock_active_us;
+    clock_mhz_ms += o.clock_mhz_ms;
+    max_clock_mhz_ms += o.max_clock_mhz_ms;
+    return *this;
+}
+
+ReadingField reason_field(ThrottleReason reason) {
+    using R = telemetry::CardReadings;
+    switch (reason) {
+    case ThrottleReason::sw_power_cap:
+        return &R::clocks_sw_power_cap_us;
+    case ThrottleReason::hw_slowdown:
+        return &R::clocks_hw_slowdown_us;
+    case ThrottleReason::sw_thermal:
+        return &R::clocks_sw_thermal_us;
+    case ThrottleReason::hw_thermal:
+        return &R::clocks_hw_thermal_us;
+    case ThrottleReason::sync_boost:
+        return &R::clocks_sync_boost_us;
+    case ThrottleReason::hw_power_brake:
+        return &R::clocks_hw_power_brake_us;
+    }
+    return &R::clocks_sw_power_cap_us;
+}
+
+ThrottleShares throttle_shares(const ThrottleTotals& t) {
+    ThrottleShares s;
+    if (t.events_active_us > 0) {
+        const auto share = [&](ThrottleReason r) {
+            return static_cast<double>(t.reason_active_us[static_cast<std::size_t>(r)]) /
+                   static_cast<double>(t.events_active_us);
+        };
+        for (std::size_t k = 0; k < k_throttle_reason_count; ++k) {
+            s.reason[k] = share(static_cast<ThrottleReason>(k));
+        }
+        s.thermal = std::max(share(ThrottleReason::sw_thermal), share(ThrottleReason::hw_thermal));
+        s.power =
+            std::max(share(ThrottleReason::sw_power_cap), share(ThrottleReason::hw_power_brake));
+    }
+    if (t.max_clock_mhz_ms > 0) {
+        s.clock_ratio =
+            static_cast<double>(t.clock_mhz_ms) / static_cast<double>(t.max_clock_mhz_ms);
+    }
+    return s;
+}
+
 HealthTotals& HealthTotals::operator+=(const HealthTotals& o) {
     energy += o.energy;
+    throttle += o.throttle;
     return *this;
 }
 
@@ -83,6 +136,26 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
         en.state_mj[static_cast<std::size_t>(EnergyState::truly_idle)] += idle;
         en.state_mj[static_cast<std::size_t>(EnergyState::unmeasured)] +=
             e->mj - active - held - idle;
+    }
+    if (states.active <= 0) {
+        return;
+    }
+    const telemetry::CardReadings& r = tick.readings;
+    ThrottleTotals& th = out.throttle;
+    bool events_read = false;
+    for (std::size_t k = 0; k < k_throttle_reason_count; ++k) {
+        if (const std::optional<std::int64_t>& us = r.*reason_field(static_cast<ThrottleReason>(k));
+            us) {
+            events_read = true;
+            th.reason_active_us[k] += std::clamp<DurationUs>(*us, 0, states.active);
+        }
+    }
+    th.events_active_us += events_read ? states.active : 0;
+    if (r.sm_clock_mhz && r.max_sm_clock_mhz && *r.max_sm_clock_mhz > 0) {
+        const std::int64_t ms = states.active / k_us_per_ms;
+        th.clock_active_us += states.active;
+        th.clock_mhz_ms += std::max<std::int64_t>(*r.sm_clock_mhz, 0) * ms;
+        th.max_clock_mhz_ms += *r.max_sm_clock_mhz * ms;
     }
 }
 

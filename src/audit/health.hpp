@@ -55,9 +55,56 @@ struct EnergyTotals {
     friend bool operator==(const EnergyTotals&, const EnergyTotals&) = default;
 };
 
+/// The clocks-event reasons that hold a working card's clocks back, in report order.
+enum class ThrottleReason : std::uint8_t {
+    sw_power_cap = 0,
+    hw_slowdown = 1,
+    sw_thermal = 2,
+    hw_thermal = 3,
+    sync_boost = 4,
+    hw_power_brake = 5,
+};
+inline constexpr std::size_t k_throttle_reason_count = 6;
+
+/// A member of telemetry::CardReadings (one field of card_fields.def).
+using ReadingField = std::optional<std::int64_t> telemetry::CardReadings::*;
+
+/// The recorded time per tick of `reason` (telemetry/card_fields.def).
+ReadingField reason_field(ThrottleReason reason);
+
+/// Clocks of one card while active: time per clocks-event reason and SM clock against its highest.
+struct ThrottleTotals {
+    /// Active time of card-ticks whose clocks-event reasons were read.
+    DurationUs events_active_us = 0;
+    /// Of it, time with each reason (index: ThrottleReason): per tick the reason's time, at most
+    /// the tick's active time (power and heat limits act under load).
+    std::array<DurationUs, k_throttle_reason_count> reason_active_us{};
+    DurationUs clock_active_us = 0;    ///< active time of card-ticks with SM clock and its max
+    std::int64_t clock_mhz_ms = 0;     ///< Σ SM clock × active time (MHz·ms)
+    std::int64_t max_clock_mhz_ms = 0; ///< Σ highest SM clock × active time (MHz·ms)
+
+    ThrottleTotals& operator+=(const ThrottleTotals& o);
+    friend bool operator==(const ThrottleTotals&, const ThrottleTotals&) = default;
+};
+
+/// A card's throttling as shares of its active time; nullopt where not read ("n/a").
+struct ThrottleShares {
+    std::array<std::optional<double>, k_throttle_reason_count> reason{}; ///< of events-read time
+    std::optional<double> clock_ratio; ///< effective / highest SM clock over active time
+    std::optional<double> thermal;     ///< the larger of the software and hardware thermal shares
+    std::optional<double> power;       ///< the larger of the power-cap and power-brake shares
+};
+
+/// Share of active time with a thermal (or power) reason from which a card gets a finding.
+inline constexpr double k_throttle_finding_share = 0.05;
+
+/// The shares of `t`.
+ThrottleShares throttle_shares(const ThrottleTotals& t);
+
 /// Everything the health section needs of one card, in exact integers (summable over rollups).
 struct HealthTotals {
     EnergyTotals energy;
+    ThrottleTotals throttle;
 
     HealthTotals& operator+=(const HealthTotals& o);
     friend bool operator==(const HealthTotals&, const HealthTotals&) = default;

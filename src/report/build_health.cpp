@@ -5,6 +5,8 @@
 #include "audit/health.hpp"
 #include "report/shares.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 
 namespace gua::report {
@@ -31,6 +33,44 @@ EnergyFigures energy_figures(const audit::EnergyTotals& e, DurationUs card_us) {
     return f;
 }
 
+ThrottleFigures throttle_figures(const audit::ThrottleTotals& t, DurationUs active_us) {
+    ThrottleFigures f;
+    f.active_hours = to_hours(active_us);
+    f.events_hours = to_hours(t.events_active_us);
+    const audit::ThrottleShares s = audit::throttle_shares(t);
+    f.reason_share = s.reason;
+    f.clock_ratio = s.clock_ratio;
+    return f;
+}
+
+void add_throttle_findings(int gpu, const audit::ThrottleTotals& t,
+                           std::vector<HealthFinding>& out) {
+    const audit::ThrottleShares s = audit::throttle_shares(t);
+    const auto pct = [&](audit::ThrottleReason r) {
+        return 100.0 * s.reason[static_cast<std::size_t>(r)].value_or(0);
+    };
+    const std::string clock =
+        s.clock_ratio
+            ? fmt::format("; SM clock {:.0f}% of its highest while active", 100.0 * *s.clock_ratio)
+            : std::string();
+    if (s.thermal && *s.thermal >= audit::k_throttle_finding_share) {
+        out.push_back(HealthFinding{
+            "thermal-throttling", gpu, *s.thermal,
+            fmt::format("GPU {}: clocks held back by heat {:.1f}% of active time (software "
+                        "thermal {:.1f}%, hardware thermal {:.1f}%){}",
+                        gpu, 100.0 * *s.thermal, pct(audit::ThrottleReason::sw_thermal),
+                        pct(audit::ThrottleReason::hw_thermal), clock)});
+    }
+    if (s.power && *s.power >= audit::k_throttle_finding_share) {
+        out.push_back(HealthFinding{
+            "power-capping", gpu, *s.power,
+            fmt::format("GPU {}: clocks held back by the power limit {:.1f}% of active time "
+                        "(power cap {:.1f}%, power brake {:.1f}%){}",
+                        gpu, 100.0 * *s.power, pct(audit::ThrottleReason::sw_power_cap),
+                        pct(audit::ThrottleReason::hw_power_brake), clock)});
+    }
+}
+
 } // namespace
 
 void build_health(const audit::WindowAccumulator& acc, const std::vector<store::GpuRow>& gpus,
@@ -42,6 +82,8 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
     h.grams_co2_per_kwh = options.energy.grams_co2_per_kwh;
     audit::EnergyTotals all;
     DurationUs all_us = 0;
+    audit::ThrottleTotals all_throttle;
+    DurationUs all_active_us = 0;
     for (const store::GpuRow& g : gpus) {
         const auto id = static_cast<std::size_t>(g.id);
         if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
@@ -50,10 +92,15 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         const audit::GpuTotals& t = acc.gpus()[id];
         all += t.health.energy;
         all_us += t.states.total();
+        all_throttle += t.health.throttle;
+        all_active_us += t.states.active;
         h.gpus.push_back(GpuHealthRow{g.index, short_uuid(g.uuid), g.name,
-                                      energy_figures(t.health.energy, t.states.total())});
+                                      energy_figures(t.health.energy, t.states.total()),
+                                      throttle_figures(t.health.throttle, t.states.active)});
+        add_throttle_findings(g.index, t.health.throttle, h.findings);
     }
     h.energy = energy_figures(all, all_us);
+    h.throttle = throttle_figures(all_throttle, all_active_us);
     if (all.known_us() > 0) {
         const std::int64_t held_mj =
             all.state_mj[static_cast<std::size_t>(audit::EnergyState::idle_held)];

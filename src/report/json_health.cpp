@@ -1,6 +1,8 @@
 // The `health` object of the JSON report (§9): null wherever the text report says "n/a".
 #include "report/json_sections.hpp"
 
+#include <array>
+
 namespace gua::report {
 
 namespace {
@@ -23,6 +25,19 @@ json energy_json(const EnergyFigures& e) {
                 {"gpu_hours", e.card_hours}};
 }
 
+json throttle_json(const ThrottleFigures& t) {
+    static constexpr std::array<const char*, 6> k_names{
+        "sw_power_cap_share", "hw_slowdown_share", "sw_thermal_share",
+        "hw_thermal_share",   "sync_boost_share",  "hw_power_brake_share"};
+    json j{{"active_gpu_hours", t.active_hours},
+           {"events_gpu_hours", t.events_hours},
+           {"clock_ratio", or_null(t.clock_ratio)}};
+    for (std::size_t k = 0; k < k_names.size(); ++k) {
+        j[k_names[k]] = or_null(t.reason_share[k]);
+    }
+    return j;
+}
+
 } // namespace
 
 nlohmann::json health_json(const ReportModel& m) {
@@ -35,7 +50,8 @@ nlohmann::json health_json(const ReportModel& m) {
         const GpuHealthRow& g = h.gpus[i];
         gpus.push_back({{"index", g.index},
                         {"uuid", i < m.gpus.size() ? m.gpus[i].uuid : g.short_uuid},
-                        {"energy", energy_json(g.energy)}});
+                        {"energy", energy_json(g.energy)},
+                        {"throttle", throttle_json(g.throttle)}});
     }
     json ids = json::array();
     for (const IdentityEnergyRow& r : h.identities) {
@@ -44,11 +60,18 @@ nlohmann::json health_json(const ReportModel& m) {
                        {"gpu_hours", r.gpu_hours},
                        {"energy_known_gpu_hours", r.known_hours}});
     }
+    json findings = json::array();
+    for (const HealthFinding& f : h.findings) {
+        findings.push_back(
+            {{"id", f.id}, {"gpu", f.gpu}, {"share", f.share}, {"detail", f.detail}});
+    }
     json price;
     if (h.micros_per_kwh) {
         price = static_cast<double>(*h.micros_per_kwh) / 1e6;
     }
     return json{{"energy", energy_json(h.energy)},
+                {"throttle", throttle_json(h.throttle)},
+                {"findings", findings},
                 {"gpus", gpus},
                 {"identities", ids},
                 {"currency", h.currency},

@@ -146,12 +146,30 @@ struct EnergyFigures {
     double card_hours = 0;    ///< all recorded card-hours (known or not)
 };
 
+/// §9: a card's clocks while active. Shares are of the active time whose reasons were read.
+struct ThrottleFigures {
+    double active_hours = 0; ///< active card-hours
+    double events_hours = 0; ///< of them, with clocks-event reasons read
+    /// Share per reason (audit::ThrottleReason order); nullopt: not read ("n/a").
+    std::array<std::optional<double>, 6> reason_share{};
+    std::optional<double> clock_ratio; ///< effective / highest SM clock over active time
+};
+
 /// §9: one card's health figures.
 struct GpuHealthRow {
     int index = 0;
     std::string short_uuid;
     std::string model;
     EnergyFigures energy;
+    ThrottleFigures throttle;
+};
+
+/// §9: a finding on one card (docs/health.md): `id` is "thermal-throttling" or "power-capping".
+struct HealthFinding {
+    std::string id;
+    int gpu = 0;
+    double share = 0;   ///< the share of active time behind it
+    std::string detail; ///< what was measured, one sentence with units
 };
 
 /// §9: the energy of one identity's attributed (active + idle-held) time.
@@ -166,6 +184,8 @@ struct IdentityEnergyRow {
 struct HealthSection {
     std::vector<GpuHealthRow> gpus;            ///< same cards and order as ReportModel::gpus
     EnergyFigures energy;                      ///< all cards together
+    ThrottleFigures throttle;                  ///< all cards together
+    std::vector<HealthFinding> findings;       ///< by card, then id
     std::vector<IdentityEnergyRow> identities; ///< same names and order as ReportModel::identities
     std::string currency = "USD";
     std::optional<std::int64_t> micros_per_kwh; ///< [energy] price_per_kwh

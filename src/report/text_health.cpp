@@ -89,6 +89,41 @@ void energy_identities(std::string& out, const HealthSection& h) {
     }
 }
 
+std::string share_text(const std::optional<double>& share) {
+    return share ? fmt::format("{:.1f}%", 100.0 * *share) : "n/a";
+}
+
+void throttle_table(std::string& out, const HealthSection& h) {
+    out += "  clocks while active (share of active time with each clocks-event reason)\n";
+    out += fmt::format("  {:>3}  {:>9}  {:>11}  {:>10}  {:>10}  {:>10}  {:>11}  {:>12}\n", "gpu",
+                       "power cap", "hw slowdown", "sw thermal", "hw thermal", "sync boost",
+                       "power brake", "SM clock/max");
+    const auto row = [&](const std::string& head, const ThrottleFigures& t) {
+        const auto& r = t.reason_share;
+        out += fmt::format("  {:>3}  {:>9}  {:>11}  {:>10}  {:>10}  {:>10}  {:>11}  {:>12}{}\n",
+                           head, share_text(r[0]), share_text(r[1]), share_text(r[2]),
+                           share_text(r[3]), share_text(r[4]), share_text(r[5]),
+                           t.clock_ratio ? fmt::format("{:.0f}%", 100.0 * *t.clock_ratio) : "n/a",
+                           r[0] ? partial(t.events_hours, t.active_hours) : "");
+    };
+    for (const GpuHealthRow& g : h.gpus) {
+        row(std::to_string(g.index), g.throttle);
+    }
+    if (h.gpus.size() > 1) {
+        row("all", h.throttle);
+    }
+}
+
+void findings(std::string& out, const HealthSection& h) {
+    if (h.findings.empty()) {
+        return;
+    }
+    out += "  findings (docs/health.md says what to do)\n";
+    for (const HealthFinding& f : h.findings) {
+        out += fmt::format("    {}: {}\n", f.id, f.detail);
+    }
+}
+
 } // namespace
 
 void render_health_text(std::string& out, const ReportModel& m) {
@@ -105,6 +140,8 @@ void render_health_text(std::string& out, const ReportModel& m) {
     energy_table(out, h);
     energy_money(out, h);
     energy_identities(out, h);
+    throttle_table(out, h);
+    findings(out, h);
 }
 
 } // namespace gua::report

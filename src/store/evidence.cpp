@@ -21,13 +21,14 @@ struct Field {
     std::variant<double*, DurationUs*> value;
 };
 
-constexpr std::size_t k_field_count = 40;
+constexpr std::size_t k_field_count = 50;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
     audit::CardProfile& p = t.profile;
     audit::Provenance& v = t.provenance;
     audit::EnergyTotals& e = t.health.energy;
+    audit::ThrottleTotals& th = t.health.throttle;
     return {{
         {0, &pools[0]},
         {1, &pools[1]},
@@ -71,10 +72,22 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {37, &e.state_mj[1]},
         {38, &e.state_mj[2]},
         {39, &e.state_mj[3]},
+        // Health: active time with clocks-event reasons read, by reason; SM clock sums.
+        {40, &th.events_active_us},
+        {41, &th.reason_active_us[0]},
+        {42, &th.reason_active_us[1]},
+        {43, &th.reason_active_us[2]},
+        {44, &th.reason_active_us[3]},
+        {45, &th.reason_active_us[4]},
+        {46, &th.reason_active_us[5]},
+        {47, &th.clock_active_us},
+        {48, &th.clock_mhz_ms},
+        {49, &th.max_clock_mhz_ms},
     }};
 }
 
-static_assert(audit::k_pool_count == 8 && audit::k_bucket_count == 4,
+static_assert(audit::k_pool_count == 8 && audit::k_bucket_count == 4 &&
+                  audit::k_throttle_reason_count == 6,
               "a new member needs a new field number");
 
 /// The identity evidence: its health totals.

@@ -127,6 +127,39 @@ TEST(Health, RescaleScalesEnergyAndClockEventTime) {
     EXPECT_EQ(t.readings.power_mw, 100'000) << "a rate is not scaled";
 }
 
+TEST(Health, ThrottleCountsReasonsWithinActiveTimeAndClocksByActiveTime) {
+    HealthTotals h;
+    // 10 s active of 30 s; the power cap is seen 30 s (counted 10 s), hardware thermal 4 s.
+    CardTick t = tick(0, k_t0, 10 * k_us_per_second, {});
+    t.readings.clocks_sw_power_cap_us = 30 * k_us_per_second;
+    t.readings.clocks_hw_thermal_us = 4 * k_us_per_second;
+    t.readings.clocks_sw_thermal_us = 0;
+    t.readings.sm_clock_mhz = 990;
+    t.readings.max_sm_clock_mhz = 1980;
+    add_health(t, classify(t, Thresholds{}), h);
+    // 30 s active without reasons read but with clocks at their highest.
+    CardTick busy = tick(0, k_t0 + k_dur, k_dur, {});
+    busy.readings.sm_clock_mhz = 1980;
+    busy.readings.max_sm_clock_mhz = 1980;
+    add_health(busy, classify(busy, Thresholds{}), h);
+    const ThrottleTotals& th = h.throttle;
+    EXPECT_EQ(th.events_active_us, 10 * k_us_per_second) << "only ticks whose reasons were read";
+    EXPECT_EQ(th.reason_active_us[static_cast<std::size_t>(ThrottleReason::sw_power_cap)],
+              10 * k_us_per_second);
+    EXPECT_EQ(th.reason_active_us[static_cast<std::size_t>(ThrottleReason::hw_thermal)],
+              4 * k_us_per_second);
+    EXPECT_EQ(th.clock_active_us, 40 * k_us_per_second);
+    const ThrottleShares s = throttle_shares(th);
+    EXPECT_DOUBLE_EQ(*s.reason[0], 1.0);
+    EXPECT_DOUBLE_EQ(*s.thermal, 0.4);
+    EXPECT_DOUBLE_EQ(*s.power, 1.0);
+    EXPECT_EQ(s.reason[4], 0.0) << "read and never set: 0 %";
+    // (990 × 10 + 1980 × 30) / (1980 × 40) = 0.875
+    EXPECT_DOUBLE_EQ(*s.clock_ratio, 0.875);
+    EXPECT_EQ(throttle_shares(ThrottleTotals{}).thermal, std::nullopt) << "n/a, never 0 %";
+    EXPECT_EQ(throttle_shares(ThrottleTotals{}).clock_ratio, std::nullopt);
+}
+
 TEST(Health, EnergyCostIsRoundedOnce) {
     // 10 kWh at 0.155 per kWh: 1.55 → 155 cents.
     EXPECT_EQ(energy_cost_cents(36'000'000'000, 155'000), 155);

@@ -233,5 +233,84 @@ TEST_F(HealthReport, EnergyPerCardStateAndIdentityMatchesTheScenario) {
     std::cout << section << "\n";
 }
 
+/// Seconds of [a, b) during which the bit set of `reasons` has `bit`.
+double seconds_with(const test::Series& reasons, std::uint64_t bit, double a, double b) {
+    return integral(test::Series(json::array({json::array({0.0, 1.0})})), a, b,
+                    [&](double t) {
+                        return (static_cast<std::uint64_t>(std::llround(reasons.at(t))) & bit) != 0;
+                    },
+                    {reasons});
+}
+
+TEST_F(HealthReport, ThrottleSharesClockLostAndFindingsMatchTheScenario) {
+    // Card 0 is busy throughout; its clocks-event reasons change inside ticks, its SM clock at
+    // tick ends. Card 1's driver reads no reasons and no highest clock: n/a, never 0 %.
+    const json reasons = {{0, 0x0},       {at(700), 0x40},  {at(760), 0x44},
+                          {at(850), 0x4}, {at(1000), 0x20}, {at(1100), 0x0}};
+    const json clock = {{0, 1980}, {at(780), 1410}, {at(990), 1700}};
+    const json scenario = {
+        {"devices",
+         {{{"uuid", uuid(0)},
+           {"util", {{0, 80}}},
+           {"max_sm_clock_mhz", {{0, 1980}}},
+           {"sm_clock_mhz", clock},
+           {"clock_event_reasons", reasons}},
+          {{"uuid", uuid(1)},
+           {"util", {{0, 80}}},
+           {"not_supported",
+            {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons",
+             "nvmlDeviceGetMaxClockInfo"}}}}}};
+    const json j = json::parse(run_and_report(scenario, "", "json"));
+    const auto spans = recorded_spans();
+    const test::Series r(reasons);
+    const test::Series c(clock);
+    double active_s = 0;
+    double clock_int = 0;
+    std::map<std::uint64_t, double> truth_s;
+    for (const test::Span& s : spans.at(uuid(0))) {
+        active_s += s.to_s - s.from_s;
+        clock_int += integral(c, s.from_s, s.to_s);
+        for (std::uint64_t bit : {0x4, 0x8, 0x20, 0x40, 0x10, 0x80}) {
+            truth_s[bit] += seconds_with(r, bit, s.from_s, s.to_s);
+        }
+    }
+    const json& gpus = j.at("health").at("gpus");
+    ASSERT_EQ(gpus.size(), 2U);
+    const json& t0 =
+        gpus[0].at("uuid") == uuid(0) ? gpus[0].at("throttle") : gpus[1].at("throttle");
+    const json& t1 =
+        gpus[0].at("uuid") == uuid(0) ? gpus[1].at("throttle") : gpus[0].at("throttle");
+    const std::vector<std::pair<std::string, std::uint64_t>> fields{
+        {"sw_power_cap_share", 0x4}, {"hw_slowdown_share", 0x8}, {"sw_thermal_share", 0x20},
+        {"hw_thermal_share", 0x40},  {"sync_boost_share", 0x10}, {"hw_power_brake_share", 0x80}};
+    for (const auto& [name, bit] : fields) {
+        ASSERT_FALSE(t0.at(name).is_null()) << name;
+        EXPECT_NEAR(t0.at(name).get<double>(), truth_s[bit] / active_s, 0.01) << name;
+        EXPECT_TRUE(t1.at(name).is_null()) << name << ": not read is n/a, never 0 %";
+    }
+    ASSERT_FALSE(t0.at("clock_ratio").is_null());
+    const double ratio = clock_int / (1980.0 * active_s);
+    EXPECT_NEAR(t0.at("clock_ratio").get<double>(), ratio, 0.01);
+    EXPECT_TRUE(t1.at("clock_ratio").is_null());
+    std::cout << fmt::format("  power cap {:.4f}/{:.4f} hw thermal {:.4f}/{:.4f} sw thermal "
+                             "{:.4f}/{:.4f} clock {:.4f}/{:.4f} (gua/truth)\n",
+                             t0.at("sw_power_cap_share").get<double>(), truth_s[0x4] / active_s,
+                             t0.at("hw_thermal_share").get<double>(), truth_s[0x40] / active_s,
+                             t0.at("sw_thermal_share").get<double>(), truth_s[0x20] / active_s,
+                             t0.at("clock_ratio").get<double>(), ratio);
+    // Heat held the clocks back 25 % of the time and the power cap 40 %: both findings, on card 0.
+    std::map<std::string, json> findings;
+    for (const json& f : j.at("health").at("findings")) {
+        findings[f.at("id")] = f;
+    }
+    ASSERT_TRUE(findings.contains("thermal-throttling"));
+    ASSERT_TRUE(findings.contains("power-capping"));
+    EXPECT_NEAR(findings["thermal-throttling"].at("share").get<double>(),
+                std::max(truth_s[0x40], truth_s[0x20]) / active_s, 0.01);
+    EXPECT_NEAR(findings["power-capping"].at("share").get<double>(),
+                std::max(truth_s[0x4], truth_s[0x80]) / active_s, 0.01);
+    EXPECT_EQ(j.at("health").at("findings").size(), 2U) << "none for the card without readings";
+}
+
 } // namespace health_report_test
 } // namespace gua::e2e

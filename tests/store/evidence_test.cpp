@@ -103,6 +103,17 @@ TEST(Evidence, HealthTotalsHaveFrozenNumbersAndOldBlobsHaveNone) {
     audit::GpuTotals back;
     decode_evidence(encode_evidence(totals), back);
     EXPECT_EQ(back.health, totals.health);
+    audit::GpuTotals clocks;
+    clocks.health.throttle.events_active_us = 40;
+    clocks.health.throttle.reason_active_us = {41, 42, 43, 44, 45, 46};
+    clocks.health.throttle.clock_active_us = 47;
+    clocks.health.throttle.clock_mhz_ms = 48;
+    clocks.health.throttle.max_clock_mhz_ms = 49;
+    std::string expected;
+    for (unsigned char n = 40; n < 50; ++n) {
+        expected += entry(n, n);
+    }
+    EXPECT_EQ(encode_evidence(clocks), expected);
     // A BLOB written before the health totals: energy unknown (no covered time), not 0 J of it.
     decode_evidence(entry(26, 1000), back);
     EXPECT_EQ(back.health, audit::HealthTotals{});
