@@ -75,9 +75,23 @@ ThrottleShares throttle_shares(const ThrottleTotals& t) {
     return s;
 }
 
+MemoryTotals& MemoryTotals::operator+=(const MemoryTotals& o) {
+    known_us += o.known_us;
+    pressure_us += o.pressure_us;
+    ghost_known_us += o.ghost_known_us;
+    ghost_mib_ms += o.ghost_mib_ms;
+    if (o.ghost_first_us != 0) {
+        ghost_first_us =
+            ghost_first_us == 0 ? o.ghost_first_us : std::min(ghost_first_us, o.ghost_first_us);
+    }
+    ghost_last_end_us = std::max(ghost_last_end_us, o.ghost_last_end_us);
+    return *this;
+}
+
 HealthTotals& HealthTotals::operator+=(const HealthTotals& o) {
     energy += o.energy;
     throttle += o.throttle;
+    memory += o.memory;
     return *this;
 }
 
@@ -137,10 +151,28 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
         en.state_mj[static_cast<std::size_t>(EnergyState::unmeasured)] +=
             e->mj - active - held - idle;
     }
+    const telemetry::CardReadings& r = tick.readings;
+    MemoryTotals& mem = out.memory;
+    if (r.mem_used_mib && r.mem_total_mib && *r.mem_total_mib > 0 && total > 0) {
+        mem.known_us += total;
+        if (static_cast<double>(*r.mem_used_mib) >=
+            k_memory_pressure_share * static_cast<double>(*r.mem_total_mib)) {
+            mem.pressure_us += total;
+        }
+    }
+    if (r.ghost_mib && total > 0) {
+        mem.ghost_known_us += total;
+        if (*r.ghost_mib > k_ghost_floor_mib) {
+            mem.ghost_mib_ms += *r.ghost_mib * (total / k_us_per_ms);
+            MemoryTotals one;
+            one.ghost_first_us = tick.t0;
+            one.ghost_last_end_us = tick.t0 + total;
+            mem += one;
+        }
+    }
     if (states.active <= 0) {
         return;
     }
-    const telemetry::CardReadings& r = tick.readings;
     ThrottleTotals& th = out.throttle;
     bool events_read = false;
     for (std::size_t k = 0; k < k_throttle_reason_count; ++k) {

@@ -87,6 +87,26 @@ struct ThrottleTotals {
     friend bool operator==(const ThrottleTotals&, const ThrottleTotals&) = default;
 };
 
+/// Memory of one card: time near full, and memory no live process accounts for ("ghost").
+struct MemoryTotals {
+    DurationUs known_us = 0;       ///< card time with memory used and total read
+    DurationUs pressure_us = 0;    ///< of it, time with used ≥ k_memory_pressure_share of total
+    DurationUs ghost_known_us = 0; ///< card time with ghost memory read
+    std::int64_t ghost_mib_ms = 0; ///< Σ ghost MiB × time above k_ghost_floor_mib (MiB·ms)
+    TimeUs ghost_first_us = 0;     ///< start of the first card-tick with ghost memory (0: none)
+    TimeUs ghost_last_end_us = 0;  ///< end of the last one (0: none)
+
+    MemoryTotals& operator+=(const MemoryTotals& o);
+    friend bool operator==(const MemoryTotals&, const MemoryTotals&) = default;
+};
+
+/// Memory used at or above this share of the total is "memory pressure" (an OOM is near).
+inline constexpr double k_memory_pressure_share = 0.9;
+/// Ghost memory at or below this is driver noise, not counted.
+inline constexpr std::int64_t k_ghost_floor_mib = 100;
+/// Share of a card's time under memory pressure from which it gets a finding.
+inline constexpr double k_memory_pressure_finding_share = 0.05;
+
 /// A card's throttling as shares of its active time; nullopt where not read ("n/a").
 struct ThrottleShares {
     std::array<std::optional<double>, k_throttle_reason_count> reason{}; ///< of events-read time
@@ -105,6 +125,7 @@ ThrottleShares throttle_shares(const ThrottleTotals& t);
 struct HealthTotals {
     EnergyTotals energy;
     ThrottleTotals throttle;
+    MemoryTotals memory;
 
     HealthTotals& operator+=(const HealthTotals& o);
     friend bool operator==(const HealthTotals&, const HealthTotals&) = default;

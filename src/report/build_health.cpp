@@ -3,6 +3,7 @@
 #include "report/build_health.hpp"
 
 #include "audit/health.hpp"
+#include "core/time.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
@@ -71,6 +72,44 @@ void add_throttle_findings(int gpu, const audit::ThrottleTotals& t,
     }
 }
 
+MemoryFigures memory_figures(const audit::MemoryTotals& t) {
+    MemoryFigures f;
+    f.known_hours = to_hours(t.known_us);
+    f.pressure_hours = to_hours(t.pressure_us);
+    if (t.known_us > 0) {
+        f.pressure_share = static_cast<double>(t.pressure_us) / static_cast<double>(t.known_us);
+    }
+    f.ghost_known_hours = to_hours(t.ghost_known_us);
+    if (t.ghost_known_us > 0) {
+        f.ghost_gib_hours = static_cast<double>(t.ghost_mib_ms) / 1024.0 /
+                            static_cast<double>(k_us_per_hour / k_us_per_ms);
+    }
+    if (t.ghost_first_us != 0) {
+        f.ghost_first = t.ghost_first_us;
+        f.ghost_last_end = t.ghost_last_end_us;
+    }
+    return f;
+}
+
+void add_memory_findings(int gpu, const MemoryFigures& f, std::vector<HealthFinding>& out) {
+    if (f.pressure_share && *f.pressure_share >= audit::k_memory_pressure_finding_share) {
+        out.push_back(HealthFinding{
+            "memory-pressure", gpu, *f.pressure_share,
+            fmt::format("GPU {}: memory used at or above {:.0f}% of the total for {} card-hours "
+                        "({:.1f}% of its time with memory read)",
+                        gpu, 100.0 * audit::k_memory_pressure_share,
+                        fmt::format("{:.2f}", f.pressure_hours), 100.0 * *f.pressure_share)});
+    }
+    if (f.ghost_gib_hours && *f.ghost_gib_hours > 0 && f.ghost_first) {
+        out.push_back(HealthFinding{
+            "ghost-memory", gpu, 0,
+            fmt::format("GPU {}: {:.2f} GiB-hours of memory held with no live process accounting "
+                        "for it, seen from {} to {}",
+                        gpu, *f.ghost_gib_hours, format_iso8601(*f.ghost_first),
+                        format_iso8601(*f.ghost_last_end))});
+    }
+}
+
 } // namespace
 
 void build_health(const audit::WindowAccumulator& acc, const std::vector<store::GpuRow>& gpus,
@@ -94,10 +133,11 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         all_us += t.states.total();
         all_throttle += t.health.throttle;
         all_active_us += t.states.active;
-        h.gpus.push_back(GpuHealthRow{g.index, short_uuid(g.uuid), g.name,
-                                      energy_figures(t.health.energy, t.states.total()),
-                                      throttle_figures(t.health.throttle, t.states.active)});
+        h.gpus.push_back(GpuHealthRow{
+            g.index, short_uuid(g.uuid), g.name, energy_figures(t.health.energy, t.states.total()),
+            throttle_figures(t.health.throttle, t.states.active), memory_figures(t.health.memory)});
         add_throttle_findings(g.index, t.health.throttle, h.findings);
+        add_memory_findings(g.index, h.gpus.back().memory, h.findings);
     }
     h.energy = energy_figures(all, all_us);
     h.throttle = throttle_figures(all_throttle, all_active_us);

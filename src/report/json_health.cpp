@@ -1,4 +1,5 @@
 // The `health` object of the JSON report (§9): null wherever the text report says "n/a".
+#include "core/time.hpp"
 #include "report/json_sections.hpp"
 
 #include <array>
@@ -38,6 +39,19 @@ json throttle_json(const ThrottleFigures& t) {
     return j;
 }
 
+json memory_json(const MemoryFigures& m) {
+    const auto time = [](const std::optional<TimeUs>& t) {
+        return t ? json(format_iso8601(*t)) : json();
+    };
+    return json{{"known_gpu_hours", m.known_hours},
+                {"pressure_gpu_hours", m.pressure_hours},
+                {"pressure_share", or_null(m.pressure_share)},
+                {"ghost_known_gpu_hours", m.ghost_known_hours},
+                {"ghost_gib_hours", or_null(m.ghost_gib_hours)},
+                {"ghost_first_seen", time(m.ghost_first)},
+                {"ghost_last_seen_end", time(m.ghost_last_end)}};
+}
+
 } // namespace
 
 nlohmann::json health_json(const ReportModel& m) {
@@ -51,7 +65,8 @@ nlohmann::json health_json(const ReportModel& m) {
         gpus.push_back({{"index", g.index},
                         {"uuid", i < m.gpus.size() ? m.gpus[i].uuid : g.short_uuid},
                         {"energy", energy_json(g.energy)},
-                        {"throttle", throttle_json(g.throttle)}});
+                        {"throttle", throttle_json(g.throttle)},
+                        {"memory", memory_json(g.memory)}});
     }
     json ids = json::array();
     for (const IdentityEnergyRow& r : h.identities) {

@@ -155,6 +155,17 @@ struct ThrottleFigures {
     std::optional<double> clock_ratio; ///< effective / highest SM clock over active time
 };
 
+/// §9: a card's memory: time near full and memory no live process accounts for.
+struct MemoryFigures {
+    double known_hours = 0;                ///< card-hours with memory used and total read
+    double pressure_hours = 0;             ///< of them, at or above 90 % of the total
+    std::optional<double> pressure_share;  ///< pressure_hours / known_hours; nullopt: n/a
+    double ghost_known_hours = 0;          ///< card-hours with ghost memory read
+    std::optional<double> ghost_gib_hours; ///< nullopt: ghost memory never read (n/a)
+    std::optional<TimeUs> ghost_first;     ///< start of the first card-tick with ghost memory
+    std::optional<TimeUs> ghost_last_end;  ///< end of the last one
+};
+
 /// §9: one card's health figures.
 struct GpuHealthRow {
     int index = 0;
@@ -162,9 +173,11 @@ struct GpuHealthRow {
     std::string model;
     EnergyFigures energy;
     ThrottleFigures throttle;
+    MemoryFigures memory;
 };
 
-/// §9: a finding on one card (docs/health.md): `id` is "thermal-throttling" or "power-capping".
+/// §9: a finding on one card (docs/health.md): `id` is "thermal-throttling", "power-capping",
+/// "memory-pressure" or "ghost-memory".
 struct HealthFinding {
     std::string id;
     int gpu = 0;

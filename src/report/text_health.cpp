@@ -1,4 +1,5 @@
 // §9 Health as text: formatting only, every number comes from the model; "n/a" where no reading.
+#include "core/time.hpp"
 #include "report/text_sections.hpp"
 
 #include <fmt/format.h>
@@ -114,6 +115,22 @@ void throttle_table(std::string& out, const HealthSection& h) {
     }
 }
 
+void memory_table(std::string& out, const HealthSection& h) {
+    out += fmt::format("  memory\n  {:>3}  {:>14}  {:>15}  {}\n", "gpu", "at/above 90%",
+                       "ghost GiB-hours", "ghost memory seen");
+    for (const GpuHealthRow& g : h.gpus) {
+        const MemoryFigures& m = g.memory;
+        const std::string ghost_hours =
+            m.ghost_gib_hours ? gpu_hours_text(*m.ghost_gib_hours) : std::string("n/a");
+        const std::string seen = m.ghost_first
+                                     ? fmt::format("{} → {}", format_iso8601(*m.ghost_first),
+                                                   format_iso8601(*m.ghost_last_end))
+                                     : std::string(m.ghost_gib_hours ? "never" : "n/a");
+        out += fmt::format("  {:>3}  {:>14}  {:>15}  {}\n", g.index, share_text(m.pressure_share),
+                           ghost_hours, seen);
+    }
+}
+
 void findings(std::string& out, const HealthSection& h) {
     if (h.findings.empty()) {
         return;
@@ -141,6 +158,7 @@ void render_health_text(std::string& out, const ReportModel& m) {
     energy_money(out, h);
     energy_identities(out, h);
     throttle_table(out, h);
+    memory_table(out, h);
     findings(out, h);
 }
 

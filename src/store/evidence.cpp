@@ -21,7 +21,7 @@ struct Field {
     std::variant<double*, DurationUs*> value;
 };
 
-constexpr std::size_t k_field_count = 50;
+constexpr std::size_t k_field_count = 56;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -29,6 +29,7 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::Provenance& v = t.provenance;
     audit::EnergyTotals& e = t.health.energy;
     audit::ThrottleTotals& th = t.health.throttle;
+    audit::MemoryTotals& mem = t.health.memory;
     return {{
         {0, &pools[0]},
         {1, &pools[1]},
@@ -83,6 +84,13 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {47, &th.clock_active_us},
         {48, &th.clock_mhz_ms},
         {49, &th.max_clock_mhz_ms},
+        // Health: memory pressure and ghost memory.
+        {50, &mem.known_us},
+        {51, &mem.pressure_us},
+        {52, &mem.ghost_known_us},
+        {53, &mem.ghost_mib_ms},
+        {54, &mem.ghost_first_us},
+        {55, &mem.ghost_last_end_us},
     }};
 }
 

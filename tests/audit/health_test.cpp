@@ -160,6 +160,34 @@ TEST(Health, ThrottleCountsReasonsWithinActiveTimeAndClocksByActiveTime) {
     EXPECT_EQ(throttle_shares(ThrottleTotals{}).clock_ratio, std::nullopt);
 }
 
+TEST(Health, MemoryPressureAndGhostMemory) {
+    HealthTotals h;
+    CardTick t = tick(0, k_t0, k_dur, {});
+    t.readings.mem_used_mib = 72'000; // 90 % of 80000: pressure
+    t.readings.mem_total_mib = 80'000;
+    t.readings.ghost_mib = 2048;
+    add_health(t, classify(t, Thresholds{}), h);
+    CardTick u = tick(0, k_t0 + k_dur, k_dur, {});
+    u.readings.mem_used_mib = 71'999;
+    u.readings.mem_total_mib = 80'000;
+    u.readings.ghost_mib = 100; // at the floor: noise
+    add_health(u, classify(u, Thresholds{}), h);
+    add_health(tick(0, k_t0 + 2 * k_dur, k_dur, {}), StateTimes{k_dur, 0, 0, 0}, h); // unread
+    EXPECT_EQ(h.memory.known_us, 2 * k_dur);
+    EXPECT_EQ(h.memory.pressure_us, k_dur);
+    EXPECT_EQ(h.memory.ghost_known_us, 2 * k_dur);
+    EXPECT_EQ(h.memory.ghost_mib_ms, 2048 * (k_dur / k_us_per_ms));
+    EXPECT_EQ(h.memory.ghost_first_us, k_t0);
+    EXPECT_EQ(h.memory.ghost_last_end_us, k_t0 + k_dur);
+    // Sums of rollups keep the earliest start and the latest end.
+    MemoryTotals later;
+    later.ghost_first_us = k_t0 + k_us_per_hour;
+    later.ghost_last_end_us = k_t0 + 2 * k_us_per_hour;
+    h.memory += later;
+    EXPECT_EQ(h.memory.ghost_first_us, k_t0);
+    EXPECT_EQ(h.memory.ghost_last_end_us, k_t0 + 2 * k_us_per_hour);
+}
+
 TEST(Health, EnergyCostIsRoundedOnce) {
     // 10 kWh at 0.155 per kWh: 1.55 → 155 cents.
     EXPECT_EQ(energy_cost_cents(36'000'000'000, 155'000), 155);

@@ -312,5 +312,69 @@ TEST_F(HealthReport, ThrottleSharesClockLostAndFindingsMatchTheScenario) {
     EXPECT_EQ(j.at("health").at("findings").size(), 2U) << "none for the card without readings";
 }
 
+TEST_F(HealthReport, MemoryPressureAndGhostMemoryMatchTheScenario) {
+    spawn_sleeper(k_uid_a, "GUA_HEALTH_A");
+    // Card 0 (80000 MiB): its process grows to 70000 MiB at 780; 4096 MiB that no process
+    // accounts for appear at 900 and go at 1080, taking it over 90 % meanwhile. Card 1's driver
+    // has no MemoryInfo_v2: no reservation, hence no ghost memory (n/a).
+    const json extra = {{0, 0}, {at(900), 4096}, {at(1080), 0}};
+    const json proc_mib = {{0, 8000}, {at(780), 70000}};
+    const json scenario = {{"devices",
+                            {{{"uuid", uuid(0)},
+                              {"util", {{0, 80}}},
+                              {"memory_total_mib", 80000},
+                              {"memory_reserved_mib", 500},
+                              {"extra_used_mib", extra}},
+                             {{"uuid", uuid(1)},
+                              {"util", {{0, 80}}},
+                              {"memory_total_mib", 80000},
+                              {"not_supported", {"nvmlDeviceGetMemoryInfo_v2"}}}}},
+                           {"processes", {sleeper_proc(0, "GUA_HEALTH_A", proc_mib, {{0, 80}})}}};
+    const json j = json::parse(run_and_report(scenario, "", "json"));
+    const auto spans = recorded_spans();
+    const test::Series e(extra);
+    const test::Series p(proc_mib);
+    double recorded_s = 0;
+    double pressure_s = 0;
+    double ghost_mib_s = 0;
+    std::optional<double> first_ghost_s;
+    for (const test::Span& s : spans.at(uuid(0))) {
+        recorded_s += s.to_s - s.from_s;
+        pressure_s +=
+            integral(test::Series(json::array({json::array({0.0, 1.0})})), s.from_s, s.to_s,
+                     [&](double t) { return e.at(t) + p.at(t) >= 0.9 * 80000; }, {e, p});
+        ghost_mib_s += integral(e, s.from_s, s.to_s);
+        if (!first_ghost_s && e.at(s.to_s) > 100) {
+            first_ghost_s = s.from_s; // the first card-tick whose poll sees it
+        }
+    }
+    const json& gpus = j.at("health").at("gpus");
+    ASSERT_EQ(gpus.size(), 2U);
+    const json& m0 = gpus[0].at("uuid") == uuid(0) ? gpus[0].at("memory") : gpus[1].at("memory");
+    const json& m1 = gpus[0].at("uuid") == uuid(0) ? gpus[1].at("memory") : gpus[0].at("memory");
+    ASSERT_FALSE(m0.at("pressure_share").is_null());
+    EXPECT_NEAR(m0.at("pressure_share").get<double>(), pressure_s / recorded_s, 0.01);
+    const double ghost_gib_h = ghost_mib_s / 1024 / 3600;
+    ASSERT_FALSE(m0.at("ghost_gib_hours").is_null());
+    EXPECT_NEAR(m0.at("ghost_gib_hours").get<double>(), ghost_gib_h, 0.01 * ghost_gib_h);
+    ASSERT_TRUE(first_ghost_s.has_value());
+    test::RawDb raw(db());
+    const TimeUs first_t0 =
+        std::stoll(raw.rows("SELECT min(t0_us) AS t FROM card_tick")[0].at("t"));
+    EXPECT_EQ(m0.at("ghost_first_seen"),
+              format_iso8601(first_t0 + std::llround((*first_ghost_s - k_start_s) * 1e6)));
+    EXPECT_TRUE(m1.at("ghost_gib_hours").is_null()) << "not read: n/a, never 0";
+    EXPECT_TRUE(m1.at("ghost_first_seen").is_null());
+    std::cout << fmt::format("  pressure {:.4f}/{:.4f} ghost {:.6f}/{:.6f} GiB-h (gua/truth)\n",
+                             m0.at("pressure_share").get<double>(), pressure_s / recorded_s,
+                             m0.at("ghost_gib_hours").get<double>(), ghost_gib_h);
+    std::map<std::string, json> findings;
+    for (const json& f : j.at("health").at("findings")) {
+        findings[f.at("id")] = f;
+    }
+    EXPECT_TRUE(findings.contains("memory-pressure"));
+    EXPECT_TRUE(findings.contains("ghost-memory"));
+}
+
 } // namespace health_report_test
 } // namespace gua::e2e

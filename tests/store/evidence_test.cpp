@@ -114,6 +114,13 @@ TEST(Evidence, HealthTotalsHaveFrozenNumbersAndOldBlobsHaveNone) {
         expected += entry(n, n);
     }
     EXPECT_EQ(encode_evidence(clocks), expected);
+    audit::GpuTotals memory;
+    memory.health.memory = audit::MemoryTotals{50, 51, 52, 53, 54, 55};
+    expected.clear();
+    for (unsigned char n = 50; n < 56; ++n) {
+        expected += entry(n, n);
+    }
+    EXPECT_EQ(encode_evidence(memory), expected);
     // A BLOB written before the health totals: energy unknown (no covered time), not 0 J of it.
     decode_evidence(entry(26, 1000), back);
     EXPECT_EQ(back.health, audit::HealthTotals{});
