@@ -92,12 +92,18 @@ HealthTotals& HealthTotals::operator+=(const HealthTotals& o) {
     energy += o.energy;
     throttle += o.throttle;
     memory += o.memory;
+    for (std::size_t b = 0; b < k_load_bins; ++b) {
+        load[b] += o.load[b];
+    }
     return *this;
 }
 
 IdentityHealth& IdentityHealth::operator+=(const IdentityHealth& o) {
     energy_mj += o.energy_mj;
     energy_us += o.energy_us;
+    for (std::size_t b = 0; b < k_load_bins; ++b) {
+        load[b] += o.load[b];
+    }
     return *this;
 }
 
@@ -111,6 +117,29 @@ std::int64_t energy_cost_cents(std::int64_t mj, std::int64_t micros_per_kwh) {
                               static_cast<long double>(micros_per_kwh) /
                               (static_cast<long double>(k_mj_per_kwh_health) * 10'000.0L);
     return static_cast<std::int64_t>(std::floor(cents + 0.5L));
+}
+
+std::optional<double> load_share(const CardTick& tick) {
+    const telemetry::CardReadings& r = tick.readings;
+    if (!r.power_mw || !r.power_limit_mw || *r.power_limit_mw <= 0) {
+        return std::nullopt;
+    }
+    return static_cast<double>(std::max<std::int64_t>(*r.power_mw, 0)) /
+           static_cast<double>(*r.power_limit_mw);
+}
+
+std::size_t load_bin(double share) {
+    const double bin = std::floor(share * static_cast<double>(k_load_bins));
+    return bin <= 0 ? 0 : std::min(static_cast<std::size_t>(bin), k_load_bins - 1);
+}
+
+DurationUs light_us(const LoadBins& bins, int light_power_pct) {
+    DurationUs light = 0;
+    const auto below = static_cast<std::size_t>(std::clamp(light_power_pct / 5, 0, 20));
+    for (std::size_t b = 0; b < below; ++b) {
+        light += bins[b];
+    }
+    return light;
 }
 
 std::optional<TickEnergy> tick_energy(const CardTick& tick) {
@@ -172,6 +201,9 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
     }
     if (states.active <= 0) {
         return;
+    }
+    if (const std::optional<double> load = load_share(tick)) {
+        out.load[load_bin(*load)] += states.active;
     }
     ThrottleTotals& th = out.throttle;
     bool events_read = false;

@@ -107,6 +107,32 @@ inline constexpr std::int64_t k_ghost_floor_mib = 100;
 /// Share of a card's time under memory pressure from which it gets a finding.
 inline constexpr double k_memory_pressure_finding_share = 0.05;
 
+/// How heavily an active card worked: the share of its capacity it used, binned in 5 % steps.
+inline constexpr std::size_t k_load_bins = 20;
+
+/// The load of `tick` as a share of its capacity: power drawn / enforced power limit (may exceed
+/// 1 briefly); nullopt when either reading is missing. The one place that judges how heavily a
+/// card worked: a GPM SM-active share can join here.
+std::optional<double> load_share(const CardTick& tick);
+
+/// The bin of a load share: ⌊share × 20⌋, at most 19.
+std::size_t load_bin(double share);
+
+/// Active time by load bin (index: load_bin()).
+using LoadBins = std::array<DurationUs, k_load_bins>;
+
+/// What makes a tick "busy but light" (configuration, [health] in gua.toml).
+struct HealthRules {
+    int light_power_pct = 30; ///< active with less than this % of the power limit: light
+    friend bool operator==(const HealthRules&, const HealthRules&) = default;
+};
+
+/// Active time in the bins below `light_power_pct` (a multiple of 5).
+DurationUs light_us(const LoadBins& bins, int light_power_pct);
+
+/// Share of active time that was light from which a card gets a finding.
+inline constexpr double k_light_finding_share = 0.1;
+
 /// A card's throttling as shares of its active time; nullopt where not read ("n/a").
 struct ThrottleShares {
     std::array<std::optional<double>, k_throttle_reason_count> reason{}; ///< of events-read time
@@ -126,15 +152,18 @@ struct HealthTotals {
     EnergyTotals energy;
     ThrottleTotals throttle;
     MemoryTotals memory;
+    LoadBins load{}; ///< active time by load bin, in card-ticks with power and limit read
 
     HealthTotals& operator+=(const HealthTotals& o);
     friend bool operator==(const HealthTotals&, const HealthTotals&) = default;
 };
 
-/// An identity's health totals: the energy of its attributed (active + idle-held) time.
+/// An identity's health totals: the energy of its attributed (active + idle-held) time and its
+/// active time by load.
 struct IdentityHealth {
     std::int64_t energy_mj = 0;
     DurationUs energy_us = 0; ///< its attributed time in card-ticks with an energy reading
+    LoadBins load{};          ///< its attributed active time by the card-tick's load bin
 
     IdentityHealth& operator+=(const IdentityHealth& o);
     friend bool operator==(const IdentityHealth&, const IdentityHealth&) = default;

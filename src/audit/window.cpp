@@ -179,6 +179,7 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
 
     add_health(tick, states, gpu.health);
     const std::optional<TickEnergy> energy = tick_energy(tick);
+    const std::optional<double> load = load_share(tick);
     attribute_us(tick, states, m_thresholds, m_nobody, m_shares);
     const auto totals_of = [this](std::uint32_t identity) -> IdentityTotals& {
         if (m_identities.size() <= identity) {
@@ -195,6 +196,9 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
             const DurationUs attributed = s.active_us + s.idle_held_us;
             id.health.energy_mj += energy_part_mj(energy->mj, attributed, states.total());
             id.health.energy_us += attributed;
+        }
+        if (load) {
+            id.health.load[load_bin(*load)] += s.active_us;
         }
         auto on_gpu = std::find_if(id.by_gpu.begin(), id.by_gpu.end(),
                                    [&](const IdentityGpuTime& g) { return g.gpu == tick.gpu; });

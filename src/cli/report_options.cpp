@@ -46,6 +46,7 @@ config::Config apply_config(const ReportFlags& flags, report::BuildOptions& opti
     options.thresholds = cfg.value().thresholds;
     options.pricing = cfg.value().pricing;
     options.energy = cfg.value().energy;
+    options.health = cfg.value().health;
     options.grouping = cfg.value().grouping;
     if (!flags.price.empty()) {
         char* end = nullptr;

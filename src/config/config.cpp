@@ -26,8 +26,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     Config c;
     c.path = path;
     if (auto r = check_keys(path, root, "",
-                            {"thresholds", "daemon", "pricing", "energy", "report", "teams",
-                             "policy", "retention"});
+                            {"thresholds", "daemon", "pricing", "energy", "health", "report",
+                             "teams", "policy", "retention"});
         !r) {
         return r.error();
     }
@@ -94,6 +94,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return r.error();
     }
     if (auto r = section("energy", parse_energy, c.energy); !r) {
+        return r.error();
+    }
+    if (auto r = section("health", parse_health, c.health); !r) {
         return r.error();
     }
     if (auto r = section("report", parse_report, c.grouping); !r) {

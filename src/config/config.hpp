@@ -24,6 +24,7 @@ struct Config {
     std::optional<std::string> db;         ///< [daemon] db
     audit::Pricing pricing;                ///< [pricing]; built-in example prices without it
     audit::EnergyPricing energy;           ///< [energy]: electricity price and carbon intensity
+    audit::HealthRules health;             ///< [health]: what "busy but light" means
     audit::Grouping grouping;              ///< [report] group_by and [teams]
     policy::PolicyConfig policy;           ///< [policy] and [[policy.rule]] (docs/policy.md)
     store::RetentionPolicy retention;      ///< [retention] raw, rollup

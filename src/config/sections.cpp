@@ -122,6 +122,23 @@ Result<void> parse_energy(const std::string& path, const toml::table& table,
     return {};
 }
 
+Result<void> parse_health(const std::string& path, const toml::table& table,
+                          audit::HealthRules& out) {
+    if (auto r = check_keys(path, table, "health", {"light_power_pct"}); !r) {
+        return r;
+    }
+    if (const toml::node* n = table.get("light_power_pct")) {
+        const std::optional<std::int64_t> v = n->value_exact<std::int64_t>();
+        if (!v || *v < 5 || *v > 95 || *v % 5 != 0) {
+            return at(path, *n, "health.light_power_pct",
+                      "expected a whole percentage of the power limit, a multiple of 5 from 5 to "
+                      "95, e.g. 30");
+        }
+        out.light_power_pct = static_cast<int>(*v);
+    }
+    return {};
+}
+
 Result<void> parse_report(const std::string& path, const toml::table& table, audit::Grouping& out) {
     if (auto r = check_keys(path, table, "report", {"group_by"}); !r) {
         return r;

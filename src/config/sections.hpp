@@ -28,6 +28,10 @@ Result<void> parse_teams(const std::string& path, const toml::table& table, audi
 Result<void> parse_energy(const std::string& path, const toml::table& table,
                           audit::EnergyPricing& out);
 
+/// Reads [health] (light_power_pct: a multiple of 5 from 5 to 95) into `out`.
+Result<void> parse_health(const std::string& path, const toml::table& table,
+                          audit::HealthRules& out);
+
 /// Reads [retention] (raw, rollup: a duration of at least 1h or "forever") into `out`.
 Result<void> parse_retention(const std::string& path, const toml::table& table,
                              store::RetentionPolicy& out);

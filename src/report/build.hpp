@@ -27,6 +27,7 @@ struct BuildOptions {
     std::size_t top_identities = 10;
     audit::Pricing pricing;      ///< §7 prices (and the spot discount used in §8)
     audit::EnergyPricing energy; ///< §9 electricity price and carbon intensity
+    audit::HealthRules health;   ///< §9 busy-but-light threshold
     audit::Grouping grouping;    ///< §4 and §7 identities: by user or by team
 };
 

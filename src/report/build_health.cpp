@@ -2,12 +2,14 @@
 // the energy and maps the store's tables onto the model.
 #include "report/build_health.hpp"
 
+#include "audit/cost.hpp"
 #include "audit/health.hpp"
 #include "core/time.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace gua::report {
@@ -110,6 +112,21 @@ void add_memory_findings(int gpu, const MemoryFigures& f, std::vector<HealthFind
     }
 }
 
+LightFigures light_figures(const audit::LoadBins& bins, int light_power_pct) {
+    LightFigures f;
+    DurationUs known = 0;
+    for (DurationUs b : bins) {
+        known += b;
+    }
+    const DurationUs light = audit::light_us(bins, light_power_pct);
+    f.known_hours = to_hours(known);
+    f.light_hours = to_hours(light);
+    if (known > 0) {
+        f.share = static_cast<double>(light) / static_cast<double>(known);
+    }
+    return f;
+}
+
 } // namespace
 
 void build_health(const audit::WindowAccumulator& acc, const std::vector<store::GpuRow>& gpus,
@@ -121,6 +138,11 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
     h.grams_co2_per_kwh = options.energy.grams_co2_per_kwh;
     audit::EnergyTotals all;
     DurationUs all_us = 0;
+    const audit::HealthRules& rules = options.health;
+    h.light_power_pct = rules.light_power_pct;
+    audit::LoadBins all_load{};
+    std::int64_t light_cents = 0;
+    bool all_load_known = false;
     audit::ThrottleTotals all_throttle;
     DurationUs all_active_us = 0;
     for (const store::GpuRow& g : gpus) {
@@ -135,12 +157,37 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         all_active_us += t.states.active;
         h.gpus.push_back(GpuHealthRow{
             g.index, short_uuid(g.uuid), g.name, energy_figures(t.health.energy, t.states.total()),
-            throttle_figures(t.health.throttle, t.states.active), memory_figures(t.health.memory)});
+            throttle_figures(t.health.throttle, t.states.active), memory_figures(t.health.memory),
+            light_figures(t.health.load, rules.light_power_pct)});
         add_throttle_findings(g.index, t.health.throttle, h.findings);
         add_memory_findings(g.index, h.gpus.back().memory, h.findings);
+        LightFigures& light = h.gpus.back().light;
+        const auto priced = std::find_if(m.cost.gpus.begin(), m.cost.gpus.end(),
+                                         [&](const GpuCostRow& c) { return c.index == g.index; });
+        if (light.share && priced != m.cost.gpus.end()) {
+            light.cost_cents = audit::cost_cents(
+                audit::light_us(t.health.load, rules.light_power_pct), priced->micros_per_gpu_hour);
+            light_cents += *light.cost_cents;
+        }
+        all_load_known = all_load_known || light.share.has_value();
+        for (std::size_t b = 0; b < audit::k_load_bins; ++b) {
+            all_load[b] += t.health.load[b];
+        }
+        if (light.share && *light.share >= audit::k_light_finding_share) {
+            h.findings.push_back(HealthFinding{
+                "busy-but-light", g.index, *light.share,
+                fmt::format("GPU {}: {:.2f} of {:.2f} active card-hours ({:.1f}%) drew less than "
+                            "{}% of the power limit",
+                            g.index, light.light_hours, light.known_hours, 100.0 * *light.share,
+                            rules.light_power_pct)});
+        }
     }
     h.energy = energy_figures(all, all_us);
     h.throttle = throttle_figures(all_throttle, all_active_us);
+    h.light = light_figures(all_load, rules.light_power_pct);
+    if (all_load_known) {
+        h.light.cost_cents = light_cents;
+    }
     if (all.known_us() > 0) {
         const std::int64_t held_mj =
             all.state_mj[static_cast<std::size_t>(audit::EnergyState::idle_held)];
@@ -172,6 +219,7 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         e.gpu_hours = row.gpu_hours;
         if (const auto found = by_group.find(row.name); found != by_group.end()) {
             const audit::IdentityHealth& ih = found->second.health;
+            e.light = light_figures(ih.load, rules.light_power_pct);
             e.known_hours = to_hours(ih.energy_us);
             if (ih.energy_us > 0) {
                 e.kwh = kwh_of(ih.energy_mj);

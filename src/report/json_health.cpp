@@ -52,6 +52,13 @@ json memory_json(const MemoryFigures& m) {
                 {"ghost_last_seen_end", time(m.ghost_last_end)}};
 }
 
+json light_json(const LightFigures& l) {
+    return json{{"known_active_gpu_hours", l.known_hours},
+                {"light_gpu_hours", l.light_hours},
+                {"share", or_null(l.share)},
+                {"cents", or_null(l.cost_cents)}};
+}
+
 } // namespace
 
 nlohmann::json health_json(const ReportModel& m) {
@@ -66,14 +73,16 @@ nlohmann::json health_json(const ReportModel& m) {
                         {"uuid", i < m.gpus.size() ? m.gpus[i].uuid : g.short_uuid},
                         {"energy", energy_json(g.energy)},
                         {"throttle", throttle_json(g.throttle)},
-                        {"memory", memory_json(g.memory)}});
+                        {"memory", memory_json(g.memory)},
+                        {"busy_but_light", light_json(g.light)}});
     }
     json ids = json::array();
     for (const IdentityEnergyRow& r : h.identities) {
         ids.push_back({{"name", r.name},
                        {"kwh", or_null(r.kwh)},
                        {"gpu_hours", r.gpu_hours},
-                       {"energy_known_gpu_hours", r.known_hours}});
+                       {"energy_known_gpu_hours", r.known_hours},
+                       {"busy_but_light", light_json(r.light)}});
     }
     json findings = json::array();
     for (const HealthFinding& f : h.findings) {
@@ -87,6 +96,8 @@ nlohmann::json health_json(const ReportModel& m) {
     return json{{"energy", energy_json(h.energy)},
                 {"throttle", throttle_json(h.throttle)},
                 {"findings", findings},
+                {"light_power_pct", h.light_power_pct},
+                {"busy_but_light", light_json(h.light)},
                 {"gpus", gpus},
                 {"identities", ids},
                 {"currency", h.currency},

@@ -166,6 +166,14 @@ struct MemoryFigures {
     std::optional<TimeUs> ghost_last_end;  ///< end of the last one
 };
 
+/// §9: "busy but light": active time during which the card drew little power for its limit.
+struct LightFigures {
+    double known_hours = 0;                 ///< active card-hours with power and power limit read
+    double light_hours = 0;                 ///< of them, below the light threshold
+    std::optional<double> share;            ///< light_hours / known_hours; nullopt: n/a
+    std::optional<std::int64_t> cost_cents; ///< light time at the card's GPU-hour price
+};
+
 /// §9: one card's health figures.
 struct GpuHealthRow {
     int index = 0;
@@ -174,10 +182,11 @@ struct GpuHealthRow {
     EnergyFigures energy;
     ThrottleFigures throttle;
     MemoryFigures memory;
+    LightFigures light;
 };
 
 /// §9: a finding on one card (docs/health.md): `id` is "thermal-throttling", "power-capping",
-/// "memory-pressure" or "ghost-memory".
+/// "memory-pressure", "ghost-memory" or "busy-but-light".
 struct HealthFinding {
     std::string id;
     int gpu = 0;
@@ -191,6 +200,7 @@ struct IdentityEnergyRow {
     std::optional<double> kwh; ///< nullopt: none of its time had an energy reading
     double gpu_hours = 0;      ///< its attributed card-hours
     double known_hours = 0;    ///< of them, card-hours with an energy reading
+    LightFigures light;        ///< its attributed active time that was light (cost not set)
 };
 
 /// §9: what the health readings say: energy per card, state and identity, priced.
@@ -205,6 +215,8 @@ struct HealthSection {
     std::optional<double> grams_co2_per_kwh;    ///< [energy] grams_co2_per_kwh
     std::optional<std::int64_t> cost_cents;     ///< energy × price (when both known)
     std::optional<std::int64_t> idle_held_cost_cents;
+    int light_power_pct = 30;     ///< the busy-but-light threshold ([health])
+    LightFigures light;           ///< all cards together (cost: the sum of the cards')
     std::optional<double> co2_kg; ///< energy × carbon intensity (when both known)
     std::optional<double> idle_held_co2_kg;
 };

@@ -131,6 +131,40 @@ void memory_table(std::string& out, const HealthSection& h) {
     }
 }
 
+void light_table(std::string& out, const HealthSection& h, const std::string& currency) {
+    out += fmt::format("  busy but light (active, drawing < {}% of the power limit)\n",
+                       h.light_power_pct);
+    out +=
+        fmt::format("  {:>3}  {:>12}  {:>10}  {:>12}\n", "gpu", "card-hours", "of active", "cost");
+    const auto row = [&](const std::string& head, const LightFigures& l) {
+        out += fmt::format("  {:>3}  {:>12}  {:>10}  {:>12}\n", head,
+                           l.share ? gpu_hours_text(l.light_hours) : std::string("n/a"),
+                           share_text(l.share),
+                           l.cost_cents ? format_money(*l.cost_cents, currency) : "n/a");
+    };
+    for (const GpuHealthRow& g : h.gpus) {
+        row(std::to_string(g.index), g.light);
+    }
+    if (h.gpus.size() > 1) {
+        row("all", h.light);
+    }
+    bool any = false;
+    for (const IdentityEnergyRow& r : h.identities) {
+        any = any || r.light.share.has_value();
+    }
+    if (!any) {
+        return;
+    }
+    out += "  busy but light by identity (its attributed active time)\n";
+    for (const IdentityEnergyRow& r : h.identities) {
+        if (r.light.share) {
+            out += fmt::format("    {:<20} {:>10} card-hours  {:>6} of its measured active time\n",
+                               r.name.substr(0, 20), gpu_hours_text(r.light.light_hours),
+                               share_text(r.light.share));
+        }
+    }
+}
+
 void findings(std::string& out, const HealthSection& h) {
     if (h.findings.empty()) {
         return;
@@ -159,6 +193,7 @@ void render_health_text(std::string& out, const ReportModel& m) {
     energy_identities(out, h);
     throttle_table(out, h);
     memory_table(out, h);
+    light_table(out, h, h.currency);
     findings(out, h);
 }
 

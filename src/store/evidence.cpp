@@ -21,7 +21,7 @@ struct Field {
     std::variant<double*, DurationUs*> value;
 };
 
-constexpr std::size_t k_field_count = 56;
+constexpr std::size_t k_field_count = 76;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -91,21 +91,45 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {53, &mem.ghost_mib_ms},
         {54, &mem.ghost_first_us},
         {55, &mem.ghost_last_end_us},
+        // Health: active time by load bin (power / power limit in 5 % steps).
+        {56, &t.health.load[0]},
+        {57, &t.health.load[1]},
+        {58, &t.health.load[2]},
+        {59, &t.health.load[3]},
+        {60, &t.health.load[4]},
+        {61, &t.health.load[5]},
+        {62, &t.health.load[6]},
+        {63, &t.health.load[7]},
+        {64, &t.health.load[8]},
+        {65, &t.health.load[9]},
+        {66, &t.health.load[10]},
+        {67, &t.health.load[11]},
+        {68, &t.health.load[12]},
+        {69, &t.health.load[13]},
+        {70, &t.health.load[14]},
+        {71, &t.health.load[15]},
+        {72, &t.health.load[16]},
+        {73, &t.health.load[17]},
+        {74, &t.health.load[18]},
+        {75, &t.health.load[19]},
     }};
 }
 
 static_assert(audit::k_pool_count == 8 && audit::k_bucket_count == 4 &&
-                  audit::k_throttle_reason_count == 6,
+                  audit::k_throttle_reason_count == 6 && audit::k_load_bins == 20,
               "a new member needs a new field number");
 
 /// The identity evidence: its health totals.
-constexpr std::size_t k_identity_field_count = 2;
+constexpr std::size_t k_identity_field_count = 2 + audit::k_load_bins;
 
 std::array<Field, k_identity_field_count> identity_fields_of(audit::IdentityHealth& h) {
-    return {{
-        {0, &h.energy_mj},
-        {1, &h.energy_us},
-    }};
+    std::array<Field, k_identity_field_count> f;
+    f[0] = Field{0, &h.energy_mj};
+    f[1] = Field{1, &h.energy_us};
+    for (std::size_t b = 0; b < audit::k_load_bins; ++b) { // numbers 2–21: load bins
+        f[2 + b] = Field{static_cast<std::uint8_t>(2 + b), &h.load[b]};
+    }
+    return f;
 }
 
 template <std::size_t N> std::string encode_fields(const std::array<Field, N>& fields) {

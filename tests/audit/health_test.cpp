@@ -188,6 +188,32 @@ TEST(Health, MemoryPressureAndGhostMemory) {
     EXPECT_EQ(h.memory.ghost_last_end_us, k_t0 + 2 * k_us_per_hour);
 }
 
+TEST(Health, LoadShareBinsActiveTimeForAnyLightThreshold) {
+    EXPECT_EQ(load_share(tick(0, k_t0, k_dur, {})), std::nullopt) << "no power: n/a";
+    CardTick t = tick(0, k_t0, 20 * k_us_per_second, {proc(1, 4000, 50)});
+    t.readings.power_mw = 140'000;
+    EXPECT_EQ(load_share(t), std::nullopt) << "no limit: n/a";
+    t.readings.power_limit_mw = 700'000; // 20 %
+    EXPECT_DOUBLE_EQ(*load_share(t), 0.2);
+    EXPECT_EQ(load_bin(0.2), 4U);
+    EXPECT_EQ(load_bin(0.1999), 3U);
+    EXPECT_EQ(load_bin(-1), 0U);
+    EXPECT_EQ(load_bin(1.3), 19U) << "above the limit: the top bin";
+    WindowAccumulator acc(Thresholds{}, 0, any_cell);
+    acc.add(t);
+    CardTick heavy = tick(0, k_t0 + k_dur, k_dur, {proc(1, 4000, 50)});
+    heavy.readings.power_mw = 630'000; // 90 %
+    heavy.readings.power_limit_mw = 700'000;
+    acc.add(heavy);
+    const LoadBins& bins = acc.gpus()[0].health.load;
+    EXPECT_EQ(bins[4], 20 * k_us_per_second) << "only the active time of the tick";
+    EXPECT_EQ(bins[18], k_dur);
+    EXPECT_EQ(light_us(bins, 30), 20 * k_us_per_second);
+    EXPECT_EQ(light_us(bins, 20), 0) << "20 % is not below 20 %";
+    EXPECT_EQ(light_us(bins, 95), 50 * k_us_per_second);
+    EXPECT_EQ(acc.identities()[1].health.load, bins) << "one identity: all of it";
+}
+
 TEST(Health, EnergyCostIsRoundedOnce) {
     // 10 kWh at 0.155 per kWh: 1.55 → 155 cents.
     EXPECT_EQ(energy_cost_cents(36'000'000'000, 155'000), 155);

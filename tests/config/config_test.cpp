@@ -94,6 +94,10 @@ TEST(Config, EnergyPriceAndCarbonIntensityAreOptional) {
     ASSERT_TRUE(price_only);
     EXPECT_EQ(price_only.value().energy.micros_per_kwh, 0);
     EXPECT_EQ(price_only.value().energy.grams_co2_per_kwh, std::nullopt);
+    EXPECT_EQ(none.value().health.light_power_pct, 30);
+    const Result<Config> light = parse_config("[health]\nlight_power_pct = 25\n", "gua.toml");
+    ASSERT_TRUE(light) << light.error().message;
+    EXPECT_EQ(light.value().health.light_power_pct, 25);
 }
 
 TEST(Config, PricingWithoutModelsUsesTheDefaultForEveryCard) {
@@ -165,6 +169,15 @@ INSTANTIATE_TEST_SUITE_P(
             "to 2000, e.g. 350"},
         Bad{"[energy]\nco2 = 300\n", "/etc/gua/gua.toml:2: energy.co2: unknown key"},
         Bad{"energy = 0.15\n", "/etc/gua/gua.toml:1: energy: expected a table"},
+        Bad{"[health]\nlight_power_pct = 33\n",
+            "/etc/gua/gua.toml:2: health.light_power_pct: expected a whole percentage of the "
+            "power limit, a multiple of 5 from 5 to 95, e.g. 30"},
+        Bad{"[health]\nlight_power_pct = 0.3\n",
+            "/etc/gua/gua.toml:2: health.light_power_pct: expected a whole percentage of the "
+            "power limit, a multiple of 5 from 5 to 95, e.g. 30"},
+        Bad{"[health]\nlight_power_pct = 100\n",
+            "/etc/gua/gua.toml:2: health.light_power_pct: expected a whole percentage of the "
+            "power limit, a multiple of 5 from 5 to 95, e.g. 30"},
         Bad{"[report]\ngroup_by = \"department\"\n",
             "/etc/gua/gua.toml:2: report.group_by: expected \"user\" or \"team\""},
         Bad{"[report]\ngroup = \"team\"\n", "/etc/gua/gua.toml:2: report.group: unknown key"},

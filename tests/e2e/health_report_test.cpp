@@ -309,7 +309,11 @@ TEST_F(HealthReport, ThrottleSharesClockLostAndFindingsMatchTheScenario) {
                 std::max(truth_s[0x40], truth_s[0x20]) / active_s, 0.01);
     EXPECT_NEAR(findings["power-capping"].at("share").get<double>(),
                 std::max(truth_s[0x4], truth_s[0x80]) / active_s, 0.01);
-    EXPECT_EQ(j.at("health").at("findings").size(), 2U) << "none for the card without readings";
+    for (const json& f : j.at("health").at("findings")) {
+        if (f.at("id") == "thermal-throttling" || f.at("id") == "power-capping") {
+            EXPECT_EQ(f.at("gpu"), 0) << "none for the card without readings";
+        }
+    }
 }
 
 TEST_F(HealthReport, MemoryPressureAndGhostMemoryMatchTheScenario) {
@@ -374,6 +378,62 @@ TEST_F(HealthReport, MemoryPressureAndGhostMemoryMatchTheScenario) {
     }
     EXPECT_TRUE(findings.contains("memory-pressure"));
     EXPECT_TRUE(findings.contains("ghost-memory"));
+}
+
+TEST_F(HealthReport, BusyButLightMatchesTheScenario) {
+    spawn_sleeper(k_uid_a, "GUA_HEALTH_A");
+    spawn_sleeper(k_uid_b, "GUA_HEALTH_B");
+    // Both cards are busy throughout. Card 0 (limit 400 W) draws 60 W = 15 % from 780 to 960:
+    // light at the default 30 %. Card 1's driver reads no power limit: n/a, never 0 %.
+    const json power = {{0, 300000}, {at(780), 60000}, {at(960), 250000}};
+    const json scenario = {{"devices",
+                            {{{"uuid", uuid(0)},
+                              {"util", {{0, 80}}},
+                              {"power_mw", power},
+                              {"power_limit_mw", {{0, 400000}}}},
+                             {{"uuid", uuid(1)},
+                              {"util", {{0, 80}}},
+                              {"power_mw", {{0, 50000}}},
+                              {"not_supported", {"nvmlDeviceGetEnforcedPowerLimit"}}}}},
+                           {"processes",
+                            {sleeper_proc(0, "GUA_HEALTH_A", {{0, 8000}}, {{0, 80}}),
+                             sleeper_proc(1, "GUA_HEALTH_B", {{0, 8000}}, {{0, 80}})}}};
+    const json j = json::parse(run_and_report(scenario, "", "json"));
+    const auto spans = recorded_spans();
+    const test::Series p(power);
+    double active_s = 0;
+    double light_s = 0;
+    for (const test::Span& s : spans.at(uuid(0))) {
+        active_s += s.to_s - s.from_s;
+        light_s += integral(test::Series(json::array({json::array({0.0, 1.0})})), s.from_s, s.to_s,
+                            [&](double t) { return p.at(t) < 0.3 * 400000; }, {p});
+    }
+    const json& gpus = j.at("health").at("gpus");
+    ASSERT_EQ(gpus.size(), 2U);
+    const bool first = gpus[0].at("uuid") == uuid(0);
+    const json& l0 = gpus[first ? 0 : 1].at("busy_but_light");
+    const json& l1 = gpus[first ? 1 : 0].at("busy_but_light");
+    ASSERT_FALSE(l0.at("share").is_null());
+    EXPECT_NEAR(l0.at("share").get<double>(), light_s / active_s, 0.01);
+    EXPECT_NEAR(l0.at("light_gpu_hours").get<double>(), light_s / 3600, 0.01 * active_s / 3600);
+    // Priced like the rest of the waste: the built-in example price of an H100, 4.00 per hour.
+    EXPECT_NEAR(l0.at("cents").get<double>(), light_s / 3600 * 400, 1.0);
+    EXPECT_TRUE(l1.at("share").is_null()) << "no power limit: n/a, never 0 %";
+    EXPECT_TRUE(l1.at("cents").is_null());
+    std::map<std::string, json> ids;
+    for (const json& r : j.at("health").at("identities")) {
+        ids[r.at("name")] = r.at("busy_but_light");
+    }
+    ASSERT_TRUE(ids.contains(user_label(k_uid_a)));
+    EXPECT_NEAR(ids[user_label(k_uid_a)].at("share").get<double>(), light_s / active_s, 0.01);
+    EXPECT_TRUE(ids[user_label(k_uid_b)].at("share").is_null());
+    bool finding = false;
+    for (const json& f : j.at("health").at("findings")) {
+        finding = finding || (f.at("id") == "busy-but-light" && f.at("gpu") == 0);
+    }
+    EXPECT_TRUE(finding);
+    std::cout << fmt::format("  light {:.4f}/{:.4f} (gua/truth)\n", l0.at("share").get<double>(),
+                             light_s / active_s);
 }
 
 } // namespace health_report_test

@@ -90,11 +90,12 @@ ReportModel full_model() {
     m.advice.recommendations.push_back(r);
     m.advice.combination = audit::combine({{"idle-held", 0.4, 0.1}}, 1000);
     HealthSection h;
-    h.gpus.push_back(GpuHealthRow{0, "GPU-0a7c3e1f", "NVIDIA H100", EnergyFigures{},
-                                  ThrottleFigures{},
-                                  MemoryFigures{1, 0.5, 0.5, 1, 2.0, 1'000'000, 2'000'000}});
+    h.gpus.push_back(GpuHealthRow{
+        0, "GPU-0a7c3e1f", "NVIDIA H100", EnergyFigures{}, ThrottleFigures{},
+        MemoryFigures{1, 0.5, 0.5, 1, 2.0, 1'000'000, 2'000'000}, LightFigures{1, 0.5, 0.5, 100}});
     h.findings.push_back(HealthFinding{"thermal-throttling", 0, 0.2, "x"});
-    h.identities.push_back(IdentityEnergyRow{"alice", 1.5, 2.0, 2.0});
+    h.identities.push_back(
+        IdentityEnergyRow{"alice", 1.5, 2.0, 2.0, LightFigures{1, 0.5, 0.5, std::nullopt}});
     m.health = h;
     return m;
 }
