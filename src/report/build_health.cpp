@@ -4,6 +4,7 @@
 
 #include "audit/cost.hpp"
 #include "audit/health.hpp"
+#include "audit/imbalance.hpp"
 #include "core/time.hpp"
 #include "report/shares.hpp"
 
@@ -212,6 +213,32 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
     }
     if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {
         by_group["(no process)"] += acc.identities()[0];
+    }
+    // Imbalance: an identity on several cards whose activity differs (load imbalance, straggler).
+    std::map<std::int64_t, int> index_of;
+    for (const store::GpuRow& g : gpus) {
+        index_of[g.id] = g.index;
+    }
+    for (const auto& [name, totals] : by_group) {
+        if (name == "(no process)") {
+            continue;
+        }
+        std::vector<audit::CardActivity> cards;
+        for (const audit::IdentityGpuTime& t : totals.by_gpu) {
+            const auto index = index_of.find(t.gpu);
+            cards.push_back(audit::CardActivity{index == index_of.end() ? -1 : index->second,
+                                                t.active_us, t.idle_held_us});
+        }
+        const std::optional<audit::Imbalance> spread =
+            audit::imbalance(cards, audit::k_imbalance_min_us);
+        if (spread && spread->busiest_share - spread->idlest_share >= audit::k_imbalance_share) {
+            h.findings.push_back(HealthFinding{
+                "imbalance", spread->idlest_gpu, spread->busiest_share - spread->idlest_share,
+                fmt::format("{} held {} cards: GPU {} active {:.1f}% of its held time, GPU {} "
+                            "{:.1f}%",
+                            name, cards.size(), spread->busiest_gpu, 100.0 * spread->busiest_share,
+                            spread->idlest_gpu, 100.0 * spread->idlest_share)});
+        }
     }
     for (const IdentityRow& row : m.identities) {
         IdentityEnergyRow e;

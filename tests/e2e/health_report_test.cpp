@@ -436,5 +436,40 @@ TEST_F(HealthReport, BusyButLightMatchesTheScenario) {
                              light_s / active_s);
 }
 
+TEST_F(HealthReport, ImbalanceOfOneIdentityOverTwoCards) {
+    spawn_sleeper(k_uid_a, "GUA_HEALTH_A");
+    // Alice holds two cards: card 0 busy throughout, card 1 busy only until 720 (a straggler
+    // waiting on the other): active 100 % and 20 % of the held time.
+    const json scenario = {
+        {"devices",
+         {{{"uuid", uuid(0)}, {"util", {{0, 90}}}},
+          {{"uuid", uuid(1)}, {"util", {{0, 90}, {at(720), 0}}}}}},
+        {"processes",
+         {sleeper_proc(0, "GUA_HEALTH_A", {{0, 8000}}, {{0, 90}}),
+          sleeper_proc(1, "GUA_HEALTH_A", {{0, 8000}}, {{0, 90}, {at(720), 0}})}}};
+    const json j = json::parse(run_and_report(scenario, "", "json"));
+    const auto spans = recorded_spans();
+    const test::Series u(scenario["devices"][1]["util"]);
+    double held_s = 0;
+    double active_s = 0;
+    for (const test::Span& s : spans.at(uuid(1))) {
+        held_s += s.to_s - s.from_s;
+        active_s += integral(test::Series(json::array({json::array({0.0, 1.0})})), s.from_s, s.to_s,
+                             [&](double t) { return u.at(t) >= 10; }, {u});
+    }
+    const json* found = nullptr;
+    for (const json& f : j.at("health").at("findings")) {
+        if (f.at("id") == "imbalance") {
+            found = &f;
+        }
+    }
+    ASSERT_NE(found, nullptr) << j.at("health").at("findings").dump();
+    EXPECT_EQ(found->at("gpu"), 1);
+    EXPECT_NEAR(found->at("share").get<double>(), 1.0 - active_s / held_s, 0.01);
+    EXPECT_NE(found->at("detail").get<std::string>().find(user_label(k_uid_a)), std::string::npos);
+    std::cout << fmt::format("  imbalance {:.4f}/{:.4f} (gua/truth)\n",
+                             found->at("share").get<double>(), 1.0 - active_s / held_s);
+}
+
 } // namespace health_report_test
 } // namespace gua::e2e
