@@ -69,10 +69,11 @@ struct Device {
     bool unsorted = false;                  ///< ring quirk: newest first
     bool zero_timestamp_entry = false;      ///< ring quirk: one extra entry with timestamp 0
     bool dirty_upper_bytes = false;         ///< ring quirk: garbage above uiVal
-    unsigned int process_util_size = 0;     ///< size-query answer; 0 = number of pids
-    bool process_util_junk = false;         ///< unknown pids, util > 100 and zero rows
-    unsigned int growth_extra = 0;          ///< processes "appearing" per growing data call
-    unsigned int growth_calls = 0;          ///< how many compute-list data calls grow
+    unsigned int process_util_size =
+        0; ///< size-query answer and smallest buffer taken; 0 = number of pids
+    bool process_util_junk = false; ///< unknown pids, util > 100 and zero rows
+    unsigned int growth_extra = 0;  ///< processes "appearing" per growing data call
+    unsigned int growth_calls = 0;  ///< how many compute-list data calls grow
 };
 
 /// What kind of context a process has.
