@@ -48,6 +48,7 @@ install(FILES ${gua_man_gz} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${gua_packaging}/debian/copyright ${gua_changelog_gz}
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${gua_packaging}/gua.toml.example ${gua_packaging}/gua-rules.yml
+              ${gua_packaging}/gua-alerts.yml
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 install(FILES ${gua_packaging}/grafana/gua.json DESTINATION ${CMAKE_INSTALL_DATADIR}/gua/grafana)
 install(FILES ${gua_completion_dir}/gua

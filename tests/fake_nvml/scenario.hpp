@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,17 @@ struct MigInstance {
     double memory_total_mib = 0;
     unsigned int gpu_instance_id = 0;
     unsigned int compute_instance_id = 0;
+    std::map<unsigned int, Series> gpm_metrics; ///< GPM metric id → % series of this instance
+};
+
+/// GPM (Hopper and newer) of one device: whether nvmlGpmQueryDeviceSupport says yes, the
+/// metrics array size of the header the "driver" was built with, a % series per metric id and
+/// the ids whose per-metric return code is NOT_SUPPORTED.
+struct Gpm {
+    bool supported = false;
+    unsigned int metric_max = 333;
+    std::map<unsigned int, Series> metrics;
+    std::vector<unsigned int> unsupported_metrics;
 };
 
 /// One physical GPU.
@@ -56,6 +68,7 @@ struct Device {
     Series power_limit_mw, max_sm_clock_mhz, memory_temperature_c, ecc_uncorrected,
         remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending;
     std::vector<unsigned int> unsupported_fields; ///< field ids answering NOT_SUPPORTED
+    Gpm gpm;
     double util_period_s = 1.0 / 6.0;
     std::size_t ring_size = 100;
     bool dry_idle = false;        ///< no ring entries while util is 0 ("util_idle_mode": "dry")
