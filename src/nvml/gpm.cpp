@@ -31,10 +31,6 @@ std::optional<std::int64_t> hundredths(double pct) {
     return std::min<std::int64_t>(std::llround(pct * 100), 10000);
 }
 
-bool unsupported(nvmlReturn_t rc) {
-    return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND;
-}
-
 } // namespace
 
 GpmRing::~GpmRing() {
