@@ -1,6 +1,6 @@
 // gua-daemon-bench: the real `gua daemon` on the fake NVML library with 8 GPUs × 16 live processes
 // — CPU time per tick, peak RSS, and the CPU share of sampling at 10 Hz (targets in
-// docs/PERFORMANCE.md).
+// docs/PERFORMANCE.md); `--gpm` compares the per-tick CPU without and with GPM.
 #include "core/time.hpp"
 #include "nvml/open.hpp"
 
@@ -85,13 +85,21 @@ class Holders {
 };
 
 /// 8 GPUs at different utilization levels, 16 compute processes each holding memory,
-/// four of them with per-process SM utilization.
-std::string scenario(const std::vector<pid_t>& pids) {
+/// four of them with per-process SM utilization. With `gpm`, every GPU supports GPM and answers
+/// the seven metrics gua asks for (a Hopper fleet); without, none does (the fake's default).
+std::string scenario(const std::vector<pid_t>& pids, bool gpm = false) {
     std::string devices;
     for (int d = 0; d < k_gpus; ++d) {
         // Steady levels from idle to compute-bound (a long bursty series would mostly measure the
         // fake's linear series lookups, not gua).
-        devices += fmt::format("{}{{\"util\": [[0, {}]]}}", d == 0 ? "" : ", ", 5 + 12 * d);
+        const int util = 5 + 12 * d;
+        const std::string metrics =
+            gpm ? fmt::format(", \"gpm\": {{\"supported\": true, \"metrics\": {{\"2\": [[0, {0}]], "
+                              "\"3\": [[0, {1}]], \"5\": [[0, {1}]], \"10\": [[0, {1}]], "
+                              "\"11\": [[0, 0]], \"12\": [[0, {1}]], \"13\": [[0, {1}]]}}}}",
+                              util * 0.8, util * 0.3)
+                : "";
+        devices += fmt::format("{}{{\"util\": [[0, {}]]{}}}", d == 0 ? "" : ", ", util, metrics);
     }
     std::string processes;
     for (int d = 0; d < k_gpus; ++d) {
@@ -189,17 +197,18 @@ std::optional<double> task_cpu_s(pid_t pid) {
 /// primed) until one second before the last tick, so startup and shutdown are left out. Peak RSS
 /// comes from wait4's rusage.
 RunFigures run_daemon(const std::string& gua, const std::string& library, const std::string& dir,
-                      int ticks, double warmup_s) {
+                      int ticks, double warmup_s, int interval_ms = 100) {
     const std::string db = dir + "/bench.db";
     for (const char* suffix : {"", "-wal", "-shm", ".lock"}) {
         std::filesystem::remove(db + suffix);
     }
     const auto start = std::chrono::steady_clock::now();
     const auto window_start = start + std::chrono::duration<double>(warmup_s);
-    const auto window_end = start + std::chrono::milliseconds(100 * ticks - 1000);
+    const auto window_end = start + std::chrono::milliseconds(interval_ms * ticks - 1000);
     const pid_t pid =
         spawn({gua, "daemon", "--db", db, "--config", dir + "/gua.toml", "--nvml-library", library,
-               "--interval", "100ms", "--ticks", std::to_string(ticks), "--quiet"},
+               "--interval", fmt::format("{}ms", interval_ms), "--ticks", std::to_string(ticks),
+               "--quiet"},
               dir + "/daemon.err");
     int status = 0;
     rusage ru{};
@@ -298,16 +307,52 @@ class DriverSideProbe {
     long m_polls = 0;
 };
 
+/// `--gpm`: the per-tick CPU of the same daemon without and with GPM in one invocation, runs
+/// alternating (without, with) so that machine load hits both alike; ticks of 200 ms, so that
+/// every poll takes a GPM sample (the driver wants them ≥ 100 ms apart).
+int compare_gpm(const std::string& gua, const std::string& library, const std::string& dir,
+                const std::vector<pid_t>& pids, bool quick) {
+    constexpr int k_interval_ms = 200;
+    const int ticks = quick ? 40 : 60;
+    const int pairs = quick ? 2 : 4;
+    fmt::print("daemon, GPM off vs on: {} GPUs x {} processes (live pids), fake libnvidia-ml.so.1, "
+               "--interval {}ms, {} ticks per run, {} alternating pairs\n",
+               k_gpus, k_processes_per_gpu, k_interval_ms, ticks, pairs);
+    std::array<double, 2> best{1e9, 1e9};
+    for (int pair = 1; pair <= pairs; ++pair) {
+        std::array<double, 2> ms{};
+        for (int gpm = 0; gpm < 2; ++gpm) {
+            std::ofstream(dir + "/scenario.json") << scenario(pids, gpm == 1);
+            const RunFigures r = run_daemon(gua, library, dir, ticks, 2.0, k_interval_ms);
+            const double window_ticks = r.window_s * 1000.0 / k_interval_ms;
+            ms[static_cast<std::size_t>(gpm)] = r.window_cpu_s * 1e3 / window_ticks;
+            best[static_cast<std::size_t>(gpm)] =
+                std::min(best[static_cast<std::size_t>(gpm)], ms[static_cast<std::size_t>(gpm)]);
+        }
+        fmt::print("  pair {}: {:.3f} ms per tick without GPM, {:.3f} ms with; ratio {:.3f}\n",
+                   pair, ms[0], ms[1], ms[1] / ms[0]);
+    }
+    fmt::print("  best of each: {:.3f} ms without GPM, {:.3f} ms with; ratio {:.3f}  "
+               "(target <= 1.10)\n",
+               best[0], best[1], best[1] / best[0]);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s GUA FAKE_LIBNVIDIA_ML [--short]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s GUA FAKE_LIBNVIDIA_ML [--short] [--gpm]\n", argv[0]);
         return 2;
     }
     const std::string gua = argv[1];
     const std::string library = argv[2];
-    const bool quick = argc > 3 && std::string(argv[3]) == "--short";
+    bool quick = false;
+    bool gpm = false;
+    for (int i = 3; i < argc; ++i) {
+        quick = quick || std::string(argv[i]) == "--short";
+        gpm = gpm || std::string(argv[i]) == "--gpm";
+    }
     // 100 ms ticks: 6 s (12 s) runs, measured from 2 s after the start to 1 s before the end.
     const int ticks = quick ? 60 : 120;
     const double warmup_s = 2.0;
@@ -324,6 +369,11 @@ int main(int argc, char** argv) {
         std::ofstream(dir + "/scenario.json") << scenario(holders.pids());
         setenv("GUA_FAKE_NVML_SCENARIO", (dir + "/scenario.json").c_str(), 1);
         unsetenv("GUA_FAKE_NVML_CLOCK_FILE");
+        if (gpm) {
+            const int rc = compare_gpm(gua, library, dir, holders.pids(), quick);
+            std::filesystem::remove_all(dir);
+            return rc;
+        }
         fmt::print("daemon: {} GPUs x {} processes (live pids), fake libnvidia-ml.so.1, "
                    "--interval 100ms\n",
                    k_gpus, k_processes_per_gpu);

@@ -32,6 +32,8 @@ struct Card {
     double temperature = 32;
     double mem_temperature = 38;
     std::int64_t energy_mj_remainder = 0;
+    std::array<std::int64_t, 7> gpm_cpct{}; ///< the running job's GPM levels (add_gpm)
+    Phase gpm_phase = Phase::free;          ///< the phase of the previous tick
 };
 
 constexpr std::int64_t k_power_limit_mw = 400000; // A100-SXM4-80GB
@@ -96,6 +98,38 @@ void add_health(Card& card, const FleetOptions& o, double util, std::mt19937_64&
     h.ghost_mib = running ? 0 : card.ghost_mib;
 }
 
+/// The GPM readings of one card-tick (FleetOptions::gpm): a job's levels drawn when it starts
+/// (SM active below utilization, as on real cards; tensor and FP16 pipes used by half the jobs),
+/// whole percent; 0 while the card does not run a job.
+void add_gpm(Card& card, const FleetOptions& o, double util, bool job_started, std::mt19937_64& rng,
+             telemetry::CardTickRecord& r) {
+    if (o.gpm == FleetOptions::Gpm::off) {
+        return;
+    }
+    std::uniform_real_distribution<double> uni(0.0, 1.0);
+    const bool running = card.phase == Phase::run;
+    if (job_started || o.gpm == FleetOptions::Gpm::per_tick) {
+        const double active = util * (0.4 + 0.5 * (job_started ? uni(rng) : 0.5));
+        const bool tensor = uni(rng) < 0.5;
+        card.gpm_cpct = {std::llround(active),
+                         std::llround(active * 0.4),
+                         tensor ? std::llround(active * 0.6) : 0,
+                         std::llround(20 + 50 * uni(rng)),
+                         0,
+                         std::llround(active * 0.5),
+                         tensor ? std::llround(active * 0.3) : 0};
+    }
+    telemetry::CardReadings& g = r.readings;
+    const auto level = [&](std::size_t i) { return running ? card.gpm_cpct[i] * 100 : 0; };
+    g.sm_active_cpct = level(0);
+    g.sm_occupancy_cpct = level(1);
+    g.tensor_active_cpct = level(2);
+    g.dram_bw_cpct = level(3);
+    g.fp64_active_cpct = level(4);
+    g.fp32_active_cpct = level(5);
+    g.fp16_active_cpct = level(6);
+}
+
 constexpr std::array<const char*, 5> k_people{"alice", "bob", "carol", "dave", "erin"};
 constexpr std::array<std::int64_t, 5> k_sizes{40, 900, 8000, 24000, 70000};
 
@@ -118,6 +152,7 @@ FleetTruth generate_fleet(const FleetOptions& o,
                           const std::function<void(const telemetry::Tick&)>& sink) {
     std::mt19937_64 rng(o.seed);
     std::mt19937_64 health_rng(o.seed ^ 0x6865616c7468ULL);
+    std::mt19937_64 gpm_rng(o.seed ^ 0x67706dULL); // its own stream: health readings unchanged
     std::uniform_real_distribution<double> uni(0.0, 1.0);
     const auto between = [&](double lo_s, double hi_s) {
         const double s = lo_s + uni(rng) * (hi_s - lo_s);
@@ -184,6 +219,8 @@ FleetTruth generate_fleet(const FleetOptions& o,
                     card.left = between(1800, 6 * 3600);
                 }
             }
+            const bool job_started = card.phase == Phase::run && card.phase != card.gpm_phase;
+            card.gpm_phase = card.phase;
             --card.left;
             double util = 0;
             if (card.phase == Phase::run) {
@@ -237,6 +274,7 @@ FleetTruth generate_fleet(const FleetOptions& o,
                 held += p.mib;
             }
             add_health(card, o, util, health_rng, r);
+            add_gpm(card, o, util, job_started, gpm_rng, r);
             r.readings.mem_used_mib = held + *r.readings.ghost_mib;
             if (!o.health) { // memory only, as the workload was before the health readings
                 r.readings = telemetry::CardReadings{};

@@ -2,7 +2,7 @@
 // jobs, idle-held tails and free spells on a weekday pattern, with the provenance a real recording
 // has (per-process SM shares and active time, rare measurement faults) and every health reading
 // (power following the load, energy, temperatures, clocks and their event reasons, limits, ECC,
-// ghost memory). Used by benchmarks and by tests.
+// ghost memory, GPM). Used by benchmarks and by tests.
 #pragma once
 
 #include "core/time.hpp"
@@ -27,6 +27,11 @@ struct FleetOptions {
     /// The health readings of schema 6 (power limit, energy, clocks-event time, ...). Off, a card
     /// records what it did before them: memory, power, temperature, SM clock and event bits.
     bool health = true;
+    /// The GPM readings of schema 7 (SM active and occupancy, tensor, DRAM, FP pipes), as a
+    /// Hopper card reports them: off (n/a, a pre-Hopper fleet), steady (one level per job, 0 while
+    /// not running) or per_tick (following each tick's utilization, the worst case for storage).
+    enum class Gpm : std::uint8_t { off, steady, per_tick };
+    Gpm gpm = Gpm::steady;
 };
 
 /// Ground truth counted while generating, in card-ticks (one sample per tick; a card-tick with

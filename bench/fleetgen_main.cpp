@@ -1,7 +1,9 @@
 // gua-fleetgen: writes the reference fleet workload into a gua database through store::Writer
 // (one transaction per tick, rollups included, as the daemon does).
-// Usage: gua-fleetgen DB DAYS [GPUS] [--no-health]; prints the ground truth and the cost per tick
-// (--no-health: without the health readings of schema 6, to compare their storage cost).
+// Usage: gua-fleetgen DB DAYS [GPUS] [--no-health] [--no-gpm | --gpm-per-tick]; prints the ground
+// truth and the cost per tick (--no-health: without the health readings of schema 6 and 7,
+// --no-gpm: without the GPM readings, --gpm-per-tick: GPM levels that change every tick; to
+// compare their storage cost).
 #include "fleet_workload.hpp"
 #include "store/schema.hpp"
 #include "store/writer.hpp"
@@ -26,7 +28,9 @@ double cpu_seconds() {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fmt::print(stderr, "usage: gua-fleetgen DB DAYS [GPUS] [--no-health]\n");
+        fmt::print(
+            stderr,
+            "usage: gua-fleetgen DB DAYS [GPUS] [--no-health] [--no-gpm | --gpm-per-tick]\n");
         return 2;
     }
     const std::string path = argv[1];
@@ -35,7 +39,19 @@ int main(int argc, char** argv) {
     if (argc > 3) {
         o.gpus = std::atoi(argv[3]);
     }
-    o.health = argc <= 4 || std::string(argv[4]) != "--no-health";
+    for (int i = 4; i < argc; ++i) {
+        const std::string flag = argv[i];
+        if (flag == "--no-health") {
+            o.health = false;
+        } else if (flag == "--no-gpm") {
+            o.gpm = gua::bench::FleetOptions::Gpm::off;
+        } else if (flag == "--gpm-per-tick") {
+            o.gpm = gua::bench::FleetOptions::Gpm::per_tick;
+        } else {
+            fmt::print(stderr, "gua-fleetgen: unknown option {}\n", flag);
+            return 2;
+        }
+    }
     for (const char* suffix : {"", "-wal", "-shm"}) {
         std::filesystem::remove(path + suffix);
     }

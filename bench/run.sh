@@ -72,6 +72,8 @@ if [ -x "$build/bench/gua-daemon-bench" ] && [ -e "$fake" ]; then
         "$build/bench/gua-daemon-bench" "$gua" "$fake" --short
     else
         "$build/bench/gua-daemon-bench" "$gua" "$fake"
+        echo "== the same daemon without and with GPM (every GPU Hopper), alternating runs"
+        "$build/bench/gua-daemon-bench" "$gua" "$fake" --gpm
     fi
 else
     echo "skipped: needs $build/bench/gua-daemon-bench and the fake library (ninja gua_daemon_bench fake_nvml)"

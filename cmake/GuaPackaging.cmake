@@ -48,7 +48,9 @@ install(FILES ${gua_man_gz} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${gua_packaging}/debian/copyright ${gua_changelog_gz}
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${gua_packaging}/gua.toml.example ${gua_packaging}/gua-rules.yml
+              ${gua_packaging}/gua-alerts.yml
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(FILES ${gua_packaging}/grafana/gua.json DESTINATION ${CMAKE_INSTALL_DATADIR}/gua/grafana)
 install(FILES ${gua_completion_dir}/gua
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 install(FILES ${gua_completion_dir}/_gua DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)

@@ -4,12 +4,15 @@
 #include "cli/live_flags.hpp"
 #include "core/fatal.hpp"
 #include "daemon/signals.hpp"
+#include "live/command_line.hpp"
 #include "live/render.hpp"
+#include "live/terminal.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
+#include <unistd.h>
 
 namespace gua::cli {
 
@@ -41,9 +44,11 @@ int run(const NowCommandOptions& o) {
         SystemClock clock;
         model = sampler.sample(sample_us, clock, signals.stop, why);
     }
-    const std::string out = o.format == "json"
-                                ? live::render_now_json(model)
-                                : live::render_now_text(model, {stdout_color(), 20, 8});
+    live::fill_command_lines(model);
+    const std::string out =
+        o.format == "json" ? live::render_now_json(model)
+                           : live::render_now_text(model, {stdout_color(), 20, 8,
+                                                           live::terminal_columns(STDOUT_FILENO)});
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
     return 0;

@@ -46,6 +46,7 @@ DurationUs parse_duration_flag(const std::string& flag, const std::string& text)
 }
 
 int run(const ReportCommandOptions& o) {
+    check_format(o.flags);
     std::string db = o.db;
     if (db.empty() && o.fleet.url.empty()) {
         const std::optional<std::string> found = store::default_read_path();

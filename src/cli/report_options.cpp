@@ -18,8 +18,11 @@ namespace gua::cli {
 
 void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
     cmd.add_option("--format", flags.format, "Output format")
-        ->check(CLI::IsMember({"text", "json"}))
+        ->check(CLI::IsMember({"text", "json", "csv"}))
         ->capture_default_str();
+    cmd.add_option("--table", flags.table,
+                   "With --format csv: the table to write (gpus, identities, heatmap, cost)")
+        ->check(CLI::IsMember({"gpus", "identities", "heatmap", "cost"}));
     cmd.add_option("--width", flags.width, "Width of the headline bar in cells")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
@@ -75,9 +78,26 @@ int print_report(const std::string& db_path, report::BuildOptions options,
     return print_model(report::build_report(db, options, tz.value()), flags);
 }
 
+void check_format(const ReportFlags& flags) {
+    if (flags.format == "csv" && flags.table.empty()) {
+        throw Fatal("--format csv needs --table gpus, identities, heatmap or cost",
+                    ExitCode::usage);
+    }
+    if (flags.format != "csv" && !flags.table.empty()) {
+        throw Fatal("--table " + flags.table + " needs --format csv", ExitCode::usage);
+    }
+}
+
 int print_model(const report::ReportModel& model, const ReportFlags& flags) {
+    check_format(flags);
     std::string out;
-    if (flags.format == "json") {
+    if (flags.format == "csv") {
+        const report::CsvTable table = flags.table == "gpus"         ? report::CsvTable::gpus
+                                       : flags.table == "identities" ? report::CsvTable::identities
+                                       : flags.table == "heatmap"    ? report::CsvTable::heatmap
+                                                                     : report::CsvTable::cost;
+        out = report::render_csv(model, table);
+    } else if (flags.format == "json") {
         out = report::render_json(model);
     } else {
         const char* no_color = std::getenv("NO_COLOR");

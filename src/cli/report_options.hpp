@@ -16,7 +16,8 @@ namespace gua::cli {
 
 /// Presentation flags: --format, --width, --tz, --top; and --config, --price.
 struct ReportFlags {
-    std::string format = "text"; ///< text | json
+    std::string format = "text"; ///< text | json | csv
+    std::string table;           ///< --table with --format csv: gpus | identities | heatmap | cost
     int width = 60;              ///< headline bar width (gpu-usage-audit's --width)
     std::string tz = "UTC";      ///< heatmap time zone: UTC, local or an IANA name
     std::size_t top = 10;        ///< identities shown in §4
@@ -26,6 +27,9 @@ struct ReportFlags {
 
 /// Adds the presentation flags to `cmd`.
 void add_report_flags(CLI::App& cmd, ReportFlags& flags);
+
+/// Throws Fatal (usage) when --format csv has no --table, or --table comes without it.
+void check_format(const ReportFlags& flags);
 
 /// Loads the effective gua.toml (--config, else $XDG_CONFIG_HOME/gua/gua.toml or
 /// /etc/gua/gua.toml, else defaults) and applies its thresholds, prices and grouping, then

@@ -4,6 +4,7 @@
 #include "cli/live_flags.hpp"
 #include "core/fatal.hpp"
 #include "daemon/signals.hpp"
+#include "live/command_line.hpp"
 #include "live/render.hpp"
 #include "live/terminal.hpp"
 
@@ -54,15 +55,17 @@ int run(const TopCommandOptions& o) {
                               : "gua top — " + why + "; sampling NVML…\n");
     }
     live::KeyWatchingClock clock(keys, signals.stop);
-    const live::NowTextOptions text{stdout_color(), 20, 8};
+    live::NowTextOptions text{stdout_color(), 20, 8, 0};
     for (std::uint64_t frame = 0; !signals.stop.load() && (!o.count || frame < *o.count); ++frame) {
-        const live::NowModel model =
+        live::NowModel model =
             from_db ? live::now_from_database(*db, db->path(), store::read_recent(*db), options,
                                               wall_now())
                     : sampler->sample(refresh_us, clock, signals.stop, why);
         if (signals.stop.load()) {
             break;
         }
+        live::fill_command_lines(model);
+        text.columns = live::terminal_columns(STDOUT_FILENO); // follows a resized terminal
         const std::string out = live::render_top_frame(model, text, refresh_us);
         if (session) {
             session->draw(out);

@@ -1,5 +1,7 @@
-// Pure parsers for /proc/<pid>/cmdline: argv splitting and the Jupyter kernel id.
+// Pure parsers for /proc/<pid>/cmdline: argv splitting, display and the Jupyter kernel id.
 #include "identity/cmdline.hpp"
+
+#include "core/printable.hpp"
 
 #include <algorithm>
 #include <array>
@@ -61,6 +63,32 @@ bool is_kernel_marker(std::string_view arg) {
 }
 
 } // namespace
+
+std::string display_cmdline(const std::vector<std::string>& argv) {
+    std::string out;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string arg = argv[i];
+        if (i == 0) {
+            const std::size_t slash = arg.find_last_of('/');
+            if (slash != std::string::npos && slash + 1 < arg.size()) {
+                arg = arg.substr(slash + 1);
+            }
+        }
+        if (arg.empty() || arg.find_first_of(" '\"\t") != std::string::npos) {
+            if (arg.find('\'') == std::string::npos) {
+                arg = "'" + arg + "'";
+            } else {
+                std::string quoted = "\"";
+                for (const char c : arg) {
+                    quoted += c == '"' ? std::string("\\\"") : std::string(1, c);
+                }
+                arg = quoted + "\"";
+            }
+        }
+        out += (i == 0 ? "" : " ") + printable(arg);
+    }
+    return out;
+}
 
 std::vector<std::string> split_cmdline(std::string_view raw) {
     if (raw.ends_with('\0')) {

@@ -57,6 +57,7 @@ std::string render_now_json(const NowModel& m) {
              {"user", h.user},
              {"uid", opt(h.uid)},
              {"command", h.command},
+             {"command_line", h.command_line.empty() ? json() : json(h.command_line)},
              {"type", h.type},
              {"container_id", h.container_id},
              {"pod_uid", h.pod_uid},

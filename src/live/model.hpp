@@ -45,7 +45,8 @@ struct HolderNow {
     std::string user;
     std::optional<std::uint32_t> uid;
     std::string command;
-    std::string type; ///< compute | mps | graphics
+    std::string command_line; ///< argv for display (live/command_line.hpp); empty: unknown
+    std::string type;         ///< compute | mps | graphics
     std::string container_id;
     std::string pod_uid;
     std::string slurm_job;

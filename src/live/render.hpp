@@ -13,7 +13,13 @@ struct NowTextOptions {
     bool color = false;            ///< ANSI colours (terminals only, never with NO_COLOR)
     int bar_width = 20;            ///< cells of the per-GPU three-state bar
     std::size_t max_decisions = 8; ///< policy decisions listed
+    int columns = 0;               ///< terminal width: every line is cut to it (0: no limit)
 };
+
+/// `line` cut to `columns` terminal columns (one per code point; ANSI escape sequences take none),
+/// ending in "…" when cut, with colours reset after a cut inside them. Unchanged when it fits or
+/// `columns` is 0.
+std::string clip_to_columns(const std::string& line, int columns);
 
 /// The `gua now` table: source line, GPUs with their three-state bar, holders, policy decisions.
 std::string render_now_text(const NowModel& model, const NowTextOptions& options);

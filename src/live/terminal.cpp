@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace gua::live {
@@ -51,6 +52,14 @@ void TerminalSession::draw(const std::string& frame) const {
     std::string text = "\x1b[H\x1b[2J";
     text += frame;
     write_all(m_out, text);
+}
+
+int terminal_columns(int fd) {
+    winsize ws{};
+    if (::isatty(fd) != 1 || ::ioctl(fd, TIOCGWINSZ, &ws) != 0) {
+        return 0;
+    }
+    return ws.ws_col;
 }
 
 bool wait_for_quit(int fd, DurationUs timeout_us, const std::atomic<bool>& stop) {

@@ -31,6 +31,10 @@ class TerminalSession {
     termios m_saved{};
 };
 
+/// The width of the terminal on `fd` in columns (TIOCGWINSZ), or 0 when `fd` is not a terminal
+/// or does not say.
+int terminal_columns(int fd);
+
 /// Waits up to `timeout_us` for a key on `fd` (-1: just waits), returning early when `stop` is
 /// set. True when 'q' or 'Q' was pressed (or `fd` reached end of file).
 bool wait_for_quit(int fd, DurationUs timeout_us, const std::atomic<bool>& stop);

@@ -124,14 +124,16 @@ void holders(std::string& out, const NowModel& m, const NowTextOptions& o) {
         out += "  (no process holds GPU memory)\n";
         return;
     }
-    out += "GPU  user            pid  command          where                     memory   SM  "
-           "idle-held\n";
+    out += "GPU  user            pid  where                     memory   SM  idle-held     "
+           "command\n";
     for (const HolderNow& h : m.holders) {
         const std::string sm = h.sm_pct ? fmt::format("{:.0f}%", *h.sm_pct) : "n/a";
+        // The command line last, so a narrow terminal cuts it rather than the columns before it.
         const std::string line =
-            fmt::format("{:>3}  {:<12} {:>6}  {:<15}  {:<22}  {:>9}  {:>3}  {}", h.gpu_index,
-                        printable(h.user.substr(0, 12)), h.pid, printable(h.command.substr(0, 15)),
-                        printable(where(h).substr(0, 22)), format_gib(h.mem_mib), sm, idle(h));
+            fmt::format("{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}  {:<12}  {}", h.gpu_index,
+                        printable(h.user.substr(0, 12)), h.pid, printable(where(h).substr(0, 22)),
+                        format_gib(h.mem_mib), sm, idle(h),
+                        h.command_line.empty() ? printable(h.command) : h.command_line);
         out += (h.idle_held ? paint(o.color, "33", line) : line) + "\n";
     }
 }
@@ -161,6 +163,36 @@ std::string format_gib(std::optional<std::int64_t> mib) {
     return mib ? gua::format_gib(static_cast<double>(*mib)) : "?";
 }
 
+std::string clip_to_columns(const std::string& line, int columns) {
+    if (columns <= 0) {
+        return line;
+    }
+    // Columns the line takes, and the byte where the first `columns - 1` of them end.
+    int used = 0;
+    std::size_t cut = std::string::npos;
+    bool escapes = false;
+    for (std::size_t i = 0; i < line.size();) {
+        if (line[i] == '\x1b') {
+            escapes = true;
+            const std::size_t end = line.find_first_of("ABCDEFGHJKSTfmhlsu", i + 1);
+            i = end == std::string::npos ? line.size() : end + 1;
+            continue;
+        }
+        if (used == columns - 1) {
+            cut = i;
+        }
+        ++used;
+        ++i;
+        while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) {
+            ++i; // UTF-8 continuation bytes
+        }
+    }
+    if (used <= columns) {
+        return line;
+    }
+    return line.substr(0, cut) + "…" + (escapes ? "\x1b[0m" : "");
+}
+
 std::string render_now_text(const NowModel& m, const NowTextOptions& o) {
     std::string out =
         fmt::format("gua now — {}  {}\n", m.host.empty() ? "?" : m.host, format_iso8601(m.now));
@@ -170,12 +202,25 @@ std::string render_now_text(const NowModel& m, const NowTextOptions& o) {
     out += "\n";
     holders(out, m, o);
     decisions(out, m, o);
-    return out;
+    if (o.columns <= 0) {
+        return out;
+    }
+    std::string clipped;
+    for (std::size_t at = 0; at < out.size();) {
+        const std::size_t end = out.find('\n', at);
+        const std::size_t stop = end == std::string::npos ? out.size() : end;
+        clipped += clip_to_columns(out.substr(at, stop - at), o.columns);
+        clipped += end == std::string::npos ? "" : "\n";
+        at = stop + 1;
+    }
+    return clipped;
 }
 
 std::string render_top_frame(const NowModel& m, const NowTextOptions& o, DurationUs refresh_us) {
-    return fmt::format("gua top — refresh every {}, q quits\n", format_duration(refresh_us)) +
-           render_now_text(m, o);
+    return clip_to_columns(
+               fmt::format("gua top — refresh every {}, q quits", format_duration(refresh_us)),
+               o.columns) +
+           "\n" + render_now_text(m, o);
 }
 
 } // namespace gua::live

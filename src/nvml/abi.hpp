@@ -207,6 +207,57 @@ struct nvmlTemperature_v1_t {
 inline constexpr unsigned int nvmlTemperature_v1 =
     static_cast<unsigned int>(sizeof(nvmlTemperature_v1_t)) | (1u << 24);
 
+/// Opaque GPM sample (Hopper and newer); allocated and freed by the library.
+struct nvmlGpmSample_st;
+using nvmlGpmSample_t = nvmlGpmSample_st*;
+
+/// GPM metric ids of nvmlGpmMetricsGet (nvml-notes §9), all percentages 0-100.
+enum nvmlGpmMetricId_t : unsigned int {
+    NVML_GPM_METRIC_SM_UTIL = 2,         ///< SMs with at least one warp resident: SM active
+    NVML_GPM_METRIC_SM_OCCUPANCY = 3,    ///< resident warps over the SMs' maximum
+    NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5, ///< any tensor pipe active
+    NVML_GPM_METRIC_DRAM_BW_UTIL = 10,   ///< DRAM bandwidth used over its peak
+    NVML_GPM_METRIC_FP64_UTIL = 11,      ///< FP64 pipe active
+    NVML_GPM_METRIC_FP32_UTIL = 12,      ///< FP32 pipe active
+    NVML_GPM_METRIC_FP16_UTIL = 13,      ///< FP16 pipe active
+};
+
+/// Entries of nvmlGpmMetricsGet_t::metrics in the newest header (13.2+). Older headers had 98
+/// (≤ 12.8) and 210 (12.9-13.1) under the same struct version 1: gua allocates the largest and
+/// fills only numMetrics, so a driver built with any of them stays inside the struct.
+inline constexpr unsigned int NVML_GPM_METRIC_MAX = 333;
+inline constexpr unsigned int NVML_GPM_METRICS_GET_VERSION = 1;
+inline constexpr unsigned int NVML_GPM_SUPPORT_VERSION = 1;
+
+/// One metric of nvmlGpmMetricsGet: set metricId before the call; value is valid only when
+/// nvmlReturn is NVML_SUCCESS; the names belong to the library.
+struct nvmlGpmMetric_t {
+    unsigned int metricId;
+    nvmlReturn_t nvmlReturn;
+    double value;
+    struct {
+        char* shortName;
+        char* longName;
+        char* unit;
+    } metricInfo;
+};
+
+/// nvmlGpmMetricsGet argument: version, numMetrics, the two samples and the metric ids are set by
+/// the caller; the metrics are computed over the time between the samples.
+struct nvmlGpmMetricsGet_t {
+    unsigned int version;
+    unsigned int numMetrics;
+    nvmlGpmSample_t sample1;
+    nvmlGpmSample_t sample2;
+    nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+};
+
+/// nvmlGpmQueryDeviceSupport argument; set version first.
+struct nvmlGpmSupport_t {
+    unsigned int version;
+    unsigned int isSupportedDevice;
+};
+
 static_assert(sizeof(nvmlReturn_t) == 4);
 static_assert(sizeof(nvmlDevice_t) == 8);
 static_assert(sizeof(nvmlUtilization_t) == 8);
@@ -239,6 +290,14 @@ static_assert(offsetof(nvmlFieldValue_t, valueType) == 24);
 static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28 &&
               offsetof(nvmlFieldValue_t, value) == 32);
 
+static_assert(sizeof(nvmlGpmMetric_t) == 40 && offsetof(nvmlGpmMetric_t, value) == 8);
+static_assert(offsetof(nvmlGpmMetric_t, metricInfo) == 16);
+static_assert(offsetof(nvmlGpmMetricsGet_t, sample1) == 8);
+static_assert(offsetof(nvmlGpmMetricsGet_t, sample2) == 16);
+static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
+static_assert(sizeof(nvmlGpmMetricsGet_t) == 13344);
+static_assert(sizeof(nvmlGpmSupport_t) == 8);
+
 /// Function types of the entry points in entry_points.def (one per distinct C signature).
 using ReturnFn = nvmlReturn_t();
 using ErrorStringFn = const char*(nvmlReturn_t);
@@ -262,5 +321,11 @@ using DeviceClockFn = nvmlReturn_t(nvmlDevice_t, nvmlClockType_t, unsigned int*)
 using DeviceMigModeFn = nvmlReturn_t(nvmlDevice_t, unsigned int*, unsigned int*);
 using DeviceMigHandleFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlDevice_t*);
 using DeviceFieldValuesFn = nvmlReturn_t(nvmlDevice_t, int, nvmlFieldValue_t*);
+using DeviceGpmSupportFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSupport_t*);
+using GpmSampleAllocFn = nvmlReturn_t(nvmlGpmSample_t*);
+using GpmSampleFreeFn = nvmlReturn_t(nvmlGpmSample_t);
+using DeviceGpmSampleFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSample_t);
+using DeviceGpmMigSampleFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
+using GpmMetricsGetFn = nvmlReturn_t(nvmlGpmMetricsGet_t*);
 
 } // namespace gua::nvml

@@ -30,8 +30,10 @@ struct NvmlDiagnostics {
 struct Card {
     telemetry::DeviceInfo info;
     nvmlDevice_t handle = nullptr;
-    unsigned int index = 0;               ///< driver index of the physical GPU
-    std::optional<unsigned int> mig_slot; ///< MIG instances: slot under the physical GPU
+    unsigned int index = 0;                      ///< driver index of the physical GPU
+    std::optional<unsigned int> mig_slot;        ///< MIG instances: slot under the physical GPU
+    nvmlDevice_t parent = nullptr;               ///< MIG instances: the physical GPU's handle
+    std::optional<unsigned int> gpu_instance_id; ///< MIG instances: their GPU instance id
     std::optional<std::uint64_t> memory_total_bytes;
     bool lost = false;               ///< GPU_IS_LOST seen; re-probed on later polls
     bool samples_supported = true;   ///< false once the util ring said NOT_SUPPORTED

@@ -44,10 +44,6 @@ class Status {
     int m_errors = 0;
 };
 
-bool unsupported(nvmlReturn_t rc) {
-    return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND;
-}
-
 /// The integer a field value holds, or nullopt for an unknown type or a value out of range.
 std::optional<std::int64_t> integer_of(nvmlValueType_t type, const nvmlValue_t& v) {
     switch (type) {

@@ -18,6 +18,12 @@ namespace gua::nvml {
 /// The soname loaded when no path is given (never the unversioned .so, which may be a CUDA stub).
 inline constexpr const char* k_default_library = "libnvidia-ml.so.1";
 
+/// True for the answers that mean "this card or driver cannot tell" rather than a failure:
+/// NOT_SUPPORTED, and FUNCTION_NOT_FOUND from an entry point the library lacks.
+inline bool unsupported(nvmlReturn_t rc) {
+    return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
 /// Which name of an entry point was bound.
 struct BoundSymbol {
     Entry id;

@@ -60,6 +60,7 @@ void NvmlSource::poll_into(TimeUs now, std::vector<telemetry::DevicePoll>& out) 
             continue;
         }
         read_card(*m_library, card, now, m_state, out[i]);
+        read_gpm(card, now, out[i]);
     }
     m_notices.update(m_state.diagnostics, now, max_poll_span_us());
 }
@@ -116,6 +117,30 @@ std::string NvmlSource::measurement_note() {
               : "this driver has no nvmlDeviceGetSamples");
 }
 
+void NvmlSource::read_gpm(Card& card, TimeUs now, telemetry::DevicePoll& poll) {
+    std::unique_ptr<GpmRing>& ring = m_gpm[card.info.uuid];
+    if (!ring) {
+        ring = std::make_unique<GpmRing>(*m_library);
+    }
+    if (poll.lost) {
+        ring->restart();
+        return;
+    }
+    // A MIG instance is sampled through its parent by GPU instance id; without that id, through
+    // its own handle.
+    const GpmTarget target = card.parent != nullptr && card.gpu_instance_id
+                                 ? GpmTarget{card.parent, card.gpu_instance_id}
+                                 : GpmTarget{card.handle, std::nullopt};
+    bool lost = false;
+    ring->read(target, now, poll.readings, poll.read_errors, lost);
+    if (lost) {
+        card.lost = true;
+        ring->restart();
+        clear_poll(card, poll);
+        poll.lost = true;
+    }
+}
+
 void NvmlSource::enumerate() {
     m_enumerated = true;
     unsigned int count = 0;
@@ -143,6 +168,10 @@ void NvmlSource::enumerate() {
         }
     }
     m_cards = std::move(fresh);
+    std::erase_if(m_gpm, [&](const auto& item) {
+        return std::none_of(m_cards.begin(), m_cards.end(),
+                            [&](const Card& c) { return c.info.uuid == item.first; });
+    });
 }
 
 void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vector<Card>& fresh) {
@@ -172,6 +201,12 @@ void NvmlSource::add_physical(unsigned int index, nvmlDevice_t handle, std::vect
                 continue;
             }
             mig.info.parent_uuid = physical.info.uuid;
+            mig.parent = handle;
+            unsigned int gpu_instance = 0;
+            if (m_library->call<Entry::device_get_gpu_instance_id>(mig.handle, &gpu_instance) ==
+                NVML_SUCCESS) {
+                mig.gpu_instance_id = gpu_instance;
+            }
             if (mig.info.name.find(physical.info.name) == std::string::npos) {
                 // Some drivers name an instance by its profile alone ("MIG 3g.40gb"): keep the
                 // model in front so that pricing and reports know which card it slices.
@@ -244,6 +279,7 @@ bool NvmlSource::reprobe(Card& card) const {
                                                                           &mig) != NVML_SUCCESS) {
             return false;
         }
+        card.parent = handle;
         handle = mig;
     }
     std::string uuid;

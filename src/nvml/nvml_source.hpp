@@ -2,10 +2,12 @@
 #pragma once
 
 #include "nvml/card.hpp"
+#include "nvml/gpm.hpp"
 #include "nvml/library.hpp"
 #include "nvml/notices.hpp"
 #include "telemetry/device_source.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,10 +54,15 @@ class NvmlSource final : public telemetry::DeviceSource {
     void keep_lost(unsigned int index, std::vector<Card>& fresh) const;
     nvmlReturn_t describe(nvmlDevice_t handle, Card& card) const;
     bool reprobe(Card& card) const;
+    /// Reads the card's GPM metrics into its poll (docs/health.md); a GPU lost meanwhile turns the
+    /// poll into a lost one.
+    void read_gpm(Card& card, TimeUs now, telemetry::DevicePoll& poll);
 
     std::unique_ptr<Library> m_library;
     std::vector<Card> m_cards;
     SourceState m_state;
+    /// GPM sample rings by card uuid (declared after the library: freed before it shuts down).
+    std::map<std::string, std::unique_ptr<GpmRing>> m_gpm;
     DiagnosticNotices m_notices;
     bool m_enumerated = false;
 };

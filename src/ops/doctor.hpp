@@ -5,6 +5,7 @@
 #include "ops/installation.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gua::ops {
@@ -34,6 +35,12 @@ struct DoctorInputs {
     Result<config::Config> config = config::Config{};
     bool config_file_exists = false;
 };
+
+/// The driver version in the first line of /proc/driver/nvidia/version: the first version-shaped
+/// word after "Kernel Module" ("NVIDIA UNIX x86_64 Kernel Module  560.35.05  Thu Aug …" and the
+/// open module's "NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build …"); empty
+/// when there is none.
+std::string kernel_module_version_of(std::string_view line);
 
 /// Runs every check in order: NVML library, driver, GPUs, /proc access, database, disk, clock,
 /// service, unit hardening, configuration, policy privileges.

@@ -5,12 +5,14 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <link.h>
 #include <map>
+#include <sstream>
 
 namespace gua::ops {
 
@@ -44,24 +46,12 @@ Result<std::string> locate_library(const std::string& name) {
     return path;
 }
 
-// "560.35.05" from /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64 Kernel
-// Module  560.35.05  Thu Aug ..."); empty when the kernel module is not loaded.
+// "560.35.05" from /proc/driver/nvidia/version; empty when the kernel module is not loaded.
 std::string kernel_module_version() {
     std::ifstream in("/proc/driver/nvidia/version");
     std::string line;
     std::getline(in, line);
-    const std::string marker = "Kernel Module";
-    const std::size_t at = line.find(marker);
-    if (at == std::string::npos) {
-        return {};
-    }
-    std::string rest = line.substr(at + marker.size());
-    const std::size_t begin = rest.find_first_not_of(' ');
-    if (begin == std::string::npos) {
-        return {};
-    }
-    rest = rest.substr(begin);
-    return rest.substr(0, rest.find(' '));
+    return kernel_module_version_of(line);
 }
 
 std::string driver_fix(const Error& error) {
@@ -106,6 +96,23 @@ Finding gpus_finding(const std::vector<telemetry::DeviceInfo>& devices) {
 }
 
 } // namespace
+
+std::string kernel_module_version_of(std::string_view line) {
+    const std::string_view marker = "Kernel Module";
+    const std::size_t at = line.find(marker);
+    if (at == std::string_view::npos) {
+        return {};
+    }
+    std::istringstream words{std::string(line.substr(at + marker.size()))};
+    std::string word;
+    while (words >> word) {
+        if (std::isdigit(static_cast<unsigned char>(word.front())) != 0 &&
+            word.find_first_not_of("0123456789.") == std::string::npos) {
+            return word;
+        }
+    }
+    return {};
+}
 
 std::vector<Finding> check_gpus(const std::string& nvml_library) {
     std::vector<Finding> out;

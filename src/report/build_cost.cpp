@@ -26,16 +26,41 @@ audit::CardFacts facts_of(const store::GpuRow& g, const std::vector<store::GpuRo
 
 } // namespace
 
+CardCostTable::CardCostTable(CostSection& cost, const audit::Pricing& pricing) : m_cost(cost) {
+    m_cost = CostSection{};
+    m_cost.currency = pricing.currency;
+    m_cost.prices_configured = pricing.configured;
+    m_cost.price_overridden = pricing.override_micros_per_gpu_hour.has_value();
+    m_cost.spot_discount = pricing.spot_discount;
+}
+
+void CardCostTable::add(int index, const std::string& model, const audit::CardPrice& price,
+                        const audit::StateTimes& states) {
+    const audit::StateCost c = audit::cost_of(states, price.micros_per_gpu_hour);
+    m_cost.gpus.push_back(
+        GpuCostRow{index, model, price.micros_per_gpu_hour, c, price.fraction, price.rule});
+    m_cost.total += c;
+    const DurationUs measured = states.active + states.idle_held + states.truly_idle;
+    m_idle_held_hourly += audit::hourly_micros(static_cast<double>(states.idle_held), measured,
+                                               price.micros_per_gpu_hour);
+    m_truly_idle_hourly += audit::hourly_micros(static_cast<double>(states.truly_idle), measured,
+                                                price.micros_per_gpu_hour);
+}
+
+void CardCostTable::finish() {
+    m_cost.idle_held_rate = audit::run_rate(m_idle_held_hourly);
+    m_cost.truly_idle_rate = audit::run_rate(m_truly_idle_hourly);
+    m_cost.waste_rate =
+        audit::RunRate{m_cost.idle_held_rate.hourly_cents + m_cost.truly_idle_rate.hourly_cents};
+}
+
 void build_cost_and_advice(const audit::WindowAccumulator& acc,
                            const std::vector<store::GpuRow>& gpus,
                            const std::vector<store::IdentityRow>& identities,
                            const BuildOptions& options, DurationUs recorded_us, ReportModel& m) {
     const audit::Pricing& pricing = options.pricing;
     CostSection& cost = m.cost;
-    cost.currency = pricing.currency;
-    cost.prices_configured = pricing.configured;
-    cost.price_overridden = pricing.override_micros_per_gpu_hour.has_value();
-    cost.spot_discount = pricing.spot_discount;
+    CardCostTable table(cost, pricing);
 
     audit::RecommendInput input;
     input.time_zone = m.time_zone;
@@ -44,8 +69,6 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc,
     input.heatmap = acc.heatmap();
     std::map<std::size_t, std::size_t> card_of_gpu; // gpu table id → position in input.cards
     std::map<std::size_t, std::int64_t> price_of_gpu;
-    double idle_held_hourly = 0;
-    double truly_idle_hourly = 0;
     for (const store::GpuRow& g : gpus) {
         const auto id = static_cast<std::size_t>(g.id);
         if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
@@ -56,22 +79,11 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc,
         const std::int64_t price = card_price.micros_per_gpu_hour;
         price_of_gpu[id] = price;
         card_of_gpu[id] = input.cards.size();
-        const audit::StateCost c = audit::cost_of(t.states, price);
-        cost.gpus.push_back(
-            GpuCostRow{g.index, g.name, price, c, card_price.fraction, card_price.rule});
-        cost.total += c;
-        const DurationUs measured = t.states.active + t.states.idle_held + t.states.truly_idle;
-        idle_held_hourly +=
-            audit::hourly_micros(static_cast<double>(t.states.idle_held), measured, price);
-        truly_idle_hourly +=
-            audit::hourly_micros(static_cast<double>(t.states.truly_idle), measured, price);
+        table.add(g.index, g.name, card_price, t.states);
         input.cards.push_back(audit::CardEvidence{g.index, g.name, g.memory_total_mib, price,
                                                   t.states, t.pools, t.profile});
     }
-    cost.idle_held_rate = audit::run_rate(idle_held_hourly);
-    cost.truly_idle_rate = audit::run_rate(truly_idle_hourly);
-    cost.waste_rate =
-        audit::RunRate{cost.idle_held_rate.hourly_cents + cost.truly_idle_rate.hourly_cents};
+    table.finish();
 
     // Identities: each (identity, card) piece priced at the card's price, summed per group.
     std::map<std::string, IdentityCostRow> cost_of_group;

@@ -1,6 +1,7 @@
 // The fleet report from dcgm-exporter: each step of each GPU becomes an audit::CardTick (device
 // utilization, framebuffer used as the holder's memory) fed to the same WindowAccumulator.
 #include "audit/window.hpp"
+#include "report/build_cost.hpp"
 #include "report/fleet.hpp"
 #include "report/shares.hpp"
 
@@ -96,6 +97,7 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
 
     std::map<std::string, audit::StateTimes> by_host;
     std::vector<audit::StateTimes> card_states;
+    std::vector<store::GpuRow> priced; // the cards as §7 and §8 read them, ids = acc's
     audit::Provenance provenance;
     DurationUs overlap_us = 0;
     for (std::size_t i = 0; i < index.size(); ++i) {
@@ -112,6 +114,8 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
         card_states.push_back(t.states);
         provenance += t.provenance;
         overlap_us += t.overlap_us;
+        priced.push_back(store::GpuRow{static_cast<std::int64_t>(i), row.uuid, row.index, row.model,
+                                       std::nullopt, ""});
         m.gpus.push_back(row);
     }
     const audit::StateTimes& st = acc.states();
@@ -143,11 +147,20 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
         fleet.host_label, o.from, o.to, step);
     m.coverage.first = acc.first();
     m.coverage.last_end = acc.last_end();
+    DurationUs gap_total = 0;
     for (const audit::Gap& g : acc.gaps()) {
         m.coverage.gaps.emplace_back(g.from, g.to);
+        gap_total += g.to - g.from;
     }
+    const DurationUs recorded =
+        acc.first()
+            ? std::max<DurationUs>(
+                  std::min(*acc.last_end(), o.to) - std::max(*acc.first(), o.from) - gap_total, 0)
+            : 0;
     m.coverage.covered_share = presence.covered_share;
     summarise_hosts(m, by_host, presence, prom.url());
+    // The gauges give card-ticks like a database's: §7 and §8 as in `gua report --db`.
+    build_cost_and_advice(acc, priced, {}, o, recorded, m);
     return m;
 }
 

@@ -2,6 +2,7 @@
 // scrapes — from gua's counters, or from dcgm-exporter's gauges on fleets without gua.
 #pragma once
 
+#include "audit/mig.hpp"
 #include "core/timezone.hpp"
 #include "report/build.hpp"
 #include "report/model.hpp"
@@ -63,6 +64,20 @@ DurationUs coverage_step(TimeUs from, TimeUs to);
 
 /// Sorts identity rows by GPU-hours (then name), fills their shares and keeps the top `top`.
 void rank_identities(ReportModel& m, std::vector<IdentityRow> rows, std::size_t top);
+
+/// A card of a fleet report as §7 prices it.
+struct FleetCard {
+    audit::CardFacts facts; ///< uuid, model name and (when exported) memory size
+    audit::StateTimes states;
+};
+
+/// §7 of a report from gua's counters: prices `cards` (the same cards, in the same order, as
+/// m.gpus) and m.identities. Per-user counters carry no card, so an identity's active and
+/// idle-held time is priced at the fleet's mean price of that state (exact when every card costs
+/// the same; a note says so otherwise). §8 is left empty with the reason in m.advice_unavailable:
+/// its rules read per-card-tick evidence that the counters do not carry.
+void price_fleet(ReportModel& m, const std::vector<FleetCard>& cards,
+                 const audit::Pricing& pricing);
 
 /// Fills m.hosts from each host's state times, the GPU rows (which carry their host) and the
 /// hosts' covered shares, and names the fleet in m.host.

@@ -2,6 +2,7 @@
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/version.hpp"
+#include "report/build_cost.hpp"
 #include "report/fleet.hpp"
 #include "report/shares.hpp"
 
@@ -86,6 +87,44 @@ void rank_identities(ReportModel& m, std::vector<IdentityRow> rows, std::size_t 
         rows.resize(top);
     }
     m.identities = std::move(rows);
+}
+
+void price_fleet(ReportModel& m, const std::vector<FleetCard>& cards,
+                 const audit::Pricing& pricing) {
+    CardCostTable table(m.cost, pricing);
+    // Σ price × time per state, for the mean price of an hour in that state.
+    double active_micros_us = 0;
+    double idle_held_micros_us = 0;
+    audit::StateTimes all;
+    std::set<std::int64_t> prices;
+    for (std::size_t i = 0; i < cards.size() && i < m.gpus.size(); ++i) {
+        const audit::CardPrice price = audit::card_price(pricing, cards[i].facts);
+        table.add(m.gpus[i].index, m.gpus[i].model, price, cards[i].states);
+        const auto micros = static_cast<double>(price.micros_per_gpu_hour);
+        active_micros_us += micros * static_cast<double>(cards[i].states.active);
+        idle_held_micros_us += micros * static_cast<double>(cards[i].states.idle_held);
+        all += cards[i].states;
+        prices.insert(price.micros_per_gpu_hour);
+    }
+    table.finish();
+    const auto mean_price = [](double micros_us, DurationUs us) {
+        return us > 0 ? std::llround(micros_us / static_cast<double>(us)) : std::int64_t{0};
+    };
+    const std::int64_t active_price = mean_price(active_micros_us, all.active);
+    const std::int64_t idle_held_price = mean_price(idle_held_micros_us, all.idle_held);
+    for (const IdentityRow& r : m.identities) {
+        m.cost.identities.push_back(
+            IdentityCostRow{r.name, audit::share_cost_cents(r.active_hours * 3600e6, active_price),
+                            audit::share_cost_cents(r.idle_held_hours * 3600e6, idle_held_price)});
+    }
+    if (prices.size() > 1 && !m.identities.empty()) {
+        m.notes.push_back("§7 prices each identity's time at the fleet's mean price of that state: "
+                          "gua's per-user counters do not say which card the time was on");
+    }
+    m.advice_unavailable =
+        "not computed from Prometheus: the rules read per-card-tick evidence (load patterns, "
+        "waste pools, time of day) that gua's counters do not carry; run `gua report` on each "
+        "host for its recommendations";
 }
 
 void summarise_hosts(ReportModel& m, const std::map<std::string, audit::StateTimes>& states,

@@ -117,7 +117,14 @@ json recommendations_json(const ReportModel& m) {
     combined["window_cents"] =
         std::llround(c.savings / static_cast<double>(audit::k_micros_per_cent));
     combined["formula"] = formula;
-    return json{{"items", items}, {"baseline", baseline}, {"combined", combined}};
+    json out{{"items", items},
+             {"baseline", baseline},
+             {"combined", combined},
+             {"computed", m.advice_unavailable.empty()}};
+    if (!m.advice_unavailable.empty()) {
+        out["not_computed_reason"] = m.advice_unavailable;
+    }
+    return out;
 }
 
 } // namespace gua::report

@@ -250,8 +250,10 @@ struct ReportModel {
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window
     double bucket_hours = 0;         ///< measured card-hours behind the bucket shares
     Coverage coverage;
-    CostSection cost;                    ///< §7
-    audit::Advice advice;                ///< §8
+    CostSection cost;     ///< §7
+    audit::Advice advice; ///< §8
+    /// Why §8 was not computed (fleet reports from gua's counters); empty when it was.
+    std::string advice_unavailable;
     std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
     std::optional<HealthSection> health; ///< §9; nullopt for sources without health readings
 };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 namespace gua::report {
 
@@ -48,6 +49,7 @@ struct Card {
     audit::StateTimes states;
     std::array<DurationUs, 4> buckets{};
     double ticks = 0;
+    std::optional<std::int64_t> memory_total_mib;
 };
 
 /// §5 from increase() per quarter hour: edge segments by instant queries, the rest by one range
@@ -176,8 +178,20 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         }
     }
 
+    // Memory size per card, for pricing MIG instances without a profile in their name.
+    for (const PromSample& s :
+         prom.query(fmt::format("max by ({}, uuid) (max_over_time(gua_gpu_memory_total_bytes{}))",
+                                h, range),
+                    o.to)) {
+        const auto it = cards.find({prom_label(s.labels, h), prom_label(s.labels, "uuid")});
+        if (it != cards.end() && s.value > 0) {
+            it->second.memory_total_mib = bounded_round(s.value / (1024.0 * 1024.0), 1e12);
+        }
+    }
+
     audit::StateTimes total;
     std::array<DurationUs, 4> buckets{};
+    std::vector<FleetCard> priced;
     std::map<std::string, audit::StateTimes> by_host;
     std::vector<audit::StateTimes> card_states;
     for (auto& [key, c] : cards) {
@@ -190,6 +204,9 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         // gua's counters carry no provenance: the measured time counts as source unknown.
         c.row.provenance = provenance_of(c.states, audit::Provenance{}, 0);
         card_states.push_back(c.states);
+        priced.push_back(FleetCard{
+            audit::CardFacts{c.row.uuid, c.row.model, c.memory_total_mib, "", "", std::nullopt},
+            c.states});
         m.gpus.push_back(c.row);
         m.samples += c.row.samples;
         total += c.states;
@@ -210,6 +227,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
 
     fill_identities(m, prom, o, range);
     fill_heatmap(m, prom, o, tz);
+    price_fleet(m, priced, o.pricing);
 
     const DurationUs step = coverage_step(o.from, o.to);
     const SeriesPresence presence =

@@ -1,4 +1,5 @@
-// Renderers: they only format a finished ReportModel (text for terminals, JSON for machines).
+// Renderers: they only format a finished ReportModel (text for terminals, JSON for machines, CSV
+// for spreadsheets).
 #pragma once
 
 #include "report/model.hpp"
@@ -16,6 +17,14 @@ struct TextOptions {
 /// The human report: §1 headline … §6 efficiency, §7 cost, §8 recommendations, the 20 % verdict
 /// and data coverage.
 std::string render_text(const ReportModel& model, const TextOptions& options);
+
+/// The tables `gua report --format csv --table …` writes.
+enum class CsvTable { gpus, identities, heatmap, cost };
+
+/// One table of the report as RFC 4180 CSV (header row, CRLF line ends): §3 per GPU, §4 per
+/// identity, the §5 heatmap (168 rows, empty shares where no card-tick fell), §7 cost (per GPU, the
+/// total, per identity; money in currency units).
+std::string render_csv(const ReportModel& model, CsvTable table);
 
 /// The JSON report (documented in docs/report-json.md), pretty-printed, ending in a newline.
 std::string render_json(const ReportModel& model);

@@ -139,6 +139,10 @@ void render_recommendations_text(std::string& out, const ReportModel& m) {
     const audit::Advice& a = m.advice;
     const std::string& cur = m.cost.currency;
     out += "§8 Recommendations\n";
+    if (!m.advice_unavailable.empty()) {
+        out += "  (" + m.advice_unavailable + ")\n";
+        return;
+    }
     if (a.recommendations.empty()) {
         out += "  (no rule fired: no waste pattern in this window calls for a change)\n";
         return;

@@ -51,6 +51,7 @@ void TickBuilder::CardAcc::reset() {
         c.increase = 0;
         c.known = false;
     }
+    means = {};
     lost = false;
     partial = false;
     snapshot = false;
@@ -301,6 +302,14 @@ void TickBuilder::fold_readings(CardAcc& card, const telemetry::CardReadings& po
             c.last = v;
             break;
         }
+        case telemetry::Fold::mean: {
+            // The reading is the mean over the poll's span (a GPM metric between two samples).
+            CardAcc::Mean& m = card.means[i];
+            const DurationUs w = std::max<DurationUs>(span_us, 0);
+            m.weighted += static_cast<double>(*v) * static_cast<double>(w);
+            m.span += w;
+            break;
+        }
         case telemetry::Fold::event_time:
         case telemetry::Fold::derived:
             break;
@@ -395,6 +404,10 @@ void TickBuilder::finish_card(CardAcc& card) const {
             const std::int64_t whole = (total + q / 2) / q * q;
             c.carry = total - whole;
             r.readings.*f.value = whole;
+        }
+        const CardAcc::Mean& m = card.means[static_cast<std::size_t>(f.field)];
+        if (f.fold == telemetry::Fold::mean && m.span > 0) {
+            r.readings.*f.value = std::llround(m.weighted / static_cast<double>(m.span));
         }
     }
     if (card.measured_polls == 0) {

@@ -81,6 +81,13 @@ class TickBuilder {
             bool known = false;               ///< an increase was read during the tick
         };
         std::array<Counter, telemetry::k_card_field_count> counters{};
+        /// State of a mean field during the tick: Σ reading × span and Σ span over the polls
+        /// that had a reading.
+        struct Mean {
+            double weighted = 0;
+            DurationUs span = 0;
+        };
+        std::array<Mean, telemetry::k_card_field_count> means{};
         bool lost = false;     ///< lost in a poll of the tick
         bool partial = false;  ///< a poll reported lost samples or a partial source
         bool snapshot = false; ///< a poll measured with a snapshot

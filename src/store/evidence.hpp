@@ -26,7 +26,7 @@ void decode_evidence(std::string_view blob, audit::GpuTotals& totals);
 std::string encode_identity_evidence(const audit::IdentityTotals& totals);
 
 /// Decodes a BLOB written by encode_identity_evidence() into `totals.health` (reset first); an
-/// empty BLOB (rows written before schema 7) leaves it zero.
+/// empty BLOB (rows written before schema 8) leaves it zero.
 void decode_identity_evidence(std::string_view blob, audit::IdentityTotals& totals);
 
 } // namespace gua::store

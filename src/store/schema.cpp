@@ -158,8 +158,12 @@ void v7(Database& db) {
     db.exec(k_schema_v7_sql);
 }
 
+void v8(Database& db) {
+    db.exec(k_schema_v8_sql);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 7> k_migrations{v1, v2, v3, v4, v5, v6, v7};
+constexpr std::array<Migration, 8> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

@@ -28,7 +28,7 @@ struct CardReadings {
 };
 
 /// How the sampler folds a field's poll readings into the tick (card_fields.def, column fold).
-enum class Fold : std::uint8_t { last, bits, counter, event_time, derived };
+enum class Fold : std::uint8_t { last, bits, counter, event_time, derived, mean };
 
 /// What a field's stored value is relative to (card_fields.def, column base).
 enum class StoredBase : std::uint8_t { none, energy, clock_event };

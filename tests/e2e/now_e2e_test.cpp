@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -110,7 +111,8 @@ TEST(NowE2E, WithoutDaemonOrDriverItSaysSoAndFails) {
 /// `gua top` in a pseudo-terminal: the output so far, keys to send, and its exit.
 class PtyTop {
   public:
-    explicit PtyTop(const std::vector<std::string>& args) {
+    explicit PtyTop(const std::vector<std::string>& args, unsigned short rows = 40,
+                    unsigned short columns = 120) {
         std::vector<std::string> argv{GUA_BINARY, "top"};
         argv.insert(argv.end(), args.begin(), args.end());
         std::vector<char*> c;
@@ -118,7 +120,7 @@ class PtyTop {
             c.push_back(const_cast<char*>(a.c_str()));
         }
         c.push_back(nullptr);
-        winsize ws{40, 120, 0, 0};
+        winsize ws{rows, columns, 0, 0};
         m_pid = ::forkpty(&m_master, nullptr, nullptr, &ws);
         if (m_pid == 0) {
             ::setenv("NO_COLOR", "1", 1);
@@ -202,6 +204,59 @@ TEST(TopE2E, RendersInAPseudoTerminalAndQuitsOnQ) {
     EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
     const std::string& out = top.output();
     EXPECT_NE(out.rfind("\x1b[?25h\x1b[?1049l"), std::string::npos) << "terminal restored";
+    Scene::stop_daemon(*daemon);
+}
+
+/// The widest line of terminal output: code points outside escape sequences, lines split at LF.
+int widest_line(const std::string& out) {
+    int widest = 0;
+    int width = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const char c = out[i];
+        if (c == '\x1b') {
+            // CSI: ESC [ parameters final byte (@ to ~); other escapes are two bytes.
+            if (i + 1 < out.size() && out[i + 1] == '[') {
+                i += 2;
+                while (i < out.size() && (out[i] < '@' || out[i] > '~')) {
+                    ++i;
+                }
+            } else {
+                ++i;
+            }
+            continue;
+        }
+        if (c == '\n') {
+            width = 0;
+        } else if (c != '\r' && (static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+            widest = std::max(widest, ++width);
+        }
+    }
+    return widest;
+}
+
+// At 80×24 every line is cut to 80 columns; at 200×50 the holder's whole command line shows.
+TEST(TopE2E, FitsTheTerminalWidthAndShowsTheCommandLine) {
+    GUA_REQUIRE_ROOT();
+    Scene s;
+    auto alice = start_as(1500, "/bin/sleep", {"61"});
+    ASSERT_TRUE(wait_for_comm(alice->pid(), "sleep"));
+    s.hold(alice->pid(), 8192);
+    s.write("");
+    auto daemon = s.start_daemon();
+    ASSERT_TRUE(eventually([&] { return s.scalar("SELECT count(*) FROM card_tick") >= 2; }, 20s));
+    for (const auto& [rows, columns] :
+         std::vector<std::pair<unsigned short, unsigned short>>{{24, 80}, {50, 200}}) {
+        PtyTop top({"--db", s.db(), "--interval", "1s"}, rows, columns);
+        ASSERT_TRUE(top.read_until(std::to_string(alice->pid()), 10s)) << top.output();
+        ASSERT_TRUE(top.read_until("idle ", 10s)) << top.output();
+        top.send("q");
+        ASSERT_TRUE(top.wait_exit(5s)) << "q did not quit";
+        EXPECT_LE(widest_line(top.output()), columns) << top.output();
+        EXPECT_NE(top.output().find("gua top — refresh every 1s"), std::string::npos);
+        if (columns == 200) {
+            EXPECT_NE(top.output().find("  sleep 61"), std::string::npos) << top.output();
+        }
+    }
     Scene::stop_daemon(*daemon);
 }
 

@@ -1,7 +1,8 @@
 // Ground truth end to end: scenarios that earlier versions measured silently wrong (dry rings,
-// short rings, snapshot-only drivers, failed process-list reads, per-process attribution at long
-// intervals, co-tenants, MIG, partial GPU loss), each run through the real daemon on the fake
-// driver at 1 s and 30 s and held to the scenario's integrated truth (truth_harness.hpp).
+// short rings, the rings of a real H200, snapshot-only drivers, failed process-list reads,
+// per-process attribution at long intervals, co-tenants, MIG, partial GPU loss), each run through
+// the real daemon on the fake driver at 1 s and 30 s and held to the scenario's integrated truth
+// (truth_harness.hpp).
 #include "e2e/truth_harness.hpp"
 
 namespace gua::e2e {
@@ -86,6 +87,24 @@ TEST_P(TruthScenario, ShortRing) {
         {"processes",
          {proc(0, "GUA_TRUTH_A", a(), 8000, late), proc(1, "GUA_TRUTH_A", a(), 8000, early)}}};
     check(run_truth(scenario, run_spec()), "short ring " + label());
+}
+
+// The rings as driver 580.159.04 keeps them on an H200 (docs/real-driver.md): 71 entries 200 ms
+// apart (14 s), entries while idle, a full-load entry reading 99, and a 72-entry per-process
+// table that refuses smaller buffers. A 21 GiB holder idles between 20 s runs every 45 s.
+TEST_P(TruthScenario, RingsOfDriver580OnH200) {
+    spawn_sleeper(k_uid_a, "GUA_TRUTH_A");
+    spawn_sleeper(k_uid_b, "GUA_TRUTH_B");
+    const json runs = pulses(45, 20, 10, until(), 99, 0);
+    const json h200 = {{"ring_size", 71}, {"util_period_s", 0.2}, {"process_util_size", 72}};
+    json card = h200;
+    card["uuid"] = uuid(0);
+    card["util"] = runs;
+    const json scenario = {
+        {"devices", {card}},
+        {"processes",
+         {proc(0, "GUA_TRUTH_A", a(), 21090), proc(0, "GUA_TRUTH_B", b(), 1002, runs)}}};
+    check(run_truth(scenario, run_spec()), "H200 rings " + label());
 }
 
 // The v1 driver has no sample ring: once-per-poll snapshots. Bursts of 0.5 s every 4 s fall

@@ -269,5 +269,38 @@ TEST(ExportMetrics, HealthFamiliesInBaseUnits) {
         << "never read: no series";
 }
 
+// The GPM families by name, as 0-1 ratios of the latest tick; a metric the card did not measure
+// (pre-Hopper, NOT_SUPPORTED) has no series rather than 0.
+TEST(ExportMetrics, GpmFamiliesAreRatiosOfTheLatestTick) {
+    Metrics m(options());
+    for (int k = 0; k < 2; ++k) {
+        telemetry::Tick t = testing::tick(k, 30);
+        t.cards.push_back(card(0, 30, 50, {}));
+        telemetry::CardReadings& r = t.cards[0].readings;
+        r.sm_active_cpct = k == 0 ? 9000 : 4550;
+        r.sm_occupancy_cpct = 1230;
+        r.tensor_active_cpct = 0;
+        r.dram_bw_cpct = 7000;
+        r.fp64_active_cpct = 10;
+        r.fp32_active_cpct = 2500;
+        m.observe(t);
+    }
+    const auto series = parse_exposition(m.render());
+    const std::string card0 = R"(gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000")";
+    const auto at = [&](const std::string& family, const std::string& extra = "") {
+        const std::string name = family + "{" + card0 + extra + "}";
+        EXPECT_EQ(series.count(name), 1U) << name;
+        return series.count(name) != 0 ? series.at(name) : -1.0;
+    };
+    EXPECT_DOUBLE_EQ(at("gua_gpu_sm_active_ratio"), 0.455);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_sm_occupancy_ratio"), 0.123);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_tensor_active_ratio"), 0);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_dram_bandwidth_ratio"), 0.7);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_pipe_active_ratio", R"(,pipe="fp64")"), 0.001);
+    EXPECT_DOUBLE_EQ(at("gua_gpu_pipe_active_ratio", R"(,pipe="fp32")"), 0.25);
+    EXPECT_EQ(series.count("gua_gpu_pipe_active_ratio{" + card0 + R"(,pipe="fp16"})"), 0U)
+        << "not measured: no series";
+}
+
 } // namespace
 } // namespace gua::exporter

@@ -96,6 +96,7 @@ nvmlReturn_t Driver::shutdown() {
     }
     if (--m_refcount == 0) {
         m_handles.clear();
+        m_gpm_samples.clear();
         m_by_device.clear();
         m_listed.clear();
         m_scenario = Scenario{};
@@ -274,6 +275,26 @@ unsigned int Driver::take_growth(std::size_t device) {
         return 0;
     }
     return d.growth_extra * ++m_growth_done[device];
+}
+
+nvml::nvmlGpmSample_t Driver::gpm_alloc() {
+    m_gpm_samples.push_back(std::make_unique<GpmSample>());
+    return reinterpret_cast<nvml::nvmlGpmSample_t>(m_gpm_samples.back().get());
+}
+
+bool Driver::gpm_free(nvml::nvmlGpmSample_t sample) {
+    return std::erase_if(m_gpm_samples, [&](const auto& s) {
+               return reinterpret_cast<nvml::nvmlGpmSample_t>(s.get()) == sample;
+           }) > 0;
+}
+
+GpmSample* Driver::gpm_sample(nvml::nvmlGpmSample_t sample) {
+    for (const auto& s : m_gpm_samples) {
+        if (reinterpret_cast<nvml::nvmlGpmSample_t>(s.get()) == sample) {
+            return s.get();
+        }
+    }
+    return nullptr;
 }
 
 } // namespace gua::fake_nvml

@@ -38,6 +38,15 @@ struct ProcessUtil {
     unsigned int sm_util = 0;
 };
 
+/// What a GPM sample (nvmlGpmSample_t) of the fake points to: which device (or MIG instance)
+/// it sampled and when, in scenario seconds.
+struct GpmSample {
+    bool taken = false;
+    std::size_t device = 0;
+    int mig = -1; ///< MIG instance slot, -1 for the whole GPU
+    double t = 0;
+};
+
 /// The fake driver. All methods expect the caller to hold lock().
 class Driver {
   public:
@@ -77,6 +86,12 @@ class Driver {
     /// Counts one compute-list data call; returns the extra entries to claim (list growth).
     unsigned int take_growth(std::size_t device);
 
+    /// nvmlGpmSampleAlloc / Free: a new sample, and forgetting one (false when not ours).
+    nvml::nvmlGpmSample_t gpm_alloc();
+    bool gpm_free(nvml::nvmlGpmSample_t sample);
+    /// The sample behind `sample`, or nullptr when it is not one of ours.
+    GpmSample* gpm_sample(nvml::nvmlGpmSample_t sample);
+
   private:
     double sample_time(std::size_t k, const Device& d) const;
     std::uint64_t timestamp(const Device& d, double t) const;
@@ -92,6 +107,7 @@ class Driver {
     bool alive_on(const Process& p, const Handle& h, double t) const;
 
     std::vector<std::unique_ptr<Handle>> m_handles;
+    std::vector<std::unique_ptr<GpmSample>> m_gpm_samples;
     std::vector<unsigned int> m_growth_done;
     std::vector<std::vector<const Process*>> m_by_device; ///< scenario processes per device
     std::vector<const Process*> m_listed;                 ///< what processes() returned last

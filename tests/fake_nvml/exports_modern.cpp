@@ -127,7 +127,9 @@ nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProcessUtilizationSample_t* 
             entries.push_back({0, 0, 0});
         }
         const auto needed = static_cast<unsigned int>(entries.size());
-        if (utilization == nullptr || *count < needed) {
+        // With process_util_size set, a buffer smaller than it is refused even when fewer
+        // entries would fit, as driver 580.159.04 does with its 72-entry table.
+        if (utilization == nullptr || *count < needed || *count < d.process_util_size) {
             *count = d.process_util_size != 0 ? std::max(d.process_util_size, needed) : needed;
             return NVML_ERROR_INSUFFICIENT_SIZE;
         }

@@ -29,6 +29,17 @@ template <typename T> T get_or(const json& j, const char* key, T fallback) {
     return j.contains(key) && !j.at(key).is_null() ? j.at(key).get<T>() : fallback;
 }
 
+/// {"<metric id>": series, ...} under `key`.
+std::map<unsigned int, Series> metric_series(const json& j, const char* key) {
+    std::map<unsigned int, Series> out;
+    if (j.contains(key)) {
+        for (const auto& [id, points] : j.at(key).items()) {
+            out[static_cast<unsigned int>(std::stoul(id))] = series(json{{"s", points}}, "s", 0);
+        }
+    }
+    return out;
+}
+
 std::string default_pci(std::size_t index) {
     char text[32];
     std::snprintf(text, sizeof(text), "00000000:%02X:00.0", static_cast<unsigned>(0x10 + index));
@@ -59,6 +70,14 @@ Device parse_device(const json& j, std::size_t index) {
     d.remapped_rows_uncorrectable = series(j, "remapped_rows_uncorrectable", 0);
     d.remap_pending = series(j, "remap_pending", 0);
     d.unsupported_fields = get_or(j, "unsupported_fields", std::vector<unsigned int>{});
+    const json gpm = get_or(j, "gpm", json::object());
+    d.gpm.supported = get_or(gpm, "supported", false);
+    d.gpm.metric_max = get_or(gpm, "metric_max", d.gpm.metric_max);
+    if (d.gpm.metric_max != 98 && d.gpm.metric_max != 210 && d.gpm.metric_max != 333) {
+        throw std::runtime_error("gpm.metric_max must be 98, 210 or 333");
+    }
+    d.gpm.metrics = metric_series(gpm, "metrics");
+    d.gpm.unsupported_metrics = get_or(gpm, "not_supported_metrics", std::vector<unsigned int>{});
     d.util_period_s = get_or(j, "util_period_s", d.util_period_s);
     d.ring_size = get_or<std::size_t>(j, "ring_size", d.ring_size);
     d.dry_idle = get_or<std::string>(j, "util_idle_mode", "continuous") == "dry";
@@ -70,7 +89,7 @@ Device parse_device(const json& j, std::size_t index) {
             d.mig_instances.push_back(
                 {m.at("uuid").get<std::string>(), get_or<std::string>(m, "name", "MIG 1g.10gb"),
                  get_or(m, "memory_total_mib", 9856.0), get_or(m, "gpu_instance_id", 0u),
-                 get_or(m, "compute_instance_id", 0u)});
+                 get_or(m, "compute_instance_id", 0u), metric_series(m, "gpm_metrics")});
         }
     }
     d.no_permission = get_or(j, "no_permission", false);

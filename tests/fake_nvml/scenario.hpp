@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,17 @@ struct MigInstance {
     double memory_total_mib = 0;
     unsigned int gpu_instance_id = 0;
     unsigned int compute_instance_id = 0;
+    std::map<unsigned int, Series> gpm_metrics; ///< GPM metric id → % series of this instance
+};
+
+/// GPM (Hopper and newer) of one device: whether nvmlGpmQueryDeviceSupport says yes, the
+/// metrics array size of the header the "driver" was built with, a % series per metric id and
+/// the ids whose per-metric return code is NOT_SUPPORTED.
+struct Gpm {
+    bool supported = false;
+    unsigned int metric_max = 333;
+    std::map<unsigned int, Series> metrics;
+    std::vector<unsigned int> unsupported_metrics;
 };
 
 /// One physical GPU.
@@ -56,6 +68,7 @@ struct Device {
     Series power_limit_mw, max_sm_clock_mhz, memory_temperature_c, ecc_uncorrected,
         remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending;
     std::vector<unsigned int> unsupported_fields; ///< field ids answering NOT_SUPPORTED
+    Gpm gpm;
     double util_period_s = 1.0 / 6.0;
     std::size_t ring_size = 100;
     bool dry_idle = false;        ///< no ring entries while util is 0 ("util_idle_mode": "dry")
@@ -69,10 +82,11 @@ struct Device {
     bool unsorted = false;                  ///< ring quirk: newest first
     bool zero_timestamp_entry = false;      ///< ring quirk: one extra entry with timestamp 0
     bool dirty_upper_bytes = false;         ///< ring quirk: garbage above uiVal
-    unsigned int process_util_size = 0;     ///< size-query answer; 0 = number of pids
-    bool process_util_junk = false;         ///< unknown pids, util > 100 and zero rows
-    unsigned int growth_extra = 0;          ///< processes "appearing" per growing data call
-    unsigned int growth_calls = 0;          ///< how many compute-list data calls grow
+    unsigned int process_util_size =
+        0; ///< size-query answer and smallest buffer taken; 0 = number of pids
+    bool process_util_junk = false; ///< unknown pids, util > 100 and zero rows
+    unsigned int growth_extra = 0;  ///< processes "appearing" per growing data call
+    unsigned int growth_calls = 0;  ///< how many compute-list data calls grow
 };
 
 /// What kind of context a process has.

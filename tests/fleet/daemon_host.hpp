@@ -43,12 +43,12 @@ class Holder {
     std::unique_ptr<Process> m_process;
 };
 
-/// A gua daemon playing `scenario` with --listen 127.0.0.1:`port`.
+/// A gua daemon playing `scenario` with --listen 127.0.0.1:`port` (and `extra` flags).
 class DaemonHost {
   public:
     DaemonHost(const std::filesystem::path& dir, const std::string& name,
                const nlohmann::json& scenario, std::uint16_t port, const Env& env,
-               const std::string& interval = "1s")
+               const std::string& interval = "1s", const std::vector<std::string>& extra = {})
         : m_db((dir / (name + ".db")).string()), m_log((dir / (name + ".log")).string()),
           m_port(port) {
         const std::string scenario_path = (dir / (name + ".json")).string();
@@ -56,12 +56,14 @@ class DaemonHost {
         std::ofstream(dir / "empty.toml", std::ios::app).close();
         Env all = env;
         all.emplace_back("GUA_FAKE_NVML_SCENARIO", scenario_path);
-        m_process = std::make_unique<Process>(
-            std::vector<std::string>{GUA_BINARY, "daemon", "--db", m_db, "--interval", interval,
-                                     "--listen", "127.0.0.1:" + std::to_string(port),
-                                     "--nvml-library", fake_nvml_library(), "--config",
-                                     (dir / "empty.toml").string()},
-            all, m_log);
+        std::vector<std::string> args{GUA_BINARY,       "daemon",
+                                      "--db",           m_db,
+                                      "--interval",     interval,
+                                      "--listen",       "127.0.0.1:" + std::to_string(port),
+                                      "--nvml-library", fake_nvml_library(),
+                                      "--config",       (dir / "empty.toml").string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        m_process = std::make_unique<Process>(args, all, m_log);
     }
     /// SIGTERM and wait; returns the daemon's exit code.
     int stop() { return m_process->stop(std::chrono::seconds(20)); }

@@ -98,6 +98,23 @@ TEST(FleetDcgm, ReportFromDcgmExporterGauges) {
               std::string::npos);
     ASSERT_EQ(r["hosts"].size(), 1u);
     EXPECT_EQ(r["hosts"][0]["gpus"], 3);
+
+    // §7 and §8 from the same card-ticks as a database report: each card's cost is its hours in
+    // each state at its price (the built-in A100 price), and the recommender ran.
+    ASSERT_EQ(r["cost"]["gpus"].size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const json& c = r["cost"]["gpus"][i];
+        const double price = c["price_per_gpu_hour"].get<double>();
+        EXPECT_GT(price, 0);
+        for (const char* state : {"active", "idle_held", "truly_idle"}) {
+            const double state_hours = r["gpus"][i]["states"][std::string(state) + "_gpu_hours"];
+            EXPECT_NEAR(c[std::string(state) + "_cents"].get<double>(), state_hours * price * 100,
+                        1)
+                << i << " " << state;
+        }
+    }
+    EXPECT_EQ(r["recommendations"]["computed"], true);
+    EXPECT_GT(r["recommendations"]["baseline"]["window_cents"].get<double>(), 0);
 }
 
 } // namespace

@@ -177,6 +177,66 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
         EXPECT_NEAR(r["gpu_hours"].get<double>(), users[r["name"]], tolerance_h) << r["name"];
         EXPECT_GT(r["gpu_hours"].get<double>(), 5.0 / 3600) << r["name"];
     }
+
+    // §7: at $1,000 per GPU-hour (the highest --price takes) the fleet's cost per state is the
+    // hosts' sum within the per-card tolerance above, and so is each user's.
+    const double cents_per_second = 1000.0 * 100 / 3600;
+    const std::vector<std::string> price{"--price", "1000"};
+    const auto with_price = [&](std::vector<std::string> source) {
+        source.insert(source.end(), price.begin(), price.end());
+        return source;
+    };
+    const json fleet_priced = report(with_price({"--prometheus", prom.url()}), from, to, "fleet $");
+    const json ra_priced = report(with_price({"--db", a.db()}), from, to, "host-a $");
+    const json rb_priced = report(with_price({"--db", b->db()}), from, to, "host-b $");
+    const double tolerance_cents = cards * 2 * k_scrape_interval_s * cents_per_second;
+    for (const char* state : {"active", "idle_held", "truly_idle"}) {
+        const json::json_pointer p("/cost/total/" + std::string(state) + "_cents");
+        const double hosts = sum2(ra_priced, rb_priced, p);
+        EXPECT_NEAR(fleet_priced.at(p).get<double>(), hosts, tolerance_cents) << state;
+        EXPECT_GT(fleet_priced.at(p).get<double>(), 5 * cents_per_second) << state;
+        std::cout << "[ figures  ] cost " << state << ": Prometheus "
+                  << fleet_priced.at(p).get<double>() << " cents, SQLite sum " << hosts << "\n";
+    }
+    std::map<std::string, double> user_cents;
+    for (const json* host : {&ra_priced, &rb_priced}) {
+        for (const json& r : (*host)["cost"]["identities"]) {
+            user_cents[r["name"]] += r["total_cents"].get<double>();
+        }
+    }
+    ASSERT_EQ(fleet_priced["cost"]["identities"].size(), user_cents.size());
+    for (const json& r : fleet_priced["cost"]["identities"]) {
+        EXPECT_NEAR(r["total_cents"].get<double>(), user_cents[r["name"]], tolerance_cents)
+            << r["name"];
+    }
+    EXPECT_GT(fleet_priced["cost"]["waste_run_rate"]["hourly_cents"].get<double>(), 0);
+    // With built-in prices each card costs what its host's report says it costs.
+    for (const json* host : {&ra, &rb}) {
+        for (std::size_t i = 0; i < (*host)["gpus"].size(); ++i) {
+            const json& g = (*host)["gpus"][i];
+            for (std::size_t k = 0; k < fleet["gpus"].size(); ++k) {
+                if (fleet["gpus"][k]["uuid"] == g["uuid"]) {
+                    EXPECT_EQ(fleet["cost"]["gpus"][k]["price_per_gpu_hour"],
+                              (*host)["cost"]["gpus"][i]["price_per_gpu_hour"])
+                        << g["uuid"];
+                    EXPECT_EQ(fleet["cost"]["gpus"][k]["model"],
+                              (*host)["cost"]["gpus"][i]["model"]);
+                }
+            }
+        }
+    }
+    // §8 says it was not computed, never "no rule fired".
+    EXPECT_EQ(fleet["recommendations"]["computed"], false);
+    EXPECT_NE(fleet["recommendations"]["not_computed_reason"].get<std::string>().find("Prometheus"),
+              std::string::npos);
+    EXPECT_EQ(ra["recommendations"]["computed"], true);
+    const test::RunResult text = test::run_gua({"report", "--prometheus", prom.url(), "--from",
+                                                iso_seconds(from), "--to", iso_seconds(to)});
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("not computed from Prometheus"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("no rule fired"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("no GPU cards in window"), std::string::npos) << text.out;
+
     EXPECT_EQ(a.stop(), 0) << test::read_text(a.log());
     EXPECT_EQ(b->stop(), 0) << test::read_text(b->log());
 }

@@ -13,6 +13,16 @@ std::string file(const std::string& dir = "/home/ann/.local/share/jupyter/runtim
     return dir + "/kernel-" + k_id + ".json";
 }
 
+TEST(Cmdline, DisplayShortensArgv0QuotesAndEscapes) {
+    EXPECT_EQ(display_cmdline({"/usr/bin/python3", "train.py", "--lr", "3e-4"}),
+              "python3 train.py --lr 3e-4");
+    EXPECT_EQ(display_cmdline({"python", "my script.py", ""}), "python 'my script.py' ''");
+    EXPECT_EQ(display_cmdline({"sh", "-c", "echo it's"}), "sh -c \"echo it's\"");
+    EXPECT_EQ(display_cmdline({"evil", "\x1b]0;title\x07"}), "evil \\x1b]0;title\\x07");
+    EXPECT_EQ(display_cmdline({"/"}), "/") << "a bare slash stays";
+    EXPECT_EQ(display_cmdline({}), "");
+}
+
 TEST(Cmdline, SplitsNulSeparated) {
     using namespace std::string_literals;
     EXPECT_EQ(split_cmdline("python3\0-m\0ipykernel_launcher\0"s),

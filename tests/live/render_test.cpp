@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -148,6 +149,46 @@ TEST(LiveNow, ColourOnlyWhenAsked) {
     const NowModel m = Scene().build(daemon_header());
     EXPECT_EQ(render_now_text(m, {}).find('\x1b'), std::string::npos);
     EXPECT_NE(render_now_text(m, {true, 20, 8}).find("\x1b[33m"), std::string::npos);
+}
+
+/// Columns a rendered line takes: code points outside ANSI escape sequences.
+int columns_of(const std::string& line) {
+    int n = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (line[i] == '\x1b') {
+            i = line.find('m', i);
+            continue;
+        }
+        n += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80 ? 1 : 0;
+    }
+    return n;
+}
+
+TEST(LiveNow, ClipsEveryLineToTheTerminal) {
+    EXPECT_EQ(clip_to_columns("abcdef", 6), "abcdef");
+    EXPECT_EQ(clip_to_columns("abcdefg", 6), "abcde…");
+    EXPECT_EQ(clip_to_columns("a▒▒▒▒b", 6), "a▒▒▒▒b") << "one column per code point";
+    EXPECT_EQ(clip_to_columns("a▒▒▒▒bc", 6), "a▒▒▒▒…");
+    EXPECT_EQ(clip_to_columns("\x1b[33mabcdefg\x1b[0m", 4), "\x1b[33mabc…\x1b[0m");
+    EXPECT_EQ(clip_to_columns("abcdefg", 0), "abcdefg");
+    NowModel m = Scene().build(daemon_header());
+    m.holders[0].command_line = "python3 train.py --lr 3e-4 --epochs 100 --data /srv/data/imagenet";
+    for (const int width : {40, 80, 200}) {
+        for (const bool color : {false, true}) {
+            const std::string text = render_now_text(m, {color, 20, 8, width});
+            std::size_t lines = 0;
+            for (std::size_t at = 0; at < text.size(); at = text.find('\n', at) + 1) {
+                const std::string line = text.substr(at, text.find('\n', at) - at);
+                EXPECT_LE(columns_of(line), width) << line;
+                ++lines;
+            }
+            EXPECT_EQ(lines, static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
+            const bool whole = text.find("--data /srv/data/imagenet") != std::string::npos;
+            EXPECT_EQ(whole, width == 200) << width;
+        }
+    }
+    EXPECT_NE(render_now_text(m, {}).find("--data /srv/data/imagenet"), std::string::npos)
+        << "no terminal, no limit";
 }
 
 } // namespace

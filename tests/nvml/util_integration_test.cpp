@@ -181,6 +181,26 @@ TEST(NvmlUtilIntegration, PerProcessSharesFollowTheirWorkload) {
     EXPECT_GT(source->diagnostics().junk_process_samples, 0);
 }
 
+// Driver 580.159.04 (H200) answers the size query with its table size, 72, and refuses any
+// smaller buffer with INSUFFICIENT_SIZE even when one entry would fit (docs/real-driver.md).
+TEST(NvmlUtilIntegration, ProcessSamplesWithTheDriversBufferFloor) {
+    const json scenario = {
+        {"devices", {{{"uuid", "GPU-0"}, {"util", {{0, 60}}}, {"process_util_size", 72}}}},
+        {"processes",
+         {{{"device", 0}, {"pid", 4242}, {"memory_mib", {{0, 8000}}}, {"sm_util", {{0, 60}}}}}}};
+    FakeDriver fake(scenario);
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    source->poll(wall_at(0));
+    for (const double t : {5.0, 10.0, 15.0}) {
+        fake.set_time(t);
+        const auto poll = source->poll(wall_at(t)).at(0);
+        ASSERT_EQ(poll.processes.size(), 1u) << t;
+        ASSERT_TRUE(poll.processes[0].sm_util_pct.has_value()) << t;
+        EXPECT_EQ(*poll.processes[0].sm_util_pct, 60.0) << t;
+    }
+}
+
 TEST(NvmlUtilIntegration, IntegratesInScaledRealTime) {
     // time_scale 40: 0.6 s of wall time is 24 s of a 25 % duty cycle (0.25 s on per second).
     const json scenario = {{"time_scale", 40.0},

@@ -1,5 +1,6 @@
 // End to end: `gua doctor` with and without an NVML library, in text and JSON, and its check of
 // the policy's privileges against the installed unit.
+#include "ops/doctor.hpp"
 #include "ops/harness.hpp"
 #include "ops/start_plan.hpp"
 
@@ -173,4 +174,19 @@ TEST_F(DoctorNoGpu, PolicyActionsAreCheckedAgainstTheUnitsCredentials) {
 }
 
 } // namespace
+// The first line of /proc/driver/nvidia/version as the proprietary and the open kernel modules
+// write it (the open one read on an H200 with driver 580.159.04; its "for x86_64" once came out
+// as the version "for").
+TEST(DoctorKernelModule, ReadsTheVersionOfBothModules) {
+    EXPECT_EQ(kernel_module_version_of("NVRM version: NVIDIA UNIX x86_64 Kernel Module  560.35.05  "
+                                       "Thu Aug 22 15:13:02 UTC 2024"),
+              "560.35.05");
+    EXPECT_EQ(kernel_module_version_of("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
+                                       "580.159.04  Release Build  (nixbld@)  "),
+              "580.159.04");
+    EXPECT_EQ(kernel_module_version_of("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64"),
+              "");
+    EXPECT_EQ(kernel_module_version_of(""), "");
+}
+
 } // namespace gua::ops::testing

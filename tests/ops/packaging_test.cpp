@@ -136,6 +136,8 @@ TEST_F(Packaging, DebHoldsBinaryUnitConfigManPageDocsAndCompletion) {
         {"./usr/share/doc/gua/changelog.gz", "-rw-r--r--"},
         {"./usr/share/doc/gua/examples/gua.toml.example", "-rw-r--r--"},
         {"./usr/share/doc/gua/examples/gua-rules.yml", "-rw-r--r--"},
+        {"./usr/share/doc/gua/examples/gua-alerts.yml", "-rw-r--r--"},
+        {"./usr/share/gua/grafana/gua.json", "-rw-r--r--"},
         {"./usr/share/bash-completion/completions/gua", "-rw-r--r--"},
         {"./usr/share/bash-completion/completions/gpu-usage-audit -> gua", "lrwxrwxrwx"},
         {"./usr/share/zsh/vendor-completions/_gua", "-rw-r--r--"},
@@ -195,7 +197,9 @@ TEST_F(Packaging, PackagedFilesMatchTheSourcesAndTheBinary) {
              {"etc/gua/gua.toml", "packaging/gua.toml"},
              {"usr/share/doc/gua/copyright", "packaging/debian/copyright"},
              {"usr/share/doc/gua/examples/gua.toml.example", "packaging/gua.toml.example"},
-             {"usr/share/doc/gua/examples/gua-rules.yml", "packaging/gua-rules.yml"}}) {
+             {"usr/share/doc/gua/examples/gua-rules.yml", "packaging/gua-rules.yml"},
+             {"usr/share/doc/gua/examples/gua-alerts.yml", "packaging/gua-alerts.yml"},
+             {"usr/share/gua/grafana/gua.json", "packaging/grafana/gua.json"}}) {
         EXPECT_EQ(read_text(tree / installed), read_text(source / original)) << installed;
     }
     EXPECT_EQ(shell("gzip -dc " + quoted(tree / "usr/share/doc/gua/changelog.gz")).second,

@@ -385,6 +385,30 @@ TEST_F(Fold, EnergyCounterBecomesWholeJoulesPerTickThatAddUp) {
     EXPECT_LE(std::abs(total - 3'000'900), 500) << "within half a joule of the counter's rise";
 }
 
+// A GPM reading is a mean over its poll's span: the tick's value is their time-weighted mean
+// over the polls that had one (a poll without it neither counts as 0 nor dilutes the mean), and
+// a tick without any reading is n/a.
+TEST_F(Fold, GpmMeansAreWeightedByThePollSpansThatHadThem) {
+    const auto with = [&](std::optional<std::int64_t> cpct) {
+        telemetry::DevicePoll p = poll("GPU-a", {{50, 1}});
+        p.readings.sm_active_cpct = cpct;
+        p.readings.fp16_active_cpct = cpct ? std::optional<std::int64_t>(0) : std::nullopt;
+        return p;
+    };
+    // 90 % for 2 s, 10 % for 6 s, unread 4 s, 50 % for 2 s: (180 + 60 + 100) / 10 = 34 %.
+    const telemetry::Tick t = fold({{{with(9000)}, 2 * k_s},
+                                    {{with(1000)}, 6 * k_s},
+                                    {{with(std::nullopt)}, 4 * k_s},
+                                    {{with(5000)}, 2 * k_s}});
+    EXPECT_EQ(t.cards.at(0).readings.sm_active_cpct, 3400);
+    EXPECT_EQ(t.cards.at(0).readings.fp16_active_cpct, 0) << "measured idle pipe: 0, not n/a";
+    EXPECT_FALSE(t.cards.at(0).readings.sm_occupancy_cpct.has_value()) << "never read: n/a";
+    const telemetry::Tick unread = fold({{{with(std::nullopt)}, 5 * k_s}});
+    EXPECT_FALSE(unread.cards.at(0).readings.sm_active_cpct.has_value()) << "n/a, not 0";
+    const telemetry::Tick next = fold({{{with(2500)}, 5 * k_s}});
+    EXPECT_EQ(next.cards.at(0).readings.sm_active_cpct, 2500) << "nothing carried over";
+}
+
 // The source's priming poll (before the first tick) gives the counters their baselines: the first
 // tick's energy covers it from its start, and the priming poll adds no card-tick of its own.
 TEST_F(Fold, APrimingPollIsTheFirstTicksEnergyBaseline) {

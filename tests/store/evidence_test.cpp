@@ -138,7 +138,7 @@ TEST(Evidence, IdentityHealthRoundTripsWithItsOwnNumbers) {
     decode_identity_evidence(encode_identity_evidence(totals), back);
     EXPECT_EQ(back.health, totals.health);
     EXPECT_EQ(back.active_us, 5) << "only the health totals come from the BLOB";
-    decode_identity_evidence("", back); // a row written before schema 7 (NULL)
+    decode_identity_evidence("", back); // a row written before schema 8 (NULL)
     EXPECT_EQ(back.health, audit::IdentityHealth{});
 }
 

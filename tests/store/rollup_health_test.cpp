@@ -48,7 +48,7 @@ TEST(RollupHealth, SchemaSixRollupsUpgradeWithHealthUnknown) {
     }
     Database db(dir.file("v6.db"), OpenMode::read_write);
     migrate(db);
-    EXPECT_EQ(db.scalar("PRAGMA user_version"), 7);
+    EXPECT_EQ(db.scalar("PRAGMA user_version"), k_schema_version);
     RollupReader reader(db, std::nullopt);
     std::vector<StoredRollup> hours;
     reader.hours(k_hour, k_hour + 1, hours);

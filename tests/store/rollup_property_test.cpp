@@ -72,7 +72,7 @@ void expect_same(const audit::WindowAccumulator& a, const audit::WindowAccumulat
         RC_ASSERT(x.idle_held_us == y.idle_held_us);
         RC_ASSERT(x.idle_held_mib_ms == y.idle_held_mib_ms);
         RC_ASSERT(x.holder_ticks == y.holder_ticks);
-        RC_ASSERT(x.health == y.health); // schema 7: the identity rows' evidence BLOB
+        RC_ASSERT(x.health == y.health); // schema 8: the identity rows' evidence BLOB
         const auto per_gpu = [](const audit::IdentityTotals& t) {
             std::map<std::uint32_t, std::pair<DurationUs, DurationUs>> m;
             for (const audit::IdentityGpuTime& g : t.by_gpu) { // cards it had time on
