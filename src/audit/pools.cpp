@@ -1,6 +1,8 @@
 // Slicing a card-tick into waste pools (see pools.hpp for the definitions).
 #include "audit/pools.hpp"
 
+#include "audit/health.hpp"
+
 #include <algorithm>
 
 namespace gua::audit {
@@ -23,6 +25,18 @@ double mean_util_pct(const CardTick& tick) {
         total += static_cast<double>(tick.bucket_us[b]);
     }
     return total > 0 ? weighted / total : 0.0;
+}
+
+/// A tick whose utilization reads high while the card barely works (one small kernel at a time):
+/// SM active under 20 % where GPM measured it, else under 30 % of the power limit. Faster math
+/// cannot shorten such time, so it is never compute-bound. A fixed rule, unlike [health]
+/// light_power_pct, because rollups keep the pools they were built with.
+bool light_for_pools(const CardTick& tick) {
+    if (const std::optional<std::int64_t> sm = tick.readings.sm_active_cpct) {
+        return *sm < 2000;
+    }
+    const std::optional<double> load = load_share(tick);
+    return load && *load < 0.3;
 }
 
 double& at(PoolTimes& pools, Pool pool) {
@@ -129,7 +143,7 @@ void add_to_pools(const CardTick& tick, const StateTimes& states, Pattern patter
         profile.steady_under_us += duration;
         profile.steady_under_util_us += util * d;
         profile.steady_under_held_mib_us += held_d * d;
-    } else if (util >= k_compute_bound_floor_pct) {
+    } else if (util >= k_compute_bound_floor_pct && !light_for_pools(tick)) {
         profile.steady_compute_bound_us += duration;
         profile.steady_compute_bound_util_us += util * d;
         at(pools, Pool::compute_bound) += d - waste;

@@ -56,6 +56,31 @@ TEST(Pools, OfficeHoursAreWeekdaysNineToSix) {
     EXPECT_TRUE(is_off_hours(0, 12));
 }
 
+// A card at 99 % utilization that barely works (one spinning thread on an H200 drew 124 W of
+// 700 W with 0.76 % of its SMs active, docs/real-driver.md) is never compute-bound: faster math
+// cannot shorten it. GPM's SM active decides where it was measured, else power / limit.
+TEST(Pools, LightTicksAreNeverComputeBound) {
+    const Thresholds th;
+    const auto compute_bound = [&](std::optional<std::int64_t> power_mw,
+                                   std::optional<std::int64_t> sm_active_cpct) {
+        CardTick t = tick_with({0, 0, 0, s(10)}, s(10), 99, 20000);
+        t.readings.power_mw = power_mw;
+        t.readings.power_limit_mw = 700'000;
+        t.readings.sm_active_cpct = sm_active_cpct;
+        PoolTimes p{};
+        CardProfile prof;
+        add_to_pools(t, classify(t, th), pattern_of(t), 20000, false, p, prof);
+        EXPECT_EQ(prof.steady_compute_bound_us > 0,
+                  p[static_cast<std::size_t>(Pool::compute_bound)] > 0);
+        return p[static_cast<std::size_t>(Pool::compute_bound)];
+    };
+    EXPECT_NEAR(compute_bound(std::nullopt, std::nullopt), 9.9e6, 1e-3) << "no reading: as before";
+    EXPECT_NEAR(compute_bound(691'000, std::nullopt), 9.9e6, 1e-3) << "at the power limit";
+    EXPECT_EQ(compute_bound(124'000, std::nullopt), 0.0) << "18 % of the limit";
+    EXPECT_EQ(compute_bound(691'000, 76), 0.0) << "SM active 0.76 %: GPM decides";
+    EXPECT_NEAR(compute_bound(124'000, 9620), 9.9e6, 1e-3) << "SM active 96 %";
+}
+
 TEST(Pools, SlicesOfEachKindOfTick) {
     const Thresholds th;
     {
