@@ -3,6 +3,7 @@
 // decoder equals what the scenario says (integrated here, from the scenario alone), and a field
 // the driver does not support stays NULL / absent ("n/a"), never 0.
 #include "e2e/daemon_e2e.hpp"
+#include "e2e/record_harness.hpp"
 #include "store/database.hpp"
 #include "store/reader.hpp"
 #include "support/ground_truth.hpp"
@@ -99,63 +100,12 @@ json unsupported_device() {
     return d;
 }
 
-/// One recorded card-tick: its scenario span and its readings as the view and the decoder show.
-struct Recorded {
-    std::string uuid;
-    double from_s = 0;
-    double to_s = 0;
-    std::map<std::string, std::string> view; ///< the card_tick row
-    telemetry::CardReadings decoded;
-};
+using Recorded = RecordedTick;
 
-class HealthRecord : public DaemonTest {
+class HealthRecord : public RecordingTest {
   protected:
-    /// Runs the daemon over `scenario` and returns every card-tick it recorded, in time order.
     std::vector<Recorded> record(const json& scenario, FakeVariant variant) {
-        write_scenario(scenario);
-        set_clock(k_start_s);
-        set_env("GUA_TEST_CLOCK_FILE", path("clock"));
-        const test::RunResult r =
-            run_daemon({"--interval", fmt::format("{}ms", std::llround(k_interval_s * 1000)),
-                        "--ticks", std::to_string(k_ticks), "--quiet"},
-                       variant, 60s);
-        EXPECT_EQ(r.exit_code, 0) << r.err;
-        test::RawDb raw(db());
-        const auto rows = raw.rows("SELECT g.uuid AS uuid, c.* FROM card_tick c "
-                                   "JOIN gpu g ON g.id = c.gpu_id ORDER BY c.t0_us, c.gpu_id");
-        std::vector<Recorded> out;
-        if (rows.empty()) {
-            ADD_FAILURE() << "the daemon recorded no card-tick";
-            return out;
-        }
-        TimeUs first = std::numeric_limits<TimeUs>::max();
-        for (const auto& row : rows) {
-            first = std::min<TimeUs>(first, std::stoll(row.at("t0_us")));
-        }
-        for (const auto& row : rows) {
-            Recorded c;
-            c.uuid = row.at("uuid");
-            c.from_s = k_start_s + static_cast<double>(std::stoll(row.at("t0_us")) - first) / 1e6;
-            c.to_s = c.from_s + static_cast<double>(std::stoll(row.at("duration_us"))) / 1e6;
-            c.view = row;
-            out.push_back(std::move(c));
-        }
-        store::Database database(db(), store::OpenMode::read_only);
-        store::Reader reader(database);
-        std::map<std::int64_t, std::string> uuid_of;
-        for (const store::GpuRow& g : reader.gpus()) {
-            uuid_of[g.id] = g.uuid;
-        }
-        std::vector<std::pair<std::string, telemetry::CardReadings>> decoded;
-        reader.scan(
-            std::numeric_limits<TimeUs>::min(), std::numeric_limits<TimeUs>::max(),
-            [&](const audit::CardTick& t) { decoded.emplace_back(uuid_of.at(t.gpu), t.readings); });
-        EXPECT_EQ(decoded.size(), out.size());
-        for (std::size_t i = 0; i < std::min(decoded.size(), out.size()); ++i) {
-            EXPECT_EQ(decoded[i].first, out[i].uuid) << i;
-            out[i].decoded = decoded[i].second;
-        }
-        return out;
+        return RecordingTest::record(scenario, variant, k_start_s, k_interval_s, k_ticks);
     }
 };
 
