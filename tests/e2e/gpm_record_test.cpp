@@ -38,15 +38,7 @@ const std::vector<std::pair<std::string, int>> k_fields{
 
 /// The mean of a piecewise-constant scenario series over [a, b).
 double mean(const test::Series& s, double a, double b) {
-    std::vector<double> cuts{a};
-    s.breaks(a, b, cuts);
-    cuts.push_back(b);
-    std::sort(cuts.begin(), cuts.end());
-    double total = 0;
-    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
-        total += s.at(cuts[i]) * (cuts[i + 1] - cuts[i]);
-    }
-    return total / (b - a);
+    return s.integral(a, b) / (b - a);
 }
 
 /// Series that change inside ticks and between polls (polls are ≤ 5 s apart on a grid from

@@ -30,15 +30,7 @@ constexpr const char* k_healthy = "GPU-11111111-0000-0000-0000-000000000000";
 
 /// The integral of a piecewise-constant scenario series over [a, b).
 double integral(const test::Series& s, double a, double b) {
-    std::vector<double> cuts{a};
-    s.breaks(a, b, cuts);
-    cuts.push_back(b);
-    std::sort(cuts.begin(), cuts.end());
-    double total = 0;
-    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
-        total += s.at(cuts[i]) * (cuts[i + 1] - cuts[i]);
-    }
-    return total;
+    return s.integral(a, b);
 }
 
 /// Seconds of [a, b) during which the bit set of `reasons` has `bit`.

@@ -39,6 +39,18 @@ void Series::breaks(double a, double b, std::vector<double>& out) const {
     }
 }
 
+double Series::integral(double a, double b) const {
+    std::vector<double> cuts{a};
+    breaks(a, b, cuts);
+    cuts.push_back(b);
+    std::sort(cuts.begin(), cuts.end());
+    double total = 0;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+        total += at(cuts[i]) * (cuts[i + 1] - cuts[i]);
+    }
+    return total;
+}
+
 GroundTruth::GroundTruth(const json& scenario, TruthRules rules) : m_rules(rules) {
     const json devices = scenario.value("devices", json::array());
     for (std::size_t i = 0; i < devices.size(); ++i) {

@@ -20,6 +20,8 @@ class Series {
     double at(double t) const;
     /// Appends the times in (a, b) where the value may change.
     void breaks(double a, double b, std::vector<double>& out) const;
+    /// The integral over [a, b): value × time, piece by piece.
+    double integral(double a, double b) const;
 
   private:
     std::vector<std::pair<double, double>> m_points;
