@@ -37,5 +37,8 @@ for t in "${targets[@]}"; do
     fi
     printf '%-11s %10s %9s %7s %7s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" \
         "$result"
+    if [ "$rc" -ne 0 ]; then # what the sanitizer or libFuzzer said, for a CI log without the file
+        grep -m4 -E 'ERROR: |runtime error: |SUMMARY: |^Base64: ' "$log" | sed 's/^/    /'
+    fi
 done
 exit "$failed"

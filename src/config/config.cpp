@@ -46,7 +46,7 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
             c.thresholds.active_util_pct = *v;
         }
         if (const toml::node* n = t->get("held_mib")) {
-            const std::optional<std::int64_t> v = n->value<std::int64_t>();
+            const std::optional<std::int64_t> v = whole_number(*n);
             if (!v || *v < 0) {
                 return at(path, *n, "thresholds.held_mib", "expected a whole number of MiB >= 0");
             }

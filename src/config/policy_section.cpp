@@ -118,7 +118,7 @@ Result<void> parse_globals(const toml::table& t, const std::string& path, policy
         c.enabled = *v;
     }
     if (const toml::node* n = t.get("max_actions_per_hour")) {
-        const std::optional<std::int64_t> v = n->value<std::int64_t>();
+        const std::optional<std::int64_t> v = whole_number(*n);
         if (!v || *v < 0 || *v > 1000000) {
             return at(path, *n, "policy.max_actions_per_hour", "expected a whole number >= 0");
         }

@@ -202,6 +202,14 @@ INSTANTIATE_TEST_SUITE_P(
             "including) 1, e.g. 0.6 for 60 % off"},
         Bad{"[thresholds]\nheld_mib = -5\n",
             "/etc/gua/gua.toml:2: thresholds.held_mib: expected a whole number of MiB >= 0"},
+        // A float is not a whole number: no truncation of 2.5, and no float-to-integer conversion
+        // past the int64 range (undefined behaviour the configuration fuzzer found).
+        Bad{"[thresholds]\nheld_mib = 2.5\n",
+            "/etc/gua/gua.toml:2: thresholds.held_mib: expected a whole number of MiB >= 0"},
+        Bad{"[thresholds]\nheld_mib = 3.2e50\n",
+            "/etc/gua/gua.toml:2: thresholds.held_mib: expected a whole number of MiB >= 0"},
+        Bad{"[policy]\nmax_actions_per_hour = 1e300\n",
+            "/etc/gua/gua.toml:2: policy.max_actions_per_hour: expected a whole number >= 0"},
         Bad{"[thresholds]\ngraphics_is_holder = \"yes\"\n",
             "/etc/gua/gua.toml:2: thresholds.graphics_is_holder: expected true or false"},
         Bad{"[thresholds]\nactive = 10\n", "/etc/gua/gua.toml:2: thresholds.active: unknown key"},
