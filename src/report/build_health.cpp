@@ -6,6 +6,7 @@
 #include "audit/health.hpp"
 #include "audit/imbalance.hpp"
 #include "core/time.hpp"
+#include "report/health_remedies.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
@@ -44,6 +45,11 @@ ThrottleFigures throttle_figures(const audit::ThrottleTotals& t, DurationUs acti
     const audit::ThrottleShares s = audit::throttle_shares(t);
     f.reason_share = s.reason;
     f.clock_ratio = s.clock_ratio;
+    f.thermal_share = s.thermal;
+    f.power_share = s.power;
+    if (s.clock_ratio) {
+        f.clock_lost_hours = to_hours(t.clock_active_us) * std::max(0.0, 1.0 - *s.clock_ratio);
+    }
     return f;
 }
 
@@ -254,6 +260,7 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         }
         h.identities.push_back(e);
     }
+    h.remedies = health_remedies(h, m.cost.gpus, gpus);
     m.health = std::move(h);
 }
 

@@ -117,9 +117,26 @@ json recommendations_json(const ReportModel& m) {
     combined["window_cents"] =
         std::llround(c.savings / static_cast<double>(audit::k_micros_per_cent));
     combined["formula"] = formula;
+    json health = json::array();
+    if (m.health) {
+        const auto or_null = [](const auto& v) { return v ? json(*v) : json(); };
+        for (const HealthRemedy& r : m.health->remedies) {
+            health.push_back({{"id", r.id},
+                              {"title", r.title},
+                              {"remedy", r.remedy},
+                              {"evidence", r.evidence},
+                              {"gpus", r.gpus},
+                              {"addressed_gpu_hours", or_null(r.addressed_gpu_hours)},
+                              {"addressed_cents", or_null(r.addressed_cents)},
+                              {"at_most_gpu_hours", or_null(r.at_most_gpu_hours)},
+                              {"at_most_cents", or_null(r.at_most_cents)},
+                              {"basis", r.basis}});
+        }
+    }
     json out{{"items", items},
              {"baseline", baseline},
              {"combined", combined},
+             {"health", health},
              {"computed", m.advice_unavailable.empty()}};
     if (!m.advice_unavailable.empty()) {
         out["not_computed_reason"] = m.advice_unavailable;

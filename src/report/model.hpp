@@ -152,7 +152,11 @@ struct ThrottleFigures {
     double events_hours = 0; ///< of them, with clocks-event reasons read
     /// Share per reason (audit::ThrottleReason order); nullopt: not read ("n/a").
     std::array<std::optional<double>, 6> reason_share{};
-    std::optional<double> clock_ratio; ///< effective / highest SM clock over active time
+    std::optional<double> clock_ratio;   ///< effective / highest SM clock over active time
+    std::optional<double> thermal_share; ///< the larger thermal share (the finding's)
+    std::optional<double> power_share;   ///< the larger of power cap and power brake
+    /// Active card-hours × (1 − clock_ratio): the time the work would have saved at full clock.
+    std::optional<double> clock_lost_hours;
 };
 
 /// §9: a card's memory: time near full and memory no live process accounts for.
@@ -203,12 +207,28 @@ struct IdentityEnergyRow {
     LightFigures light;        ///< its attributed active time that was light (cost not set)
 };
 
+/// §8: what to do about §9's findings of one kind, with their evidence and what it is worth. The
+/// worth is in clock, power and memory terms: outside §8's waste baseline and combined savings.
+struct HealthRemedy {
+    std::string id;                            ///< the findings' id, e.g. "thermal-throttling"
+    std::string title;                         ///< one line, imperative
+    std::string remedy;                        ///< the remediation, in the tools' own terms
+    std::vector<std::string> evidence;         ///< the findings' details, one per card or identity
+    std::vector<int> gpus;                     ///< driver indices of the cards concerned
+    std::optional<double> addressed_gpu_hours; ///< card-hours concerned; nullopt: none
+    std::optional<std::int64_t> addressed_cents; ///< their cost; nullopt: not priced
+    std::optional<double> at_most_gpu_hours;     ///< upper bound of what a fix wins back
+    std::optional<std::int64_t> at_most_cents;   ///< its cost
+    std::string basis;                           ///< how the worth is figured, one sentence
+};
+
 /// §9: what the health readings say: energy per card, state and identity, priced.
 struct HealthSection {
     std::vector<GpuHealthRow> gpus;            ///< same cards and order as ReportModel::gpus
     EnergyFigures energy;                      ///< all cards together
     ThrottleFigures throttle;                  ///< all cards together
     std::vector<HealthFinding> findings;       ///< by card, then id
+    std::vector<HealthRemedy> remedies;        ///< §8: one per finding id, most cents first
     std::vector<IdentityEnergyRow> identities; ///< same names and order as ReportModel::identities
     std::string currency = "USD";
     std::optional<std::int64_t> micros_per_kwh; ///< [energy] price_per_kwh

@@ -169,7 +169,7 @@ void findings(std::string& out, const HealthSection& h) {
     if (h.findings.empty()) {
         return;
     }
-    out += "  findings (docs/health.md says what to do)\n";
+    out += "  findings (what to do: §8's health remedies, docs/health.md)\n";
     for (const HealthFinding& f : h.findings) {
         out += fmt::format("    {}: {}\n", f.id, f.detail);
     }

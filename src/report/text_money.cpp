@@ -135,18 +135,11 @@ void render_cost_text(std::string& out, const ReportModel& m) {
                        format_money(c.truly_idle_rate.hourly_cents, cur));
 }
 
-void render_recommendations_text(std::string& out, const ReportModel& m) {
+namespace text_money_cpp {
+
+void savings_rules(std::string& out, const ReportModel& m) {
     const audit::Advice& a = m.advice;
     const std::string& cur = m.cost.currency;
-    out += "§8 Recommendations\n";
-    if (!m.advice_unavailable.empty()) {
-        out += "  (" + m.advice_unavailable + ")\n";
-        return;
-    }
-    if (a.recommendations.empty()) {
-        out += "  (no rule fired: no waste pattern in this window calls for a change)\n";
-        return;
-    }
     int n = 0;
     for (const audit::Recommendation& r : a.recommendations) {
         out += fmt::format("  {}. {}  [{}]\n", ++n, r.title, r.id);
@@ -214,6 +207,55 @@ void render_recommendations_text(std::string& out, const ReportModel& m) {
                             format_money(a.baseline_rate.monthly_cents(), cur), shares[0],
                             shares[1], shares[2], shares[3], shares[4]),
                 "  ", k_wrap);
+}
+
+/// "2.50 GPU-hours ($5.00)", or without the money when not priced.
+std::string hours_and_money(double hours, const std::optional<std::int64_t>& cents,
+                            const std::string& cur) {
+    return cents
+               ? fmt::format("{} GPU-hours ({})", gpu_hours_text(hours), format_money(*cents, cur))
+               : fmt::format("{} GPU-hours", gpu_hours_text(hours));
+}
+
+void health_remedy_list(std::string& out, const HealthSection& h, const std::string& cur) {
+    out += wrap("Health remedies (from §9's findings; their worth is in clock, power and memory: "
+                "outside the waste baseline and the combined savings above)",
+                "  ", k_wrap);
+    int n = 0;
+    for (const HealthRemedy& r : h.remedies) {
+        out += fmt::format("  H{}. {}  [{}]\n", ++n, r.title, r.id);
+        for (const std::string& e : r.evidence) {
+            out += wrap("evidence: " + e, "     ", k_wrap);
+        }
+        out += wrap("do: " + r.remedy, "     ", k_wrap);
+        std::string worth = "worth: ";
+        if (r.addressed_gpu_hours) {
+            worth += "concerns " + hours_and_money(*r.addressed_gpu_hours, r.addressed_cents, cur);
+        }
+        if (r.at_most_gpu_hours) {
+            worth += "; wins back at most " +
+                     hours_and_money(*r.at_most_gpu_hours, r.at_most_cents, cur);
+        }
+        worth += (r.addressed_gpu_hours ? " — " : "") + r.basis;
+        out += wrap(worth, "     ", k_wrap);
+    }
+}
+
+} // namespace text_money_cpp
+
+void render_recommendations_text(std::string& out, const ReportModel& m) {
+    using namespace text_money_cpp;
+    out += "§8 Recommendations\n";
+    if (!m.advice_unavailable.empty()) {
+        out += "  (" + m.advice_unavailable + ")\n";
+    } else if (m.advice.recommendations.empty()) {
+        out += "  (no rule fired: no waste pattern in this window calls for a change)\n";
+    } else {
+        savings_rules(out, m);
+    }
+    if (m.health && !m.health->remedies.empty()) {
+        health_remedy_list(out, *m.health, m.cost.currency);
+    }
 }
 
 } // namespace gua::report

@@ -44,6 +44,13 @@ void bursty(DevicePoll& poll, double high, double low, DurationUs period, TimeUs
     }
 }
 
+/// Clocks-event reason bits (nvmlClocksEventReasons).
+constexpr std::int64_t k_sw_power_cap = 0x4;
+constexpr std::int64_t k_sw_thermal = 0x20;
+/// Every card's readings before a workload's step changes them.
+constexpr std::int64_t k_idle_power_mw = 70000;
+constexpr std::int64_t k_idle_temperature_c = 40;
+
 using Step = std::function<void(std::vector<DevicePoll>&, std::int64_t tick, TimeUs from, TimeUs to,
                                 std::mt19937_64& rng)>;
 
@@ -77,9 +84,17 @@ std::vector<Spec> specs() {
             const DurationUs span = to - from;
             const std::int64_t phase = tick % 5;
             const Identity alice = person("alice", 1001, "python3");
+            for (DevicePoll& p : polls) {
+                p.readings.max_sm_clock_mhz = 1410;
+                p.readings.clock_events = 0;
+            }
             if (phase < 2) {
+                // The training card sits in a warm rack: its clocks are held back by heat.
                 steady(polls[0], 80, span);
                 polls[0].processes.push_back(proc(1234, ProcessType::compute, 70000, alice));
+                polls[0].readings.temperature_c = 87;
+                polls[0].readings.sm_clock_mhz = 1215;
+                polls[0].readings.clock_events = k_sw_thermal;
             } else if (phase < 4) {
                 steady(polls[0], 2, span);
                 polls[0].processes.push_back(proc(1234, ProcessType::compute, 70000, alice));
@@ -213,6 +228,55 @@ std::vector<Spec> specs() {
             polls[0].processes.push_back(
                 proc(8001, ProcessType::compute, 77824, person("leo", 1012, "python3"), 30.0));
         }});
+    // One finding of §9 per card: heat, a power cap, a light job near full memory, a leaked
+    // context beside an idle rank of a job spread over three cards (tests/report/health_demo).
+    out.push_back(
+        Spec{{"health",
+              "four H100s: thermal throttling, a power cap, a busy-but-light job near full memory, "
+              "ghost memory beside an idle rank",
+              60, 10 * k_us_per_second},
+             {card(0, "NVIDIA H100 80GB HBM3", 81559), card(1, "NVIDIA H100 80GB HBM3", 81559),
+              card(2, "NVIDIA H100 80GB HBM3", 81559), card(3, "NVIDIA H100 80GB HBM3", 81559)},
+             [](std::vector<DevicePoll>& polls, std::int64_t tick, TimeUs from, TimeUs to,
+                std::mt19937_64&) {
+                 const DurationUs span = to - from;
+                 for (DevicePoll& p : polls) {
+                     CardReadings& r = p.readings;
+                     r.power_limit_mw = 700000;
+                     r.max_sm_clock_mhz = 1980;
+                     r.sm_clock_mhz = 1980;
+                     r.mem_total_mib = 81559;
+                     r.mem_reserved_mib = 512;
+                     r.clock_events = 0;
+                 }
+                 const Identity olga = person("olga", 1015, "torchrun");
+                 // GPU 0: rank 0, hot two ticks in three.
+                 const bool hot = tick % 3 != 2;
+                 steady(polls[0], 95, span);
+                 polls[0].processes.push_back(proc(9101, ProcessType::compute, 60000, olga, 95.0));
+                 polls[0].readings.power_mw = 640000;
+                 polls[0].readings.temperature_c = hot ? 89 : 80;
+                 polls[0].readings.sm_clock_mhz = hot ? 1650 : 1980;
+                 polls[0].readings.clock_events = hot ? k_sw_thermal : 0;
+                 // GPU 1: rank 1, at its power limit all the time.
+                 steady(polls[1], 93, span);
+                 polls[1].processes.push_back(proc(9102, ProcessType::compute, 60000, olga, 93.0));
+                 polls[1].readings.power_mw = 700000;
+                 polls[1].readings.temperature_c = 74;
+                 polls[1].readings.sm_clock_mhz = 1755;
+                 polls[1].readings.clock_events = k_sw_power_cap;
+                 // GPU 2: "99 % busy" at 120 W, holding 93 % of the memory.
+                 steady(polls[2], 99, span);
+                 polls[2].processes.push_back(
+                     proc(9201, ProcessType::compute, 76000, person("pat", 1016, "python3"), 99.0));
+                 polls[2].readings.power_mw = 120000;
+                 polls[2].readings.temperature_c = 45;
+                 // GPU 3: rank 2 of olga's job, idle while holding 20 GB, and 6 GiB that no process
+                 // accounts for.
+                 steady(polls[3], 1, span);
+                 polls[3].processes.push_back(proc(9103, ProcessType::compute, 20000, olga, 1.0));
+                 polls[3].readings.mem_used_mib = 20000 + 6144;
+             }});
     return out;
 }
 
@@ -233,8 +297,8 @@ class SyntheticSource final : public DeviceSource {
             polls[i].uuid = m_spec.devices[i].uuid;
             CardReadings& r = polls[i].readings;
             r.mem_util_pct = 0;
-            r.temperature_c = 40;
-            r.power_mw = 70000;
+            r.temperature_c = k_idle_temperature_c;
+            r.power_mw = k_idle_power_mw;
             r.sm_clock_mhz = 1410;
         }
         const std::int64_t tick = (from - m_origin) / m_interval;
@@ -244,10 +308,17 @@ class SyntheticSource final : public DeviceSource {
             for (const ProcessReading& r : p.processes) {
                 used += r.mem_used_mib.value_or(0);
             }
-            p.readings.mem_used_mib = used;
+            if (!p.readings.mem_used_mib) { // a step sets it where memory is not all listed
+                p.readings.mem_used_mib = used;
+            }
+            // A busy card draws more and runs warmer, unless the step said otherwise.
             if (!p.util.empty() && p.util.front().pct >= 10) {
-                p.readings.power_mw = 350000;
-                p.readings.temperature_c = 68;
+                if (p.readings.power_mw == k_idle_power_mw) {
+                    p.readings.power_mw = 350000;
+                }
+                if (p.readings.temperature_c == k_idle_temperature_c) {
+                    p.readings.temperature_c = 68;
+                }
             }
         }
         return polls;

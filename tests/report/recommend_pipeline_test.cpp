@@ -26,6 +26,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
 
 /// A Monday, 00:00 UTC: one-week workloads cover every weekday and hour once.
 constexpr TimeUs k_monday = 1'777'852'800 * k_us_per_second; // 2026-05-04T00:00:00Z
@@ -37,7 +38,8 @@ struct Case {
     int ticks;
     DurationUs interval_us;
     TimeUs start;
-    std::vector<std::string> rules; ///< sorted
+    std::vector<std::string> rules;  ///< sorted
+    std::vector<std::string> health; ///< §8's health remedies, sorted
 };
 
 /// The matrix. Each rule has a workload built for it on which it is the only rule that fires
@@ -46,19 +48,33 @@ struct Case {
 std::vector<Case> cases() {
     const DurationUs ten_s = 10 * k_us_per_second;
     return {
-        {"classic", 30, k_us_per_second, k_tuesday_10, {"gpu-sharing", "idle-culling"}},
-        {"bursty", 60, ten_s, k_tuesday_10, {"data-loader", "larger-batches"}},
+        {"classic",
+         30,
+         k_us_per_second,
+         k_tuesday_10,
+         {"gpu-sharing", "idle-culling"},
+         {"thermal-throttling"}},
+        {"bursty", 60, ten_s, k_tuesday_10, {"data-loader", "larger-batches"}, {}},
         {"overnight",
          168,
          k_us_per_hour,
          k_monday,
-         {"gpu-sharing", "idle-culling", "larger-batches", "off-hours"}},
-        {"cotenants", 60, ten_s, k_tuesday_10, {"idle-culling"}},
-        {"notebook", 60, ten_s, k_tuesday_10, {"gpu-sharing"}},
-        {"offhours", 168, k_us_per_hour, k_monday, {"off-hours"}},
-        {"steady-under", 60, ten_s, k_tuesday_10, {"larger-batches"}},
-        {"computebound", 60, ten_s, k_tuesday_10, {"compute-bound"}},
-        {"memfull", 60, ten_s, k_tuesday_10, {"memory-bound"}},
+         {"gpu-sharing", "idle-culling", "larger-batches", "off-hours"},
+         {}},
+        {"cotenants", 60, ten_s, k_tuesday_10, {"idle-culling"}, {}},
+        {"notebook", 60, ten_s, k_tuesday_10, {"gpu-sharing"}, {}},
+        {"offhours", 168, k_us_per_hour, k_monday, {"off-hours"}, {}},
+        {"steady-under", 60, ten_s, k_tuesday_10, {"larger-batches"}, {}},
+        {"computebound", 60, ten_s, k_tuesday_10, {"compute-bound"}, {}},
+        {"memfull", 60, ten_s, k_tuesday_10, {"memory-bound"}, {}},
+        // GPU 3 idles holding a fifth of its memory; GPUs 0 and 1 are steady above 90 %.
+        {"health",
+         60,
+         ten_s,
+         k_tuesday_10,
+         {"compute-bound", "gpu-sharing", "idle-culling"},
+         {"busy-but-light", "ghost-memory", "imbalance", "memory-pressure", "power-capping",
+          "thermal-throttling"}},
     };
 }
 
@@ -126,6 +142,14 @@ TEST_P(WorkloadRules, ExactlyTheExpectedRulesFire) {
     Pipeline p(GetParam());
     const ReportModel m = p.report();
     EXPECT_THAT(fired(m), ElementsAreArray(GetParam().rules));
+    std::vector<std::string> remedies;
+    if (m.health) {
+        for (const HealthRemedy& r : m.health->remedies) {
+            remedies.push_back(r.id);
+        }
+    }
+    std::sort(remedies.begin(), remedies.end());
+    EXPECT_THAT(remedies, ElementsAreArray(GetParam().health));
     const audit::Combination& c = m.advice.combination;
     EXPECT_GT(c.total, 0.0);
     EXPECT_LE(c.total, 1.0);
@@ -168,6 +192,12 @@ TEST(WorkloadRules, EveryWorkloadIsInTheMatrixAndEveryRuleHasOne) {
     }
     EXPECT_THAT(rules, ElementsAre("compute-bound", "data-loader", "gpu-sharing", "idle-culling",
                                    "larger-batches", "memory-bound", "off-hours"));
+    std::set<std::string> health;
+    for (const Case& c : cases()) {
+        health.insert(c.health.begin(), c.health.end());
+    }
+    EXPECT_THAT(health, ElementsAre("busy-but-light", "ghost-memory", "imbalance",
+                                    "memory-pressure", "power-capping", "thermal-throttling"));
 }
 
 TEST(ReportMoney, DemoTextHasCostAndAdviceBetweenEfficiencyAndVerdict) {
@@ -228,6 +258,81 @@ TEST(ReportMoney, PriceOverrideAndTeams) {
                 static_cast<double>(m.cost.total.active_cents + m.cost.total.idle_held_cents), 2);
     ASSERT_EQ(m.advice.recommendations.size(), 1u);
     EXPECT_THAT(m.advice.recommendations[0].identities, ElementsAre("(no team)", "vision"));
+}
+
+/// The health workload's remedies against its scenario (src/telemetry/synthetic.cpp): 60 ticks of
+/// 10 s per card; GPU 0 at 1650 of 1980 MHz and thermally throttled two ticks in three (1980 MHz
+/// in the third); GPU 1 power-capped all the time at 1755 MHz; GPU 2 light (120 of 700 W) and at
+/// 76,000 of 81,559 MiB; GPU 3 with 6,144 MiB that no process holds; olga on GPUs 0, 1 and 3.
+TEST(HealthRemedies, WorthFollowsTheScenario) {
+    const std::vector<Case> all = cases();
+    const auto c =
+        std::find_if(all.begin(), all.end(), [](const Case& k) { return k.workload == "health"; });
+    ASSERT_NE(c, all.end());
+    Pipeline p(*c);
+    const ReportModel m = p.report();
+    ASSERT_TRUE(m.health);
+    const double card_hours = 60 * 10.0 / 3600.0;
+    const auto remedy = [&](const std::string& id) -> const HealthRemedy& {
+        const auto r = std::find_if(m.health->remedies.begin(), m.health->remedies.end(),
+                                    [&](const HealthRemedy& x) { return x.id == id; });
+        if (r == m.health->remedies.end()) {
+            throw std::runtime_error("no remedy " + id);
+        }
+        return *r;
+    };
+    const auto price_cents = [&](int gpu, double hours) {
+        for (const GpuCostRow& g : m.cost.gpus) {
+            if (g.index == gpu) {
+                return hours * static_cast<double>(g.micros_per_gpu_hour) / 10'000.0;
+            }
+        }
+        throw std::runtime_error("no price");
+    };
+    const auto near = [](double actual, double expected) {
+        EXPECT_NEAR(actual, expected, expected * 0.01 + 1e-9);
+    };
+
+    const HealthRemedy& heat = remedy("thermal-throttling");
+    EXPECT_THAT(heat.gpus, ElementsAre(0));
+    ASSERT_TRUE(heat.addressed_gpu_hours && heat.at_most_gpu_hours && heat.at_most_cents);
+    near(*heat.addressed_gpu_hours, card_hours * 2 / 3);
+    const double heat_lost = card_hours * (1 - (2.0 / 3 * 1650 + 1.0 / 3 * 1980) / 1980);
+    near(*heat.at_most_gpu_hours, heat_lost);
+    EXPECT_NEAR(static_cast<double>(*heat.at_most_cents), price_cents(0, heat_lost), 1.0);
+
+    const HealthRemedy& power = remedy("power-capping");
+    EXPECT_THAT(power.gpus, ElementsAre(1));
+    ASSERT_TRUE(power.addressed_gpu_hours && power.at_most_gpu_hours);
+    near(*power.addressed_gpu_hours, card_hours);
+    near(*power.at_most_gpu_hours, card_hours * (1 - 1755.0 / 1980));
+
+    const HealthRemedy& light = remedy("busy-but-light");
+    EXPECT_THAT(light.gpus, ElementsAre(2));
+    ASSERT_TRUE(light.addressed_gpu_hours && light.addressed_cents);
+    near(*light.addressed_gpu_hours, card_hours);
+    EXPECT_NEAR(static_cast<double>(*light.addressed_cents), price_cents(2, card_hours), 1.0);
+    EXPECT_FALSE(light.at_most_gpu_hours); // no recovery is claimed
+
+    const HealthRemedy& full = remedy("memory-pressure");
+    EXPECT_THAT(full.gpus, ElementsAre(2));
+    ASSERT_TRUE(full.addressed_gpu_hours);
+    near(*full.addressed_gpu_hours, card_hours);
+    EXPECT_FALSE(full.addressed_cents); // an out-of-memory risk, not priced
+
+    const HealthRemedy& ghost = remedy("ghost-memory");
+    EXPECT_THAT(ghost.gpus, ElementsAre(3));
+    ASSERT_TRUE(ghost.addressed_gpu_hours);
+    near(*ghost.addressed_gpu_hours, card_hours * 6144.0 / 81559.0);
+
+    const HealthRemedy& spread = remedy("imbalance");
+    EXPECT_THAT(spread.gpus, ElementsAre(3));
+    ASSERT_EQ(spread.evidence.size(), 1u);
+    EXPECT_THAT(spread.evidence[0], HasSubstr("olga held 3 cards"));
+    EXPECT_FALSE(spread.addressed_gpu_hours);
+
+    // Ordered by worth: the light card ($ of a whole card-hour) before the throttled cards.
+    EXPECT_EQ(m.health->remedies.front().id, "busy-but-light");
 }
 
 } // namespace

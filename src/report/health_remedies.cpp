@@ -1,0 +1,162 @@
+// §8's health remedies (docs/health.md, docs/recommendations.md): each kind of §9 finding becomes
+// one remedy whose worth is measured in its own terms and never joins the combined savings.
+#include "report/health_remedies.hpp"
+
+#include "audit/cost.hpp"
+#include "core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gua::report {
+
+namespace health_remedies_cpp {
+
+struct Text {
+    const char* title;
+    const char* remedy;
+};
+
+const std::map<std::string, Text>& texts() {
+    static const std::map<std::string, Text> k_texts{
+        {"thermal-throttling",
+         {"Cool the cards that throttle on heat",
+          "check the airflow through the chassis (blanking panels, blocked inlets, failed fans "
+          "in `ipmitool sdr`), the fan curve and the datacenter inlet temperature; a hardware "
+          "thermal slowdown is the board protecting itself: treat it as a cooling fault"}},
+        {"power-capping",
+         {"Review the power limit of the capped cards",
+          "compare the enforced limit with the default and the maximum (`nvidia-smi -q -d "
+          "POWER`); raise a limit set below the default where the rack's power budget allows "
+          "(`nvidia-smi -pl`), or keep it as a deliberate efficiency choice; a power brake is an "
+          "external signal: check the power supply"}},
+        {"busy-but-light",
+         {"Find what starves the busy-but-light cards",
+          "profile the job for gaps between kernels (PyTorch profiler, Nsight Systems); raise the "
+          "DataLoader's num_workers, pin_memory=True and prefetching, or decode on the GPU "
+          "(DALI); batch more work per kernel (larger batches, CUDA graphs, torch.compile); "
+          "overlap communication with compute in distributed jobs; or let several light jobs "
+          "share one card (MPS, MIG)"}},
+        {"memory-pressure",
+         {"Give the jobs near full memory headroom before an out-of-memory error",
+          "check the peak with the framework's memory tools (torch.cuda.memory_summary(), "
+          "torch.cuda.memory._record_memory_history snapshots; JAX "
+          "XLA_PYTHON_CLIENT_MEM_FRACTION); lower the batch size or enable activation "
+          "checkpointing; a slow rise over a run is a leak to hunt with the same snapshots"}},
+        {"ghost-memory",
+         {"Release the memory that no live process holds",
+          "list the card's processes on the host (`nvidia-smi "
+          "--query-compute-apps=pid,used_memory --format=csv`) and in its containers; stop or "
+          "restart the holder of a leaked context; keep persistence mode on "
+          "(`nvidia-persistenced` or `nvidia-smi -pm 1`); with nothing left to stop, reset the "
+          "idle card (`nvidia-smi --gpu-reset`)"}},
+        {"imbalance",
+         {"Rebalance multi-card work whose cards wait on each other",
+          "profile the slow rank (uneven shards, a straggler node, an unbalanced pipeline stage) "
+          "and rebalance the work, or request fewer cards when a job uses only some of them"}},
+    };
+    return k_texts;
+}
+
+/// Adds `hours` at `micros_per_gpu_hour` (nullopt: not priced) to an optional total.
+void add(std::optional<double>& hours, std::optional<std::int64_t>& cents, double h,
+         std::optional<std::int64_t> micros_per_gpu_hour) {
+    hours = hours.value_or(0) + h;
+    if (micros_per_gpu_hour) {
+        cents = cents.value_or(0) + audit::share_cost_cents(h * static_cast<double>(k_us_per_hour),
+                                                            *micros_per_gpu_hour);
+    }
+}
+
+/// The clock lost on `g` that belongs to heat (or power): its clock-lost hours split between the
+/// two in proportion to their shares of active time.
+double clock_lost_part(const ThrottleFigures& t, bool thermal) {
+    const double heat = t.thermal_share.value_or(0);
+    const double power = t.power_share.value_or(0);
+    if (!t.clock_lost_hours || heat + power <= 0) {
+        return 0;
+    }
+    return *t.clock_lost_hours * (thermal ? heat : power) / (heat + power);
+}
+
+} // namespace health_remedies_cpp
+
+std::vector<HealthRemedy> health_remedies(const HealthSection& h,
+                                          const std::vector<GpuCostRow>& prices,
+                                          const std::vector<store::GpuRow>& gpus) {
+    using namespace health_remedies_cpp;
+    std::map<std::string, HealthRemedy> by_id;
+    for (const HealthFinding& f : h.findings) {
+        const auto text = texts().find(f.id);
+        if (text == texts().end()) {
+            continue;
+        }
+        HealthRemedy& r = by_id[f.id];
+        if (r.id.empty()) {
+            r.id = f.id;
+            r.title = text->second.title;
+            r.remedy = text->second.remedy;
+        }
+        r.evidence.push_back(f.detail);
+        if (std::find(r.gpus.begin(), r.gpus.end(), f.gpu) == r.gpus.end()) {
+            r.gpus.push_back(f.gpu);
+        }
+        const auto row = std::find_if(h.gpus.begin(), h.gpus.end(),
+                                      [&](const GpuHealthRow& g) { return g.index == f.gpu; });
+        const auto price = std::find_if(prices.begin(), prices.end(),
+                                        [&](const GpuCostRow& c) { return c.index == f.gpu; });
+        const std::optional<std::int64_t> micros =
+            price != prices.end() ? std::optional(price->micros_per_gpu_hour) : std::nullopt;
+        if (row == h.gpus.end()) {
+            continue;
+        }
+        if (f.id == "thermal-throttling" || f.id == "power-capping") {
+            const bool thermal = f.id == "thermal-throttling";
+            add(r.addressed_gpu_hours, r.addressed_cents, f.share * row->throttle.events_hours,
+                micros);
+            add(r.at_most_gpu_hours, r.at_most_cents, clock_lost_part(row->throttle, thermal),
+                micros);
+            r.basis = "the active time lost to the lower clock (active time × (1 − SM "
+                      "clock / highest), split between heat and power by their time); "
+                      "compute-bound work finishes that much sooner at full clock, memory-bound "
+                      "work gains less";
+        } else if (f.id == "busy-but-light") {
+            add(r.addressed_gpu_hours, r.addressed_cents, row->light.light_hours, micros);
+            r.basis = "the light card-hours at the card's price; what a fix wins back depends on "
+                      "the cause and is not estimated";
+        } else if (f.id == "memory-pressure") {
+            add(r.addressed_gpu_hours, r.addressed_cents, row->memory.pressure_hours, std::nullopt);
+            r.basis = "card-hours one allocation away from an out-of-memory error; the work a "
+                      "crash would lose is not estimated";
+        } else if (f.id == "ghost-memory") {
+            const auto card = std::find_if(
+                gpus.begin(), gpus.end(), [&](const store::GpuRow& g) { return g.index == f.gpu; });
+            if (card != gpus.end() && card->memory_total_mib && *card->memory_total_mib > 0 &&
+                row->memory.ghost_gib_hours) {
+                const double total_gib = static_cast<double>(*card->memory_total_mib) / 1024.0;
+                add(r.addressed_gpu_hours, r.addressed_cents,
+                    *row->memory.ghost_gib_hours / total_gib, micros);
+            }
+            r.basis = "the ghost GiB-hours as a share of the card's memory, at the card's price";
+        } else if (f.id == "imbalance") {
+            r.basis = "the identity's GPU-hours and cost are in §4 and §7; what rebalancing wins "
+                      "back is not estimated";
+        }
+    }
+    std::vector<HealthRemedy> out;
+    for (auto& [id, r] : by_id) {
+        std::sort(r.gpus.begin(), r.gpus.end());
+        out.push_back(std::move(r));
+    }
+    const auto worth = [](const HealthRemedy& r) {
+        return std::max(r.addressed_cents.value_or(-1), r.at_most_cents.value_or(-1));
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const HealthRemedy& a, const HealthRemedy& b) {
+        return worth(a) != worth(b) ? worth(a) > worth(b) : a.id < b.id;
+    });
+    return out;
+}
+
+} // namespace gua::report
