@@ -69,7 +69,7 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
                    const audit::StreakBook& streaks,
                    const std::map<std::string, audit::StateTimes>& recent,
                    const std::vector<store::DecisionRow>& decisions,
-                   const audit::Thresholds& thresholds) {
+                   const audit::Thresholds& thresholds, const audit::TrendBook& trends) {
     for (const audit::CardNow& card : cards) {
         const telemetry::CardTickRecord& r = *card.record;
         std::vector<audit::ProcessKey> keys;
@@ -102,6 +102,21 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
                 h.sm_pct = std::max(h.sm_pct.value_or(0.0), *p.sm_util_pct);
             }
         }
+        const std::optional<std::int64_t> free_mib =
+            r.device.memory_total_mib && r.readings.mem_used_mib
+                ? std::optional(*r.device.memory_total_mib - *r.readings.mem_used_mib)
+                : std::nullopt;
+        for (std::size_t i = first; i < m.holders.size(); ++i) {
+            HolderNow& h = m.holders[i];
+            const std::optional<audit::MemoryTrend> trend =
+                trends.trend(audit::HoldingKey{r.device.uuid, {h.pid, h.start_ticks}});
+            if (trend) {
+                h.mem_trend_mib_per_hour = trend->mib_per_hour;
+                if (free_mib) {
+                    h.time_to_full_us = audit::time_to_full(*trend, *free_mib);
+                }
+            }
+        }
         for (const audit::HoldingSeen& seen : audit::holdings_of(card, thresholds)) {
             const auto streak = streaks.find(audit::HoldingKey{r.device.uuid, seen.process});
             for (std::size_t i = first; i < m.holders.size(); ++i) {
@@ -129,6 +144,23 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
         m.decisions.push_back(decision_of(*it));
     }
     return m;
+}
+
+void observe_memory(audit::TrendBook& book, const std::vector<audit::CardNow>& cards) {
+    for (const audit::CardNow& card : cards) {
+        std::map<audit::ProcessKey, std::optional<std::int64_t>> held;
+        for (const telemetry::ProcessTick& p : card.record->processes) {
+            std::optional<std::int64_t>& mib =
+                held.try_emplace({p.pid, p.start_ticks}, 0).first->second;
+            mib = mib && p.mem_used_mib ? std::optional(*mib + *p.mem_used_mib) : std::nullopt;
+        }
+        for (const auto& [key, mib] : held) {
+            if (mib) {
+                book.add(audit::HoldingKey{card.record->device.uuid, key},
+                         audit::MemorySample{card.t0 + card.duration_us, *mib});
+            }
+        }
+    }
 }
 
 } // namespace gua::live

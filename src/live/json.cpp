@@ -67,7 +67,10 @@ std::string render_now_json(const NowModel& m) {
              {"sm_util_pct", opt(h.sm_pct)},
              {"idle_held", h.idle_held},
              {"idle_held_seconds", seconds(h.idle_us)},
-             {"idle_held_since", h.idle_since ? json(format_iso8601(*h.idle_since)) : json()}});
+             {"idle_held_since", h.idle_since ? json(format_iso8601(*h.idle_since)) : json()},
+             {"memory_trend_mib_per_hour", opt(h.mem_trend_mib_per_hour)},
+             {"time_to_full_seconds",
+              h.time_to_full_us ? json(seconds(*h.time_to_full_us)) : json()}});
     }
     j["holders"] = holders;
     json decisions = json::array();

@@ -56,6 +56,10 @@ struct HolderNow {
     bool idle_held = false;
     DurationUs idle_us = 0;           ///< observed continuous idle-held time (0 when not idle)
     std::optional<TimeUs> idle_since; ///< start of the streak
+    /// Slope of its memory over its recent readings (audit::memory_trend); nullopt: too few.
+    std::optional<double> mem_trend_mib_per_hour;
+    /// When the card's free memory runs out at that slope, if it grows linearly; else nullopt.
+    std::optional<DurationUs> time_to_full_us;
 };
 
 /// One recent policy decision.

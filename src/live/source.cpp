@@ -65,9 +65,11 @@ NowModel now_from_database(store::Database& db, const std::string& db_path,
             by_uuid[uuid] = it->second;
         }
     }
+    audit::TrendBook trends;
+    store::read_memory_trends(db, recent.cards, trends);
     return build_now(std::move(m), cards, book, by_uuid,
                      store::read_decisions(db, now - options.decisions_window_us, now + 1),
-                     options.thresholds);
+                     options.thresholds, trends);
 }
 
 LiveSampler::LiveSampler(telemetry::DeviceSource& source, LiveOptions options)
@@ -75,7 +77,9 @@ LiveSampler::LiveSampler(telemetry::DeviceSource& source, LiveOptions options)
 
 void LiveSampler::seed(store::Database& db, const std::string& db_path, TimeUs now) {
     m_db_path = db_path;
-    store::seed_streaks(db, store::read_recent(db).cards, m_options.thresholds, m_book);
+    const store::RecentState recent = store::read_recent(db);
+    store::seed_streaks(db, recent.cards, m_options.thresholds, m_book);
+    store::read_memory_trends(db, recent.cards, m_trends);
     m_decisions = store::read_decisions(db, now - m_options.decisions_window_us, now + 1);
 }
 
@@ -92,6 +96,8 @@ NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atom
     sampler.run(stop, [&](const telemetry::Tick& tick) { last = tick; });
     const std::vector<audit::CardNow> cards = audit::cards_of(last);
     audit::observe(m_book, cards, m_options.thresholds);
+    observe_memory(m_trends, cards);
+    m_trends.forget_before(last.t0 - audit::k_trend_window_us);
     for (const audit::CardNow& card : cards) {
         std::vector<audit::ProcessKey> keys;
         m_recent[card.record->device.uuid] +=
@@ -108,7 +114,8 @@ NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atom
     m.note = note + "; sampled NVML directly for " + format_duration(m_sampled_us);
     m.recent_window_us = m_sampled_us;
     m.decisions_window_us = m_options.decisions_window_us;
-    return build_now(std::move(m), cards, m_book, m_recent, m_decisions, m_options.thresholds);
+    return build_now(std::move(m), cards, m_book, m_recent, m_decisions, m_options.thresholds,
+                     m_trends);
 }
 
 } // namespace gua::live

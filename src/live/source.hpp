@@ -56,6 +56,7 @@ class LiveSampler {
     LiveOptions m_options;
     identity::Resolver m_resolver;
     audit::StreakBook m_book;
+    audit::TrendBook m_trends;
     std::map<std::string, audit::StateTimes> m_recent;
     DurationUs m_sampled_us = 0;
     std::string m_db_path;

@@ -88,6 +88,19 @@ std::string idle(const HolderNow& h) {
            format_duration(std::max<DurationUs>(h.idle_us / k_us_per_second, 1) * k_us_per_second);
 }
 
+/// Linear memory growth and when the card fills at that rate: "+1.2G/h 3h10m"; "-" otherwise.
+std::string growth(const HolderNow& h) {
+    if (!h.time_to_full_us || !h.mem_trend_mib_per_hour) {
+        return "-";
+    }
+    const double rate = *h.mem_trend_mib_per_hour;
+    const std::string per_hour =
+        rate >= 1024 ? fmt::format("+{:.1f}G/h", rate / 1024.0) : fmt::format("+{:.0f}M/h", rate);
+    const DurationUs unit =
+        *h.time_to_full_us >= k_us_per_minute ? k_us_per_minute : k_us_per_second;
+    return per_hour + " " + format_duration(*h.time_to_full_us / unit * unit);
+}
+
 void source_line(std::string& out, const NowModel& m) {
     if (m.origin == Origin::daemon) {
         out += fmt::format("from the daemon's database {} (every {}", m.db_path,
@@ -125,15 +138,15 @@ void holders(std::string& out, const NowModel& m, const NowTextOptions& o) {
         return;
     }
     out += "GPU  user            pid  where                     memory   SM  idle-held     "
-           "command\n";
+           "growth/full    command\n";
     for (const HolderNow& h : m.holders) {
         const std::string sm = h.sm_pct ? fmt::format("{:.0f}%", *h.sm_pct) : "n/a";
         // The command line last, so a narrow terminal cuts it rather than the columns before it.
         const std::string line =
-            fmt::format("{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}  {:<12}  {}", h.gpu_index,
-                        printable(h.user.substr(0, 12)), h.pid, printable(where(h).substr(0, 22)),
-                        format_gib(h.mem_mib), sm, idle(h),
-                        h.command_line.empty() ? printable(h.command) : h.command_line);
+            fmt::format("{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}  {:<12}  {:<13}  {}",
+                        h.gpu_index, printable(h.user.substr(0, 12)), h.pid,
+                        printable(where(h).substr(0, 22)), format_gib(h.mem_mib), sm, idle(h),
+                        growth(h), h.command_line.empty() ? printable(h.command) : h.command_line);
         out += (h.idle_held ? paint(o.color, "33", line) : line) + "\n";
     }
 }

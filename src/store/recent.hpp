@@ -4,6 +4,7 @@
 
 #include "audit/classify.hpp"
 #include "audit/holdings.hpp"
+#include "audit/memory_trend.hpp"
 #include "audit/streak.hpp"
 #include "store/database.hpp"
 #include "store/reader.hpp"
@@ -53,6 +54,10 @@ std::map<audit::ProcessKey, audit::Streak> rewind_streaks(Database& db, const Re
 /// Seeds `book` with the streaks of `cards` (keyed by card uuid); returns how many.
 std::size_t seed_streaks(Database& db, const std::vector<RecentCard>& cards,
                          const audit::Thresholds& thresholds, audit::StreakBook& book);
+
+/// Adds to `book` the memory each process held on each of `cards` (keyed by card uuid) in its
+/// card-ticks of the last audit::k_trend_window_us up to the card's newest one, oldest first.
+void read_memory_trends(Database& db, const std::vector<RecentCard>& cards, audit::TrendBook& book);
 
 /// Classified state times per gpu id over card-ticks with from <= t0 < to.
 std::map<std::int64_t, audit::StateTimes> recent_states(Database& db, TimeUs from, TimeUs to,

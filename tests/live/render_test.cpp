@@ -38,6 +38,7 @@ struct Scene {
     audit::StreakBook book;
     std::map<std::string, audit::StateTimes> recent;
     std::vector<store::DecisionRow> decisions;
+    audit::TrendBook trends;
 
     Scene() {
         telemetry::ProcessTick notebook = process(4242, 4200, 8294, 0.0, "alice", 1500);
@@ -55,6 +56,16 @@ struct Scene {
                   audit::Streak{k_now - 8000 * k_s, k_now, 7980 * k_s});
         book.seed({records[1].device.uuid, {6161, 6100}},
                   audit::Streak{k_now - 600 * k_s, k_now, 600 * k_s});
+        // bob's job grew by 100 MiB every 30 s for the last ten minutes, up to its 30,000 MiB.
+        for (int k = 0; k <= 20; ++k) {
+            trends.add({records[1].device.uuid, {5151, 5100}},
+                       audit::MemorySample{k_now - (20 - k) * 30 * k_s, 28000 + 100 * k});
+        }
+        // carol's small holding stayed flat.
+        for (int k = 0; k <= 20; ++k) {
+            trends.add({records[1].device.uuid, {6161, 6100}},
+                       audit::MemorySample{k_now - (20 - k) * 30 * k_s, 512});
+        }
         recent[records[0].device.uuid] = audit::StateTimes{60 * k_s, 480 * k_s, 60 * k_s, 0};
         recent[records[1].device.uuid] = audit::StateTimes{600 * k_s, 0, 0, 0};
         recent[records[2].device.uuid] = audit::StateTimes{0, 0, 600 * k_s, 0};
@@ -89,7 +100,8 @@ struct Scene {
         for (const auto& r : records) {
             cards.push_back(audit::CardNow{k_now - 30 * k_s, 30 * k_s, &r});
         }
-        return build_now(std::move(header), cards, book, recent, decisions, audit::Thresholds{});
+        return build_now(std::move(header), cards, book, recent, decisions, audit::Thresholds{},
+                         trends);
     }
 };
 
@@ -124,6 +136,24 @@ TEST(LiveNow, HoldersWorstFirstWithTheirStreaks) {
     EXPECT_FALSE(m.holders[2].idle_held);
     ASSERT_EQ(m.decisions.size(), 2U);
     EXPECT_EQ(m.decisions[0].rule, "reclaim-8h") << "newest first";
+}
+
+TEST(LiveNow, GrowingMemoryGetsATimeToFull) {
+    const NowModel m = Scene().build(daemon_header());
+    ASSERT_EQ(m.holders.size(), 3U);
+    const HolderNow& job = m.holders[2];
+    ASSERT_EQ(job.pid, 5151U);
+    ASSERT_TRUE(job.mem_trend_mib_per_hour && job.time_to_full_us);
+    EXPECT_NEAR(*job.mem_trend_mib_per_hour, 100.0 * 120, 1e-6); // 100 MiB per 30 s
+    // GPU 1 holds 30,000 + 512 of 81,559 MiB: the free 51,047 MiB last 51,047 / 12,000 hours.
+    EXPECT_NEAR(static_cast<double>(*job.time_to_full_us) / static_cast<double>(k_us_per_hour),
+                51047.0 / 12000.0, 1e-6);
+    const HolderNow& flat = m.holders[1];
+    ASSERT_EQ(flat.pid, 6161U);
+    ASSERT_TRUE(flat.mem_trend_mib_per_hour);
+    EXPECT_EQ(*flat.mem_trend_mib_per_hour, 0.0);
+    EXPECT_FALSE(flat.time_to_full_us) << "flat memory never fills the card";
+    EXPECT_FALSE(m.holders[0].mem_trend_mib_per_hour) << "no readings: no trend";
 }
 
 TEST(LiveNow, GoldenText) {
