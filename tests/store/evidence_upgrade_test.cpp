@@ -3,10 +3,10 @@
 // stores, and both report the same from their rollups alone, with the raw card-ticks' health.
 #include "core/fatal.hpp"
 #include "core/timezone.hpp"
-#include "evidence_bytes.hpp"
 #include "fleet_workload.hpp"
 #include "report/build.hpp"
 #include "report/render.hpp"
+#include "schema_eight_file.hpp"
 #include "store/block.hpp"
 #include "store/reader.hpp"
 #include "store/rollup.hpp"
@@ -24,19 +24,12 @@
 namespace gua::store {
 namespace evidence_upgrade_test { // named after the file: unique in a unity batch
 
-struct Table {
-    const char* name;
-    const char* key;
-    bool card; ///< card evidence (doubles among its fields); else identity evidence
-};
-constexpr std::array<Table, 4> k_tables{
-    {{"rollup_gpu", "hour, gpu_id", true},
-     {"rollup_day_gpu", "day, gpu_id", true},
-     {"rollup_identity", "hour, gpu_id, identity_id", false},
-     {"rollup_day_identity", "day, gpu_id, identity_id", false}}};
+using testing::EvidenceTable;
+using testing::k_evidence_tables;
 
 /// Every row of `table` as (key, evidence BLOB), in key order.
-std::vector<std::pair<std::string, std::string>> evidence_rows(Database& db, const Table& t) {
+std::vector<std::pair<std::string, std::string>> evidence_rows(Database& db,
+                                                               const EvidenceTable& t) {
     std::vector<std::pair<std::string, std::string>> out;
     Statement st =
         db.prepare(fmt::format("SELECT {0}, evidence FROM {1} ORDER BY {0}", t.key, t.name));
@@ -49,39 +42,6 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(Database& db, con
         out.emplace_back(key, std::string(st.blob(key_columns)));
     }
     return out;
-}
-
-/// Bytes of all evidence BLOBs of `db`.
-std::int64_t evidence_bytes(Database& db) {
-    std::int64_t sum = 0;
-    for (const Table& t : k_tables) {
-        sum += db.scalar(fmt::format("SELECT coalesce(sum(length(evidence)), 0) FROM {}", t.name));
-    }
-    return sum;
-}
-
-/// Rewrites every evidence BLOB of `db` as gua of schema 8 wrote it, and marks the file schema 8
-/// (whose tables were the same).
-void make_schema_eight(Database& db) {
-    for (const Table& t : k_tables) {
-        std::vector<std::string> blobs;
-        Statement distinct = db.prepare(
-            fmt::format("SELECT DISTINCT evidence FROM {} WHERE length(evidence) > 0", t.name));
-        while (distinct.step()) {
-            blobs.emplace_back(distinct.blob(0));
-        }
-        Statement update =
-            db.prepare(fmt::format("UPDATE {} SET evidence = ?1 WHERE evidence = ?2", t.name));
-        for (const std::string& blob : blobs) {
-            const auto fields =
-                testing::read_compact(blob, t.card ? testing::is_card_double : testing::no_doubles);
-            ASSERT_TRUE(fields) << t.name << ": not one compact BLOB";
-            update.bind_blob(1, testing::legacy_blob(*fields));
-            update.bind_blob(2, blob);
-            update.run();
-        }
-    }
-    db.exec("PRAGMA user_version = 8");
 }
 
 /// The JSON report of [from, to) in `zone`.
@@ -126,15 +86,15 @@ TEST(EvidenceUpgrade, SchemaEightFileOfTheSameWorkloadReportsTheSame) {
     std::filesystem::copy_file(new_path, old_path);
     Database fresh(new_path, OpenMode::read_write);
     Database old(old_path, OpenMode::read_write);
-    const std::int64_t compact_bytes = evidence_bytes(old);
-    make_schema_eight(old);
-    const std::int64_t legacy_bytes = evidence_bytes(old);
+    const std::int64_t compact_bytes = testing::evidence_bytes(old);
+    testing::make_schema_eight(old);
+    const std::int64_t legacy_bytes = testing::evidence_bytes(old);
     EXPECT_LT(compact_bytes * 2, legacy_bytes) << compact_bytes << " B, " << legacy_bytes << " B";
     EXPECT_THROW(check_readable(old), Fatal) << "a schema 8 file needs the upgrade";
 
     migrate(old);
     EXPECT_EQ(old.scalar("PRAGMA user_version"), 9);
-    for (const Table& t : k_tables) {
+    for (const EvidenceTable& t : k_evidence_tables) {
         const auto rows = evidence_rows(old, t);
         EXPECT_FALSE(rows.empty()) << t.name;
         EXPECT_EQ(rows, evidence_rows(fresh, t))
@@ -220,7 +180,7 @@ TEST(EvidenceUpgrade, BlobsOfEveryAgeUpgradeValueForValue) {
     }
     Database db(path, OpenMode::read_write);
     migrate(db);
-    const auto card_rows = evidence_rows(db, k_tables[0]);
+    const auto card_rows = evidence_rows(db, k_evidence_tables[0]);
     ASSERT_EQ(card_rows.size(), 3U);
     EXPECT_EQ(
         testing::read_compact(card_rows[0].second, testing::is_card_double),
@@ -238,7 +198,7 @@ TEST(EvidenceUpgrade, BlobsOfEveryAgeUpgradeValueForValue) {
     EXPECT_EQ(card_v8.size(), 6U * 9U);
     EXPECT_EQ(card_rows[2].second, "") << "NULL stays NULL";
     EXPECT_EQ(db.scalar("SELECT count(*) FROM rollup_gpu WHERE evidence IS NULL"), 1);
-    const auto identity_rows = evidence_rows(db, k_tables[3]);
+    const auto identity_rows = evidence_rows(db, k_evidence_tables[3]);
     ASSERT_EQ(identity_rows.size(), 2U);
     EXPECT_EQ(testing::read_compact(identity_rows[0].second, testing::no_doubles),
               (testing::EvidenceFields{{0, 450'000'000}, {1, 1'800'000'000}}));
