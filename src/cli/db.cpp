@@ -123,7 +123,9 @@ int run_upgrade(const DbOptions& o) {
         fmt::print(stderr, "\n");
     }
     std::string space;
-    if (legacy) { // the row-per-tick tables' pages are free now: return them
+    // The row-per-tick tables' pages are free now, and rollup pages whose evidence BLOBs were
+    // rewritten shorter are partly empty: return them.
+    if (legacy || (before > 0 && before < store::k_compact_evidence_schema)) {
         const auto [was, now] = store::vacuum_database(db);
         space = fmt::format("; file {} → {}", bytes(was), bytes(now));
     }

@@ -2,24 +2,16 @@
 // format; a number is never reused or renumbered, new members get new numbers.
 #include "store/evidence.hpp"
 
-#include <algorithm>
+#include "store/evidence_format.hpp"
+
 #include <array>
-#include <bit>
 #include <cstdint>
-#include <cstring>
-#include <variant>
 
 namespace gua::store {
 
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "the BLOB layout is little-endian");
-
-/// A field of the evidence: its frozen number and a double or an integer member.
-struct Field {
-    std::uint8_t number;
-    std::variant<double*, DurationUs*> value;
-};
+using evidence_format::Field;
 
 constexpr std::size_t k_field_count = 76;
 
@@ -132,51 +124,11 @@ std::array<Field, k_identity_field_count> identity_fields_of(audit::IdentityHeal
     return f;
 }
 
-template <std::size_t N> std::string encode_fields(const std::array<Field, N>& fields) {
-    std::string out;
-    for (const Field& f : fields) {
-        std::uint64_t bits = 0;
-        if (const auto* d = std::get_if<double*>(&f.value)) {
-            bits = std::bit_cast<std::uint64_t>(**d);
-        } else {
-            bits = static_cast<std::uint64_t>(*std::get<DurationUs*>(f.value));
-        }
-        if (bits == 0) {
-            continue;
-        }
-        out.push_back(static_cast<char>(f.number));
-        char bytes[sizeof bits];
-        std::memcpy(bytes, &bits, sizeof bits);
-        out.append(bytes, sizeof bits);
-    }
-    return out;
-}
-
-template <std::size_t N>
-void decode_fields(std::string_view blob, const std::array<Field, N>& fields) {
-    constexpr std::size_t k_entry = 1 + sizeof(std::uint64_t);
-    for (std::size_t at = 0; at + k_entry <= blob.size(); at += k_entry) {
-        const auto n = static_cast<unsigned char>(blob[at]);
-        std::uint64_t bits = 0;
-        std::memcpy(&bits, blob.data() + at + 1, sizeof bits);
-        const auto* f = std::find_if(fields.begin(), fields.end(),
-                                     [n](const Field& x) { return x.number == n; });
-        if (f == fields.end()) {
-            continue;
-        }
-        if (auto* d = std::get_if<double*>(&f->value)) {
-            **d = std::bit_cast<double>(bits);
-        } else {
-            *std::get<DurationUs*>(f->value) = static_cast<DurationUs>(bits);
-        }
-    }
-}
-
 } // namespace
 
 std::string encode_evidence(const audit::GpuTotals& totals) {
     audit::GpuTotals copy = totals;
-    return encode_fields(fields_of(copy));
+    return evidence_format::encode(fields_of(copy));
 }
 
 void decode_evidence(std::string_view blob, audit::GpuTotals& totals) {
@@ -185,17 +137,29 @@ void decode_evidence(std::string_view blob, audit::GpuTotals& totals) {
     totals.provenance = audit::Provenance{};
     totals.overlap_us = 0;
     totals.health = audit::HealthTotals{};
-    decode_fields(blob, fields_of(totals));
+    evidence_format::decode(blob, fields_of(totals));
 }
 
 std::string encode_identity_evidence(const audit::IdentityTotals& totals) {
     audit::IdentityHealth copy = totals.health;
-    return encode_fields(identity_fields_of(copy));
+    return evidence_format::encode(identity_fields_of(copy));
 }
 
 void decode_identity_evidence(std::string_view blob, audit::IdentityTotals& totals) {
     totals.health = audit::IdentityHealth{};
-    decode_fields(blob, identity_fields_of(totals.health));
+    evidence_format::decode(blob, identity_fields_of(totals.health));
+}
+
+std::string recode_evidence(std::string_view blob) {
+    audit::GpuTotals totals;
+    decode_evidence(blob, totals);
+    return encode_evidence(totals);
+}
+
+std::string recode_identity_evidence(std::string_view blob) {
+    audit::IdentityTotals totals;
+    decode_identity_evidence(blob, totals);
+    return encode_identity_evidence(totals);
 }
 
 } // namespace gua::store

@@ -3,11 +3,13 @@
 #include "store/schema.hpp"
 
 #include "core/fatal.hpp"
+#include "store/evidence.hpp"
 #include "store/frozen_sql.hpp"
 #include "store/legacy.hpp"
 #include "store/schema_policy.hpp"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <array>
@@ -162,8 +164,54 @@ void v8(Database& db) {
     db.exec(k_schema_v8_sql);
 }
 
+using Recode = std::string (*)(std::string_view);
+
+/// The SQL function gua_recode(blob): the BLOB's bytes through the Recode its user data points to.
+void recode_sql(sqlite3_context* context, int, sqlite3_value** args) {
+    const Recode recode = *static_cast<const Recode*>(sqlite3_user_data(context));
+    const auto* bytes = static_cast<const char*>(sqlite3_value_blob(args[0]));
+    try {
+        const std::string out = recode(std::string_view(
+            bytes == nullptr ? "" : bytes, static_cast<std::size_t>(sqlite3_value_bytes(args[0]))));
+        sqlite3_result_blob64(context, out.data(), out.size(), SQLITE_TRANSIENT);
+    } catch (const std::bad_alloc&) {
+        sqlite3_result_error_nomem(context);
+    }
+}
+
+/// Rewrites every non-empty `evidence` BLOB of `table` with `recode`.
+void recode_evidence_of(Database& db, std::string_view table, Recode recode) {
+    struct Registered { // gua_recode exists while `recode` does
+        sqlite3* db;
+        ~Registered() {
+            sqlite3_create_function_v2(db, "gua_recode", 1, SQLITE_UTF8, nullptr, nullptr, nullptr,
+                                       nullptr, nullptr);
+        }
+    };
+    const int rc =
+        sqlite3_create_function_v2(db.handle(), "gua_recode", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                   &recode, recode_sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) {
+        throw Fatal(fmt::format("{}: cannot upgrade the rollups' evidence: {}", db.path(),
+                                sqlite3_errstr(rc)));
+    }
+    const Registered registered{db.handle()};
+    db.exec(fmt::format("UPDATE {} SET evidence = gua_recode(evidence) WHERE length(evidence) > 0",
+                        table));
+}
+
+// Version 9: no new table or column; the rollups' evidence BLOBs take the compact format
+// (store/evidence.hpp: varints, repeated values stored once), rewritten here without changing a
+// value. The decoder still reads the format before it.
+void v9(Database& db) {
+    recode_evidence_of(db, "rollup_gpu", recode_evidence);
+    recode_evidence_of(db, "rollup_day_gpu", recode_evidence);
+    recode_evidence_of(db, "rollup_identity", recode_identity_evidence);
+    recode_evidence_of(db, "rollup_day_identity", recode_identity_evidence);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 8> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8};
+constexpr std::array<Migration, 9> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

@@ -9,7 +9,11 @@
 namespace gua::store {
 
 /// The schema version this binary writes and understands.
-inline constexpr std::int64_t k_schema_version = 8;
+inline constexpr std::int64_t k_schema_version = 9;
+
+/// The schema whose migration rewrites the rollups' evidence BLOBs in a shorter format: their
+/// pages stay partly empty, and the file as large, until it is vacuumed.
+inline constexpr std::int64_t k_compact_evidence_schema = 9;
 
 /// Brings `db` up to k_schema_version, one transaction per migration. Throws Fatal for a file of
 /// another application or a newer schema (written by a newer gua).

@@ -2,6 +2,7 @@
 // backup|upgrade`.
 #include "../store/legacy_file.hpp"
 #include "../store/prior_art_files.hpp"
+#include "../store/schema_eight_file.hpp"
 #include "../store/temp_db.hpp"
 #include "daemon/lock.hpp"
 #include "store/schema.hpp"
@@ -182,6 +183,35 @@ TEST(DbCli, ReportAsksForTheUpgradeAndUpgradeConvertsAnOldFile) {
     EXPECT_NE(o.out.find(fmt::format("schema {0} → {0}", store::k_schema_version)),
               std::string::npos)
         << "idempotent: " << o.out;
+}
+
+TEST(DbCli, UpgradeOfSchemaEightRollupsReturnsTheSpaceAndReportsTheSame) {
+    testing::TempDir dir;
+    const std::string fresh = dir.file("fresh.db");
+    const std::string old = dir.file("old.db");
+    ASSERT_EQ(
+        run(dir, "demo --quiet --workload overnight --start 2026-01-05T00:00:00Z --db " + fresh).rc,
+        0);
+    std::filesystem::copy_file(fresh, old);
+    {
+        store::Database d(old, store::OpenMode::read_write);
+        ASSERT_GT(d.scalar("SELECT count(*) FROM rollup_gpu"), 0) << "the demo has rollups";
+        testing::make_schema_eight(d);
+        d.exec("VACUUM"); // packed as tight as SQLite packs it
+    }
+    const auto size_before = std::filesystem::file_size(old);
+    Output o = run(dir, "db upgrade --db " + old);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    EXPECT_NE(o.out.find(fmt::format("schema 8 → {}; file ", store::k_schema_version)),
+              std::string::npos)
+        << o.out;
+    EXPECT_LT(std::filesystem::file_size(old), size_before) << o.out;
+    const std::string window = " --from 2026-01-05T00:00:00Z --to 2026-01-12T00:00:00Z";
+    o = run(dir, "report --format json --db " + old + window);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    const Output written = run(dir, "report --format json --db " + fresh + window);
+    ASSERT_EQ(written.rc, 0) << written.err;
+    EXPECT_EQ(o.out, written.out) << "the same totals as the BLOBs this gua writes";
 }
 
 } // namespace

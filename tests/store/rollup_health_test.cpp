@@ -1,7 +1,7 @@
 // Schema 7: rollups written before it (no identity evidence, card evidence without health totals)
 // upgrade without losing a value and read back with their health unknown ("n/a", never 0 J).
+#include "evidence_bytes.hpp"
 #include "store/database.hpp"
-#include "store/evidence.hpp"
 #include "store/rollup.hpp"
 #include "store/schema.hpp"
 #include "temp_db.hpp"
@@ -18,8 +18,6 @@ TEST(RollupHealth, SchemaSixRollupsUpgradeWithHealthUnknown) {
     {
         Database v6(dir.file("v6.db"), OpenMode::create);
         migrate_to(v6, 6);
-        audit::GpuTotals old;
-        old.provenance.by_source_us[1] = 3'600'000'000;
         v6.exec("INSERT INTO gpu (id, uuid, idx, name) VALUES (1, 'GPU-1', 0, 'A100')");
         v6.exec("INSERT INTO identity (id, user) VALUES (1, 'alice')");
         Statement hour = v6.prepare(
@@ -35,7 +33,7 @@ TEST(RollupHealth, SchemaSixRollupsUpgradeWithHealthUnknown) {
             "first_t0_us, first_duration_us, last_end_us) VALUES (?, 1, 120, 3600000000, 0, 0, 0, "
             "0, 0, 0, 3600000000, ?, ?, 30000000, ?)");
         gpu.bind(1, std::int64_t{k_hour});
-        gpu.bind_blob(2, encode_evidence(old));
+        gpu.bind_blob(2, testing::legacy_entry(25, 3'600'000'000)); // by snapshot, as v6 wrote it
         gpu.bind(3, k_hour * k_us_per_hour);
         gpu.bind(4, (k_hour + 1) * k_us_per_hour);
         gpu.run();

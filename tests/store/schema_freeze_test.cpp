@@ -57,7 +57,7 @@ TEST(FrozenMigrations, FreshFileEqualsOneUpgradedStepByStep) {
     }
     Database step(dir.file("step.db"), OpenMode::read_write);
     EXPECT_EQ(schema_of(step), schema_of(fresh));
-    EXPECT_EQ(fresh.scalar("PRAGMA user_version"), 8);
+    EXPECT_EQ(fresh.scalar("PRAGMA user_version"), 9);
 }
 
 TEST(FrozenMigrations, SchemaThreeKeepsItsOwnStreamColumns) {

@@ -1,0 +1,64 @@
+// Turns a file written by this gua into the file gua of schema 8 wrote for the same data: the
+// rollups' evidence BLOBs as (number, 8 bytes) entries (schema 8 had the same tables).
+#pragma once
+
+#include "evidence_bytes.hpp"
+#include "store/database.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace gua::testing {
+
+/// A rollup table with an evidence BLOB.
+struct EvidenceTable {
+    const char* name;
+    const char* key;
+    bool card; ///< card evidence (doubles among its fields); else identity evidence
+};
+inline constexpr std::array<EvidenceTable, 4> k_evidence_tables{
+    {{"rollup_gpu", "hour, gpu_id", true},
+     {"rollup_day_gpu", "day, gpu_id", true},
+     {"rollup_identity", "hour, gpu_id, identity_id", false},
+     {"rollup_day_identity", "day, gpu_id, identity_id", false}}};
+
+/// Bytes of all evidence BLOBs of `db`.
+inline std::int64_t evidence_bytes(store::Database& db) {
+    std::int64_t sum = 0;
+    for (const EvidenceTable& t : k_evidence_tables) {
+        sum += db.scalar(fmt::format("SELECT coalesce(sum(length(evidence)), 0) FROM {}", t.name));
+    }
+    return sum;
+}
+
+/// Rewrites every evidence BLOB of `db` (a file of this gua) as gua of schema 8 wrote it, and marks
+/// the file schema 8. A BLOB that is not one compact BLOB is a test failure.
+inline void make_schema_eight(store::Database& db) {
+    for (const EvidenceTable& t : k_evidence_tables) {
+        std::vector<std::string> blobs;
+        store::Statement distinct = db.prepare(
+            fmt::format("SELECT DISTINCT evidence FROM {} WHERE length(evidence) > 0", t.name));
+        while (distinct.step()) {
+            blobs.emplace_back(distinct.blob(0));
+        }
+        store::Statement update =
+            db.prepare(fmt::format("UPDATE {} SET evidence = ?1 WHERE evidence = ?2", t.name));
+        for (const std::string& blob : blobs) {
+            const auto fields = read_compact(blob, t.card ? is_card_double : no_doubles);
+            if (!fields) {
+                ADD_FAILURE() << t.name << ": not one compact BLOB";
+                continue;
+            }
+            update.bind_blob(1, legacy_blob(*fields));
+            update.bind_blob(2, blob);
+            update.run();
+        }
+    }
+    db.exec("PRAGMA user_version = 8");
+}
+
+} // namespace gua::testing
