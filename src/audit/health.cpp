@@ -88,10 +88,50 @@ MemoryTotals& MemoryTotals::operator+=(const MemoryTotals& o) {
     return *this;
 }
 
+ReadingField gpm_field(GpmMetric metric) {
+    using R = telemetry::CardReadings;
+    switch (metric) {
+    case GpmMetric::sm_active:
+        return &R::sm_active_cpct;
+    case GpmMetric::sm_occupancy:
+        return &R::sm_occupancy_cpct;
+    case GpmMetric::tensor_active:
+        return &R::tensor_active_cpct;
+    case GpmMetric::dram_bw:
+        return &R::dram_bw_cpct;
+    case GpmMetric::fp64_active:
+        return &R::fp64_active_cpct;
+    case GpmMetric::fp32_active:
+        return &R::fp32_active_cpct;
+    case GpmMetric::fp16_active:
+        break;
+    }
+    return &R::fp16_active_cpct;
+}
+
+std::optional<double> GpmTotals::mean(GpmMetric metric) const {
+    const auto m = static_cast<std::size_t>(metric);
+    if (active_us[m] <= 0) {
+        return std::nullopt;
+    }
+    return static_cast<double>(cpct_ms[m]) /
+           (10000.0 * static_cast<double>(active_us[m]) / static_cast<double>(k_us_per_ms));
+}
+
+GpmTotals& GpmTotals::operator+=(const GpmTotals& o) {
+    for (std::size_t m = 0; m < k_gpm_metric_count; ++m) {
+        active_us[m] += o.active_us[m];
+        cpct_ms[m] += o.cpct_ms[m];
+    }
+    light_active_us += o.light_active_us;
+    return *this;
+}
+
 HealthTotals& HealthTotals::operator+=(const HealthTotals& o) {
     energy += o.energy;
     throttle += o.throttle;
     memory += o.memory;
+    gpm += o.gpm;
     for (std::size_t b = 0; b < k_load_bins; ++b) {
         load[b] += o.load[b];
     }
@@ -204,6 +244,16 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
     }
     if (const std::optional<double> load = load_share(tick)) {
         out.load[load_bin(*load)] += states.active;
+    }
+    for (std::size_t m = 0; m < k_gpm_metric_count; ++m) {
+        if (const std::optional<std::int64_t>& v = r.*gpm_field(static_cast<GpmMetric>(m)); v) {
+            out.gpm.active_us[m] += states.active;
+            out.gpm.cpct_ms[m] +=
+                std::clamp<std::int64_t>(*v, 0, 10000) * (states.active / k_us_per_ms);
+            if (m == static_cast<std::size_t>(GpmMetric::sm_active) && *v < k_gpm_light_sm_cpct) {
+                out.gpm.light_active_us += states.active;
+            }
+        }
     }
     ThrottleTotals& th = out.throttle;
     bool events_read = false;

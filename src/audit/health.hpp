@@ -147,12 +147,55 @@ inline constexpr double k_throttle_finding_share = 0.05;
 /// The shares of `t`.
 ThrottleShares throttle_shares(const ThrottleTotals& t);
 
+/// The GPM metrics (docs/health.md, "GPM metrics"), in report order.
+enum class GpmMetric : std::uint8_t {
+    sm_active = 0,
+    sm_occupancy = 1,
+    tensor_active = 2,
+    dram_bw = 3,
+    fp64_active = 4,
+    fp32_active = 5,
+    fp16_active = 6,
+};
+inline constexpr std::size_t k_gpm_metric_count = 7;
+
+/// The recorded reading of `metric` (telemetry/card_fields.def: % × 100, 0–10000).
+ReadingField gpm_field(GpmMetric metric);
+
+/// What GPM measured while a card was active.
+struct GpmTotals {
+    /// Per metric (index: GpmMetric): the active time of card-ticks that read it…
+    std::array<DurationUs, k_gpm_metric_count> active_us{};
+    /// …and Σ its reading (% × 100) × that active time, in %·100·ms.
+    std::array<std::int64_t, k_gpm_metric_count> cpct_ms{};
+    /// Active time of card-ticks whose SM active was under k_gpm_light_sm_cpct: busy but light.
+    DurationUs light_active_us = 0;
+
+    /// The active-time-weighted mean of `metric` as a share (0–1); nullopt when never read.
+    std::optional<double> mean(GpmMetric metric) const;
+    GpmTotals& operator+=(const GpmTotals& o);
+    friend bool operator==(const GpmTotals&, const GpmTotals&) = default;
+};
+
+/// SM active under 20 % (GPM, % × 100) while "active": the card barely works. The same rule as
+/// the pools' (audit/pools.cpp), so §8 and §9 agree on which time is light.
+inline constexpr std::int64_t k_gpm_light_sm_cpct = 2000;
+/// GPM findings need readings over at least this share of the card's active time.
+inline constexpr double k_gpm_min_coverage = 0.5;
+/// Tensor pipes idle: mean tensor activity under 5 % while the FP32 pipes are busy at least 20 %
+/// of the active time — the math runs on CUDA cores, not on Tensor Cores.
+inline constexpr double k_tensor_idle_max_share = 0.05;
+inline constexpr double k_tensor_idle_min_fp32_share = 0.20;
+/// DRAM-bound: the memory bandwidth used at least 60 % of its peak on average while active.
+inline constexpr double k_dram_bound_min_share = 0.60;
+
 /// Everything the health section needs of one card, in exact integers (summable over rollups).
 struct HealthTotals {
     EnergyTotals energy;
     ThrottleTotals throttle;
     MemoryTotals memory;
     LoadBins load{}; ///< active time by load bin, in card-ticks with power and limit read
+    GpmTotals gpm;   ///< GPM metrics over active time (Hopper and newer)
 
     HealthTotals& operator+=(const HealthTotals& o);
     friend bool operator==(const HealthTotals&, const HealthTotals&) = default;

@@ -33,7 +33,7 @@ double mean_util_pct(const CardTick& tick) {
 /// light_power_pct, because rollups keep the pools they were built with.
 bool light_for_pools(const CardTick& tick) {
     if (const std::optional<std::int64_t> sm = tick.readings.sm_active_cpct) {
-        return *sm < 2000;
+        return *sm < k_gpm_light_sm_cpct;
     }
     const std::optional<double> load = load_share(tick);
     return load && *load < 0.3;

@@ -119,19 +119,81 @@ void add_memory_findings(int gpu, const MemoryFigures& f, std::vector<HealthFind
     }
 }
 
-LightFigures light_figures(const audit::LoadBins& bins, int light_power_pct) {
-    LightFigures f;
+/// Light and judged active time of a card or identity: by GPM SM active where the card read it
+/// (what the SMs did), else by power over its limit in the load bins.
+struct LightTimes {
     DurationUs known = 0;
-    for (DurationUs b : bins) {
-        known += b;
+    DurationUs light = 0;
+    bool by_gpm = false;
+};
+
+LightTimes light_times(const audit::LoadBins& bins, const audit::GpmTotals* gpm,
+                       int light_power_pct) {
+    const auto sm = static_cast<std::size_t>(audit::GpmMetric::sm_active);
+    if (gpm != nullptr && gpm->active_us[sm] > 0) {
+        return LightTimes{gpm->active_us[sm], gpm->light_active_us, true};
     }
-    const DurationUs light = audit::light_us(bins, light_power_pct);
-    f.known_hours = to_hours(known);
-    f.light_hours = to_hours(light);
-    if (known > 0) {
-        f.share = static_cast<double>(light) / static_cast<double>(known);
+    LightTimes t;
+    for (DurationUs b : bins) {
+        t.known += b;
+    }
+    t.light = audit::light_us(bins, light_power_pct);
+    return t;
+}
+
+LightFigures light_figures(const LightTimes& t) {
+    LightFigures f;
+    f.by = t.known <= 0 ? "" : t.by_gpm ? "gpm" : "power";
+    f.known_hours = to_hours(t.known);
+    f.light_hours = to_hours(t.light);
+    if (t.known > 0) {
+        f.share = static_cast<double>(t.light) / static_cast<double>(t.known);
     }
     return f;
+}
+
+GpmFigures gpm_figures(const audit::GpmTotals& t, DurationUs active_us) {
+    GpmFigures f;
+    f.active_hours = to_hours(active_us);
+    for (std::size_t k = 0; k < audit::k_gpm_metric_count; ++k) {
+        f.known_hours[k] = to_hours(t.active_us[k]);
+        f.mean[k] = t.mean(static_cast<audit::GpmMetric>(k));
+    }
+    return f;
+}
+
+/// Tensor pipes idle while FP32 math runs, and DRAM-bound work, from GPM readings that cover at
+/// least half of the card's active time (docs/health.md).
+void add_gpm_findings(int gpu, const GpmFigures& f, std::vector<HealthFinding>& out) {
+    const auto covered = [&](audit::GpmMetric m) {
+        const auto k = static_cast<std::size_t>(m);
+        return f.mean[k] && f.active_hours > 0 &&
+               f.known_hours[k] >= audit::k_gpm_min_coverage * f.active_hours;
+    };
+    const auto mean = [&](audit::GpmMetric m) { return *f.mean[static_cast<std::size_t>(m)]; };
+    using M = audit::GpmMetric;
+    if (covered(M::tensor_active) && covered(M::fp32_active) &&
+        mean(M::tensor_active) < audit::k_tensor_idle_max_share &&
+        mean(M::fp32_active) >= audit::k_tensor_idle_min_fp32_share) {
+        out.push_back(HealthFinding{
+            "tensor-idle", gpu, mean(M::fp32_active),
+            fmt::format("GPU {}: over {:.2f} active card-hours with GPM readings, the FP32 pipes "
+                        "were active {:.1f}% of the time and the tensor pipes {:.1f}%: the math "
+                        "runs on CUDA cores, not on Tensor Cores",
+                        gpu, f.known_hours[static_cast<std::size_t>(M::fp32_active)],
+                        100.0 * mean(M::fp32_active), 100.0 * mean(M::tensor_active))});
+    }
+    if (covered(M::dram_bw) && mean(M::dram_bw) >= audit::k_dram_bound_min_share) {
+        out.push_back(HealthFinding{
+            "dram-bound", gpu, mean(M::dram_bw),
+            fmt::format(
+                "GPU {}: over {:.2f} active card-hours with GPM readings, DRAM bandwidth "
+                "averaged {:.1f}% of its peak{}",
+                gpu, f.known_hours[static_cast<std::size_t>(M::dram_bw)], 100.0 * mean(M::dram_bw),
+                covered(M::sm_active) ? fmt::format(" with the SMs active {:.1f}% of the time",
+                                                    100.0 * mean(M::sm_active))
+                                      : std::string())});
+    }
 }
 
 } // namespace
@@ -147,7 +209,9 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
     DurationUs all_us = 0;
     const audit::HealthRules& rules = options.health;
     h.light_power_pct = rules.light_power_pct;
-    audit::LoadBins all_load{};
+    LightTimes all_light;
+    int gpm_cards = 0;
+    int power_cards = 0;
     std::int64_t light_cents = 0;
     bool all_load_known = false;
     audit::ThrottleTotals all_throttle;
@@ -162,36 +226,50 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         all_us += t.states.total();
         all_throttle += t.health.throttle;
         all_active_us += t.states.active;
+        const LightTimes card_light =
+            light_times(t.health.load, &t.health.gpm, rules.light_power_pct);
         h.gpus.push_back(GpuHealthRow{
             g.index, short_uuid(g.uuid), g.name, energy_figures(t.health.energy, t.states.total()),
             throttle_figures(t.health.throttle, t.states.active), memory_figures(t.health.memory),
-            light_figures(t.health.load, rules.light_power_pct)});
+            light_figures(card_light), gpm_figures(t.health.gpm, t.states.active)});
         add_throttle_findings(g.index, t.health.throttle, h.findings);
         add_memory_findings(g.index, h.gpus.back().memory, h.findings);
+        add_gpm_findings(g.index, h.gpus.back().gpm, h.findings);
         LightFigures& light = h.gpus.back().light;
         const auto priced = std::find_if(m.cost.gpus.begin(), m.cost.gpus.end(),
                                          [&](const GpuCostRow& c) { return c.index == g.index; });
         if (light.share && priced != m.cost.gpus.end()) {
-            light.cost_cents = audit::cost_cents(
-                audit::light_us(t.health.load, rules.light_power_pct), priced->micros_per_gpu_hour);
+            light.cost_cents = audit::cost_cents(card_light.light, priced->micros_per_gpu_hour);
             light_cents += *light.cost_cents;
         }
         all_load_known = all_load_known || light.share.has_value();
-        for (std::size_t b = 0; b < audit::k_load_bins; ++b) {
-            all_load[b] += t.health.load[b];
+        all_light.known += card_light.known;
+        all_light.light += card_light.light;
+        if (card_light.known > 0) {
+            (card_light.by_gpm ? gpm_cards : power_cards) += 1;
         }
         if (light.share && *light.share >= audit::k_light_finding_share) {
             h.findings.push_back(HealthFinding{
                 "busy-but-light", g.index, *light.share,
-                fmt::format("GPU {}: {:.2f} of {:.2f} active card-hours ({:.1f}%) drew less than "
-                            "{}% of the power limit",
-                            g.index, light.light_hours, light.known_hours, 100.0 * *light.share,
-                            rules.light_power_pct)});
+                card_light.by_gpm
+                    ? fmt::format("GPU {}: {:.2f} of {:.2f} active card-hours ({:.1f}%) had the "
+                                  "SMs active less than {}% of the time (GPM)",
+                                  g.index, light.light_hours, light.known_hours,
+                                  100.0 * *light.share, audit::k_gpm_light_sm_cpct / 100)
+                    : fmt::format("GPU {}: {:.2f} of {:.2f} active card-hours ({:.1f}%) drew less "
+                                  "than {}% of the power limit",
+                                  g.index, light.light_hours, light.known_hours,
+                                  100.0 * *light.share, rules.light_power_pct)});
         }
     }
     h.energy = energy_figures(all, all_us);
     h.throttle = throttle_figures(all_throttle, all_active_us);
-    h.light = light_figures(all_load, rules.light_power_pct);
+    h.light = light_figures(all_light);
+    if (gpm_cards > 0 && power_cards > 0) {
+        h.light.by = "gpm+power";
+    } else if (gpm_cards > 0) {
+        h.light.by = "gpm";
+    }
     if (all_load_known) {
         h.light.cost_cents = light_cents;
     }
@@ -252,7 +330,7 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         e.gpu_hours = row.gpu_hours;
         if (const auto found = by_group.find(row.name); found != by_group.end()) {
             const audit::IdentityHealth& ih = found->second.health;
-            e.light = light_figures(ih.load, rules.light_power_pct);
+            e.light = light_figures(light_times(ih.load, nullptr, rules.light_power_pct));
             e.known_hours = to_hours(ih.energy_us);
             if (ih.energy_us > 0) {
                 e.kwh = kwh_of(ih.energy_mj);

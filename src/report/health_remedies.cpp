@@ -3,6 +3,7 @@
 #include "report/health_remedies.hpp"
 
 #include "audit/cost.hpp"
+#include "audit/health.hpp"
 #include "core/units.hpp"
 
 #include <fmt/format.h>
@@ -52,6 +53,17 @@ const std::map<std::string, Text>& texts() {
           "restart the holder of a leaked context; keep persistence mode on "
           "(`nvidia-persistenced` or `nvidia-smi -pm 1`); with nothing left to stop, reset the "
           "idle card (`nvidia-smi --gpu-reset`)"}},
+        {"tensor-idle",
+         {"Move the math onto Tensor Cores",
+          "enable mixed precision: AMP autocast with BF16 (or FP16 with GradScaler), TF32 "
+          "matmuls (`torch.backends.cuda.matmul.allow_tf32 = True` or "
+          "`torch.set_float32_matmul_precision(\"high\")`), FP8 on Hopper (Transformer Engine); "
+          "then check that the tensor pipes' share rose in §9"}},
+        {"dram-bound",
+         {"Cut the memory traffic of bandwidth-bound work",
+          "fuse kernels (torch.compile, FlashAttention / SDPA, fused optimizers and layer norms), "
+          "keep activations in BF16 or FP8 to halve the bytes moved, and raise the batch size so "
+          "that weights are reused from cache instead of re-read from DRAM"}},
         {"imbalance",
          {"Rebalance multi-card work whose cards wait on each other",
           "profile the slow rank (uneven shards, a straggler node, an unbalanced pipeline stage) "
@@ -140,6 +152,20 @@ std::vector<HealthRemedy> health_remedies(const HealthSection& h,
                     *row->memory.ghost_gib_hours / total_gib, micros);
             }
             r.basis = "the ghost GiB-hours as a share of the card's memory, at the card's price";
+        } else if (f.id == "tensor-idle") {
+            const auto fp32 = static_cast<std::size_t>(audit::GpmMetric::fp32_active);
+            const double hours = row->gpm.known_hours[fp32];
+            add(r.addressed_gpu_hours, r.addressed_cents, hours, micros);
+            add(r.at_most_gpu_hours, r.at_most_cents, hours * row->gpm.mean[fp32].value_or(0),
+                micros);
+            r.basis = "the time the FP32 pipes were busy: Tensor Cores do the same math many "
+                      "times faster, so at most that time is won back (less where the work is "
+                      "bound by memory or by the input pipeline)";
+        } else if (f.id == "dram-bound") {
+            const auto dram = static_cast<std::size_t>(audit::GpmMetric::dram_bw);
+            add(r.addressed_gpu_hours, r.addressed_cents, row->gpm.known_hours[dram], micros);
+            r.basis = "the active card-hours whose DRAM bandwidth was read, at the card's price; "
+                      "what fusion wins back depends on the kernels and is not estimated";
         } else if (f.id == "imbalance") {
             r.basis = "the identity's GPU-hours and cost are in §4 and §7; what rebalancing wins "
                       "back is not estimated";

@@ -52,8 +52,20 @@ json memory_json(const MemoryFigures& m) {
                 {"ghost_last_seen_end", time(m.ghost_last_end)}};
 }
 
+json gpm_json(const GpmFigures& g) {
+    static constexpr std::array<const char*, 7> k_names{
+        "sm_active",   "sm_occupancy", "tensor_active", "dram_bandwidth",
+        "fp64_active", "fp32_active",  "fp16_active"};
+    json j{{"active_gpu_hours", g.active_hours}};
+    for (std::size_t k = 0; k < k_names.size(); ++k) {
+        j[k_names[k]] = {{"mean", or_null(g.mean[k])}, {"known_gpu_hours", g.known_hours[k]}};
+    }
+    return j;
+}
+
 json light_json(const LightFigures& l) {
-    return json{{"known_active_gpu_hours", l.known_hours},
+    return json{{"by", l.by.empty() ? json() : json(l.by)},
+                {"known_active_gpu_hours", l.known_hours},
                 {"light_gpu_hours", l.light_hours},
                 {"share", or_null(l.share)},
                 {"cents", or_null(l.cost_cents)}};
@@ -74,7 +86,8 @@ nlohmann::json health_json(const ReportModel& m) {
                         {"energy", energy_json(g.energy)},
                         {"throttle", throttle_json(g.throttle)},
                         {"memory", memory_json(g.memory)},
-                        {"busy_but_light", light_json(g.light)}});
+                        {"busy_but_light", light_json(g.light)},
+                        {"gpm", gpm_json(g.gpm)}});
     }
     json ids = json::array();
     for (const IdentityEnergyRow& r : h.identities) {

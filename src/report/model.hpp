@@ -172,10 +172,22 @@ struct MemoryFigures {
 
 /// §9: "busy but light": active time during which the card drew little power for its limit.
 struct LightFigures {
-    double known_hours = 0;                 ///< active card-hours with power and power limit read
+    /// What judged it: "gpm" (SM active < 20 %), "power" (power over its limit), "gpm+power"
+    /// (the all-cards row when cards differ); empty: n/a.
+    std::string by;
+    double known_hours = 0;                 ///< active card-hours with the reading it is judged by
     double light_hours = 0;                 ///< of them, below the light threshold
     std::optional<double> share;            ///< light_hours / known_hours; nullopt: n/a
     std::optional<std::int64_t> cost_cents; ///< light time at the card's GPU-hour price
+};
+
+/// §9: what GPM measured on a card while active (Hopper and newer).
+struct GpmFigures {
+    double active_hours = 0; ///< active card-hours
+    /// Per metric (audit::GpmMetric order): the active card-hours that read it…
+    std::array<double, 7> known_hours{};
+    /// …and its mean over them as a share (0–1); nullopt: never read ("n/a").
+    std::array<std::optional<double>, 7> mean{};
 };
 
 /// §9: one card's health figures.
@@ -187,10 +199,12 @@ struct GpuHealthRow {
     ThrottleFigures throttle;
     MemoryFigures memory;
     LightFigures light;
+    GpmFigures gpm;
 };
 
 /// §9: a finding on one card (docs/health.md): `id` is "thermal-throttling", "power-capping",
-/// "memory-pressure", "ghost-memory" or "busy-but-light".
+/// "memory-pressure", "ghost-memory", "busy-but-light", "imbalance", "tensor-idle" or
+/// "dram-bound".
 struct HealthFinding {
     std::string id;
     int gpu = 0;

@@ -131,16 +131,41 @@ void memory_table(std::string& out, const HealthSection& h) {
     }
 }
 
+void gpm_table(std::string& out, const HealthSection& h) {
+    bool any = false;
+    for (const GpuHealthRow& g : h.gpus) {
+        for (const auto& v : g.gpm.mean) {
+            any = any || v.has_value();
+        }
+    }
+    if (!any) {
+        out += "  GPM while active: n/a (no card read GPM: Hopper or newer with a recent driver)\n";
+        return;
+    }
+    out += "  GPM while active (mean share of active time)\n";
+    out += fmt::format("  {:>3}  {:>9}  {:>9}  {:>7}  {:>7}  {:>6}  {:>6}  {:>6}\n", "gpu",
+                       "SM active", "occupancy", "tensor", "DRAM", "FP64", "FP32", "FP16");
+    for (const GpuHealthRow& g : h.gpus) {
+        const auto& v = g.gpm.mean;
+        out += fmt::format("  {:>3}  {:>9}  {:>9}  {:>7}  {:>7}  {:>6}  {:>6}  {:>6}{}\n", g.index,
+                           share_text(v[0]), share_text(v[1]), share_text(v[2]), share_text(v[3]),
+                           share_text(v[4]), share_text(v[5]), share_text(v[6]),
+                           v[0] ? partial(g.gpm.known_hours[0], g.gpm.active_hours) : "");
+    }
+}
+
 void light_table(std::string& out, const HealthSection& h, const std::string& currency) {
-    out += fmt::format("  busy but light (active, drawing < {}% of the power limit)\n",
+    out += fmt::format("  busy but light (active with the SMs active < 20% of the time where GPM "
+                       "read it, else drawing < {}% of the power limit)\n",
                        h.light_power_pct);
-    out +=
-        fmt::format("  {:>3}  {:>12}  {:>10}  {:>12}\n", "gpu", "card-hours", "of active", "cost");
+    out += fmt::format("  {:>3}  {:>12}  {:>10}  {:>12}  {}\n", "gpu", "card-hours", "of active",
+                       "cost", "by");
     const auto row = [&](const std::string& head, const LightFigures& l) {
-        out += fmt::format("  {:>3}  {:>12}  {:>10}  {:>12}\n", head,
+        out += fmt::format("  {:>3}  {:>12}  {:>10}  {:>12}{}\n", head,
                            l.share ? gpu_hours_text(l.light_hours) : std::string("n/a"),
                            share_text(l.share),
-                           l.cost_cents ? format_money(*l.cost_cents, currency) : "n/a");
+                           l.cost_cents ? format_money(*l.cost_cents, currency) : "n/a",
+                           l.by.empty() ? "" : "  " + l.by);
     };
     for (const GpuHealthRow& g : h.gpus) {
         row(std::to_string(g.index), g.light);
@@ -193,6 +218,7 @@ void render_health_text(std::string& out, const ReportModel& m) {
     energy_identities(out, h);
     throttle_table(out, h);
     memory_table(out, h);
+    gpm_table(out, h);
     light_table(out, h, h.currency);
     findings(out, h);
 }

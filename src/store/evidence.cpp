@@ -13,7 +13,7 @@ namespace {
 
 using evidence_format::Field;
 
-constexpr std::size_t k_field_count = 76;
+constexpr std::size_t k_field_count = 91;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -104,11 +104,29 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {73, &t.health.load[17]},
         {74, &t.health.load[18]},
         {75, &t.health.load[19]},
+        // Health: GPM metrics over active time (time read and Σ reading × time, per metric in
+        // audit::GpmMetric order), then the light time by SM active.
+        {76, &t.health.gpm.active_us[0]},
+        {77, &t.health.gpm.active_us[1]},
+        {78, &t.health.gpm.active_us[2]},
+        {79, &t.health.gpm.active_us[3]},
+        {80, &t.health.gpm.active_us[4]},
+        {81, &t.health.gpm.active_us[5]},
+        {82, &t.health.gpm.active_us[6]},
+        {83, &t.health.gpm.cpct_ms[0]},
+        {84, &t.health.gpm.cpct_ms[1]},
+        {85, &t.health.gpm.cpct_ms[2]},
+        {86, &t.health.gpm.cpct_ms[3]},
+        {87, &t.health.gpm.cpct_ms[4]},
+        {88, &t.health.gpm.cpct_ms[5]},
+        {89, &t.health.gpm.cpct_ms[6]},
+        {90, &t.health.gpm.light_active_us},
     }};
 }
 
 static_assert(audit::k_pool_count == 8 && audit::k_bucket_count == 4 &&
-                  audit::k_throttle_reason_count == 6 && audit::k_load_bins == 20,
+                  audit::k_throttle_reason_count == 6 && audit::k_load_bins == 20 &&
+                  audit::k_gpm_metric_count == 7,
               "a new member needs a new field number");
 
 /// The identity evidence: its health totals.

@@ -258,6 +258,11 @@ std::vector<Spec> specs() {
                  polls[0].readings.temperature_c = hot ? 89 : 80;
                  polls[0].readings.sm_clock_mhz = hot ? 1650 : 1980;
                  polls[0].readings.clock_events = hot ? k_sw_thermal : 0;
+                 // GPM (% × 100): attention-heavy BF16 work, bound by memory bandwidth.
+                 polls[0].readings.sm_active_cpct = 9200;
+                 polls[0].readings.tensor_active_cpct = 4500;
+                 polls[0].readings.dram_bw_cpct = 7200;
+                 polls[0].readings.fp32_active_cpct = 800;
                  // GPU 1: rank 1, at its power limit all the time.
                  steady(polls[1], 93, span);
                  polls[1].processes.push_back(proc(9102, ProcessType::compute, 60000, olga, 93.0));
@@ -265,12 +270,18 @@ std::vector<Spec> specs() {
                  polls[1].readings.temperature_c = 74;
                  polls[1].readings.sm_clock_mhz = 1755;
                  polls[1].readings.clock_events = k_sw_power_cap;
+                 // GPM: FP32 math on the CUDA cores, tensor pipes all but idle.
+                 polls[1].readings.sm_active_cpct = 8800;
+                 polls[1].readings.tensor_active_cpct = 150;
+                 polls[1].readings.dram_bw_cpct = 3000;
+                 polls[1].readings.fp32_active_cpct = 5500;
                  // GPU 2: "99 % busy" at 120 W, holding 93 % of the memory.
                  steady(polls[2], 99, span);
                  polls[2].processes.push_back(
                      proc(9201, ProcessType::compute, 76000, person("pat", 1016, "python3"), 99.0));
                  polls[2].readings.power_mw = 120000;
                  polls[2].readings.temperature_c = 45;
+                 polls[2].readings.sm_active_cpct = 600; // GPM: one small kernel at a time
                  // GPU 3: rank 2 of olga's job, idle while holding 20 GB, and 6 GiB that no process
                  // accounts for.
                  steady(polls[3], 1, span);

@@ -436,6 +436,90 @@ TEST_F(HealthReport, BusyButLightMatchesTheScenario) {
                              light_s / active_s);
 }
 
+TEST_F(HealthReport, GpmMeansFindingsAndLightMatchTheScenario) {
+    // Both cards busy throughout, drawing well above 30 % of their limit (never light by power).
+    // Card 0: FP32 math on the CUDA cores (tensor 1 %, FP32 55 %), its SMs nearly idle from 960
+    // ("busy" but light by GPM). Card 1: tensor-heavy and bound by DRAM bandwidth (75 %).
+    const json sm0 = {{0, 88}, {at(960), 10}};
+    const json scenario = {
+        {"devices",
+         {{{"uuid", uuid(0)},
+           {"util", {{0, 95}}},
+           {"power_mw", {{0, 600000}}},
+           {"power_limit_mw", {{0, 700000}}},
+           {"gpm",
+            {{"supported", true},
+             {"not_supported_metrics", {3}}, // SM occupancy
+             {"metrics", {{"2", sm0}, {"5", {{0, 1}}}, {"10", {{0, 30}}}, {"12", {{0, 55}}}}}}}},
+          {{"uuid", uuid(1)},
+           {"util", {{0, 90}}},
+           {"power_mw", {{0, 650000}}},
+           {"power_limit_mw", {{0, 700000}}},
+           {"gpm",
+            {{"supported", true},
+             {"metrics",
+              {{"2", {{0, 90}}}, {"5", {{0, 50}}}, {"10", {{0, 75}}}, {"12", {{0, 10}}}}}}}}}}};
+    const json j = json::parse(run_and_report(scenario, "", "json"));
+    const auto spans = recorded_spans();
+    // Truth: each metric's mean over the card's recorded (all active) time, and the time with
+    // SM active under 20 %.
+    const auto mean_of = [&](const json& series, int card) {
+        const test::Series x(series);
+        double active = 0;
+        double sum = 0;
+        for (const test::Span& sp : spans.at(uuid(card))) {
+            active += sp.to_s - sp.from_s;
+            sum += integral(x, sp.from_s, sp.to_s);
+        }
+        return sum / active / 100.0;
+    };
+    double active0 = 0;
+    double light0 = 0;
+    const test::Series sm(sm0);
+    for (const test::Span& sp : spans.at(uuid(0))) {
+        active0 += sp.to_s - sp.from_s;
+        light0 += integral(test::Series(json::array({json::array({0.0, 1.0})})), sp.from_s, sp.to_s,
+                           [&](double t) { return sm.at(t) < 20; }, {sm});
+    }
+    const json& gpus = j.at("health").at("gpus");
+    ASSERT_EQ(gpus.size(), 2U);
+    const bool first = gpus[0].at("uuid") == uuid(0);
+    const json& g0 = gpus[first ? 0 : 1];
+    const json& g1 = gpus[first ? 1 : 0];
+    EXPECT_NEAR(g0.at("gpm").at("sm_active").at("mean").get<double>(), mean_of(sm0, 0), 0.01);
+    EXPECT_NEAR(g0.at("gpm").at("tensor_active").at("mean").get<double>(), 0.01, 0.01);
+    EXPECT_NEAR(g0.at("gpm").at("fp32_active").at("mean").get<double>(), 0.55, 0.01);
+    EXPECT_NEAR(g1.at("gpm").at("dram_bandwidth").at("mean").get<double>(), 0.75, 0.01);
+    EXPECT_TRUE(g0.at("gpm").at("sm_occupancy").at("mean").is_null()) << "not supported: n/a";
+    EXPECT_EQ(g0.at("gpm").at("sm_occupancy").at("known_gpu_hours"), 0.0);
+    // Busy but light by GPM, although the power says busy.
+    const json& l0 = g0.at("busy_but_light");
+    EXPECT_EQ(l0.at("by"), "gpm");
+    EXPECT_NEAR(l0.at("share").get<double>(), light0 / active0, 0.01);
+    EXPECT_EQ(g1.at("busy_but_light").at("share").get<double>(), 0.0);
+    std::map<std::string, std::vector<int>> found;
+    for (const json& f : j.at("health").at("findings")) {
+        found[f.at("id")].push_back(f.at("gpu"));
+    }
+    EXPECT_EQ(found["tensor-idle"], std::vector<int>{0});
+    EXPECT_EQ(found["dram-bound"], std::vector<int>{1});
+    EXPECT_EQ(found["busy-but-light"], std::vector<int>{0});
+    // §8: the tensor-idle remedy's bound is the FP32 pipes' busy time on the hours read.
+    bool remedy = false;
+    for (const json& r : j.at("recommendations").at("health")) {
+        if (r.at("id") == "tensor-idle") {
+            remedy = true;
+            const double known = g0.at("gpm").at("fp32_active").at("known_gpu_hours");
+            EXPECT_NEAR(known, active0 / 3600, 0.05 * active0 / 3600);
+            EXPECT_NEAR(r.at("at_most_gpu_hours").get<double>(), known * 0.55, 0.01 * known);
+        }
+    }
+    EXPECT_TRUE(remedy);
+    std::cout << fmt::format("  sm active {:.4f}/{:.4f}, light {:.4f}/{:.4f} (gua/truth)\n",
+                             g0.at("gpm").at("sm_active").at("mean").get<double>(), mean_of(sm0, 0),
+                             l0.at("share").get<double>(), light0 / active0);
+}
+
 TEST_F(HealthReport, ImbalanceOfOneIdentityOverTwoCards) {
     spawn_sleeper(k_uid_a, "GUA_HEALTH_A");
     // Alice holds two cards: card 0 busy throughout, card 1 busy only until 720 (a straggler

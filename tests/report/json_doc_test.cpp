@@ -90,12 +90,23 @@ ReportModel full_model() {
     m.advice.recommendations.push_back(r);
     m.advice.combination = audit::combine({{"idle-held", 0.4, 0.1}}, 1000);
     HealthSection h;
-    h.gpus.push_back(GpuHealthRow{
-        0, "GPU-0a7c3e1f", "NVIDIA H100", EnergyFigures{}, ThrottleFigures{},
-        MemoryFigures{1, 0.5, 0.5, 1, 2.0, 1'000'000, 2'000'000}, LightFigures{1, 0.5, 0.5, 100}});
+    h.gpus.push_back(
+        GpuHealthRow{0, "GPU-0a7c3e1f", "NVIDIA H100", EnergyFigures{}, ThrottleFigures{},
+                     MemoryFigures{1, 0.5, 0.5, 1, 2.0, 1'000'000, 2'000'000},
+                     LightFigures{"gpm", 1, 0.5, 0.5, 100},
+                     GpmFigures{1, {1, 1, 1, 1, 1, 1, 1}, {0.9, 0.4, 0.02, 0.7, 0.0, 0.5, 0.1}}});
     h.findings.push_back(HealthFinding{"thermal-throttling", 0, 0.2, "x"});
-    h.identities.push_back(
-        IdentityEnergyRow{"alice", 1.5, 2.0, 2.0, LightFigures{1, 0.5, 0.5, std::nullopt}});
+    h.identities.push_back(IdentityEnergyRow{"alice", 1.5, 2.0, 2.0,
+                                             LightFigures{"power", 1, 0.5, 0.5, std::nullopt}});
+    HealthRemedy remedy;
+    remedy.id = "tensor-idle";
+    remedy.evidence = {"x"};
+    remedy.gpus = {0};
+    remedy.addressed_gpu_hours = 1;
+    remedy.addressed_cents = 200;
+    remedy.at_most_gpu_hours = 0.5;
+    remedy.at_most_cents = 100;
+    h.remedies.push_back(remedy);
     m.health = h;
     return m;
 }

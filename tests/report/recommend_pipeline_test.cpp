@@ -73,8 +73,8 @@ std::vector<Case> cases() {
          ten_s,
          k_tuesday_10,
          {"compute-bound", "gpu-sharing", "idle-culling"},
-         {"busy-but-light", "ghost-memory", "imbalance", "memory-pressure", "power-capping",
-          "thermal-throttling"}},
+         {"busy-but-light", "dram-bound", "ghost-memory", "imbalance", "memory-pressure",
+          "power-capping", "tensor-idle", "thermal-throttling"}},
     };
 }
 
@@ -196,8 +196,9 @@ TEST(WorkloadRules, EveryWorkloadIsInTheMatrixAndEveryRuleHasOne) {
     for (const Case& c : cases()) {
         health.insert(c.health.begin(), c.health.end());
     }
-    EXPECT_THAT(health, ElementsAre("busy-but-light", "ghost-memory", "imbalance",
-                                    "memory-pressure", "power-capping", "thermal-throttling"));
+    EXPECT_THAT(health, ElementsAre("busy-but-light", "dram-bound", "ghost-memory", "imbalance",
+                                    "memory-pressure", "power-capping", "tensor-idle",
+                                    "thermal-throttling"));
 }
 
 TEST(ReportMoney, DemoTextHasCostAndAdviceBetweenEfficiencyAndVerdict) {
@@ -262,8 +263,9 @@ TEST(ReportMoney, PriceOverrideAndTeams) {
 
 /// The health workload's remedies against its scenario (src/telemetry/synthetic.cpp): 60 ticks of
 /// 10 s per card; GPU 0 at 1650 of 1980 MHz and thermally throttled two ticks in three (1980 MHz
-/// in the third); GPU 1 power-capped all the time at 1755 MHz; GPU 2 light (120 of 700 W) and at
-/// 76,000 of 81,559 MiB; GPU 3 with 6,144 MiB that no process holds; olga on GPUs 0, 1 and 3.
+/// in the third), DRAM at 72 %; GPU 1 power-capped all the time at 1755 MHz, FP32 pipes 55 % and
+/// tensor 1.5 %; GPU 2 light (SM active 6 %, 120 of 700 W) and at 76,000 of 81,559 MiB; GPU 3
+/// with 6,144 MiB that no process holds; olga on GPUs 0, 1 and 3.
 TEST(HealthRemedies, WorthFollowsTheScenario) {
     const std::vector<Case> all = cases();
     const auto c =
@@ -330,6 +332,20 @@ TEST(HealthRemedies, WorthFollowsTheScenario) {
     ASSERT_EQ(spread.evidence.size(), 1u);
     EXPECT_THAT(spread.evidence[0], HasSubstr("olga held 3 cards"));
     EXPECT_FALSE(spread.addressed_gpu_hours);
+
+    // GPU 1's FP32 pipes were busy 55 % of its time (GPM), its tensor pipes 1.5 %: at most that
+    // FP32 time is won back on the Tensor Cores.
+    const HealthRemedy& tensor = remedy("tensor-idle");
+    EXPECT_THAT(tensor.gpus, ElementsAre(1));
+    ASSERT_TRUE(tensor.addressed_gpu_hours && tensor.at_most_gpu_hours);
+    near(*tensor.addressed_gpu_hours, card_hours);
+    near(*tensor.at_most_gpu_hours, card_hours * 0.55);
+    // GPU 0's DRAM bandwidth averaged 72 % of its peak.
+    const HealthRemedy& dram = remedy("dram-bound");
+    EXPECT_THAT(dram.gpus, ElementsAre(0));
+    ASSERT_TRUE(dram.addressed_gpu_hours);
+    near(*dram.addressed_gpu_hours, card_hours);
+    EXPECT_FALSE(dram.at_most_gpu_hours);
 
     // Ordered by worth: the light card ($ of a whole card-hour) before the throttled cards.
     EXPECT_EQ(m.health->remedies.front().id, "busy-but-light");
