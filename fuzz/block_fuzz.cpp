@@ -1,8 +1,11 @@
 // libFuzzer target: the tick-block decoder (src/store/block_decode.cpp) on rows as a damaged or
 // hostile database file could hold them. Input: fields separated by the byte 0xFF (never part of
 // UTF-8 text): "n_ticks tick_us t0_us end_us", cards JSON, procs JSON, then the stream texts in
-// stream order (fuzz/corpus/block/ holds rows of real databases).
+// stream order (fuzz/corpus/block/ holds rows of real databases). The whole input is also a
+// rollup evidence BLOB (src/store/evidence_format.cpp): whatever it decodes to re-encodes and
+// decodes to the same totals.
 #include "store/block.hpp"
+#include "store/evidence.hpp"
 
 #include <charconv>
 #include <cstddef>
@@ -40,6 +43,18 @@ std::int64_t next_int(std::string_view& text) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    {
+        const std::string_view blob(reinterpret_cast<const char*>(data), size);
+        gua::audit::GpuTotals once;
+        gua::store::decode_evidence(blob, once);
+        gua::audit::GpuTotals twice;
+        gua::store::decode_evidence(gua::store::encode_evidence(once), twice);
+        if (gua::store::encode_evidence(twice) != gua::store::encode_evidence(once)) {
+            std::abort();
+        }
+        gua::audit::IdentityTotals who;
+        gua::store::decode_identity_evidence(blob, who);
+    }
     const std::vector<std::string_view> fields =
         fields_of(std::string_view(reinterpret_cast<const char*>(data), size));
     gua::store::BlockRow row;
