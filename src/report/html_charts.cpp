@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace gua::report::html {
 
@@ -104,6 +105,10 @@ void timelines(std::string& out, const ReportModel& m) {
                            "preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}: state "
                            "over the window, {} stretches with data\">",
                            esc(name), esc(name), g.spans.size());
+        // One path per state (a bar per span from the baseline up), then one transparent
+        // rectangle per span carrying its <title>: a fifth of the bytes of a rectangle each.
+        std::array<std::string, 4> paths;
+        std::string hover;
         for (const TimelineSpan& s : g.spans) {
             const double x = static_cast<double>(s.from - m.window_from) / window * k_width;
             const double w = static_cast<double>(s.to - s.from) / window * k_width;
@@ -111,25 +116,30 @@ void timelines(std::string& out, const ReportModel& m) {
             const std::array<double, 4> hours{s.active_hours, s.idle_held_hours, s.truly_idle_hours,
                                               s.unmeasured_hours};
             std::string title;
-            for (std::size_t k = 0; k < 4; ++k) {
-                if (hours[k] > 0) {
-                    title += fmt::format(", {} {} h", k_state_names[k], gpu_hours_text(hours[k]));
-                }
-            }
-            out += fmt::format("<g><title>{}:{}</title>", span_text(s.from, s.to), title.substr(1));
             double y = k_height;
             for (std::size_t k = 0; k < 4; ++k) {
                 if (hours[k] <= 0) {
                     continue;
                 }
+                title += fmt::format(", {} {} h", k_state_names[k], gpu_hours_text(hours[k]));
                 const double h = std::min(hours[k] / span_hours * k_height, y);
+                if (h >= 0.05) {
+                    fmt::format_to(std::back_inserter(paths[k]),
+                                   "M{:.2f} {:.1f}v-{:.1f}h{:.2f}v{:.1f}z", x, y, h, w, h);
+                }
                 y -= h;
-                out += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.1f}\" "
-                                   "width=\"{:.2f}\" height=\"{:.1f}\"/>",
-                                   k_state_classes[k], x, y, w, h);
             }
-            out += "</g>";
+            fmt::format_to(
+                std::back_inserter(hover),
+                "<rect x=\"{:.2f}\" width=\"{:.2f}\" height=\"34\"><title>{}:{}</title></rect>", x,
+                w, span_text(s.from, s.to), title.substr(1));
         }
+        for (std::size_t k = 0; k < 4; ++k) {
+            if (!paths[k].empty()) {
+                out += fmt::format("<path class=\"{}\" d=\"{}\"/>", k_state_classes[k], paths[k]);
+            }
+        }
+        out += "<g class=\"hover\">" + hover + "</g>";
         out += "</svg></div>\n";
     }
     // The time axis, in HTML so that its text keeps its size on any width.

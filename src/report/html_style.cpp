@@ -51,7 +51,8 @@ vertical-align:-.1em}
 .scale{display:flex;align-items:center;gap:2px;font-size:.8em;margin:.4em 0}
 .scale i{display:inline-block;width:24px;height:12px}
 .tl{margin:.5em 0 .9em}.tl h3{margin:.2em 0;font-size:.92em}
-.tl svg{width:100%;height:34px;border:1px solid var(--line);background:var(--track)}
+.tl svg{shape-rendering:crispEdges;width:100%;height:34px;border:1px solid var(--line);background:var(--track)}
+.hover rect{fill:transparent}.hover rect:hover{fill:var(--fg);fill-opacity:.15}
 .axis{position:relative;height:1.3em;font-size:.75em;color:var(--muted)}
 .axis span{position:absolute;transform:translateX(-50%);white-space:nowrap}
 .axis span:first-child{transform:none}.axis span:last-child{transform:translateX(-100%)}
