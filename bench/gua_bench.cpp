@@ -1,5 +1,5 @@
 // Google Benchmark programs: the write path per tick (rollups included), the report over fleet
-// histories of 30 days and a year, and the demo.
+// histories of 30 days and a year, the HTML page of the year, and the demo.
 #include "core/clock.hpp"
 #include "core/timezone.hpp"
 #include "fleet_workload.hpp"
@@ -83,6 +83,32 @@ void report_fleet(benchmark::State& state, const char* env, const char* days_env
         benchmark::DoNotOptimize(report::render_text(m, report::TextOptions{}));
     }
 }
+
+/// Rendering the HTML page of the year's report (the model built once, outside the timing);
+/// counter `bytes`: the page's size.
+void BM_RenderHtmlYear(benchmark::State& state) {
+    const char* db_path = std::getenv("GUA_BENCH_YEAR_DB");
+    const char* days_text = std::getenv("GUA_BENCH_YEAR_DAYS");
+    if (db_path == nullptr || days_text == nullptr) {
+        state.SkipWithError("set GUA_BENCH_YEAR_DB and GUA_BENCH_YEAR_DAYS (bench/run.sh does)");
+        return;
+    }
+    const bench::FleetOptions o;
+    store::Database db(db_path, store::OpenMode::read_only);
+    report::BuildOptions b;
+    b.from = o.start + 17 * k_us_per_minute + 23 * k_us_per_second;
+    b.to = b.from + std::atoll(days_text) * k_us_per_day;
+    b.window_label = std::string(days_text) + "d";
+    const report::ReportModel m = report::build_report(db, b, TimeZone::load("UTC").value());
+    std::size_t bytes = 0;
+    for (auto _ : state) {
+        const std::string page = report::render_html(m);
+        bytes = page.size();
+        benchmark::DoNotOptimize(page.data());
+    }
+    state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_RenderHtmlYear)->Unit(benchmark::kMillisecond);
 
 void BM_ReportMonth12Gpus(benchmark::State& state) {
     report_fleet(state, "GUA_BENCH_MONTH_DB", "GUA_BENCH_MONTH_DAYS");

@@ -52,6 +52,24 @@ report_line() { # DB DAYS LABEL: best of 3 wall times and the peak RSS of `gua r
         awk -v l="$3" '{ printf "gua report %s: %.3f s wall, %d KiB peak RSS\n", l, $1, $2 }'
 }
 
+html_line() { # DB DAYS LABEL: best of 3 wall times of `gua report --format html`, and its size
+    local from to page best
+    from=2026-05-01T00:17:23Z
+    to=$(date -u -d "2026-05-01 00:17:23 UTC + $2 days" +%Y-%m-%dT%H:%M:%SZ)
+    page=$(mktemp --suffix=.html)
+    best=$(for _ in 1 2 3; do
+        /usr/bin/time -f "%e %M" "$gua" report --db "$1" --from "$from" --to "$to" \
+            --format html --output "$page" 2>&1 | tail -1
+    done | sort -n | head -1)
+    awk -v l="$3" -v b="$best" -v s="$(stat -c %s "$page")" 'BEGIN { split(b, f, " ")
+        printf "gua report --format html %s: %.3f s wall, %d KiB peak RSS, %d bytes\n", l, f[1], f[2], s }'
+    if [ "$(stat -c %s "$page")" -gt 2000000 ]; then
+        echo "FAIL: the HTML report is larger than 2 MB" >&2
+        exit 1
+    fi
+    rm -f "$page"
+}
+
 month=$(fleet_db $month_days 12)
 year=$(fleet_db $year_days 16)
 echo "== storage"
@@ -60,6 +78,9 @@ size_line "$year" $year_days 16
 echo "== report (command: gua report --db DB --from 2026-05-01T00:17:23Z --to <+DAYS>)"
 report_line "$month" $month_days "${month_days}d × 12 GPUs"
 report_line "$year" $year_days "${year_days}d × 16 GPUs"
+echo "== HTML report (the same windows, --format html --output FILE)"
+html_line "$month" $month_days "${month_days}d × 12 GPUs"
+html_line "$year" $year_days "${year_days}d × 16 GPUs"
 echo "== gua demo end to end"
 tmp=$(mktemp -d)
 /usr/bin/time -f "demo: %e s wall, %M KiB peak RSS" "$gua" demo --db "$tmp/demo.db" --quiet >/dev/null

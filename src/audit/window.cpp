@@ -155,6 +155,9 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
     const StateTimes states = classify(tick, m_thresholds);
     m_states += states;
     ++m_ticks;
+    if (m_span_sink) {
+        m_span_sink(tick.gpu, tick.t0, tick.t0 + std::max<DurationUs>(tick.duration_us, 0), states);
+    }
 
     GpuTotals& gpu = m_gpus[tick.gpu];
     gpu.states += states;
@@ -273,6 +276,10 @@ void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
             m_card_end.resize(card.gpu + 1);
         }
         m_gpus[card.gpu] += t;
+        if (m_span_sink && !rollup.hours.empty()) {
+            m_span_sink(card.gpu, rollup.hours.front().hour_start,
+                        rollup.hours.back().hour_start + k_us_per_hour, t.states);
+        }
         // So that a later tick overlapping the rollup is still counted once: the card's own end,
         // else its hours' latest end (all cards of a run share its ticks).
         std::optional<TimeUs>& end = m_card_end[card.gpu];

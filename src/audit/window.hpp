@@ -146,6 +146,11 @@ struct RollupTotals {
 /// Maps a UTC time to (weekday 0 = Sunday, hour 0–23) in the report's time zone.
 using WeekdayHourFn = std::function<std::pair<int, int>(TimeUs)>;
 
+/// Receives the state time of card `gpu` over [from, to) as it is added: a card-tick's (the part
+/// counted once) or a rollup card's over the rollup's hours.
+using SpanSink =
+    std::function<void(std::uint32_t gpu, TimeUs from, TimeUs to, const StateTimes& states)>;
+
 /// Sums classification, attribution, buckets, waste pools and card profiles, the weekday × hour
 /// grid and coverage. Ticks must be added in non-decreasing t0 order (for gap detection). A card's
 /// time is counted once: the part of a card-tick that an earlier card-tick of the same card
@@ -173,6 +178,8 @@ class WindowAccumulator {
     /// Adds a whole rollup. Exact when can_add_rollup(); otherwise an approximation (the heatmap
     /// cell of each hour's start, coverage merged as stored).
     void add_rollup(const RollupTotals& rollup);
+    /// Passes every card's state time to `sink` as it is added (the report's timeline).
+    void set_span_sink(SpanSink sink) { m_span_sink = std::move(sink); }
 
     const Thresholds& thresholds() const { return m_thresholds; }
     const StateTimes& states() const { return m_states; }
@@ -198,6 +205,7 @@ class WindowAccumulator {
     Thresholds m_thresholds;
     std::uint32_t m_nobody;
     WeekdayHourFn m_weekday_hour;
+    SpanSink m_span_sink;
     StateTimes m_states;
     std::array<DurationUs, k_bucket_count> m_bucket_us{};
     std::uint64_t m_ticks = 0;

@@ -80,7 +80,8 @@ Runner register_daemon(CLI::App& app) {
     cmd->add_flag("--quiet,-q", o->quiet, "No line per tick");
     cmd->add_option("--ticks", o->max_ticks, "Stop after this many ticks");
     cmd->add_option("--listen", o->listen,
-                    "Serve Prometheus metrics at /metrics on PORT (loopback), HOST:PORT or "
+                    "Serve Prometheus metrics at /metrics and the report at / (HTML, last 7 "
+                    "days), /report and /report.json on PORT (loopback), HOST:PORT or "
                     "[IPv6]:PORT (default: off)");
     cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour,
                     "Dollars per GPU-hour for gua_waste_dollars_total (default: no dollar metric)")

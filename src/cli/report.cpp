@@ -5,6 +5,7 @@
 #include "cli/validators.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "report/window_args.hpp"
 #include "store/paths.hpp"
 
 #include <CLI/CLI.hpp>
@@ -29,14 +30,6 @@ struct ReportCommandOptions {
     report::FleetOptions fleet;
 };
 
-TimeUs parse_time_flag(const std::string& flag, const std::string& text) {
-    Result<TimeUs> t = parse_iso8601(text);
-    if (!t) {
-        throw Fatal(fmt::format("{}: {}", flag, t.error().message), ExitCode::usage);
-    }
-    return t.value();
-}
-
 DurationUs parse_duration_flag(const std::string& flag, const std::string& text) {
     Result<DurationUs> d = parse_duration(text);
     if (!d) {
@@ -59,23 +52,7 @@ int run(const ReportCommandOptions& o) {
     }
     report::BuildOptions b;
     apply_config(o.flags, b);
-    const TimeUs now = wall_now();
-    if (!o.from.empty() || !o.to.empty()) {
-        b.to = o.to.empty() ? now : parse_time_flag("--to", o.to);
-        b.from = o.from.empty() ? b.to - parse_duration_flag("--since", o.since)
-                                : parse_time_flag("--from", o.from);
-        b.window_label = format_duration(b.to - b.from);
-    } else {
-        b.to = o.until.empty() ? now : now - parse_duration_flag("--until", o.until);
-        const DurationUs since = parse_duration_flag("--since", o.since);
-        b.from = now - since;
-        b.window_label = o.until.empty() ? format_duration(since) : format_duration(b.to - b.from);
-    }
-    if (b.from >= b.to) {
-        throw Fatal(fmt::format("empty window: {} is not before {}", format_iso8601(b.from),
-                                format_iso8601(b.to)),
-                    ExitCode::usage);
-    }
+    report::resolve_window(report::WindowArgs{o.since, o.until, o.from, o.to}, wall_now(), b, "--");
     if (!o.interval.empty()) {
         b.interval_override = parse_duration_flag("--interval", o.interval);
     }

@@ -9,17 +9,22 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 namespace gua::cli {
 
 void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
     cmd.add_option("--format", flags.format, "Output format")
-        ->check(CLI::IsMember({"text", "json", "csv"}))
+        ->check(CLI::IsMember({"text", "json", "csv", "html"}))
         ->capture_default_str();
+    cmd.add_option("--output", flags.output,
+                   "Write the report to this file (replaced whole) instead of stdout")
+        ->check(non_empty());
     cmd.add_option("--table", flags.table,
                    "With --format csv: the table to write (gpus, identities, heatmap, cost)")
         ->check(CLI::IsMember({"gpus", "identities", "heatmap", "cost"}));
@@ -88,6 +93,31 @@ void check_format(const ReportFlags& flags) {
     }
 }
 
+namespace {
+
+/// Replaces `path` with `text` through a temporary file beside it; throws Fatal naming the file.
+void write_output(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".gua-new";
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) {
+        throw Fatal(fmt::format("--output {}: cannot write: {}", path, std::strerror(errno)));
+    }
+    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const int err = errno;
+    if (std::fclose(f) != 0 || !written) {
+        std::remove(tmp.c_str());
+        throw Fatal(fmt::format("--output {}: cannot write: {}", path,
+                                std::strerror(written ? errno : err)));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int rename_err = errno;
+        std::remove(tmp.c_str());
+        throw Fatal(fmt::format("--output {}: cannot write: {}", path, std::strerror(rename_err)));
+    }
+}
+
+} // namespace
+
 int print_model(const report::ReportModel& model, const ReportFlags& flags) {
     check_format(flags);
     std::string out;
@@ -99,10 +129,17 @@ int print_model(const report::ReportModel& model, const ReportFlags& flags) {
         out = report::render_csv(model, table);
     } else if (flags.format == "json") {
         out = report::render_json(model);
+    } else if (flags.format == "html") {
+        out = report::render_html(model);
     } else {
         const char* no_color = std::getenv("NO_COLOR");
-        const bool color = isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == 0);
+        const bool color = flags.output.empty() && isatty(STDOUT_FILENO) == 1 &&
+                           (no_color == nullptr || *no_color == 0);
         out = report::render_text(model, report::TextOptions{flags.width, color});
+    }
+    if (!flags.output.empty()) {
+        write_output(flags.output, out);
+        return 0;
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);

@@ -14,9 +14,10 @@ class App;
 
 namespace gua::cli {
 
-/// Presentation flags: --format, --width, --tz, --top; and --config, --price.
+/// Presentation flags: --format, --output, --width, --tz, --top; and --config, --price.
 struct ReportFlags {
-    std::string format = "text"; ///< text | json | csv
+    std::string format = "text"; ///< text | json | csv | html
+    std::string output;          ///< --output FILE; empty: stdout
     std::string table;           ///< --table with --format csv: gpus | identities | heatmap | cost
     int width = 60;              ///< headline bar width (gpu-usage-audit's --width)
     std::string tz = "UTC";      ///< heatmap time zone: UTC, local or an IANA name
@@ -35,10 +36,12 @@ void check_format(const ReportFlags& flags);
 /// /etc/gua/gua.toml, else defaults) and applies its thresholds, prices and grouping, then
 /// --price, to `options`. Returns the config. Throws Fatal (usage) for a bad file or --price.
 config::Config apply_config(const ReportFlags& flags, report::BuildOptions& options);
-/// Prints a finished report on stdout in the chosen format. Returns the exit code.
+/// Writes a finished report in the chosen format to --output (replaced whole, through a
+/// temporary file beside it) or stdout. Returns the exit code; throws Fatal when the file cannot
+/// be written.
 int print_model(const report::ReportModel& model, const ReportFlags& flags);
 
-/// Builds and prints the report for `options` from the database at `db_path` on stdout.
+/// Builds and prints the report for `options` from the database at `db_path` (print_model).
 /// Returns the exit code.
 int print_report(const std::string& db_path, report::BuildOptions options,
                  const ReportFlags& flags);

@@ -9,6 +9,7 @@
 #include "daemon/lock.hpp"
 #include "daemon/log.hpp"
 #include "daemon/notify.hpp"
+#include "daemon/report_pages.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/storage_watch.hpp"
 #include "identity/resolver.hpp"
@@ -180,6 +181,23 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     // once by an hourly rollup (the OS page cache serves those again just as well).
     db.exec("PRAGMA cache_size = -256");
     const auto log_line = [&log](const std::string& message) { log.line(message); };
+    if (!exporter_options.listen.empty()) {
+        // The report pages read the database through their own connection, on the HTTP
+        // server's worker thread: never on the sampling thread.
+        ReportPagesOptions pages;
+        pages.db_path = options.db;
+        pages.settings.thresholds = thresholds;
+        pages.settings.pricing = cfg.pricing;
+        pages.settings.energy = cfg.energy;
+        pages.settings.health = cfg.health;
+        pages.settings.grouping = cfg.grouping;
+        if (options.exporter.price_per_gpu_hour) {
+            pages.settings.pricing.override_micros_per_gpu_hour =
+                audit::to_micros(*options.exporter.price_per_gpu_hour);
+        }
+        pages.now = [&clock] { return clock.wall_now(); };
+        exporter_options.pages = report_pages(std::move(pages));
+    }
     const std::unique_ptr<exporter::Exporter> metrics = exporter::start_exporter(
         exporter_options, db, thresholds, driver, options.interval_us, log_line);
     store::Writer writer(db, store::RunInfo{hostname(), driver, options.source_name,

@@ -40,11 +40,16 @@ Exporter::Exporter(const ExporterOptions& options, MetricsOptions metrics, store
         std::chrono::steady_clock::now() - t0);
     m_health.wal_bytes = file_bytes(m_wal_path);
     m_metrics.set_health(m_health);
-    m_server = std::make_unique<HttpServer>(address.value(), options.limits, k_content_type);
+    m_server = std::make_unique<HttpServer>(address.value(), options.limits, k_content_type,
+                                            options.pages);
     m_server->publish(m_metrics.render());
     log(fmt::format("serving Prometheus metrics on {} (counters restored from {} card-ticks in {})",
                     m_server->url(), restored.card_ticks,
                     format_duration(std::max<DurationUs>(took.count(), k_us_per_ms))));
+    if (!options.pages.paths.empty()) {
+        log(fmt::format("serving the report on {} ({}; one at a time)", m_server->url("/"),
+                        fmt::join(options.pages.paths, ", ")));
+    }
     if (!restored.bad_blocks.empty()) {
         log(fmt::format("{}: {} malformed tick block(s) left out of the restored counters (ids "
                         "{}); `gua db check` names them",

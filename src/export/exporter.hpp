@@ -1,4 +1,5 @@
-// Exporter: what the daemon runs when --listen is given — restored counters plus /metrics.
+// Exporter: what the daemon runs when --listen is given — restored counters plus /metrics, and the
+// report pages the daemon adds.
 #pragma once
 
 #include "audit/card_tick.hpp"
@@ -24,6 +25,7 @@ struct ExporterOptions {
                                               ///< either
     std::size_t max_users = 20;               ///< users with their own label
     HttpLimits limits;
+    PageRoutes pages; ///< computed pages served beside /metrics (the daemon's report)
 };
 
 /// Feeds the metrics tick by tick and publishes each rendering to the HTTP server.

@@ -1,4 +1,5 @@
-// libmicrohttpd server for /metrics with connection, header-size and timeout limits.
+// libmicrohttpd server for /metrics and computed pages, with connection, header-size and timeout
+// limits; a computed page's connection is suspended while the worker thread computes it.
 #include "export/http_server.hpp"
 
 #include "core/fatal.hpp"
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 #include <microhttpd.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <charconv>
@@ -31,6 +33,9 @@ struct MhdApi {
     decltype(&MHD_queue_response) queue_response = nullptr;
     decltype(&MHD_destroy_response) destroy_response = nullptr;
     decltype(&MHD_add_connection) add_connection = nullptr;
+    decltype(&MHD_get_connection_values) get_connection_values = nullptr;
+    decltype(&MHD_suspend_connection) suspend_connection = nullptr;
+    decltype(&MHD_resume_connection) resume_connection = nullptr;
 };
 
 const MhdApi& mhd() {
@@ -47,6 +52,9 @@ const MhdApi& mhd() {
         lib.bind(a.queue_response, "MHD_queue_response");
         lib.bind(a.destroy_response, "MHD_destroy_response");
         lib.bind(a.add_connection, "MHD_add_connection");
+        lib.bind(a.get_connection_values, "MHD_get_connection_values");
+        lib.bind(a.suspend_connection, "MHD_suspend_connection");
+        lib.bind(a.resume_connection, "MHD_resume_connection");
         return a;
     }();
     return api;
@@ -110,19 +118,85 @@ void release_body(void* holder) {
 }
 
 MHD_Result reply(MHD_Connection* connection, unsigned status, std::string_view body,
-                 const char* content_type) {
+                 const char* content_type, unsigned retry_after_s = 0) {
     MHD_Response* response = mhd().create_response_from_buffer(
         body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
     if (response == nullptr) {
         return MHD_NO;
     }
     mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    mhd().add_response_header(response, "X-Content-Type-Options", "nosniff");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED) {
         mhd().add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    }
+    if (retry_after_s > 0) {
+        mhd().add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER,
+                                  std::to_string(retry_after_s).c_str());
     }
     const MHD_Result result = mhd().queue_response(connection, status, response);
     mhd().destroy_response(response);
     return result;
+}
+
+/// One request for a computed page, from its first call to its completion.
+struct PageRequest {
+    MHD_Connection* connection = nullptr;
+    std::string path;
+    Query query;
+    Page page; ///< set by the worker before it resumes the connection
+};
+
+MHD_Result collect_argument(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
+    static_cast<Query*>(cls)->emplace_back(key != nullptr ? key : "",
+                                           value != nullptr ? value : "");
+    return MHD_YES;
+}
+
+void request_completed(void* /*cls*/, MHD_Connection* /*connection*/, void** con_cls,
+                       MHD_RequestTerminationCode /*toe*/) {
+    delete static_cast<PageRequest*>(*con_cls);
+    *con_cls = nullptr;
+}
+
+/// Suspends the connection and computes its page on the worker thread, or answers 503 while
+/// another page is being computed.
+MHD_Result serve_page(MHD_Connection* connection, HttpServer& server, std::string_view path,
+                      void** con_cls) {
+    const PageRoutes& pages = server.pages();
+    if (!server.claim_worker()) {
+        return reply(connection, MHD_HTTP_SERVICE_UNAVAILABLE,
+                     "another report is being computed; retry shortly\n",
+                     "text/plain; charset=utf-8",
+                     static_cast<unsigned>(std::max<std::int64_t>(pages.retry_after.count(), 1)));
+    }
+    auto* request = new PageRequest{connection, std::string(path), {}, {}};
+    mhd().get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_argument,
+                                &request->query);
+    *con_cls = request;
+    mhd().suspend_connection(connection);
+    const auto job = [&server, request](const std::atomic<bool>& cancel) {
+        try {
+            request->page = cancel.load()
+                                ? Page{MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+                                       "the server is stopping\n"}
+                                : server.pages().handler(request->path, request->query, cancel);
+        } catch (const std::exception& e) {
+            request->page = Page{MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+                                 std::string(e.what()) + "\n"};
+        } catch (...) {
+            request->page = Page{MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+                                 "internal error\n"};
+        }
+        server.release_worker();
+        mhd().resume_connection(request->connection);
+    };
+    try {
+        server.start_worker(job);
+    } catch (...) {
+        const std::atomic<bool> stopping{true};
+        job(stopping); // no thread: answer at once rather than leave the connection suspended
+    }
+    return MHD_YES;
 }
 
 MHD_Result serve_metrics(MHD_Connection* connection, const HttpServer& server,
@@ -142,9 +216,13 @@ MHD_Result serve_metrics(MHD_Connection* connection, const HttpServer& server,
 
 MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const char* method,
                   const char* /*version*/, const char* /*upload_data*/,
-                  std::size_t* /*upload_data_size*/, void** /*con_cls*/) {
+                  std::size_t* /*upload_data_size*/, void** con_cls) {
     try {
-        const auto* server = static_cast<const HttpServer*>(cls);
+        auto* server = static_cast<HttpServer*>(cls);
+        if (*con_cls != nullptr) { // a computed page, resumed by its worker
+            const Page& page = static_cast<PageRequest*>(*con_cls)->page;
+            return reply(connection, page.status, page.body, page.content_type.c_str());
+        }
         const std::string_view m = method;
         if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
             return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
@@ -153,6 +231,10 @@ MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const 
         const std::string_view path = url;
         if (path == "/metrics") {
             return serve_metrics(connection, *server, server->content_type().c_str());
+        }
+        const std::vector<std::string>& paths = server->pages().paths;
+        if (server->pages().handler && std::find(paths.begin(), paths.end(), path) != paths.end()) {
+            return serve_page(connection, *server, path, con_cls);
         }
         if (path == "/") {
             return reply(connection, MHD_HTTP_OK, k_index_html, "text/html; charset=utf-8");
@@ -199,21 +281,21 @@ Result<ListenAddress> parse_listen(std::string_view text) {
 }
 
 HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
-                       std::string content_type)
+                       std::string content_type, PageRoutes pages)
     : m_address(address), m_content_type(std::move(content_type)),
-      m_body(std::make_shared<const std::string>()) {
+      m_body(std::make_shared<const std::string>()), m_pages(std::move(pages)) {
     mhd(); // the library before the socket: a missing library leaks nothing
     const int fd = bind_socket(address, limits);
     m_port = bound_port(fd);
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
     if (is_ipv6(address.host)) {
         flags |= MHD_USE_IPv6;
     }
-    m_daemon = mhd().start_daemon(flags, 0, nullptr, nullptr, &handle, this,
-                                  MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-                                  limits.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-                                  limits.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                  limits.memory_limit_bytes, MHD_OPTION_END);
+    m_daemon = mhd().start_daemon(
+        flags, 0, nullptr, nullptr, &handle, this, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_CONNECTION_LIMIT, limits.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        limits.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.memory_limit_bytes,
+        MHD_OPTION_NOTIFY_COMPLETED, &request_completed, nullptr, MHD_OPTION_END);
     if (m_daemon == nullptr) {
         close(fd);
         throw Fatal(
@@ -221,15 +303,18 @@ HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
     }
 }
 
-HttpServer::HttpServer(const HttpLimits& limits, std::string content_type)
-    : m_content_type(std::move(content_type)), m_body(std::make_shared<const std::string>()) {
+HttpServer::HttpServer(const HttpLimits& limits, std::string content_type, PageRoutes pages)
+    : m_content_type(std::move(content_type)), m_body(std::make_shared<const std::string>()),
+      m_pages(std::move(pages)) {
     // poll(), not the epoll of MHD_USE_AUTO_INTERNAL_THREAD: with epoll, libmicrohttpd 0.9.75
     // noticed a client's end of input on an added Unix socket only at the connection timeout.
     m_daemon = mhd().start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC, 0,
-        nullptr, nullptr, &handle, this, MHD_OPTION_CONNECTION_LIMIT, limits.connection_limit,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC |
+            MHD_ALLOW_SUSPEND_RESUME,
+        0, nullptr, nullptr, &handle, this, MHD_OPTION_CONNECTION_LIMIT, limits.connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, limits.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        limits.memory_limit_bytes, MHD_OPTION_END);
+        limits.memory_limit_bytes, MHD_OPTION_NOTIFY_COMPLETED, &request_completed, nullptr,
+        MHD_OPTION_END);
     if (m_daemon == nullptr) {
         throw Fatal("cannot start the HTTP server");
     }
@@ -244,7 +329,33 @@ bool HttpServer::serve_connection(int fd) {
 }
 
 HttpServer::~HttpServer() {
+    {
+        // A page being computed ends (cancelled) and resumes its connection before the server
+        // stops: stopping with a suspended connection is undefined in libmicrohttpd.
+        const std::lock_guard<std::mutex> lock(m_worker_mutex);
+        m_cancel.store(true);
+        if (m_worker.joinable()) {
+            m_worker.join();
+        }
+    }
     mhd().stop_daemon(m_daemon);
+}
+
+bool HttpServer::claim_worker() {
+    bool idle = false;
+    return m_busy.compare_exchange_strong(idle, true);
+}
+
+void HttpServer::start_worker(std::function<void(const std::atomic<bool>& cancel)> job) {
+    const std::lock_guard<std::mutex> lock(m_worker_mutex);
+    if (m_worker.joinable()) {
+        m_worker.join(); // the previous page's thread, which has released the worker
+    }
+    if (m_cancel.load()) {
+        job(m_cancel); // stopping: answer at once on this thread
+        return;
+    }
+    m_worker = std::thread([this, job = std::move(job)] { job(m_cancel); });
 }
 
 void HttpServer::publish(std::string body) {
@@ -258,9 +369,9 @@ std::shared_ptr<const std::string> HttpServer::current() const {
     return m_body;
 }
 
-std::string HttpServer::url() const {
-    return is_ipv6(m_address.host) ? fmt::format("http://[{}]:{}/metrics", m_address.host, m_port)
-                                   : fmt::format("http://{}:{}/metrics", m_address.host, m_port);
+std::string HttpServer::url(std::string_view path) const {
+    return is_ipv6(m_address.host) ? fmt::format("http://[{}]:{}{}", m_address.host, m_port, path)
+                                   : fmt::format("http://{}:{}{}", m_address.host, m_port, path);
 }
 
 } // namespace gua::exporter

@@ -8,6 +8,7 @@
 #include "report/build_cost.hpp"
 #include "report/build_health.hpp"
 #include "report/shares.hpp"
+#include "report/timeline.hpp"
 #include "store/policy_log.hpp"
 #include "store/reader.hpp"
 #include "store/run_kinds.hpp"
@@ -103,6 +104,11 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
 
     audit::WindowAccumulator acc(options.thresholds, 0,
                                  [&tz](TimeUs t) { return tz.weekday_hour(t); });
+    TimelineGrid timeline(options.from, options.to);
+    acc.set_span_sink(
+        [&timeline](std::uint32_t gpu, TimeUs from, TimeUs to, const audit::StateTimes& states) {
+            timeline.add(gpu, from, to, states);
+        });
     if (user_ids.empty() && !options.interval_override) {
         const store::WindowSources sources =
             reader.accumulate(options.from, options.to, gpu_filter, acc);
@@ -164,7 +170,10 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         m.gpus.push_back(GpuRow{g.index, g.uuid, short_uuid(g.uuid), g.name, shares_of(t.states),
                                 bucket_shares(t.bucket_us), t.ticks, "",
                                 provenance_of(t.states, t.provenance, t.overlap_us)});
+        m.timeline.gpus.push_back(
+            GpuTimeline{g.index, timeline.spans(static_cast<std::uint32_t>(id))});
     }
+    m.timeline.bucket_us = timeline.bucket_us();
     m.provenance = provenance_of(st, provenance, overlap_us);
     add_provenance_notes(m.provenance, m.notes);
     m.waste = audit::compute_waste(

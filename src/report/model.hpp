@@ -96,6 +96,30 @@ struct HeatCell {
     double card_hours = 0;
 };
 
+/// One stretch of a card's timeline: its state time over [from, to) in card-hours. The rest of
+/// the stretch has no data (the daemon was not recording the card).
+struct TimelineSpan {
+    TimeUs from = 0;
+    TimeUs to = 0;
+    double active_hours = 0;
+    double idle_held_hours = 0;
+    double truly_idle_hours = 0;
+    double unmeasured_hours = 0;
+};
+
+/// One card's state over the window.
+struct GpuTimeline {
+    int index = 0;
+    std::vector<TimelineSpan> spans; ///< stretches with data, in time order
+};
+
+/// Per-card state timelines: buckets of `bucket_us` (at most ~480 over the window), a span being
+/// one bucket or, where the data is coarser (a rollup's hour or day), the buckets it covers.
+struct Timeline {
+    DurationUs bucket_us = 0;      ///< 0: no timeline (a source without per-card time)
+    std::vector<GpuTimeline> gpus; ///< same cards and order as ReportModel::gpus
+};
+
 /// Coverage of the window by recorded data.
 struct Coverage {
     std::optional<TimeUs> first;
@@ -281,6 +305,7 @@ struct ReportModel {
     std::vector<IdentityRow> identities; ///< sorted by gpu_hours descending, then name
     std::size_t identities_total = 0;    ///< before truncation to the top N
     std::array<std::array<HeatCell, 24>, 7> heatmap{};
+    Timeline timeline;               ///< per-card state over time (HTML report)
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window
     double bucket_hours = 0;         ///< measured card-hours behind the bucket shares
     Coverage coverage;

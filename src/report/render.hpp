@@ -1,5 +1,5 @@
 // Renderers: they only format a finished ReportModel (text for terminals, JSON for machines, CSV
-// for spreadsheets).
+// for spreadsheets, HTML for browsers and print).
 #pragma once
 
 #include "report/model.hpp"
@@ -28,5 +28,10 @@ std::string render_csv(const ReportModel& model, CsvTable table);
 
 /// The JSON report (documented in docs/report-json.md), pretty-printed, ending in a newline.
 std::string render_json(const ReportModel& model);
+
+/// The HTML report (docs/html.md): one self-contained UTF-8 page with inline CSS and SVG, no
+/// script and no external resource; every string from the model is escaped, and every number is
+/// marked with its JSON report field (data-field, data-value).
+std::string render_html(const ReportModel& model);
 
 } // namespace gua::report

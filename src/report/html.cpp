@@ -1,0 +1,345 @@
+// The HTML report: one self-contained page (inline CSS and SVG, no script, no fetches) in the text
+// report's section order; every number comes from the model, marked with its JSON field.
+#include "audit/waste.hpp"
+#include "core/time.hpp"
+#include "report/html_sections.hpp"
+#include "report/html_style.hpp"
+#include "report/render.hpp"
+#include "report/text_sections.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gua::report {
+
+namespace html {
+
+std::string esc(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string prose(std::string_view text) {
+    const std::string escaped = esc(text);
+    if (std::count(escaped.begin(), escaped.end(), '`') < 2) {
+        return escaped;
+    }
+    std::string out;
+    bool open = false;
+    std::size_t last = escaped.rfind('`');
+    for (std::size_t i = 0; i < escaped.size(); ++i) {
+        if (escaped[i] != '`' || (!open && i == last)) {
+            out += escaped[i];
+            continue;
+        }
+        out += open ? "</code>" : "<code>";
+        open = !open;
+    }
+    return out;
+}
+
+std::string field(std::string_view path, double value) {
+    return fmt::format(" data-field=\"{}\" data-value=\"{}\"", esc(path), value);
+}
+
+std::string number(std::string_view path, double value, std::string_view text) {
+    return fmt::format("<span{}>{}</span>", field(path, value), esc(text));
+}
+
+std::array<double, 4> percents(const StateShares& s) {
+    const auto p =
+        audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured}, 1);
+    return {p[0], p[1], p[2], p[3]};
+}
+
+} // namespace html
+
+namespace html_page { // not anonymous: text.cpp's section functions share a unity batch
+
+using html::esc;
+using html::field;
+using html::number;
+
+std::string pct_text(double pct) {
+    return fmt::format("{:.1f}%", pct);
+}
+
+void header(std::string& out, const ReportModel& m) {
+    out += fmt::format("<header><h1>gua — {}", esc(m.host.empty() ? "(no data recorded)" : m.host));
+    if (m.demo_data) {
+        out += " <span class=\"badge\">demo data</span>";
+    }
+    out += "</h1>\n<p>";
+    if (!m.driver_version.empty()) {
+        out += fmt::format("Driver {} · ", esc(m.driver_version));
+    }
+    out +=
+        fmt::format("Window <time>{}</time> → <time>{}</time> ({})", format_iso8601(m.window_from),
+                    format_iso8601(m.window_to), esc(m.window_label));
+    for (const std::string& f : m.filters) {
+        out += fmt::format(" <span class=\"badge\">{}</span>", esc(f));
+    }
+    out += fmt::format(" · {} samples</p>\n", number("samples", static_cast<double>(m.samples),
+                                                     std::to_string(m.samples)));
+    if (!m.notes.empty()) {
+        out += "<ul class=\"notes\">";
+        for (const std::string& n : m.notes) {
+            out += "<li>" + html::prose(n) + "</li>";
+        }
+        out += "</ul>\n";
+    }
+    out += "<nav aria-label=\"Sections\"><a href=\"#headline\">Headline</a><a "
+           "href=\"#gpus\">GPUs</a><a href=\"#identities\">Identities</a><a "
+           "href=\"#heatmap\">Heatmap</a><a href=\"#efficiency\">Efficiency</a><a "
+           "href=\"#cost\">Cost</a><a href=\"#recommendations\">Recommendations</a><a "
+           "href=\"#health\">Health</a><a href=\"#verdict\">Verdict</a><a "
+           "href=\"#coverage\">Coverage</a></nav></header>\n";
+}
+
+void headline(std::string& out, const ReportModel& m) {
+    out += "<section id=\"headline\"><h2>§1 Headline</h2>\n";
+    if (m.samples == 0) {
+        out += "<p class=\"muted\">No samples in the window.</p></section>\n";
+        return;
+    }
+    const auto p = html::percents(m.headline);
+    struct Kpi {
+        const char* name;
+        const char* cls;
+        const char* key;
+        double share;
+        double pct;
+        const char* hours_key;
+        double hours;
+    };
+    const StateShares& h = m.headline;
+    const Kpi kpis[] = {
+        {"active", "a", "active", h.active, p[0], "active_gpu_hours", h.active_hours},
+        {"idle-held", "h", "idle_held", h.idle_held, p[1], "idle_held_gpu_hours",
+         h.idle_held_hours},
+        {"truly idle", "t", "truly_idle", h.truly_idle, p[2], "truly_idle_gpu_hours",
+         h.truly_idle_hours},
+        {"unmeasured", "u", "unmeasured", h.unmeasured, p[3], "unmeasured_gpu_hours",
+         h.unmeasured_hours}};
+    out += "<div class=\"kpis\">";
+    for (const Kpi& k : kpis) {
+        if (std::string_view(k.key) == "unmeasured" && k.hours <= 0) {
+            continue;
+        }
+        out += fmt::format(
+            "<div class=\"kpi\"><span class=\"sw {}\"></span>{}<b>{}</b>{} "
+            "GPU-hours</div>",
+            k.cls, k.name, number(fmt::format("headline.{}", k.key), k.share, pct_text(k.pct)),
+            number(fmt::format("headline.{}", k.hours_key), k.hours, gpu_hours_text(k.hours)));
+    }
+    out += "</div>\n";
+    html::headline_chart(out, m);
+    out += fmt::format("<p class=\"small muted\">{}", esc(source_summary(m.provenance)));
+    if (const std::string caveat = snapshot_caveat(m.provenance); !caveat.empty()) {
+        out += " — " + esc(caveat);
+    }
+    out += "</p></section>\n";
+}
+
+void waste(std::string& out, const ReportModel& m) {
+    out += "<section id=\"waste\"><h2>§2 Waste</h2>\n";
+    if (m.samples == 0) {
+        out += "<p class=\"muted\">No samples in the window.</p></section>\n";
+        return;
+    }
+    const audit::Waste& w = m.waste;
+    out += "<div class=\"scroll\"><table><thead><tr><th>state</th><th class=\"n\">GPU-hours</th>"
+           "<th class=\"n\">share of measured time</th><th class=\"n\">GPUs equivalently "
+           "unused</th></tr></thead><tbody>";
+    out += fmt::format(
+        "<tr><td>idle-held (blocks other users)</td><td class=\"n\">{}</td><td "
+        "class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+        number("waste.idle_held_gpu_hours", w.idle_held_gpu_hours,
+               gpu_hours_text(w.idle_held_gpu_hours)),
+        number("waste.idle_held_share", w.idle_held_share, pct_text(w.idle_held_share * 100.0)),
+        number("waste.idle_held_equiv_gpus", w.idle_held_equiv_gpus,
+               fmt::format("~{:.2f}", w.idle_held_equiv_gpus)));
+    out += fmt::format(
+        "<tr><td>truly idle (free capacity)</td><td class=\"n\">{}</td><td "
+        "class=\"n\">{}</td><td class=\"n\">{}</td></tr></tbody></table></div>\n",
+        number("waste.truly_idle_gpu_hours", w.truly_idle_gpu_hours,
+               gpu_hours_text(w.truly_idle_gpu_hours)),
+        number("waste.truly_idle_share", w.truly_idle_share, pct_text(w.truly_idle_share * 100.0)),
+        number("waste.truly_idle_equiv_gpus", w.truly_idle_equiv_gpus,
+               fmt::format("~{:.2f}", w.truly_idle_equiv_gpus)));
+    out += fmt::format(
+        "<p class=\"small muted\">{} GPU{} in window ({} measured), {} GPU-hours observed.</p>"
+        "</section>\n",
+        number("waste.gpus_in_window", static_cast<double>(w.cards_in_window),
+               std::to_string(w.cards_in_window)),
+        w.cards_in_window == 1 ? "" : "s",
+        number("waste.measured_gpus", w.measured_gpus, fmt::format("{:.2f}", w.measured_gpus)),
+        number("waste.observed_gpu_hours", m.observed_card_hours,
+               gpu_hours_text(m.observed_card_hours)));
+}
+
+void per_gpu(std::string& out, const ReportModel& m) {
+    out += "<section id=\"gpus\"><h2>§3 Per GPU</h2>\n";
+    if (m.gpus.empty()) {
+        out += "<p class=\"muted\">No GPU cards in the window.</p></section>\n";
+        return;
+    }
+    const bool fleet = !m.hosts.empty();
+    out += fmt::format("<div class=\"scroll\"><table><thead><tr>{}<th>gpu</th><th>uuid</th>"
+                       "<th>model</th><th class=\"n\">active</th><th class=\"n\">idle-held</th>"
+                       "<th class=\"n\">truly idle</th><th class=\"n\">unmeasured</th>"
+                       "<th class=\"n\">samples</th></tr></thead><tbody>",
+                       fleet ? "<th>host</th>" : "");
+    static constexpr std::array<const char*, 4> k_keys{"active", "idle_held", "truly_idle",
+                                                       "unmeasured"};
+    for (std::size_t i = 0; i < m.gpus.size(); ++i) {
+        const GpuRow& g = m.gpus[i];
+        const auto p = html::percents(g.shares);
+        const std::array<double, 4> s{g.shares.active, g.shares.idle_held, g.shares.truly_idle,
+                                      g.shares.unmeasured};
+        const bool measured = s[0] + s[1] + s[2] > 0;
+        out += "<tr>";
+        if (fleet) {
+            out += "<td>" + esc(g.host) + "</td>";
+        }
+        out += fmt::format("<td class=\"n\">{}</td><td><code>{}</code></td><td>{}</td>", g.index,
+                           esc(g.short_uuid), esc(g.model));
+        for (std::size_t k = 0; k < 4; ++k) {
+            const std::string text = measured || k == 3 ? pct_text(p[k]) : "n/a";
+            out += "<td class=\"n\">" +
+                   number(fmt::format("gpus.{}.states.{}", i, k_keys[k]), s[k], text) + "</td>";
+        }
+        out += fmt::format("<td class=\"n\">{}</td></tr>",
+                           number(fmt::format("gpus.{}.samples", i), static_cast<double>(g.samples),
+                                  std::to_string(g.samples)));
+    }
+    out += "</tbody></table></div>\n";
+    html::timelines(out, m);
+    out += "</section>\n";
+}
+
+void per_host(std::string& out, const ReportModel& m) {
+    if (m.hosts.empty()) {
+        return;
+    }
+    out += "<section id=\"hosts\"><h2>Per host</h2><div class=\"scroll\"><table><thead><tr>"
+           "<th>host</th><th class=\"n\">gpus</th><th class=\"n\">active</th><th "
+           "class=\"n\">idle-held</th><th class=\"n\">truly idle</th><th "
+           "class=\"n\">recorded</th></tr></thead><tbody>";
+    for (std::size_t i = 0; i < m.hosts.size(); ++i) {
+        const HostRow& h = m.hosts[i];
+        const auto p = html::percents(h.shares);
+        out += fmt::format(
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+            "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(h.host), h.gpus,
+            number(fmt::format("hosts.{}.states.active", i), h.shares.active, pct_text(p[0])),
+            number(fmt::format("hosts.{}.states.idle_held", i), h.shares.idle_held, pct_text(p[1])),
+            number(fmt::format("hosts.{}.states.truly_idle", i), h.shares.truly_idle,
+                   pct_text(p[2])),
+            number(fmt::format("hosts.{}.recorded_share", i), h.covered_share,
+                   pct_text(h.covered_share * 100.0)));
+    }
+    out += "</tbody></table></div></section>\n";
+}
+
+void verdict(std::string& out, const ReportModel& m) {
+    out += "<section id=\"verdict\"><h2>Verdict</h2>\n";
+    if (m.samples == 0) {
+        out += "<p class=\"muted\">No samples in the window.</p></section>\n";
+        return;
+    }
+    const audit::Waste& w = m.waste;
+    std::string text = verdict_text(m);
+    while (!text.empty() && (text.front() == ' ' || text.back() == '\n')) {
+        text.erase(text.front() == ' ' ? text.begin() : text.end() - 1);
+    }
+    const char* cls = !w.verdict_certain ? "verdict open"
+                      : w.policy_problem ? "verdict bad"
+                                         : "verdict";
+    const std::string low = pct_text(w.idle_held_share_low * 100.0);
+    const std::string high = pct_text(w.idle_held_share_high * 100.0);
+    const std::string range =
+        low == high
+            ? std::string()
+            : fmt::format(
+                  " (between {} and {} of recorded time, given unmeasured time and "
+                  "snapshots)",
+                  number("policy_verdict.idle_held_share_low", w.idle_held_share_low, low),
+                  number("policy_verdict.idle_held_share_high", w.idle_held_share_high, high));
+    out += fmt::format("<div class=\"{}\"><p>{}</p><p class=\"small muted\">Idle-held share of "
+                       "measured time {}{}; limit {}.</p></div></section>\n",
+                       cls, html::prose(text),
+                       number("policy_verdict.idle_held_share", w.idle_held_share,
+                              pct_text(w.idle_held_share * 100.0)),
+                       range,
+                       number("policy_verdict.limit", audit::k_idle_held_policy_share,
+                              pct_text(audit::k_idle_held_policy_share * 100.0)));
+}
+
+} // namespace html_page
+
+std::string render_html(const ReportModel& m) {
+    using namespace html_page;
+    std::string out;
+    out.reserve(256 * 1024);
+    const std::string title = fmt::format(
+        "gua report — {} — {}", m.host.empty() ? "(no data recorded)" : m.host, m.window_label);
+    out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta "
+           "name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta "
+           "name=\"color-scheme\" content=\"light dark\">\n<meta name=\"generator\" "
+           "content=\"gua " +
+           esc(m.gua_version) + "\">\n<title>" + esc(title) + "</title>\n<style>";
+    out += html::k_style;
+    out += "</style></head>\n<body>\n";
+    header(out, m);
+    out += "<main>\n";
+    headline(out, m);
+    waste(out, m);
+    per_gpu(out, m);
+    per_host(out, m);
+    html::identities_chart(out, m);
+    html::heatmap_chart(out, m);
+    html::efficiency_chart(out, m);
+    html::cost_section(out, m);
+    html::recommendations_section(out, m);
+    html::health_section(out, m);
+    if (m.policy) {
+        out += "<section id=\"policy\"><h2>Policy</h2><pre>" + esc(render_policy_text(*m.policy)) +
+               "</pre></section>\n";
+    }
+    verdict(out, m);
+    html::coverage_section(out, m);
+    out += fmt::format("</main>\n<footer>gua {} · report schema {} · the same figures as "
+                       "<code>gua report --format json</code>; thresholds: active at SM "
+                       "utilization ≥ {}%, held above {} MiB.</footer>\n</body></html>\n",
+                       esc(m.gua_version), m.schema_version, m.active_threshold_pct,
+                       m.held_threshold_mib);
+    return out;
+}
+
+} // namespace gua::report

@@ -1,0 +1,190 @@
+// §7 Cost and §8 Recommendations as HTML: formatting only, every number comes from the model.
+#include "audit/waste.hpp"
+#include "report/html_sections.hpp"
+#include "report/text_sections.hpp"
+
+#include <fmt/format.h>
+
+namespace gua::report::html {
+
+namespace {
+
+std::string money(std::string_view path, std::int64_t cents, const std::string& cur) {
+    return number(path, static_cast<double>(cents), format_money(cents, cur));
+}
+
+/// The four money cells of a state cost (active, idle-held, truly idle, total).
+std::string cost_cells(const std::string& key, const audit::StateCost& c, const std::string& cur) {
+    return fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                       "<td class=\"n\">{}</td>",
+                       money(key + "active_cents", c.active_cents, cur),
+                       money(key + "idle_held_cents", c.idle_held_cents, cur),
+                       money(key + "truly_idle_cents", c.truly_idle_cents, cur),
+                       money(key + "total_cents", c.total_cents(), cur));
+}
+
+void recommendation(std::string& out, std::size_t i, const audit::Recommendation& r,
+                    const std::string& cur) {
+    const std::string key = fmt::format("recommendations.items.{}.", i);
+    out += fmt::format("<article class=\"rec\"><h3>{}. {} <span class=\"badge\">{}</span></h3>",
+                       i + 1, esc(r.title), esc(r.id));
+    out += "<ul>";
+    for (const std::string& e : r.evidence) {
+        out += "<li>" + prose(e) + "</li>";
+    }
+    out += fmt::format(
+        "</ul><p><b>Do:</b> {}</p><p class=\"worth\">Addresses {} GPU-hours ({}) "
+        "of the waste baseline; wins back ~{:.0f}% of it → f = {}",
+        prose(r.remedy),
+        number(key + "addressed_gpu_hours", r.addressed_gpu_hours,
+               gpu_hours_text(r.addressed_gpu_hours)),
+        money(key + "addressed_cents", r.addressed_cents, cur), r.recovery * 100.0,
+        number(key + "savings_fraction", r.fraction, fmt::format("{:.3f}", r.fraction)));
+    if (r.rate_reduction > 0) {
+        out += fmt::format("; spot/preemptible rate cut s = {}",
+                           number(key + "rate_reduction", r.rate_reduction,
+                                  fmt::format("{:.3f}", r.rate_reduction)));
+    }
+    out += ".</p></article>\n";
+}
+
+void health_remedy(std::string& out, std::size_t i, const HealthRemedy& r, const std::string& cur) {
+    const std::string key = fmt::format("recommendations.health.{}.", i);
+    out += fmt::format("<article class=\"rec\"><h3>H{}. {} <span class=\"badge\">{}</span></h3>",
+                       i + 1, esc(r.title), esc(r.id));
+    out += "<ul>";
+    for (const std::string& e : r.evidence) {
+        out += "<li>" + prose(e) + "</li>";
+    }
+    out += fmt::format("</ul><p><b>Do:</b> {}</p><p class=\"worth\">", prose(r.remedy));
+    if (r.addressed_gpu_hours) {
+        out += "Concerns " +
+               number(key + "addressed_gpu_hours", *r.addressed_gpu_hours,
+                      gpu_hours_text(*r.addressed_gpu_hours)) +
+               " GPU-hours";
+        if (r.addressed_cents) {
+            out += " (" + money(key + "addressed_cents", *r.addressed_cents, cur) + ")";
+        }
+    }
+    if (r.at_most_gpu_hours) {
+        out += "; wins back at most " +
+               number(key + "at_most_gpu_hours", *r.at_most_gpu_hours,
+                      gpu_hours_text(*r.at_most_gpu_hours)) +
+               " GPU-hours";
+        if (r.at_most_cents) {
+            out += " (" + money(key + "at_most_cents", *r.at_most_cents, cur) + ")";
+        }
+    }
+    out += (r.addressed_gpu_hours ? " — " : "") + prose(r.basis) + "</p></article>\n";
+}
+
+} // namespace
+
+void cost_section(std::string& out, const ReportModel& m) {
+    const CostSection& c = m.cost;
+    const std::string& cur = c.currency;
+    const char* source = c.price_overridden    ? "--price for every GPU"
+                         : c.prices_configured ? "prices from gua.toml"
+                                               : "built-in example prices; set [pricing] in "
+                                                 "gua.toml";
+    out += fmt::format("<section id=\"cost\"><h2>§7 Cost</h2>\n<p class=\"small muted\">{}; {}; "
+                       "spot discount {:.0f}%.</p>\n",
+                       esc(cur), source, c.spot_discount * 100.0);
+    if (c.gpus.empty()) {
+        out += "<p class=\"muted\">No GPU cards in the window.</p></section>\n";
+        return;
+    }
+    out += "<div class=\"scroll\"><table><thead><tr><th>gpu</th><th>model</th><th "
+           "class=\"n\">per GPU-hour</th><th class=\"n\">active</th><th class=\"n\">idle-held</th>"
+           "<th class=\"n\">truly idle</th><th class=\"n\">total</th></tr></thead><tbody>";
+    for (std::size_t i = 0; i < c.gpus.size(); ++i) {
+        const GpuCostRow& g = c.gpus[i];
+        const std::string key = fmt::format("cost.gpus.{}.", i);
+        out += fmt::format("<tr><td class=\"n\">{}</td><td>{}{}</td><td class=\"n\">{}</td>{}</tr>",
+                           g.index, esc(g.model),
+                           g.price_rule.empty()
+                               ? ""
+                               : " <span class=\"small muted\">(" + esc(g.price_rule) + ")</span>",
+                           number(key + "price_per_gpu_hour",
+                                  static_cast<double>(g.micros_per_gpu_hour) /
+                                      static_cast<double>(audit::k_micros_per_unit),
+                                  format_micros(g.micros_per_gpu_hour, cur)),
+                           cost_cells(key, g.cost, cur));
+    }
+    const audit::StateCost& t = c.total;
+    out += fmt::format("<tr class=\"sum\"><td colspan=\"3\">all</td>{}</tr>",
+                       cost_cells("cost.total.", t, cur));
+    const auto p = audit::rounded_percentages({static_cast<double>(t.active_cents),
+                                               static_cast<double>(t.idle_held_cents),
+                                               static_cast<double>(t.truly_idle_cents)},
+                                              1);
+    out += fmt::format("<tr><td colspan=\"3\" class=\"muted\">share of spend</td><td "
+                       "class=\"n\">{:.1f}%</td><td class=\"n\">{:.1f}%</td><td "
+                       "class=\"n\">{:.1f}%</td><td class=\"n\">{:.1f}%</td></tr></tbody></table>"
+                       "</div>\n",
+                       p[0], p[1], p[2], p[0] + p[1] + p[2]);
+    if (!c.identities.empty()) {
+        out += "<div class=\"scroll\"><table><caption>By identity (its attributed time, priced "
+               "per card)</caption><thead><tr><th>identity</th><th class=\"n\">active</th><th "
+               "class=\"n\">idle-held</th><th class=\"n\">total</th></tr></thead><tbody>";
+        for (std::size_t i = 0; i < c.identities.size(); ++i) {
+            const IdentityCostRow& r = c.identities[i];
+            const std::string key = fmt::format("cost.identities.{}.", i);
+            out += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+                               "class=\"n\">{}</td></tr>",
+                               esc(r.name), money(key + "active_cents", r.active_cents, cur),
+                               money(key + "idle_held_cents", r.idle_held_cents, cur),
+                               money(key + "total_cents", r.active_cents + r.idle_held_cents, cur));
+        }
+        out += "</tbody></table></div>\n";
+    }
+    const audit::RunRate& w = c.waste_rate;
+    out += fmt::format(
+        "<div class=\"kpis\"><div class=\"kpi\">Waste run-rate<b>{}/month</b>{}/hour · {}/year"
+        "</div></div>\n<p class=\"small muted\">Idle-held {}/hour + truly idle {}/hour at this "
+        "window's per-card rates (× 720 h a month, × 8760 h a year); rows are rounded to the cent "
+        "on their own.</p></section>\n",
+        money("cost.waste_run_rate.monthly_cents", w.monthly_cents(), cur),
+        money("cost.waste_run_rate.hourly_cents", w.hourly_cents, cur),
+        money("cost.waste_run_rate.yearly_cents", w.yearly_cents(), cur),
+        money("cost.waste_run_rate.idle_held_hourly_cents", c.idle_held_rate.hourly_cents, cur),
+        money("cost.waste_run_rate.truly_idle_hourly_cents", c.truly_idle_rate.hourly_cents, cur));
+}
+
+void recommendations_section(std::string& out, const ReportModel& m) {
+    const std::string& cur = m.cost.currency;
+    out += "<section id=\"recommendations\"><h2>§8 Recommendations</h2>\n";
+    const audit::Advice& a = m.advice;
+    if (!m.advice_unavailable.empty()) {
+        out += "<p class=\"muted\">" + esc(m.advice_unavailable) + "</p>\n";
+    } else if (a.recommendations.empty()) {
+        out += "<p class=\"muted\">No rule fired: no waste pattern in this window calls for a "
+               "change.</p>\n";
+    } else {
+        for (std::size_t i = 0; i < a.recommendations.size(); ++i) {
+            recommendation(out, i, a.recommendations[i], cur);
+        }
+        const audit::Combination& c = a.combination;
+        out += fmt::format(
+            "<div class=\"kpis\"><div class=\"kpi\">Combined savings<b>{}/month</b>{} of the "
+            "waste baseline ({}/month), over {} independent group{}: never a sum, overlapping "
+            "remedies counted once{}.</div></div>\n",
+            money("recommendations.combined.monthly_cents", a.savings_rate.monthly_cents(), cur),
+            number("recommendations.combined.total", c.total,
+                   fmt::format("{:.1f}%", c.total * 100.0)),
+            money("recommendations.baseline.monthly_cents", a.baseline_rate.monthly_cents(), cur),
+            c.groups.size(), c.groups.size() == 1 ? "" : "s",
+            c.capped ? "; capped at the measured baseline" : "");
+    }
+    if (m.health && !m.health->remedies.empty()) {
+        out += "<h3>Health remedies</h3><p class=\"small muted\">From §9's findings; their worth "
+               "is in clock, power and memory: outside the waste baseline and the combined "
+               "savings above.</p>\n";
+        for (std::size_t i = 0; i < m.health->remedies.size(); ++i) {
+            health_remedy(out, i, m.health->remedies[i], cur);
+        }
+    }
+    out += "</section>\n";
+}
+
+} // namespace gua::report::html

@@ -1,0 +1,57 @@
+// The HTML report's building blocks: escaping, numbers marked with the JSON report's field names,
+// and the sections rendered outside html.cpp (charts, money, health).
+#pragma once
+
+#include "report/model.hpp"
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace gua::report::html {
+
+/// `text` with & < > " ' replaced by character references: safe as element text and as a quoted
+/// attribute value, whatever it contains.
+std::string esc(std::string_view text);
+
+/// esc(text), with each `quoted` part (between two backticks) set as <code>.
+std::string prose(std::string_view text);
+
+/// ` data-field="FIELD" data-value="VALUE"`: the attributes that tie a displayed number to the
+/// JSON report's field (a dotted path, e.g. "gpus.0.states.active") and its exact value.
+std::string field(std::string_view path, double value);
+
+/// `<span data-field… data-value…>TEXT</span>` (`text` is escaped).
+std::string number(std::string_view path, double value, std::string_view text);
+
+/// The four shares of `s` in percent, rounded so that they add up to 100 (as the text report).
+std::array<double, 4> percents(const StateShares& s);
+
+/// Appends the §1 headline bar (one SVG, a <title> per state) and its legend table.
+void headline_chart(std::string& out, const ReportModel& m);
+
+/// Appends §3's per-card state timelines over the window (one SVG per card).
+void timelines(std::string& out, const ReportModel& m);
+
+/// Appends the §5 weekday × hour heatmap (SVG with a colour scale and its legend).
+void heatmap_chart(std::string& out, const ReportModel& m);
+
+/// Appends §4: identities as stacked active / idle-held bars with their hours and cost.
+void identities_chart(std::string& out, const ReportModel& m);
+
+/// Appends §6: the efficiency buckets as bars.
+void efficiency_chart(std::string& out, const ReportModel& m);
+
+/// Appends §7 Cost: per card, total, share of spend, per identity and the waste run-rate.
+void cost_section(std::string& out, const ReportModel& m);
+
+/// Appends §8 Recommendations with their evidence, and the health remedies.
+void recommendations_section(std::string& out, const ReportModel& m);
+
+/// Appends §9 Health: energy, clocks, memory, busy-but-light and findings.
+void health_section(std::string& out, const ReportModel& m);
+
+/// Appends Data coverage: recorded share, gaps and how the card time was measured.
+void coverage_section(std::string& out, const ReportModel& m);
+
+} // namespace gua::report::html
