@@ -153,10 +153,10 @@ TEST_F(Completion, BashOffersTheCommandsOptionsAndValuesOfTheHelp) {
     const Help report = help_of({"report"});
     EXPECT_EQ(bash("gua report --"), with_prefix(report.options, "--"));
     EXPECT_EQ(bash("gua report --since 7d --f"), with_prefix(report.options, "--f"));
-    EXPECT_EQ(bash("gua report --format "), (Words{"csv", "json", "text"}));
+    EXPECT_EQ(bash("gua report --format "), (Words{"csv", "html", "json", "text"}));
     EXPECT_EQ(bash("gua report --format=j"), (Words{"json"}));
     EXPECT_EQ(bash("gua report --format=j", false), (Words{"--format=json"}));
-    EXPECT_EQ(bash("gua report --format="), (Words{"csv", "json", "text"}));
+    EXPECT_EQ(bash("gua report --format="), (Words{"csv", "html", "json", "text"}));
     EXPECT_TRUE(bash("gua report --since ").empty()) << "a duration has nothing to complete";
 
     const Help db = help_of({"db"});
@@ -185,7 +185,7 @@ TEST_F(Completion, ZshOffersTheCommandsOptionsAndValuesOfTheHelp) {
     const Help top = help_of({});
     EXPECT_EQ(zsh(zsh_path, "gua "), top.subcommands);
     EXPECT_EQ(zsh(zsh_path, "gua report --"), with_prefix(help_of({"report"}).options, "--"));
-    EXPECT_EQ(zsh(zsh_path, "gua report --format "), (Words{"csv", "json", "text"}));
+    EXPECT_EQ(zsh(zsh_path, "gua report --format "), (Words{"csv", "html", "json", "text"}));
     EXPECT_EQ(zsh(zsh_path, "gua db "), help_of({"db"}).subcommands);
     EXPECT_EQ(zsh(zsh_path, "gua db backup --"),
               with_prefix(help_of({"db", "backup"}).options, "--"));
@@ -199,7 +199,7 @@ TEST_F(Completion, FishOffersTheCommandsOptionsAndValuesOfTheHelp) {
     const Help top = help_of({});
     EXPECT_EQ(fish(fish_path, "gua "), top.subcommands);
     EXPECT_EQ(fish(fish_path, "gua report --"), with_prefix(help_of({"report"}).options, "--"));
-    EXPECT_EQ(fish(fish_path, "gua report --format "), (Words{"csv", "json", "text"}));
+    EXPECT_EQ(fish(fish_path, "gua report --format "), (Words{"csv", "html", "json", "text"}));
     EXPECT_EQ(fish(fish_path, "gua db "), help_of({"db"}).subcommands);
     EXPECT_EQ(fish(fish_path, "gua db stats --"),
               with_prefix(help_of({"db", "stats"}).options, "--"));
