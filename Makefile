@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 UNITY ?= ON
 
 .PHONY: all deps test-deps clang-deps build demo test test-asan test-tsan fuzz bench format \
-        format-check tidy package clean
+        format-check tidy package clean screenshots
 
 all: build
 
@@ -75,6 +75,11 @@ fuzz: $(FUZZ_BUILD)/build.ninja
 
 bench: build
 	bench/run.sh $(BUILD)
+
+# The demo's HTML report in headless Chromium at desktop and phone widths → docs/screenshots/.
+screenshots: test-deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target gua
+	scripts/screenshots.sh $(BUILD)
 
 format: clang-deps
 	git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i

@@ -104,10 +104,17 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
 
     audit::WindowAccumulator acc(options.thresholds, 0,
                                  [&tz](TimeUs t) { return tz.weekday_hour(t); });
+    // The per-card timeline, from the same pass; a daily rollup's cards are drawn hour by hour
+    // when the buckets are finer than its day.
     TimelineGrid timeline(options.from, options.to);
+    std::vector<CoarseSpan> coarse;
     acc.set_span_sink(
-        [&timeline](std::uint32_t gpu, TimeUs from, TimeUs to, const audit::StateTimes& states) {
-            timeline.add(gpu, from, to, states);
+        [&](std::uint32_t gpu, TimeUs from, TimeUs to, const audit::StateTimes& states) {
+            if (to - from > k_us_per_hour && to - from > timeline.bucket_us()) {
+                coarse.push_back(CoarseSpan{gpu, from, to, states});
+            } else {
+                timeline.add(gpu, from, to, states);
+            }
         });
     if (user_ids.empty() && !options.interval_override) {
         const store::WindowSources sources =
@@ -148,6 +155,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         });
     }
 
+    add_coarse_spans(db, coarse, timeline);
     if (const std::string note = store::bad_blocks_note(reader.bad_blocks()); !note.empty()) {
         m.notes.push_back(note);
     }

@@ -168,7 +168,8 @@ void heatmap_chart(std::string& out, const ReportModel& m) {
     constexpr int k_top = 18;
     constexpr int k_cell_w = 28;
     constexpr int k_cell_h = 22;
-    out += fmt::format("<figure><svg viewBox=\"0 0 {} {}\" role=\"img\" aria-labelledby=\"hm-t "
+    out += fmt::format("<figure><svg class=\"heat\" viewBox=\"0 0 {} {}\" role=\"img\" "
+                       "aria-labelledby=\"hm-t "
                        "hm-d\"><title id=\"hm-t\">Active share by weekday and hour ({})</title>"
                        "<desc id=\"hm-d\">Each cell's title gives its active, idle-held and "
                        "truly idle shares and GPU-hours; cells without data are left "
@@ -186,7 +187,7 @@ void heatmap_chart(std::string& out, const ReportModel& m) {
             const HeatCell& c = m.heatmap[d][h];
             const int x = k_left + static_cast<int>(h) * k_cell_w;
             if (!c.has_data) {
-                out += fmt::format("<rect class=\"k\" x=\"{}\" y=\"{}\" width=\"{}\" "
+                out += fmt::format("<rect class=\"nd\" x=\"{}\" y=\"{}\" width=\"{}\" "
                                    "height=\"{}\"><title>{} {:02}:00: no data</title></rect>",
                                    x + 1, y + 1, k_cell_w - 2, k_cell_h - 2, k_weekdays[d], h);
                 continue;
@@ -208,8 +209,8 @@ void heatmap_chart(std::string& out, const ReportModel& m) {
     for (int q = 0; q < 10; ++q) {
         out += fmt::format("<i class=\"q{}\" title=\"{}–{}%\"></i>", q, q * 10, q * 10 + 10);
     }
-    out += "<span>&nbsp;100%</span><span>&nbsp;&nbsp;</span><i class=\"k\" "
-           "style=\"background:var(--track)\"></i><span>&nbsp;no data</span></div></section>\n";
+    out += "<span>&nbsp;100%</span><span>&nbsp;&nbsp;</span><i class=\"nd\"></i><span>&nbsp;no "
+           "data</span></div></section>\n";
 }
 
 void identities_chart(std::string& out, const ReportModel& m) {
@@ -235,7 +236,8 @@ void identities_chart(std::string& out, const ReportModel& m) {
         const double wa = most > 0 ? r.active_hours / most * 200.0 : 0;
         const double wh = most > 0 ? r.idle_held_hours / most * 200.0 : 0;
         out += fmt::format(
-            "<tr><td>{}</td><td><svg viewBox=\"0 0 200 14\" width=\"200\" height=\"14\" "
+            "<tr><td>{}</td><td><svg class=\"ib\" viewBox=\"0 0 200 14\" width=\"200\" "
+            "height=\"14\" "
             "role=\"img\" aria-label=\"{}: {} active, {} idle-held GPU-hours\"><rect class=\"a\" "
             "x=\"0\" y=\"1\" width=\"{:.2f}\" height=\"12\"/><rect class=\"h\" x=\"{:.2f}\" "
             "y=\"1\" width=\"{:.2f}\" height=\"12\"/></svg></td>",
@@ -286,7 +288,7 @@ void efficiency_chart(std::string& out, const ReportModel& m) {
         "idle (&lt;10%)", "underutilized (10–70%)", "productive (70–90%)", "compute-bound (≥90%)"};
     static constexpr std::array<const char*, 4> k_keys{"idle", "underutilized", "productive",
                                                        "compute_bound"};
-    static constexpr std::array<const char*, 4> k_classes{"t", "h", "a", "u"};
+    static constexpr std::array<const char*, 4> k_classes{"t", "q4", "q7", "q9"};
     const auto p =
         audit::rounded_percentages({m.buckets[0], m.buckets[1], m.buckets[2], m.buckets[3]}, 1);
     out += "<div class=\"scroll\"><table><thead><tr><th>SM utilization</th><th>share of measured "

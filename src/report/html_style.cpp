@@ -20,7 +20,8 @@ font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif}
 h1{font-size:1.45em;margin:.2em 0}h2{font-size:1.15em;margin:1.8em 0 .5em;padding-top:.6em;
 border-top:1px solid var(--line)}h3{font-size:1em;margin:1.2em 0 .4em}
 a{color:var(--link)}p{margin:.4em 0}.muted,figcaption,caption{color:var(--muted)}
-.small{font-size:.86em}nav{font-size:.9em;margin:.6em 0}nav a{margin-right:.8em;white-space:nowrap}
+.small{font-size:.86em}nav{display:flex;flex-wrap:wrap;gap:.2em .9em;font-size:.9em;margin:.6em 0}
+nav a{white-space:nowrap}
 .badge{display:inline-block;padding:0 .45em;border-radius:.6em;background:var(--panel);
 border:1px solid var(--line);font-size:.8em;vertical-align:middle}
 .notes{border-left:4px solid var(--held);background:var(--panel);padding:.4em .8em .4em 1.8em;margin:.6em 0}
@@ -37,7 +38,8 @@ tr.sum td{font-weight:600;border-top:2px solid var(--line)}
 caption{text-align:left;font-size:.9em;padding:.2em 0}
 figure{margin:.6em 0}svg{display:block;max-width:100%}svg text{fill:var(--fg);font-size:11px}
 .a{fill:var(--active)}.h{fill:var(--held)}.t{fill:var(--idle)}.u{fill:var(--unm)}
-.k{fill:var(--track)}
+.k{fill:var(--track)}.nd{fill:transparent;stroke:var(--line);stroke-dasharray:3 2}
+.heat{max-width:760px}
 .sw.a{background:var(--active)}.sw.h{background:var(--held)}.sw.t{background:var(--idle)}
 .sw.u{background:var(--unm)}.sw.k{background:var(--track);border:1px solid var(--line)}
 .q0{fill:var(--q0);background:var(--q0)}.q1{fill:var(--q1);background:var(--q1)}
@@ -49,7 +51,7 @@ figure{margin:.6em 0}svg{display:block;max-width:100%}svg text{fill:var(--fg);fo
 .legend .sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.3em;
 vertical-align:-.1em}
 .scale{display:flex;align-items:center;gap:2px;font-size:.8em;margin:.4em 0}
-.scale i{display:inline-block;width:24px;height:12px}
+.scale i{display:inline-block;width:24px;height:12px}.scale i.nd{border:1px dashed var(--line)}
 .tl{margin:.5em 0 .9em}.tl h3{margin:.2em 0;font-size:.92em}
 .tl svg{shape-rendering:crispEdges;width:100%;height:34px;border:1px solid var(--line);background:var(--track)}
 .hover rect{fill:transparent}.hover rect:hover{fill:var(--fg);fill-opacity:.15}
@@ -64,8 +66,10 @@ vertical-align:-.1em}
 .rec .worth{color:var(--muted);font-size:.9em}code{font-size:.9em}
 pre{white-space:pre-wrap;background:var(--panel);padding:.6em;border-radius:6px;font-size:.85em}
 footer{margin-top:2.5em;font-size:.8em;color:var(--muted)}
+svg.ib{min-width:120px}
 @media (max-width:600px){body{padding:10px 10px 30px;font-size:14px}h1{font-size:1.2em}
-.kpi b{font-size:1.25em}th,td{padding:.18em .35em}}
+.kpi b{font-size:1.25em}th,td{padding:.18em .35em}.axis span:nth-child(2n){display:none}
+.heat text{font-size:19px}}
 @media print{:root{--bg:#fff;--fg:#000;--muted:#444;--line:#bbb;--panel:#f4f4f4;
 --active:#2c9a5c;--held:#e07c0b;--idle:#a9b5c3;--unm:#8f83c9;--track:#eceff3;--bad:#b8321c;
 --good:#237a49;--link:#000;

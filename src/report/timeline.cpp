@@ -1,9 +1,13 @@
 // TimelineGrid: bucket width choice, span placement and joining, and the spans of a card.
 #include "report/timeline.hpp"
 
+#include "store/card_hours.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <utility>
 
 namespace gua::report {
 
@@ -155,6 +159,46 @@ std::vector<TimelineSpan> TimelineGrid::spans(std::uint32_t gpu) const {
         b = end;
     }
     return out;
+}
+
+void add_coarse_spans(store::Database& db, const std::vector<CoarseSpan>& coarse,
+                      TimelineGrid& grid) {
+    if (coarse.empty()) {
+        return;
+    }
+    const auto hour_of = [](TimeUs t) {
+        return t / k_us_per_hour - (t % k_us_per_hour < 0 ? 1 : 0);
+    };
+    std::int64_t first = hour_of(coarse.front().from);
+    std::int64_t end = hour_of(coarse.front().to - 1) + 1;
+    for (const CoarseSpan& c : coarse) {
+        first = std::min(first, hour_of(c.from));
+        end = std::max(end, hour_of(c.to - 1) + 1);
+    }
+    std::map<std::pair<std::int64_t, std::int64_t>, audit::StateTimes> hours; // (gpu, hour)
+    for (const store::CardHour& h : store::read_card_hours(db, first, end)) {
+        hours.emplace(std::pair{h.gpu_id, h.hour}, h.states);
+    }
+    for (const CoarseSpan& c : coarse) {
+        const auto gpu = static_cast<std::int64_t>(c.gpu);
+        const auto begin = hours.lower_bound({gpu, hour_of(c.from)});
+        const auto stop = hours.lower_bound({gpu, hour_of(c.to - 1) + 1});
+        audit::StateTimes sum;
+        for (auto it = begin; it != stop; ++it) {
+            sum += it->second;
+        }
+        const bool exact = sum.active == c.states.active && sum.idle_held == c.states.idle_held &&
+                           sum.truly_idle == c.states.truly_idle &&
+                           sum.unmeasured == c.states.unmeasured;
+        if (!exact) {
+            grid.add(c.gpu, c.from, c.to, c.states);
+            continue;
+        }
+        for (auto it = begin; it != stop; ++it) {
+            const TimeUs start = it->first.second * k_us_per_hour;
+            grid.add(c.gpu, start, start + k_us_per_hour, it->second);
+        }
+    }
 }
 
 } // namespace gua::report

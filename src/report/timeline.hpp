@@ -5,6 +5,7 @@
 #include "audit/classify.hpp"
 #include "core/time.hpp"
 #include "report/model.hpp"
+#include "store/database.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -49,5 +50,19 @@ class TimelineGrid {
     std::size_t m_count = 0;
     std::vector<Card> m_cards; ///< by card index; empty where nothing was added
 };
+
+/// A card's state time over a stretch longer than an hour and than a bucket (a daily rollup's
+/// card), set aside to be drawn hour by hour.
+struct CoarseSpan {
+    std::uint32_t gpu = 0;
+    TimeUs from = 0;
+    TimeUs to = 0;
+    audit::StateTimes states;
+};
+
+/// Adds each of `coarse` to `grid` hour by hour from the hourly rollups in `db` where those hours
+/// add up to it exactly, else whole (as one joined span).
+void add_coarse_spans(store::Database& db, const std::vector<CoarseSpan>& coarse,
+                      TimelineGrid& grid);
 
 } // namespace gua::report

@@ -3,6 +3,7 @@
 #include "core/timezone.hpp"
 #include "report/build.hpp"
 #include "report/timeline.hpp"
+#include "store/reader.hpp"
 #include "store/rollup.hpp"
 #include "store/temp_db.hpp"
 #include "store/writer.hpp"
@@ -145,6 +146,65 @@ TEST(TimelineBuild, RollupHoursAndRawTicksAddUpToEachCardsHours) {
     EXPECT_DOUBLE_EQ(m.timeline.gpus[0].spans[0].active_hours, 0.0);
     EXPECT_DOUBLE_EQ(m.timeline.gpus[0].spans[0].truly_idle_hours, 1.0);
     EXPECT_DOUBLE_EQ(m.timeline.gpus[1].spans[1].active_hours, 0.0);
+}
+
+TEST(TimelineBuild, DaysFromDailyRollupsAreDrawnHourByHour) {
+    // One card, 60 s ticks over two UTC days and an hour: busy 09:00–17:00 each day. The report
+    // adds the first whole day from its daily rollup; its timeline still shows the hours.
+    testing::TempDb t;
+    const DurationUs tick = k_us_per_minute;
+    const TimeUs end = k_day0 + 2 * k_us_per_day + k_us_per_hour;
+    {
+        store::Writer w(t.db, store::RunInfo{"host", "560.35.05", "nvml", tick, 10.0, k_day0});
+        std::uint64_t seq = 0;
+        for (TimeUs t0 = k_day0; t0 < end; t0 += tick) {
+            telemetry::Tick tk;
+            tk.t0 = t0;
+            tk.duration_us = tick;
+            tk.seq = seq++;
+            const DurationUs of_day = (t0 - k_day0) % k_us_per_day;
+            const bool busy = of_day >= 9 * k_us_per_hour && of_day < 17 * k_us_per_hour;
+            telemetry::CardTickRecord c = timeline_card(0, busy);
+            c.active_us = busy ? tick : 0;
+            c.bucket_us = {};
+            c.bucket_us[busy ? 3 : 0] = tick;
+            tk.cards = {c};
+            w.write(tk);
+        }
+        w.finish(end);
+    }
+    BuildOptions o;
+    o.from = k_day0;
+    o.to = k_day0 + 3 * k_us_per_day;
+    o.window_label = "3d";
+    // The two whole days come from their daily rollups.
+    // The writer rolls up hours as they end; days are summed here (as the daemon's maintenance
+    // does), the last hour stays raw.
+    store::build_missing_rollups(t.db, k_day0 + 2 * k_us_per_day, audit::Thresholds{});
+    const TimeZone utc = TimeZone::load("UTC").value();
+    audit::WindowAccumulator acc(audit::Thresholds{}, 0,
+                                 [&utc](TimeUs at) { return utc.weekday_hour(at); });
+    EXPECT_EQ(store::Reader(t.db).accumulate(o.from, o.to, std::nullopt, acc).rollup_days, 2u);
+    const ReportModel m = build_report(t.db, o, TimeZone::load("UTC").value());
+    EXPECT_EQ(m.timeline.bucket_us, 10 * k_us_per_minute); // 3 d: 432 buckets
+    ASSERT_EQ(m.timeline.gpus.size(), 1u);
+    const std::vector<TimelineSpan>& spans = m.timeline.gpus[0].spans;
+    // 48 rolled-up hours, each its own span (none of them a whole day), then the last hour's
+    // raw ticks in six 10-minute buckets.
+    ASSERT_EQ(spans.size(), 54u);
+    double active = 0;
+    for (std::size_t h = 0; h < 48; ++h) {
+        EXPECT_EQ(spans[h].from, k_day0 + static_cast<TimeUs>(h) * k_us_per_hour);
+        EXPECT_EQ(spans[h].to - spans[h].from, k_us_per_hour);
+        const std::size_t of_day = h % 24;
+        EXPECT_DOUBLE_EQ(spans[h].active_hours, of_day >= 9 && of_day < 17 ? 1.0 : 0.0) << h;
+        active += spans[h].active_hours;
+    }
+    EXPECT_EQ(spans[48].from, k_day0 + 48 * k_us_per_hour);
+    EXPECT_EQ(spans[53].to, end);
+    EXPECT_DOUBLE_EQ(spans[53].truly_idle_hours, 10.0 / 60.0);
+    EXPECT_DOUBLE_EQ(active, 16.0);
+    EXPECT_DOUBLE_EQ(m.gpus[0].shares.active_hours, 16.0);
 }
 
 } // namespace
