@@ -13,8 +13,9 @@ packages=(
 if [ "${1:-}" = "--test" ]; then
     # Real components used by the end-to-end tests: prometheus (fleet tests, promtool); dpkg-dev
     # (dpkg-shlibdeps) also for `make package`; lintian for the package check; groff for the man
-    # page check; systemd for `systemd-analyze verify`; zsh and fish to load their completion.
-    packages+=(dpkg-dev lintian groff-base systemd prometheus zsh fish)
+    # page check; systemd for `systemd-analyze verify`; zsh and fish to load their completion;
+    # python3-kubernetes (its API models validate packaging/kubernetes/) and yamllint.
+    packages+=(dpkg-dev lintian groff-base systemd prometheus zsh fish python3-kubernetes yamllint)
 fi
 if [ "${1:-}" = "--clang" ]; then
     # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang;
