@@ -14,8 +14,10 @@ if [ "${1:-}" = "--test" ]; then
     # Real components used by the end-to-end tests: prometheus (fleet tests, promtool); dpkg-dev
     # (dpkg-shlibdeps) also for `make package`; lintian for the package check; groff for the man
     # page check; systemd for `systemd-analyze verify`; zsh and fish to load their completion;
-    # chromium to load the HTML report in a real browser (headless) and take its screenshots.
-    packages+=(dpkg-dev lintian groff-base systemd prometheus zsh fish chromium)
+    # chromium to load the HTML report in a real browser (headless) and take its screenshots;
+    # python3-kubernetes (its API models validate packaging/kubernetes/) and yamllint.
+    packages+=(dpkg-dev lintian groff-base systemd prometheus zsh fish chromium python3-kubernetes
+        yamllint)
 fi
 if [ "${1:-}" = "--clang" ]; then
     # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang;

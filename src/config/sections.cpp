@@ -145,10 +145,12 @@ Result<void> parse_report(const std::string& path, const toml::table& table, aud
     }
     if (const toml::node* n = table.get("group_by")) {
         const std::optional<std::string> v = n->value<std::string>();
-        if (!v || (*v != "user" && *v != "team")) {
-            return at(path, *n, "report.group_by", "expected \"user\" or \"team\"");
+        if (!v || (*v != "user" && *v != "team" && *v != "namespace")) {
+            return at(path, *n, "report.group_by", "expected \"user\", \"team\" or \"namespace\"");
         }
-        out.by = *v == "team" ? audit::GroupBy::team : audit::GroupBy::user;
+        out.by = *v == "team"        ? audit::GroupBy::team
+                 : *v == "namespace" ? audit::GroupBy::pod_namespace
+                                     : audit::GroupBy::user;
     }
     return {};
 }

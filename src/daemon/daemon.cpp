@@ -225,7 +225,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     // behind that the tick loop never needs again: give it back to the system.
     ::malloc_trim(0);
 
-    identity::Resolver resolver;
+    identity::Resolver resolver = identity::Resolver::of_host();
     sampler::SamplerOptions so;
     so.interval_us = options.interval_us;
     so.active_threshold_pct = thresholds.active_util_pct;

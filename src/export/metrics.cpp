@@ -10,27 +10,55 @@ namespace gua::exporter {
 namespace {
 
 constexpr std::size_t k_max_user_label_chars = 64;
+constexpr std::size_t k_max_name_label_chars = 253;
+constexpr DurationUs k_expiry_period_us = 60 * k_us_per_second;
 
 bool allowed_in_label(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '.' || c == ':' || c == '-';
 }
 
-/// Identities as the store keys them (the command is not part of an identity row).
+/// Identities as the store keys them (the command is not part of an identity row), with the
+/// names that label their series.
 bool same_identity(const telemetry::Identity& a, const telemetry::Identity& b) {
     return a.user == b.user && a.uid == b.uid && a.container_id == b.container_id &&
            a.pod_uid == b.pod_uid && a.slurm_job == b.slurm_job &&
-           a.systemd_unit == b.systemd_unit && a.jupyter_kernel == b.jupyter_kernel;
+           a.systemd_unit == b.systemd_unit && a.jupyter_kernel == b.jupyter_kernel &&
+           a.pod_namespace == b.pod_namespace && a.pod_name == b.pod_name &&
+           a.container_name == b.container_name;
+}
+
+std::string sanitize(std::string_view text, std::size_t max_chars) {
+    std::string out;
+    for (const char c : text.substr(0, max_chars)) {
+        out += allowed_in_label(c) ? c : '_';
+    }
+    return out;
 }
 
 } // namespace
 
 std::string sanitize_user(std::string_view user) {
-    std::string out;
-    for (const char c : user.substr(0, k_max_user_label_chars)) {
-        out += allowed_in_label(c) ? c : '_';
-    }
+    std::string out = sanitize(user, k_max_user_label_chars);
     return out.empty() ? std::string("unknown") : out;
+}
+
+std::string sanitize_name(std::string_view name) {
+    return sanitize(name, k_max_name_label_chars);
+}
+
+IdentityLabels labels_of(const telemetry::Identity& identity) {
+    return IdentityLabels{identity.user, identity.pod_namespace, identity.pod_name,
+                          identity.container_name};
+}
+
+Metrics::UserTotals& Metrics::UserTotals::operator+=(const UserTotals& o) {
+    active_us += o.active_us;
+    idle_held_us += o.idle_held_us;
+    idle_held_mib_us += o.idle_held_mib_us;
+    ticks += o.ticks;
+    last_seen = std::max(last_seen, o.last_seen);
+    return *this;
 }
 
 Metrics::Metrics(MetricsOptions options) : m_options(std::move(options)) {}
@@ -52,8 +80,46 @@ const std::string& Metrics::label_for(const std::string& user) {
     return m_raw_label.emplace(user, it->second).first->second;
 }
 
+Metrics::UserTotals& Metrics::series_for(const IdentityLabels& labels, TimeUs end) {
+    SeriesKey key{labels.user == k_no_process_user ? labels.user : label_for(labels.user),
+                  sanitize_name(labels.pod_namespace), sanitize_name(labels.pod),
+                  sanitize_name(labels.container)};
+    auto it = m_users.find(key);
+    if (it == m_users.end() && key.has_pod()) {
+        if (m_pod_series < m_options.max_pod_series) {
+            ++m_pod_series;
+        } else {
+            key.pod_namespace.clear();
+            key.pod.clear();
+            key.container.clear();
+        }
+    }
+    if (it == m_users.end()) {
+        it = m_users.try_emplace(std::move(key)).first;
+    }
+    it->second.last_seen = std::max(it->second.last_seen, end);
+    return it->second;
+}
+
+void Metrics::expire_pod_series(TimeUs now) {
+    if (now - m_expired_at < k_expiry_period_us) {
+        return;
+    }
+    m_expired_at = now;
+    for (auto it = m_users.begin(); it != m_users.end();) {
+        if (it->first.has_pod() && it->second.last_seen < now - m_options.pod_series_ttl_us) {
+            --m_pod_series;
+            it = m_users.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
 void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
-                  const std::vector<std::string>& users) {
+                  const std::vector<IdentityLabels>& identities) {
+    const TimeUs end = tick.t0 + tick.duration_us;
+    expire_pod_series(end);
     const audit::StateTimes states = audit::classify(tick, m_options.thresholds);
     const auto [slot, fresh] = m_gpus.try_emplace(card.uuid);
     GpuTotals& gpu = slot->second;
@@ -73,31 +139,35 @@ void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
     for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
         gpu.bucket_us[b] += tick.bucket_us[b];
     }
-    const auto nobody = static_cast<std::uint32_t>(users.size());
+    const auto nobody = static_cast<std::uint32_t>(identities.size());
+    const IdentityLabels no_process{std::string(k_no_process_user), {}, {}, {}};
     audit::attribute(tick, states, m_options.thresholds, nobody, m_shares);
     for (const audit::IdentityShare& s : m_shares) {
-        UserTotals& u = s.identity < nobody ? m_users[label_for(users[s.identity])]
-                                            : m_users[std::string(k_no_process_user)];
+        UserTotals& u = series_for(s.identity < nobody ? identities[s.identity] : no_process, end);
         u.active_us += s.active_us;
         u.idle_held_us += s.idle_held_us;
         u.idle_held_mib_us += s.idle_held_mib_us;
     }
     audit::presence(tick, m_options.thresholds, m_present);
     for (const audit::Presence& p : m_present) {
-        ++m_users[label_for(users[p.identity])].ticks;
+        ++series_for(identities[p.identity], end).ticks;
     }
     if (tick.processes.empty() && !m_shares.empty()) {
-        ++m_users[std::string(k_no_process_user)].ticks;
+        ++series_for(no_process, end).ticks;
     }
 }
 
 void Metrics::end_restore() {
     m_restoring = false;
-    std::vector<std::pair<double, std::string>> ranked;
-    for (const auto& [label, u] : m_users) {
-        if (label != k_no_process_user && label != k_other_user) {
-            ranked.emplace_back(u.active_us + u.idle_held_us, label);
+    std::map<std::string, double> seconds_of; // by user label
+    for (const auto& [key, u] : m_users) {
+        if (key.user != k_no_process_user && key.user != k_other_user) {
+            seconds_of[key.user] += u.active_us + u.idle_held_us;
         }
+    }
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& [label, total] : seconds_of) {
+        ranked.emplace_back(total, label);
     }
     std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -105,13 +175,20 @@ void Metrics::end_restore() {
     m_own_labels = std::min(ranked.size(), m_options.max_users);
     for (std::size_t i = m_options.max_users; i < ranked.size(); ++i) {
         const std::string& label = ranked[i].second;
-        const UserTotals folded = m_users[label];
-        UserTotals& other = m_users[std::string(k_other_user)];
-        other.active_us += folded.active_us;
-        other.idle_held_us += folded.idle_held_us;
-        other.idle_held_mib_us += folded.idle_held_mib_us;
-        other.ticks += folded.ticks;
-        m_users.erase(label);
+        for (auto it = m_users.begin(); it != m_users.end();) {
+            if (it->first.user != label) {
+                ++it;
+                continue;
+            }
+            SeriesKey folded = it->first;
+            folded.user = std::string(k_other_user);
+            const UserTotals totals = it->second;
+            m_pod_series -= it->first.has_pod() ? 1 : 0;
+            it = m_users.erase(it);
+            const auto [into, fresh] = m_users.try_emplace(std::move(folded));
+            into->second += totals;
+            m_pod_series += fresh && into->first.has_pod() ? 1 : 0;
+        }
         for (auto& [clean, mapped] : m_user_label) {
             if (mapped == label) {
                 mapped = std::string(k_other_user);
@@ -137,12 +214,12 @@ void Metrics::observe_readings(const telemetry::Tick& tick) {
 void Metrics::observe(const telemetry::Tick& tick) {
     observe_readings(tick);
     std::vector<telemetry::Identity> identities;
-    std::vector<std::string> users;
+    std::vector<IdentityLabels> labels;
     for (const telemetry::CardTickRecord& c : tick.cards) {
         const CardLabels card{c.device.uuid, c.device.index, c.device.name};
         m_scratch = audit::to_card_tick(tick, c);
         identities.clear();
-        users.clear();
+        labels.clear();
         for (std::size_t i = 0; i < c.processes.size(); ++i) {
             const telemetry::Identity& id = c.processes[i].identity;
             auto it =
@@ -150,12 +227,12 @@ void Metrics::observe(const telemetry::Tick& tick) {
                              [&](const telemetry::Identity& x) { return same_identity(x, id); });
             if (it == identities.end()) {
                 identities.push_back(id);
-                users.push_back(id.user);
+                labels.push_back(labels_of(id));
                 it = identities.end() - 1;
             }
             m_scratch.processes[i].identity = static_cast<std::uint32_t>(it - identities.begin());
         }
-        add(card, m_scratch, users);
+        add(card, m_scratch, labels);
     }
 }
 

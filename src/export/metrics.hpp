@@ -28,6 +28,22 @@ inline constexpr std::string_view k_other_user = "other";
 /// "unknown" when empty.
 std::string sanitize_user(std::string_view user);
 
+/// A namespace, pod or container label: characters outside [A-Za-z0-9_.:-] become '_', at most
+/// 253 characters (a Kubernetes name's limit); empty stays empty (not known).
+std::string sanitize_name(std::string_view name);
+
+/// Who an identity's series is for: its user and, where the node names them, its Kubernetes
+/// namespace, pod and container (or Docker/Podman container); empty when not known.
+struct IdentityLabels {
+    std::string user;
+    std::string pod_namespace;
+    std::string pod;
+    std::string container;
+};
+
+/// The labels of `identity` (its user and names, unsanitized).
+IdentityLabels labels_of(const telemetry::Identity& identity);
+
 /// What the metrics need to know besides the ticks.
 struct MetricsOptions {
     audit::Thresholds thresholds;
@@ -36,6 +52,12 @@ struct MetricsOptions {
     std::optional<audit::Pricing> pricing;    ///< [pricing] of gua.toml; used without the above
     std::string driver_version;               ///< for gua_gpu_info
     DurationUs interval_us = 0;               ///< the configured tick length
+    /// Identity series with a namespace, pod or container label at most; beyond, an identity is
+    /// counted in its user's series without them.
+    std::size_t max_pod_series = 200;
+    /// An identity series with a namespace, pod or container label ends (is no longer exposed)
+    /// this long after the last card-tick it had a process in (tick time).
+    DurationUs pod_series_ttl_us = 3600 * k_us_per_second;
 };
 
 /// How a card is labelled: driver index, uuid and model.
@@ -62,13 +84,15 @@ class Metrics {
   public:
     explicit Metrics(MetricsOptions options);
 
-    /// Adds one card-tick of `card`; `tick.processes[i].identity` indexes `users` (user names).
+    /// Adds one card-tick of `card`; `tick.processes[i].identity` indexes `identities`.
     void add(const CardLabels& card, const audit::CardTick& tick,
-             const std::vector<std::string>& users);
+             const std::vector<IdentityLabels>& identities);
     /// Starts restoring history: until end_restore(), every user gets a label.
     void begin_restore() { m_restoring = true; }
     /// Keeps the max_users users with the most GPU seconds and folds the rest into `other`.
     void end_restore();
+    /// Identity series exposed now with a namespace, pod or container label.
+    std::size_t pod_series() const { return m_pod_series; }
     /// Adds a freshly stored tick (its card-ticks and the latest readings of its cards).
     void observe(const telemetry::Tick& tick);
     /// Takes only the latest readings of a tick that was not stored: counters advance only with
@@ -94,6 +118,19 @@ class Metrics {
         double idle_held_us = 0;
         double idle_held_mib_us = 0;
         std::uint64_t ticks = 0;
+        TimeUs last_seen = 0; ///< end of the latest card-tick that added to it
+        UserTotals& operator+=(const UserTotals& o);
+    };
+    /// An identity series' labels.
+    struct SeriesKey {
+        std::string user;
+        std::string pod_namespace;
+        std::string pod;
+        std::string container;
+        bool has_pod() const {
+            return !pod_namespace.empty() || !pod.empty() || !container.empty();
+        }
+        auto operator<=>(const SeriesKey&) const = default;
     };
     struct Reading {
         CardLabels labels;
@@ -102,11 +139,18 @@ class Metrics {
         telemetry::CardReadings readings;
     };
     const std::string& label_for(const std::string& user);
+    /// The series of `labels` (its pod labels dropped when max_pod_series are taken), seen at
+    /// `end`.
+    UserTotals& series_for(const IdentityLabels& labels, TimeUs end);
+    /// Ends the pod series not seen for pod_series_ttl_us before `now` (at most once a minute).
+    void expire_pod_series(TimeUs now);
 
     MetricsOptions m_options;
     bool m_restoring = false;
     std::map<std::string, GpuTotals> m_gpus;                  ///< by uuid
-    std::map<std::string, UserTotals> m_users;                ///< by user label
+    std::map<SeriesKey, UserTotals> m_users;                  ///< identity series
+    std::size_t m_pod_series = 0;                             ///< of them, with pod labels
+    TimeUs m_expired_at = 0;                                  ///< tick time of the last expiry
     std::map<std::string, std::string> m_user_label;          ///< sanitized user → label
     std::unordered_map<std::string, std::string> m_raw_label; ///< user → label (cache)
     std::size_t m_own_labels = 0;

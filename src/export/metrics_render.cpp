@@ -44,8 +44,9 @@ void declare(Exposition& e) {
              "Cost of idle_held and truly_idle card time at the configured price per GPU-hour, in "
              "dollars.");
     e.family("gua_identity_gpu_seconds_total", counter,
-             "Card time attributed to a user (active by SM share, idle_held by held memory; "
-             "adds up to the cards' active + idle_held time), in seconds.");
+             "Card time attributed to a user, and on Kubernetes its namespace, pod and container "
+             "(active by SM share, idle_held by held memory; adds up to the cards' active + "
+             "idle_held time), in seconds.");
     e.family("gua_identity_idle_held_bytes_seconds_total", counter,
              "Memory a user's processes held while their own SMs were idle, times the time held, "
              "in byte-seconds.");
@@ -124,14 +125,20 @@ std::string Metrics::render() const {
                   seconds(g.states.truly_idle) * per_second);
         }
     }
-    for (const auto& [user, u] : m_users) {
-        e.add("gua_identity_gpu_seconds_total", {{"user", user}, {"state", "active"}},
-              seconds(u.active_us));
-        e.add("gua_identity_gpu_seconds_total", {{"user", user}, {"state", "idle_held"}},
-              seconds(u.idle_held_us));
-        e.add("gua_identity_idle_held_bytes_seconds_total", {{"user", user}},
+    for (const auto& [key, u] : m_users) {
+        // Every series of a family has the same label names; "" where a name is not known.
+        const Labels who{{"user", key.user},
+                         {"namespace", key.pod_namespace},
+                         {"pod", key.pod},
+                         {"container", key.container}};
+        Labels with_state = who;
+        with_state.emplace_back("state", "active");
+        e.add("gua_identity_gpu_seconds_total", with_state, seconds(u.active_us));
+        with_state.back().second = "idle_held";
+        e.add("gua_identity_gpu_seconds_total", with_state, seconds(u.idle_held_us));
+        e.add("gua_identity_idle_held_bytes_seconds_total", who,
               seconds(u.idle_held_mib_us) * k_bytes_per_mib);
-        e.add("gua_identity_card_ticks_total", {{"user", user}}, static_cast<double>(u.ticks));
+        e.add("gua_identity_card_ticks_total", who, static_cast<double>(u.ticks));
     }
     for (const auto& [uuid, r] : m_readings) {
         const std::string gpu = std::to_string(r.labels.index);

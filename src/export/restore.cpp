@@ -17,13 +17,13 @@ Restored restore_from_database(store::Database& db, Metrics& metrics) {
     for (const store::GpuRow& g : reader.gpus()) {
         cards[g.id] = CardLabels{g.uuid, g.index, g.name};
     }
-    std::vector<std::string> users;
+    std::vector<IdentityLabels> identities_of; // by identity id
     for (const store::IdentityRow& i : reader.identities()) {
         const auto id = static_cast<std::size_t>(i.id);
-        if (users.size() <= id) {
-            users.resize(id + 1, "unknown");
+        if (identities_of.size() <= id) {
+            identities_of.resize(id + 1, IdentityLabels{"unknown", {}, {}, {}});
         }
-        users[id] = i.identity.user;
+        identities_of[id] = labels_of(i.identity);
     }
     Restored restored;
     store::ProcessIdentities identities(db);
@@ -46,7 +46,7 @@ Restored restore_from_database(store::Database& db, Metrics& metrics) {
                 continue;
             }
             store::to_audit(decoded, t, identities, tick);
-            metrics.add(it->second, tick, users);
+            metrics.add(it->second, tick, identities_of);
             ++restored.card_ticks;
         }
     }

@@ -70,6 +70,43 @@ std::string_view slurm_job_of(std::string_view component) {
     return std::all_of(digits.begin(), digits.end(), is_digit) ? digits : std::string_view{};
 }
 
+/// A whole pod uid: a UUID (36 characters, '-' or '_' at 8, 13, 18 and 23, hex elsewhere), or 32
+/// hex digits (a static pod's manifest hash).
+bool is_pod_uid(std::string_view uid) {
+    if (uid.size() == 32) {
+        return std::all_of(uid.begin(), uid.end(), is_lower_hex);
+    }
+    if (uid.size() != 36) {
+        return false;
+    }
+    for (std::size_t i = 0; i < uid.size(); ++i) {
+        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? (uid[i] != '-' && uid[i] != '_') : !is_lower_hex(uid[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// The pod uid of a component seen in a path relative to the reader's cgroup namespace (its
+/// "kubepods" ancestors hidden): only "pod<uid>" or "kubepods[-<qos>]-pod<uid>.slice" with a
+/// whole uid.
+std::string relative_pod_uid_of(std::string_view component) {
+    if (component.starts_with("kubepods") && component.ends_with(".slice")) {
+        const std::size_t at = component.rfind("-pod");
+        if (at == std::string_view::npos) {
+            return {};
+        }
+        component = component.substr(at + 1, component.size() - at - 1 - 6);
+    }
+    if (!component.starts_with("pod") || !is_pod_uid(component.substr(3))) {
+        return {};
+    }
+    std::string uid(component.substr(3));
+    std::replace(uid.begin(), uid.end(), '_', '-');
+    return uid;
+}
+
 std::vector<std::string_view> split_path(std::string_view path) {
     std::vector<std::string_view> parts;
     while (!path.empty()) {
@@ -101,6 +138,9 @@ CgroupFacts parse_cgroup_path(std::string_view path) {
     CgroupFacts facts;
     bool under_kubepods = false;
     bool under_slurm = false;
+    // "/../.." : relative to the reader's cgroup namespace (gua in a container of its own), so
+    // the kubepods ancestors may be above what the path shows.
+    const bool relative = path.starts_with("/..");
     for (std::string_view part : split_path(path)) {
         under_kubepods = under_kubepods || part.find("kubepods") != std::string_view::npos;
         under_slurm = under_slurm || part.find("slurm") != std::string_view::npos;
@@ -110,6 +150,8 @@ CgroupFacts parse_cgroup_path(std::string_view path) {
         }
         if (under_kubepods && facts.pod_uid.empty()) {
             facts.pod_uid = pod_uid_of(part);
+        } else if (relative && facts.pod_uid.empty()) {
+            facts.pod_uid = relative_pod_uid_of(part);
         }
         if (under_slurm && facts.slurm_job.empty()) {
             facts.slurm_job = slurm_job_of(part);

@@ -62,9 +62,10 @@ bool Resolver::names(const UniqueFd& comm, const std::string& name) {
 }
 
 Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid,
-                   std::int64_t exec_check_us)
+                   std::int64_t exec_check_us, const NodePaths& node, std::int64_t names_retry_us)
     : m_proc_root(std::move(proc_root)), m_procfs(is_procfs(m_proc_root)),
-      m_first_person_uid(first_person_uid), m_exec_check_us(exec_check_us) {
+      m_first_person_uid(first_person_uid), m_exec_check_us(exec_check_us),
+      m_names_retry_us(names_retry_us), m_node_names(node) {
     if (m_procfs) {
         m_epoll = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
     }
@@ -114,6 +115,28 @@ void Resolver::forget(std::unordered_map<std::uint32_t, Entry>::iterator it) {
     m_cache.erase(it);
 }
 
+void Resolver::retry_names(Entry& entry) {
+    if (!entry.names_tried || m_now_us - *entry.names_tried < m_names_retry_us) {
+        return;
+    }
+    telemetry::Identity& known = entry.facts.identity;
+    telemetry::Identity found = known;
+    m_node_names.name(found, m_now_us);
+    // Only what was missing is taken, so a name once found stays.
+    bool changed = false;
+    for (auto member : {&telemetry::Identity::pod_namespace, &telemetry::Identity::pod_name,
+                        &telemetry::Identity::container_name}) {
+        if ((known.*member).empty() && !(found.*member).empty()) {
+            known.*member = std::move(found.*member);
+            changed = true;
+        }
+    }
+    if (changed) {
+        entry.facts.serial = ++m_serial;
+    }
+    entry.names_tried = names_missing(known) ? std::optional(m_now_us) : std::nullopt;
+}
+
 void Resolver::watch(std::uint32_t pid, Entry& entry, UniqueFd comm, UniqueFd pidfd) {
     if (!names(comm, entry.facts.identity.command)) {
         return;
@@ -141,6 +164,7 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
     if (it != m_cache.end() && it->second.comm.valid()) {
         if (hit(it->second)) {
             it->second.seen = true;
+            retry_names(it->second);
             return it->second.facts;
         }
         // Gone (even if its pid was reused within the same clock tick of start time, which the
@@ -183,6 +207,7 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
         it->second.facts.identity.command == stat->comm) {
         it->second.seen = true;
         watch(pid, it->second, std::move(comm), std::move(pidfd));
+        retry_names(it->second);
         return it->second.facts;
     }
     if (it != m_cache.end()) {
@@ -193,7 +218,10 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
         return absent(pid);
     }
     facts.serial = ++m_serial;
-    Entry& entry = m_cache.emplace(pid, Entry{std::move(facts), true, {}, {}, 0}).first->second;
+    const std::optional<std::int64_t> names_tried =
+        names_missing(facts.identity) ? std::optional(m_now_us) : std::nullopt;
+    Entry& entry =
+        m_cache.emplace(pid, Entry{std::move(facts), true, {}, {}, 0, names_tried}).first->second;
     watch(pid, entry, std::move(comm), std::move(pidfd));
     return entry.facts;
 }
@@ -256,6 +284,7 @@ ProcessFacts Resolver::resolve_uncached(std::uint32_t pid, const ProcStat& stat)
         identity.pod_uid = std::move(facts.pod_uid);
         identity.slurm_job = std::move(facts.slurm_job);
         identity.systemd_unit = std::move(facts.systemd_unit);
+        m_node_names.name(identity, m_now_us);
     }
     if (const auto cmdline = read_proc_file(pid_path(pid, "cmdline"), k_max_cmdline)) {
         identity.jupyter_kernel = jupyter_kernel_id(split_cmdline(cmdline.value()));

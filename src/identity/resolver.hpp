@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/fd.hpp"
+#include "identity/node_names.hpp"
 #include "identity/proc_stat.hpp"
 #include "identity/user.hpp"
 #include "telemetry/identity.hpp"
@@ -36,16 +37,29 @@ struct ProcessFacts {
 /// `exec_check_us` per process to notice an exec (which also destroys the process's GPU contexts).
 /// Without pidfds every hit reads the comm file; off procfs it reads stat. A pid that /proc does
 /// not show (it exited, or lives in another pid namespace) is looked for again at most every
-/// `exec_check_us` too, so a driver that keeps listing it costs nothing in between. Not
-/// thread-safe: use one Resolver from one thread.
+/// `exec_check_us` too, so a driver that keeps listing it costs nothing in between.
+///
+/// A process's pod and container names come from the node (identity::NodeNames) when it is first
+/// resolved; one whose names were missing then is looked up again at most every
+/// `names_retry_us`, and a name once found is never dropped. Not thread-safe: use one Resolver
+/// from one thread.
 class Resolver {
   public:
     /// Processes watched through descriptors at most (2 each); beyond, hits read stat.
     static constexpr std::size_t k_max_watched = 384;
-    /// `first_person_uid` is the lowest uid of people, for the sudo rule of attributed_uid().
+    /// How often a process whose pod or container names are missing is looked up again.
+    static constexpr std::int64_t k_names_retry_us = 30'000'000;
+    /// `first_person_uid` is the lowest uid of people, for the sudo rule of attributed_uid();
+    /// `node` says where the node's pod and container names are.
     explicit Resolver(std::string proc_root = "/proc",
                       std::uint32_t first_person_uid = k_first_person_uid,
-                      std::int64_t exec_check_us = 1'000'000);
+                      std::int64_t exec_check_us = 1'000'000, const NodePaths& node = NodePaths{},
+                      std::int64_t names_retry_us = k_names_retry_us);
+    /// The resolver of this host's /proc, with the node's names where NodePaths::from_environment()
+    /// says (the daemon's and `gua now`'s).
+    static Resolver of_host() {
+        return Resolver("/proc", k_first_person_uid, 1'000'000, NodePaths::from_environment());
+    }
     /// Looks up `pid` (see the class comment for what a cache hit costs); re-resolved when the
     /// process exited (noticed at the first lookup after a sweep()) or its comm changed, and
     /// unknown without reading /proc while a recent lookup did not find it.
@@ -72,12 +86,16 @@ class Resolver {
         UniqueFd comm;
         UniqueFd pidfd;             ///< registered with m_epoll; readable once the process exits
         std::int64_t comm_read = 0; ///< CLOCK_MONOTONIC µs of the last comm check
+        /// CLOCK_MONOTONIC µs of the last names lookup while names_missing() (else nullopt).
+        std::optional<std::int64_t> names_tried;
     };
     /// True when `comm` is open, its process alive and named `name`.
     static bool names(const UniqueFd& comm, const std::string& name);
     bool hit(Entry& entry);
     void watch(std::uint32_t pid, Entry& entry, UniqueFd comm, UniqueFd pidfd);
     void forget(std::unordered_map<std::uint32_t, Entry>::iterator it);
+    /// Looks up the missing names of a cached process again when names_retry_us passed.
+    void retry_names(Entry& entry);
     void reap_exited();
     /// Forgets the watched processes that exited (one epoll_wait per batch).
     void collect_exits();
@@ -92,6 +110,8 @@ class Resolver {
     bool m_procfs = false; ///< m_proc_root is a real procfs (the comm descriptor guarantee holds)
     std::uint32_t m_first_person_uid;
     std::int64_t m_exec_check_us;
+    std::int64_t m_names_retry_us;
+    NodeNames m_node_names;
     /// The pidfds of watched processes; invalid without pidfd support. Declared before m_cache,
     /// so it is closed after the pidfds in it.
     UniqueFd m_epoll;

@@ -26,7 +26,10 @@ std::optional<std::uint32_t> attributed_uid(std::optional<std::uint32_t> real_ui
     return real_uid;
 }
 
-std::optional<std::string> passwd_name(std::uint32_t uid) {
+namespace {
+
+/// Field `member` of the passwd entry of `uid` through getpwuid_r; nullopt without an entry.
+std::optional<std::string> passwd_field(std::uint32_t uid, char* passwd::*member) {
     const long suggested = sysconf(_SC_GETPW_R_SIZE_MAX);
     std::vector<char> buffer(suggested > 0 ? static_cast<std::size_t>(suggested)
                                            : k_initial_passwd_buffer);
@@ -38,11 +41,21 @@ std::optional<std::string> passwd_name(std::uint32_t uid) {
             buffer.resize(buffer.size() * 2);
             continue;
         }
-        if (rc != 0 || found == nullptr || found->pw_name == nullptr) {
+        if (rc != 0 || found == nullptr || found->*member == nullptr) {
             return std::nullopt;
         }
-        return std::string(found->pw_name);
+        return std::string(found->*member);
     }
+}
+
+} // namespace
+
+std::optional<std::string> passwd_name(std::uint32_t uid) {
+    return passwd_field(uid, &passwd::pw_name);
+}
+
+std::optional<std::string> passwd_home(std::uint32_t uid) {
+    return passwd_field(uid, &passwd::pw_dir);
 }
 
 std::string user_label(std::optional<std::uint32_t> uid, std::optional<std::string> name) {

@@ -20,6 +20,10 @@ std::optional<std::uint32_t> attributed_uid(std::optional<std::uint32_t> real_ui
 /// The passwd name of `uid` via getpwuid_r; nullopt when the passwd database has no entry.
 std::optional<std::string> passwd_name(std::uint32_t uid);
 
+/// The passwd home directory of `uid` via getpwuid_r; nullopt when the passwd database has no
+/// entry.
+std::optional<std::string> passwd_home(std::uint32_t uid);
+
 /// The user label for an Identity: the passwd name, "uid:N" without an entry, "unknown" for
 /// nullopt.
 std::string user_label(std::optional<std::uint32_t> uid, std::optional<std::string> name);

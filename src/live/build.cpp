@@ -30,6 +30,9 @@ HolderNow& holder_of(std::vector<HolderNow>& rows, std::size_t first,
     h.type = telemetry::to_string(p.type);
     h.container_id = p.identity.container_id;
     h.pod_uid = p.identity.pod_uid;
+    h.pod_namespace = p.identity.pod_namespace;
+    h.pod_name = p.identity.pod_name;
+    h.container_name = p.identity.container_name;
     h.slurm_job = p.identity.slurm_job;
     h.jupyter_kernel = p.identity.jupyter_kernel;
     rows.push_back(std::move(h));

@@ -49,6 +49,9 @@ struct HolderNow {
     std::string type;         ///< compute | mps | graphics
     std::string container_id;
     std::string pod_uid;
+    std::string pod_namespace;  ///< Kubernetes namespace; empty when not known
+    std::string pod_name;       ///< Kubernetes pod name; empty when not known
+    std::string container_name; ///< Kubernetes, Docker or Podman container name; empty: unknown
     std::string slurm_job;
     std::string jupyter_kernel;
     std::optional<std::int64_t> mem_mib;

@@ -54,7 +54,7 @@ class LiveSampler {
   private:
     telemetry::DeviceSource& m_source;
     LiveOptions m_options;
-    identity::Resolver m_resolver;
+    identity::Resolver m_resolver = identity::Resolver::of_host();
     audit::StreakBook m_book;
     audit::TrendBook m_trends;
     std::map<std::string, audit::StateTimes> m_recent;

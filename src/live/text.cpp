@@ -73,9 +73,18 @@ std::string where(const HolderNow& h) {
     };
     add("jupyter", h.jupyter_kernel, 8);
     add("slurm", h.slurm_job, 12);
-    add("container", h.container_id, 12);
-    if (h.container_id.empty()) {
-        add("pod", h.pod_uid, 8);
+    if (!h.pod_name.empty()) { // the node's names: namespace/pod[/container]
+        add("pod",
+            h.pod_namespace + "/" + h.pod_name +
+                (h.container_name.empty() ? "" : "/" + h.container_name),
+            std::string::npos);
+    } else if (!h.container_name.empty()) {
+        add("container", h.container_name, std::string::npos);
+    } else {
+        add("container", h.container_id, 12);
+        if (h.container_id.empty()) {
+            add("pod", h.pod_uid, 8);
+        }
     }
     return out.empty() ? "-" : out;
 }
@@ -142,11 +151,11 @@ void holders(std::string& out, const NowModel& m, const NowTextOptions& o) {
     for (const HolderNow& h : m.holders) {
         const std::string sm = h.sm_pct ? fmt::format("{:.0f}%", *h.sm_pct) : "n/a";
         // The command line last, so a narrow terminal cuts it rather than the columns before it.
-        const std::string line =
-            fmt::format("{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}  {:<12}  {:<13}  {}",
-                        h.gpu_index, printable(h.user.substr(0, 12)), h.pid,
-                        printable(where(h).substr(0, 22)), format_gib(h.mem_mib), sm, idle(h),
-                        growth(h), h.command_line.empty() ? printable(h.command) : h.command_line);
+        const std::string line = fmt::format(
+            "{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}  {:<12}  {:<13}  {}", h.gpu_index,
+            printable(h.user.substr(0, 12)), h.pid, clip_to_columns(printable(where(h)), 22),
+            format_gib(h.mem_mib), sm, idle(h), growth(h),
+            h.command_line.empty() ? printable(h.command) : h.command_line);
         out += (h.idle_held ? paint(o.color, "33", line) : line) + "\n";
     }
 }

@@ -194,7 +194,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     }
     m.bucket_hours = to_hours(bucket_total);
 
-    // §4: identities grouped by user name, or by team.
+    // §4: identities grouped by user name, by team, or by Kubernetes namespace.
     std::map<std::string, IdentityRow> by_user;
     for (const store::IdentityRow& i : identities) {
         const auto id = static_cast<std::size_t>(i.id);
@@ -205,7 +205,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         if (t.holder_ticks == 0 && t.active_us <= 0) {
             continue; // only graphics contexts (Xorg): nothing to attribute
         }
-        const std::string group = options.grouping.group_of(i.identity.user);
+        const std::string group = options.grouping.group_of(i.identity);
         IdentityRow& row = by_user[group];
         row.name = group;
         row.active_hours += to_hours(t.active_us);

@@ -111,7 +111,7 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc,
     for (const store::IdentityRow& i : identities) {
         const auto id = static_cast<std::size_t>(i.id);
         if (id < acc.identities().size() && acc.identities()[id].ticks > 0) {
-            add(options.grouping.group_of(i.identity.user), acc.identities()[id]);
+            add(options.grouping.group_of(i.identity), acc.identities()[id]);
         }
     }
     if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {

@@ -293,7 +293,7 @@ void build_health(const audit::WindowAccumulator& acc, const std::vector<store::
         if (id >= acc.identities().size() || acc.identities()[id].ticks == 0) {
             continue;
         }
-        by_group[options.grouping.group_of(i.identity.user)] += acc.identities()[id];
+        by_group[options.grouping.group_of(i.identity)] += acc.identities()[id];
     }
     if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {
         by_group["(no process)"] += acc.identities()[0];

@@ -100,29 +100,36 @@ void fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
 
 void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
                      const std::string& range) {
+    // Grouped by the `user` label, or by `namespace` (empty: outside a named pod).
+    const bool by_namespace = o.grouping.by == audit::GroupBy::pod_namespace;
+    const std::string label = by_namespace ? "namespace" : "user";
     std::map<std::string, IdentityRow> users;
     const auto row = [&](const PromSample& s) -> IdentityRow& {
-        IdentityRow& r = users[prom_label(s.labels, "user")];
-        r.name = prom_label(s.labels, "user");
+        std::string name = prom_label(s.labels, label);
+        if (by_namespace && name.empty()) {
+            name = audit::k_no_namespace;
+        }
+        IdentityRow& r = users[name];
+        r.name = name;
         return r;
     };
     for (const PromSample& s :
-         prom.query(fmt::format("sum by (user, state) (increase(gua_identity_gpu_seconds_total{}))",
-                                range),
+         prom.query(fmt::format("sum by ({}, state) (increase(gua_identity_gpu_seconds_total{}))",
+                                label, range),
                     o.to)) {
         const double hours = to_hours(us_of(s.value));
         (prom_label(s.labels, "state") == "active" ? row(s).active_hours
                                                    : row(s).idle_held_hours) += hours;
     }
     for (const PromSample& s : prom.query(
-             fmt::format("sum by (user) (increase(gua_identity_idle_held_bytes_seconds_total{}))",
-                         range),
+             fmt::format("sum by ({}) (increase(gua_identity_idle_held_bytes_seconds_total{}))",
+                         label, range),
              o.to)) {
         row(s).idle_held_gib_hours += std::max(s.value, 0.0) / k_bytes_per_gib / 3600.0;
     }
-    for (const PromSample& s :
-         prom.query(fmt::format("sum by (user) (increase(gua_identity_card_ticks_total{}))", range),
-                    o.to)) {
+    for (const PromSample& s : prom.query(
+             fmt::format("sum by ({}) (increase(gua_identity_card_ticks_total{}))", label, range),
+             o.to)) {
         row(s).samples += static_cast<std::uint64_t>(bounded_round(s.value, 1e15));
     }
     std::vector<IdentityRow> rows;

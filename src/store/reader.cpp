@@ -42,8 +42,8 @@ std::vector<GpuRow> Reader::gpus() {
 std::vector<IdentityRow> Reader::identities() {
     std::vector<IdentityRow> out;
     Statement st = m_db.prepare("SELECT i.id, i.user, i.uid, i.container_id, i.pod_uid, "
-                                "i.slurm_job, i.systemd_unit, i.jupyter_kernel FROM identity i "
-                                "ORDER BY i.id");
+                                "i.slurm_job, i.systemd_unit, i.jupyter_kernel, i.pod_namespace, "
+                                "i.pod_name, i.container_name FROM identity i ORDER BY i.id");
     while (st.step()) {
         IdentityRow row;
         row.id = st.int64(0);
@@ -56,6 +56,9 @@ std::vector<IdentityRow> Reader::identities() {
         row.identity.slurm_job = st.text(5);
         row.identity.systemd_unit = st.text(6);
         row.identity.jupyter_kernel = st.text(7);
+        row.identity.pod_namespace = st.text(8);
+        row.identity.pod_name = st.text(9);
+        row.identity.container_name = st.text(10);
         out.push_back(std::move(row));
     }
     return out;

@@ -20,8 +20,9 @@ class ProcessInfo {
     explicit ProcessInfo(Database& db)
         : m_query(db.prepare("SELECT pr.pid, pr.start_ticks, pr.command, i.user, i.uid, "
                              "i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, "
-                             "i.jupyter_kernel FROM process pr JOIN identity i ON "
-                             "i.id = pr.identity_id WHERE pr.id = ?")) {}
+                             "i.jupyter_kernel, i.pod_namespace, i.pod_name, i.container_name "
+                             "FROM process pr JOIN identity i ON i.id = pr.identity_id "
+                             "WHERE pr.id = ?")) {}
 
     /// A process tick of `process_id` with pid, start time and identity filled in.
     const telemetry::ProcessTick& of(std::int64_t process_id) {
@@ -42,6 +43,9 @@ class ProcessInfo {
             p.identity.slurm_job = m_query.text(7);
             p.identity.systemd_unit = m_query.text(8);
             p.identity.jupyter_kernel = m_query.text(9);
+            p.identity.pod_namespace = m_query.text(10);
+            p.identity.pod_name = m_query.text(11);
+            p.identity.container_name = m_query.text(12);
         }
         m_query.reset();
         return m_cache.emplace(process_id, std::move(p)).first->second;

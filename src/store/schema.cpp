@@ -210,8 +210,14 @@ void v9(Database& db) {
     recode_evidence_of(db, "rollup_day_identity", recode_identity_evidence);
 }
 
+// Version 10: the names the node gives an identity's pod and container (pod_namespace, pod_name,
+// container_name; '' in rows written before), and process_tick shows them.
+void v10(Database& db) {
+    db.exec(k_schema_v10_sql);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 9> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9};
+constexpr std::array<Migration, 10> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9, v10};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

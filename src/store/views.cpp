@@ -225,7 +225,8 @@ SELECT strftime('%Y-%m-%dT%H:%M:%SZ', p.t0_us / 1000000, 'unixepoch') AS start_u
        g.idx AS gpu, g.uuid AS uuid, pr.pid, i.user, pr.command,
        CASE p.type WHEN 0 THEN 'compute' WHEN 1 THEN 'graphics' ELSE 'mps' END AS type,
        p.mem_used_mib, p.sm_util_pct, p.active_us / 1e6 AS active_s,
-       i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, i.jupyter_kernel
+       i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, i.jupyter_kernel,
+       i.pod_namespace, i.pod_name, i.container_name
 FROM proc_tick p
 JOIN gpu g ON g.id = p.gpu_id
 JOIN process pr ON pr.id = p.process_id

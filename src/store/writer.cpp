@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <array>
+
 namespace gua::store {
 
 namespace {
@@ -120,19 +122,23 @@ std::int64_t Writer::gpu_id(const telemetry::DeviceInfo& device) {
 
 std::int64_t Writer::identity_id(const telemetry::Identity& i) {
     const std::string key =
-        fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", i.user, i.uid ? *i.uid : -1LL,
-                    i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit, i.jupyter_kernel);
+        fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", i.user,
+                    i.uid ? *i.uid : -1LL, i.container_id, i.pod_uid, i.slurm_job, i.systemd_unit,
+                    i.jupyter_kernel, i.pod_namespace, i.pod_name, i.container_name);
     if (auto it = m_identities.find(key); it != m_identities.end()) {
         return it->second;
     }
-    // NULL-safe lookup first (UNIQUE treats NULL uids as distinct), then insert.
+    // NULL-safe lookup first (UNIQUE treats NULL uids as distinct), then insert. The names are
+    // not part of the key: a name found later (or a renamed container) updates the row, and a
+    // name not found again never blanks it.
     Statement find = m_db.prepare(
-        "SELECT id FROM identity WHERE user = ?1 AND uid IS ?2 AND container_id = ?3 AND "
-        "pod_uid = ?4 AND slurm_job = ?5 AND systemd_unit = ?6 AND jupyter_kernel = ?7 "
-        "UNION ALL SELECT NULL LIMIT 1");
+        "SELECT id, pod_namespace, pod_name, container_name FROM identity WHERE user = ?1 AND "
+        "uid IS ?2 AND container_id = ?3 AND pod_uid = ?4 AND slurm_job = ?5 AND "
+        "systemd_unit = ?6 AND jupyter_kernel = ?7 UNION ALL SELECT NULL, '', '', '' LIMIT 1");
     Statement insert = m_db.prepare(
         "INSERT INTO identity (user, uid, container_id, pod_uid, slurm_job, systemd_unit, "
-        "jupyter_kernel) VALUES (?1,?2,?3,?4,?5,?6,?7) RETURNING id");
+        "jupyter_kernel, pod_namespace, pod_name, container_name) "
+        "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) RETURNING id");
     for (Statement* st : {&find, &insert}) {
         st->bind(1, i.user);
         st->bind(2, widen_int(i.uid));
@@ -146,7 +152,28 @@ std::int64_t Writer::identity_id(const telemetry::Identity& i) {
     std::int64_t id = 0;
     if (!find.is_null(0)) {
         id = find.int64(0);
+        const std::array<std::string, 3> stored{find.text(1), find.text(2), find.text(3)};
+        const std::array<const std::string*, 3> seen{&i.pod_namespace, &i.pod_name,
+                                                     &i.container_name};
+        bool update = false;
+        for (std::size_t k = 0; k < stored.size(); ++k) {
+            update = update || (!seen[k]->empty() && *seen[k] != stored[k]);
+        }
+        if (update) {
+            Statement set = m_db.prepare(
+                "UPDATE identity SET pod_namespace = CASE WHEN ?1 = '' THEN pod_namespace ELSE "
+                "?1 END, pod_name = CASE WHEN ?2 = '' THEN pod_name ELSE ?2 END, "
+                "container_name = CASE WHEN ?3 = '' THEN container_name ELSE ?3 END WHERE id = ?4");
+            set.bind(1, i.pod_namespace);
+            set.bind(2, i.pod_name);
+            set.bind(3, i.container_name);
+            set.bind(4, id);
+            set.run();
+        }
     } else {
+        insert.bind(8, i.pod_namespace);
+        insert.bind(9, i.pod_name);
+        insert.bind(10, i.container_name);
         insert.step();
         id = insert.int64(0);
     }

@@ -1,4 +1,5 @@
-// Identity: who a GPU process belongs to (user, and where known container, pod, job, unit, kernel).
+// Identity: who a GPU process belongs to (user, and where known container, pod, job, unit, kernel,
+// and the names the node gives the pod and container).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,9 @@ struct Identity {
     std::string systemd_unit; ///< innermost systemd unit, e.g. "jupyter.service", "session-3.scope"
     std::string jupyter_kernel; ///< Jupyter kernel id from ipykernel's connection file name
     std::optional<std::uint32_t> login_uid; ///< audit login uid (/proc/<pid>/loginuid) when set
+    std::string pod_namespace;              ///< Kubernetes namespace of the pod (docs/identity.md)
+    std::string pod_name;                   ///< Kubernetes pod name
+    std::string container_name; ///< Kubernetes container name, else the Docker/Podman name
 
     friend bool operator==(const Identity&, const Identity&) = default;
 };

@@ -81,6 +81,22 @@ TEST(Config, EmptyFileKeepsTheBuiltInExamplePrices) {
     EXPECT_EQ(r.value().grouping.group_of("alice"), "alice");
 }
 
+TEST(Config, GroupByNamespaceGroupsByThePodsNamespace) {
+    const Result<Config> r = parse_config("[report]\ngroup_by = \"namespace\"\n", "gua.toml");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r.value().grouping.by, audit::GroupBy::pod_namespace);
+    telemetry::Identity pod;
+    pod.user = "root";
+    pod.pod_uid = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
+    pod.pod_namespace = "ml";
+    EXPECT_EQ(r.value().grouping.group_of(pod), "ml");
+    pod.pod_namespace.clear(); // a pod the node did not name
+    EXPECT_EQ(r.value().grouping.group_of(pod), "(no namespace)");
+    telemetry::Identity alice;
+    alice.user = "alice";
+    EXPECT_EQ(r.value().grouping.group_of(alice), "(no namespace)");
+}
+
 TEST(Config, EnergyPriceAndCarbonIntensityAreOptional) {
     const Result<Config> none = parse_config("", "gua.toml");
     ASSERT_TRUE(none);
@@ -179,7 +195,8 @@ INSTANTIATE_TEST_SUITE_P(
             "/etc/gua/gua.toml:2: health.light_power_pct: expected a whole percentage of the "
             "power limit, a multiple of 5 from 5 to 95, e.g. 30"},
         Bad{"[report]\ngroup_by = \"department\"\n",
-            "/etc/gua/gua.toml:2: report.group_by: expected \"user\" or \"team\""},
+            "/etc/gua/gua.toml:2: report.group_by: expected \"user\", \"team\" or "
+            "\"namespace\""},
         Bad{"[report]\ngroup = \"team\"\n", "/etc/gua/gua.toml:2: report.group: unknown key"},
         Bad{"[teams]\nalice = \"vision\"\nbob = 3\n",
             "/etc/gua/gua.toml:3: teams.bob: expected a team name, e.g. alice = \"vision\""},

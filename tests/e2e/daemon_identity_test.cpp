@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
@@ -103,6 +104,91 @@ TEST_F(DaemonE2EIdentity, UsersUnderTwoUidsAndAJupyterKernel) {
     EXPECT_EQ(raw.one("SELECT DISTINCT command || ' ' || user || ' ' || jupyter_kernel FROM "
                       "process_tick WHERE gpu = 2"),
               "python3 uid:54321 " + k_kernel);
+}
+
+// A Kubernetes container and a Docker container named by a fabricated node (the kubelet's log
+// directories, Docker's state), as real cgroups: the database, `process_tick` and `gua now`
+// name the pod, its namespace and the containers; names with terminal controls are escaped.
+TEST_F(DaemonE2EIdentity, PodAndContainerNamesFromTheNode) {
+    const std::optional<fs::path> v1 = test::find_cgroup_mount("name=systemd");
+    const std::optional<fs::path> v2 = test::find_cgroup_mount("");
+    if (!v1 && !v2) {
+        GTEST_SKIP() << "no cgroup hierarchy mounted";
+    }
+    const std::string docker_id(64, 'd');
+    std::string pod_path = "kubepods/burstable/pod" + k_pod + "/" + k_cid;
+    std::string docker_path = "docker/" + docker_id;
+    if (!v1) {
+        std::string pod = k_pod;
+        std::replace(pod.begin(), pod.end(), '-', '_');
+        pod_path = "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + pod +
+                   ".slice/cri-containerd-" + k_cid + ".scope";
+        docker_path = "system.slice/docker-" + docker_id + ".scope";
+    }
+    // The node: pod ml-team/train-7d9f with containers trainer and logger, and the kubelet's
+    // link for trainer's container id; a Docker container whose name has an escape sequence.
+    const std::string pods = path("node/pods");
+    const std::string pod_dir = pods + "/ml-team_train-7d9f_" + k_pod;
+    for (const char* c : {"trainer", "logger"}) {
+        fs::create_directories(pod_dir + "/" + c);
+        std::ofstream(pod_dir + "/" + c + "/0.log") << "x\n";
+    }
+    fs::create_directories(path("node/containers"));
+    fs::create_symlink(pod_dir + "/trainer/0.log",
+                       path("node/containers/train-7d9f_ml-team_trainer-" + k_cid + ".log"));
+    fs::create_directories(path("node/docker/containers/" + docker_id));
+    std::ofstream(path("node/docker/containers/" + docker_id + "/config.v2.json"))
+        << R"({"ID":")" << docker_id << R"(","Name":"/llm\u001b[31m-serve"})";
+    set_env("GUA_POD_LOGS_DIR", pods);
+    set_env("GUA_CONTAINER_LOGS_DIR", path("node/containers"));
+    set_env("GUA_DOCKER_ROOT", path("node/docker"));
+    set_env("GUA_PODMAN_ROOT", path("node/podman"));
+
+    m_tree = std::make_unique<CgroupTree>(v1 ? *v1 : *v2, "gua-daemon-e2e");
+    const ChildProcess& trainer = start({"/usr/bin/sleep", "60"}, "sleep", "GUA_E2E_PID_POD");
+    const ChildProcess& serve = start({"/usr/bin/sleep", "60"}, "sleep", "GUA_E2E_PID_DOCKER");
+    ASSERT_FALSE(HasFailure());
+    if (!m_tree->place(pod_path, trainer.pid()) || !m_tree->place(docker_path, serve.pid())) {
+        GTEST_SKIP() << "cgroups are not writable here";
+    }
+    const json rep = record({{"devices", {{{"util", {{0, 2}}}}, {{"util", {{0, 2}}}}}},
+                             {"processes",
+                              {holder(0, 8000, 0, 0, "GUA_E2E_PID_POD"),
+                               holder(1, 4000, 0, 0, "GUA_E2E_PID_DOCKER")}}});
+
+    test::RawDb raw(db());
+    EXPECT_EQ(raw.one("SELECT DISTINCT pod_namespace || '/' || pod_name || '/' || container_name "
+                      "|| ' ' || pod_uid FROM process_tick WHERE gpu = 0"),
+              "ml-team/train-7d9f/trainer " + k_pod);
+    EXPECT_EQ(raw.one("SELECT DISTINCT '[' || pod_namespace || pod_name || '] ' || "
+                      "hex(container_name) || ' ' || container_id FROM process_tick WHERE gpu = 1"),
+              "[] 6C6C6D1B5B33316D2D7365727665 " + docker_id)
+        << "stored as the node wrote it (llm ESC [31m -serve)";
+
+    // `gua now` (no daemon recording any more: it samples the fake driver itself, resolving the
+    // same processes through the same node): the where column escapes the control character,
+    // and JSON carries it as JSON does.
+    const std::vector<std::string> now_args{
+        "now", "--db", db(), "--nvml-library", fake_library(FakeVariant::modern), "--sample", "1s"};
+    const test::RunResult text = test::run_gua(now_args, env());
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("pod:ml-team/train-7d9…"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("container:llm\\x1b[31m…"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find('\x1b'), std::string::npos) << "no raw escape reaches the terminal";
+    std::vector<std::string> json_args = now_args;
+    json_args.insert(json_args.end(), {"--format", "json"});
+    const test::RunResult j = test::run_gua(json_args, env());
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    EXPECT_NE(j.out.find(R"("container_name": "llm\u001b[31m-serve")"), std::string::npos) << j.out;
+    const json now = json::parse(j.out);
+    std::set<std::string> named;
+    for (const json& h : now["holders"]) {
+        named.insert(h["pod_namespace"].get<std::string>() + "/" +
+                     h["pod_name"].get<std::string>() + "/" +
+                     h["container_name"].get<std::string>());
+    }
+    EXPECT_EQ(named, (std::set<std::string>{"ml-team/train-7d9f/trainer", "//llm\x1b[31m-serve"}));
+    EXPECT_EQ(rep["identities"]["total"], 1) << "both processes are root's";
 }
 
 // A container of a Kubernetes pod and a Slurm job step, as real cgroups (the v1 name=systemd

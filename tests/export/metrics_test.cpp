@@ -12,6 +12,7 @@ namespace {
 using testing::card;
 using testing::parse_exposition;
 using testing::process;
+using testing::who;
 
 MetricsOptions options(std::size_t max_users = 20) {
     MetricsOptions o;
@@ -52,13 +53,13 @@ TEST(ExportMetrics, CountersFollowTheAuditMath) {
                                R"(0000-000000000002",model="NVIDIA H100 80GB HBM3",)"
                                R"(state="truly_idle"})"),
                      30);
-    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_gpu_seconds_total{user="alice",state="active"})"),
-                     22.5);
-    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_gpu_seconds_total{user="bob",state="active"})"),
-                     7.5);
-    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_gpu_seconds_total{user="carol",state="idle_held"})"),
-                     30);
-    EXPECT_DOUBLE_EQ(series.at(R"(gua_identity_idle_held_bytes_seconds_total{user="carol"})"),
+    EXPECT_DOUBLE_EQ(
+        series.at("gua_identity_gpu_seconds_total{" + who("alice") + ",state=\"active\"}"), 22.5);
+    EXPECT_DOUBLE_EQ(
+        series.at("gua_identity_gpu_seconds_total{" + who("bob") + ",state=\"active\"}"), 7.5);
+    EXPECT_DOUBLE_EQ(
+        series.at("gua_identity_gpu_seconds_total{" + who("carol") + ",state=\"idle_held\"}"), 30);
+    EXPECT_DOUBLE_EQ(series.at("gua_identity_idle_held_bytes_seconds_total{" + who("carol") + "}"),
                      4096.0 * 1024 * 1024 * 30);
     EXPECT_DOUBLE_EQ(series.at(R"(gua_efficiency_seconds_total{gpu="0",bucket="compute_bound"})"),
                      30);
@@ -106,14 +107,14 @@ TEST(ExportMetrics, TopUsersKeepTheirLabelAndTheRestAreOther) {
     }
     const auto series = parse_exposition(m.render());
     const auto held = [&](const std::string& user) {
-        return series.at("gua_identity_gpu_seconds_total{user=\"" + user +
-                         "\",state=\"idle_held\"}");
+        return series.at("gua_identity_gpu_seconds_total{" + who(user) + ",state=\"idle_held\"}");
     };
     EXPECT_DOUBLE_EQ(held("u1"), 15);
     EXPECT_DOUBLE_EQ(held("u2"), 15);
     EXPECT_DOUBLE_EQ(held("other"), 30) << "u3 and u4 arrived after the two labels were given";
-    EXPECT_EQ(series.count("gua_identity_gpu_seconds_total{user=\"u3\",state=\"idle_held\"}"), 0u);
-    EXPECT_DOUBLE_EQ(series.at("gua_identity_card_ticks_total{user=\"other\"}"), 6);
+    EXPECT_EQ(series.count("gua_identity_gpu_seconds_total{" + who("u3") + ",state=\"idle_held\"}"),
+              0u);
+    EXPECT_DOUBLE_EQ(series.at("gua_identity_card_ticks_total{" + who("other") + "}"), 6);
 }
 
 TEST(ExportMetrics, ActiveTimeWithoutProcessGoesToNoProcess) {
@@ -123,7 +124,8 @@ TEST(ExportMetrics, ActiveTimeWithoutProcessGoesToNoProcess) {
     m.observe(tick);
     const auto series = parse_exposition(m.render());
     EXPECT_DOUBLE_EQ(
-        series.at(R"x(gua_identity_gpu_seconds_total{user="(no process)",state="active"})x"), 10);
+        series.at("gua_identity_gpu_seconds_total{" + who("(no process)") + ",state=\"active\"}"),
+        10);
 }
 
 TEST(ExportMetrics, CountersNeverDecreaseAndSeriesAreUnique) {

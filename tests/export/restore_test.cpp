@@ -36,13 +36,24 @@ std::map<std::string, double> counters(const std::string& text) {
     return out;
 }
 
+/// bob's process runs in container "trainer" of pod ml/train-0: its series carry the names.
+telemetry::ProcessTick bobs_pod() {
+    telemetry::ProcessTick p = process("bob", 1000, -1);
+    p.identity.pod_uid = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
+    p.identity.container_id = std::string(64, 'c');
+    p.identity.pod_namespace = "ml";
+    p.identity.pod_name = "train-0";
+    p.identity.container_name = "trainer";
+    return p;
+}
+
 std::vector<telemetry::Tick> history() {
     std::vector<telemetry::Tick> ticks;
+    const telemetry::ProcessTick bob = bobs_pod();
     for (int i = 0; i < 12; ++i) {
         telemetry::Tick t = testing::tick(i, 30);
-        t.cards.push_back(
-            card(0, 30, i % 4 == 0 ? 85.0 : 3.0,
-                 {process("alice", 20000, i % 4 == 0 ? 80.0 : 0.0), process("bob", 1000, -1)}));
+        t.cards.push_back(card(0, 30, i % 4 == 0 ? 85.0 : 3.0,
+                               {process("alice", 20000, i % 4 == 0 ? 80.0 : 0.0), bob}));
         t.cards.push_back(card(1, 30, i < 6 ? 0.0 : 55.0, {process("carol", 512, -1)}));
         t.cards.push_back(card(2, 30, 0, {}));
         ticks.push_back(t);
@@ -75,7 +86,13 @@ TEST_F(ExportRestore, RestoredCountersEqualLiveCounters) {
         ASSERT_TRUE(got.contains(series)) << series;
         EXPECT_NEAR(got.at(series), value, 1e-9 * std::max(1.0, std::abs(value))) << series;
     }
-    EXPECT_GT(want.at(R"(gua_identity_gpu_seconds_total{user="alice",state="idle_held"})"), 0);
+    EXPECT_GT(want.at("gua_identity_gpu_seconds_total{" + testing::who("alice") +
+                      ",state=\"idle_held\"}"),
+              0);
+    EXPECT_GT(want.at(R"(gua_identity_gpu_seconds_total{user="bob",namespace="ml",pod="train-0",)"
+                      R"(container="trainer",state="idle_held"})"),
+              0)
+        << "the pod's names come back from the identity table";
 }
 
 TEST_F(ExportRestore, RestoreRanksUsersByRecordedSeconds) {
@@ -101,7 +118,7 @@ TEST_F(ExportRestore, RestoreRanksUsersByRecordedSeconds) {
     const auto series = parse_exposition(m.render());
     const auto held = [&](const std::string& user) {
         const std::string key =
-            "gua_identity_gpu_seconds_total{user=\"" + user + "\",state=\"idle_held\"}";
+            "gua_identity_gpu_seconds_total{" + testing::who(user) + ",state=\"idle_held\"}";
         return series.contains(key) ? series.at(key) : -1.0;
     };
     EXPECT_NEAR(held("big"), 10.0 * 8 / 9, 1e-6); // restored in whole µs

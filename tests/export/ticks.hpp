@@ -11,6 +11,12 @@
 
 namespace gua::exporter::testing {
 
+/// The labels of user `user`'s identity series without Kubernetes or container names, as the
+/// exposition writes them (every series of an identity family has the same label names).
+inline std::string who(const std::string& user) {
+    return "user=\"" + user + "\",namespace=\"\",pod=\"\",container=\"\"";
+}
+
 /// A tick starting at 2026-05-11T08:00:00Z + seq × duration.
 inline telemetry::Tick tick(int seq, int duration_s) {
     telemetry::Tick t;

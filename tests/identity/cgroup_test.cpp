@@ -59,6 +59,27 @@ TEST(Cgroup, KubernetesSystemdDriver) {
         facts(inner, k_pod, "", ""));
 }
 
+// Read from inside a container with its own cgroup namespace (gua as a DaemonSet on cgroup v2),
+// other pods' paths are relative to gua's own cgroup: the kubepods ancestors may not show.
+TEST(Cgroup, KubernetesSeenFromAnotherCgroupNamespace) {
+    EXPECT_EQ(parse_cgroup_path("/../../pod" + k_pod + "/" + k_cid), facts(k_cid, k_pod, "", ""));
+    EXPECT_EQ(parse_cgroup_path("/../../kubepods-burstable-pod" + k_pod_ +
+                                ".slice/cri-containerd-" + k_cid + ".scope"),
+              facts(k_cid, k_pod, "", ""));
+    EXPECT_EQ(parse_cgroup_path("/../../../kubepods-besteffort.slice/kubepods-besteffort-pod" +
+                                k_pod_ + ".slice/crio-" + k_cid + ".scope"),
+              facts(k_cid, k_pod, "", ""));
+    EXPECT_EQ(parse_cgroup_path("/../kubepods-pod" + std::string(32, 'e') + ".slice"),
+              facts("", std::string(32, 'e'), "", ""))
+        << "a static pod";
+    // Only a whole uid counts where no kubepods component shows.
+    EXPECT_EQ(parse_cgroup_path("/../../podcast-1.scope"), facts("", "", "", "podcast-1.scope"));
+    EXPECT_EQ(parse_cgroup_path("/../../pod12ab/" + k_cid), facts(k_cid, "", "", ""));
+    EXPECT_EQ(parse_cgroup_path("/system.slice/pod" + k_pod + ".service"),
+              facts("", "", "", "pod" + k_pod + ".service"))
+        << "an absolute path outside kubepods names no pod";
+}
+
 TEST(Cgroup, Slurm) {
     EXPECT_EQ(parse_cgroup_path("/slurm/uid_1000/job_42/step_0/task_1"), facts("", "", "42", ""));
     EXPECT_EQ(parse_cgroup_path("/slurm/uid_1000/job_42/step_batch"), facts("", "", "42", ""));

@@ -221,5 +221,48 @@ TEST(LiveNow, ClipsEveryLineToTheTerminal) {
         << "no terminal, no limit";
 }
 
+/// The where column of `h`: the 22 columns after the pid in its holder line.
+std::string where_of(const HolderNow& h) {
+    NowModel m;
+    m.holders.push_back(h);
+    const std::string text = render_now_text(m, {});
+    const std::string pid = " " + std::to_string(h.pid) + "  ";
+    const std::size_t at = text.find(pid, text.find("command\n"));
+    if (at == std::string::npos) {
+        return "(no holder line)";
+    }
+    std::string rest = text.substr(at + pid.size());
+    rest = rest.substr(0, rest.find("  ")); // the column is followed by two spaces at least
+    return rest;
+}
+
+TEST(LiveNow, WhereNamesPodsAndContainersAndEscapesThem) {
+    HolderNow h;
+    h.pid = 77;
+    h.user = "root";
+    h.pod_uid = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
+    h.container_id = std::string(64, 'a');
+    EXPECT_EQ(where_of(h), "container:aaaaaaaaaaaa") << "no names: the ids, as before";
+    h.pod_namespace = "ml";
+    h.pod_name = "train-0";
+    EXPECT_EQ(where_of(h), "pod:ml/train-0");
+    h.container_name = "gpu";
+    EXPECT_EQ(where_of(h), "pod:ml/train-0/gpu");
+    h.container_name = "trainer-with-a-long-name";
+    EXPECT_EQ(where_of(h), "pod:ml/train-0/traine…") << "cut to 22 columns, and says so";
+    HolderNow docker;
+    docker.pid = 78;
+    docker.container_id = std::string(64, 'b');
+    docker.container_name = "llm-serve";
+    EXPECT_EQ(where_of(docker), "container:llm-serve");
+    docker.container_name = "\x1b[2J\t";
+    EXPECT_EQ(where_of(docker), "container:\\x1b[2J\\x09");
+    NowModel m;
+    m.holders.push_back(docker);
+    const std::string json = render_now_json(m);
+    EXPECT_NE(json.find(R"("container_name": "\u001b[2J\t")"), std::string::npos) << json;
+    EXPECT_EQ(json.find('\x1b'), std::string::npos);
+}
+
 } // namespace
 } // namespace gua::live

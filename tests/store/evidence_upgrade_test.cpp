@@ -93,7 +93,7 @@ TEST(EvidenceUpgrade, SchemaEightFileOfTheSameWorkloadReportsTheSame) {
     EXPECT_THROW(check_readable(old), Fatal) << "a schema 8 file needs the upgrade";
 
     migrate(old);
-    EXPECT_EQ(old.scalar("PRAGMA user_version"), 9);
+    EXPECT_EQ(old.scalar("PRAGMA user_version"), k_schema_version);
     for (const EvidenceTable& t : k_evidence_tables) {
         const auto rows = evidence_rows(old, t);
         EXPECT_FALSE(rows.empty()) << t.name;

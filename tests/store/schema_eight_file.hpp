@@ -1,9 +1,11 @@
 // Turns a file written by this gua into the file gua of schema 8 wrote for the same data: the
-// rollups' evidence BLOBs as (number, 8 bytes) entries (schema 8 had the same tables).
+// rollups' evidence BLOBs as (number, 8 bytes) entries, and without schema 10's identity names
+// (schema 8 had the same tables otherwise).
 #pragma once
 
 #include "evidence_bytes.hpp"
 #include "store/database.hpp"
+#include "store/frozen_sql.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -35,9 +37,21 @@ inline std::int64_t evidence_bytes(store::Database& db) {
     return sum;
 }
 
+/// Takes schema 10 out of `db`: the identity name columns, and the views as schema 7 made them.
+inline void undo_schema_ten(store::Database& db) {
+    db.exec("DROP VIEW process_tick; DROP VIEW card_tick_state; DROP VIEW proc_tick; "
+            "DROP VIEW card_tick; DROP VIEW block_card; DROP VIEW block_tick; "
+            "ALTER TABLE identity DROP COLUMN pod_namespace; "
+            "ALTER TABLE identity DROP COLUMN pod_name; "
+            "ALTER TABLE identity DROP COLUMN container_name;");
+    const std::string_view v7 = store::k_schema_v7_sql;
+    db.exec(v7.substr(v7.find("CREATE VIEW block_tick AS")));
+}
+
 /// Rewrites every evidence BLOB of `db` (a file of this gua) as gua of schema 8 wrote it, and marks
 /// the file schema 8. A BLOB that is not one compact BLOB is a test failure.
 inline void make_schema_eight(store::Database& db) {
+    undo_schema_ten(db);
     for (const EvidenceTable& t : k_evidence_tables) {
         std::vector<std::string> blobs;
         store::Statement distinct = db.prepare(
