@@ -1,4 +1,5 @@
 // The `gua now` table and the `gua top` frame.
+#include "core/bar.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
@@ -17,40 +18,8 @@ std::string paint(bool color, std::string_view code, const std::string& s) {
     return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
 }
 
-std::string repeat(std::string_view glyph, int n) {
-    std::string out;
-    for (int i = 0; i < n; ++i) {
-        out += glyph;
-    }
-    return out;
-}
-
-/// Cells of the three states: largest remainder, so the bar is always `width` wide when measured.
-std::array<int, 3> cells(const Shares& s, int width) {
-    const std::array<double, 3> share{s.active, s.idle_held, s.truly_idle};
-    std::array<int, 3> n{};
-    std::array<double, 3> rest{};
-    int used = 0;
-    for (std::size_t i = 0; i < 3; ++i) {
-        const double exact = share[i] * width;
-        n[i] = static_cast<int>(std::floor(exact));
-        rest[i] = exact - n[i];
-        used += n[i];
-    }
-    while (used > 0 && used < width) {
-        std::size_t best = 0;
-        for (std::size_t i = 1; i < 3; ++i) {
-            best = rest[i] > rest[best] ? i : best;
-        }
-        ++n[best];
-        rest[best] = -1;
-        ++used;
-    }
-    return n;
-}
-
 std::string bar(const Shares& s, int width, bool color) {
-    const auto n = cells(s, width);
+    const auto n = bar_cells(std::array<double, 3>{s.active, s.idle_held, s.truly_idle}, width);
     if (n[0] + n[1] + n[2] == 0) {
         return repeat(" ", width);
     }
