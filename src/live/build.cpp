@@ -84,6 +84,8 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
                  r.readings.mem_used_mib,
                  r.device.memory_total_mib,
                  audit::dominant_state(tick, thresholds),
+                 {},
+                 {},
                  {}};
         if (const auto it = recent.find(r.device.uuid); it != recent.end()) {
             g.recent = shares_of(it->second);
@@ -147,6 +149,15 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
         m.decisions.push_back(decision_of(*it));
     }
     return m;
+}
+
+void slice_history(NowModel& m, int count) {
+    for (GpuNow& g : m.gpus) {
+        g.recent_states = m.last_tick_end
+                              ? audit::slice_states(g.timeline, *m.last_tick_end - m.history_us,
+                                                    *m.last_tick_end, count)
+                              : std::vector<audit::StateSlice>{};
+    }
 }
 
 void observe_memory(audit::TrendBook& book, const std::vector<audit::CardNow>& cards) {

@@ -324,4 +324,14 @@ std::map<std::int64_t, audit::StateTimes> recent_states(Database& db, TimeUs fro
     return out;
 }
 
+std::map<std::int64_t, std::vector<audit::StateSpan>>
+recent_spans(Database& db, TimeUs from, TimeUs to, const audit::Thresholds& thresholds) {
+    std::map<std::int64_t, std::vector<audit::StateSpan>> out;
+    Reader(db).scan(from, to, [&](const audit::CardTick& tick) {
+        out[tick.gpu].push_back(
+            audit::StateSpan{tick.t0, tick.duration_us, audit::classify(tick, thresholds)});
+    });
+    return out;
+}
+
 } // namespace gua::store
