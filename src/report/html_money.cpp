@@ -173,6 +173,9 @@ void recommendations_section(std::string& out, const ReportModel& m) {
             c.groups.size(), c.groups.size() == 1 ? "" : "s",
             c.capped ? "; capped at the measured baseline" : "");
     }
+    for (const std::string& note : m.advice_notes) {
+        out += "<p class=\"small muted\">Note: " + esc(note) + "</p>\n";
+    }
     if (m.health && !m.health->remedies.empty()) {
         out += "<h3>Health remedies</h3><p class=\"small muted\">From §9's findings; their worth "
                "is in clock, power and memory: outside the waste baseline and the combined "

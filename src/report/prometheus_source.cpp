@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -53,9 +54,9 @@ struct Card {
 };
 
 /// §5 from increase() per quarter hour: edge segments by instant queries, the rest by one range
-/// query whose point at t covers [t - 15m, t].
-void fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
-                  const TimeZone& tz) {
+/// query whose point at t covers [t - 15m, t]. Returns the cells' state times (§8 reads them).
+std::array<std::array<audit::StateTimes, 24>, 7>
+fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o, const TimeZone& tz) {
     std::array<std::array<audit::StateTimes, 24>, 7> cells{};
     const auto add = [&](TimeUs segment_start, const PromLabels& labels, double v) {
         const auto [day, hour] = tz.weekday_hour(segment_start);
@@ -96,6 +97,7 @@ void fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
             m.heatmap[d][h] = heat_cell(cells[d][h]);
         }
     }
+    return cells;
 }
 
 void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
@@ -233,7 +235,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     m.bucket_hours = to_hours(buckets[0] + buckets[1] + buckets[2] + buckets[3]);
 
     fill_identities(m, prom, o, range);
-    fill_heatmap(m, prom, o, tz);
+    const auto heatmap = fill_heatmap(m, prom, o, tz);
     price_fleet(m, priced, o.pricing);
 
     const DurationUs step = coverage_step(o.from, o.to);
@@ -246,6 +248,16 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     m.coverage.gaps = presence.gaps;
     m.coverage.covered_share = presence.covered_share;
     summarise_hosts(m, by_host, presence, prom.url());
+    // Wall time with data from some host, as a database report's coverage counts it.
+    DurationUs recorded = 0;
+    if (presence.first && presence.last_end) {
+        recorded = std::min(*presence.last_end, o.to) - std::max(*presence.first, o.from);
+        for (const auto& [gap_from, gap_to] : presence.gaps) {
+            recorded -=
+                std::max<DurationUs>(std::min(gap_to, o.to) - std::max(gap_from, o.from), 0);
+        }
+    }
+    advise_fleet(m, prom, fleet, o, priced, heatmap, std::max<DurationUs>(recorded, 0));
     return m;
 }
 
