@@ -152,5 +152,66 @@ TEST(PrometheusCounters, OnlyTheDayOfARestartIsReadInFull) {
     EXPECT_NEAR(got[1].value, 0.25 * 3 * 86400, 1e-3);
 }
 
+TEST(PrometheusCounters, StepIncreasesFromEachHostsSums) {
+    // Points: the window's edges (00:07, 01:00) and the quarter hours inside it.
+    const TimeUs from = t0 + 7 * k_us_per_minute;
+    const TimeUs to = t0 + k_us_per_hour;
+    const TimeUs q = 15 * k_us_per_minute;
+    // Host a: steady, not seen at 00:30, its counter starts over before 01:00 (10 is at most
+    // 2 a second since 00:45: counted from zero). Host b: appears at 00:15 with 200 (counted
+    // since 00:07), then drops to 4,000,000 (more than 2 a second: counted as 0).
+    const std::map<std::string, std::map<TimeUs, double>> sums{
+        {"a:1", {{from, 100}, {t0 + q, 580}, {t0 + 3 * q, 2380}, {to, 10}}},
+        {"b:1", {{t0 + q, 200}, {t0 + 2 * q, 5000000}, {t0 + 3 * q, 4000000}, {to, 4000900}}}};
+    int requests = 0;
+    PrometheusClient prom(
+        "http://prometheus.test:9090",
+        [&](const std::string& path,
+            const std::vector<std::pair<std::string, std::string>>& params) {
+            ++requests;
+            std::map<std::string, std::string> p(params.begin(), params.end());
+            EXPECT_EQ(p["query"], R"(sum by (instance) (x{instance=~"a:1|b:1"}))");
+            json result = json::array();
+            if (path.ends_with("query_range")) {
+                EXPECT_EQ(p["start"], fmt::format("{}.000", (t0 + q) / s));
+                EXPECT_EQ(p["end"], fmt::format("{}.000", (t0 + 3 * q) / s));
+                EXPECT_EQ(p["step"], "900");
+                for (const auto& [host, values] : sums) {
+                    json points = json::array();
+                    for (const auto& [t, v] : values) {
+                        if (t > from && t < to) {
+                            points.push_back({static_cast<double>(t) / 1e6, fmt::format("{}", v)});
+                        }
+                    }
+                    result.push_back({{"metric", {{"instance", host}}}, {"values", points}});
+                }
+                return PromAnswer{200,
+                                  json{{"status", "success"},
+                                       {"data", {{"resultType", "matrix"}, {"result", result}}}}
+                                      .dump()};
+            }
+            const TimeUs at = std::llround(std::stod(p["time"]) * 1e6);
+            std::vector<std::pair<json, double>> out;
+            for (const auto& [host, values] : sums) {
+                if (const auto it = values.find(at); it != values.end()) {
+                    out.push_back({{{"instance", host}}, it->second});
+                }
+            }
+            return PromAnswer{200, vector_of(out, static_cast<double>(at) / 1e6).dump()};
+        });
+    std::map<std::pair<std::string, TimeUs>, double> got;
+    read_step_increases(prom, "instance", {"a:1", "b:1"}, 1, 30 * s,
+                        "sum by (instance) (x{{HOSTS}})", from, to, q, 2.0, PromLimits{},
+                        [&](TimeUs segment, const PromLabels& labels, double v) {
+                            got[{prom_label(labels, "instance"), segment}] += v;
+                        });
+    EXPECT_EQ(requests, 3); // from, the quarter hours, to
+    const std::map<std::pair<std::string, TimeUs>, double> expected{
+        {{"a:1", from}, 480},      {{"a:1", t0 + q}, 900},    {{"a:1", t0 + 2 * q}, 900},
+        {{"a:1", t0 + 3 * q}, 10}, {{"b:1", from}, 200},      {{"b:1", t0 + q}, 4999800},
+        {{"b:1", t0 + 2 * q}, 0},  {{"b:1", t0 + 3 * q}, 900}};
+    EXPECT_EQ(got, expected);
+}
+
 } // namespace prometheus_counters_test
 } // namespace gua::report
