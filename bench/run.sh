@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs gua's benchmarks and prints the figures for docs/PERFORMANCE.md.
 # Usage: bench/run.sh [BUILD_DIR] [--short]
-#   full:    30 days × 12 GPUs and 365 days × 16 GPUs of the reference fleet workload
-#   --short: 2 days × 12 GPUs and 7 days × 16 GPUs, few repetitions (CI, under a minute)
+#   full:    30 days × 12 GPUs and 365 days × 16 GPUs of the reference fleet workload, and the
+#            fleet scale test: 1,000 GPUs × 30 days through a real Prometheus
+#            (bench/prometheus_scale.sh; generating and backfilling it takes an hour or more
+#            the first time)
+#   --short: 2 days × 12 GPUs and 7 days × 16 GPUs, few repetitions, and the fleet scale test
+#            on 20 GPUs × 2 days (CI, about a minute and a half)
 # Generated databases are cached in BUILD_DIR/bench-data (regenerated when gua-fleetgen changes).
 set -euo pipefail
 build=${1:-build}
@@ -98,6 +102,13 @@ if [ -x "$build/bench/gua-daemon-bench" ] && [ -e "$fake" ]; then
     fi
 else
     echo "skipped: needs $build/bench/gua-daemon-bench and the fake library (ninja gua_daemon_bench fake_nvml)"
+fi
+
+echo "== fleet scale through Prometheus (bench/prometheus_scale.sh)"
+if [ $short -eq 1 ]; then
+    bench/prometheus_scale.sh "$build" --short
+else
+    bench/prometheus_scale.sh "$build"
 fi
 
 echo "== Google Benchmark"

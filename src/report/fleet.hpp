@@ -7,6 +7,7 @@
 #include "report/build.hpp"
 #include "report/model.hpp"
 #include "report/prometheus_api.hpp"
+#include "report/prometheus_counters.hpp"
 
 #include <map>
 #include <optional>
@@ -85,7 +86,7 @@ void price_fleet(ReportModel& m, const std::vector<FleetCard>& cards,
 /// differs from the hosts' own reports (the zone of the pools, hosts left out, users for
 /// groups). When no host exports the evidence (older daemons), leaves §8 empty with the reason in
 /// m.advice_unavailable.
-void advise_fleet(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
+void advise_fleet(ReportModel& m, const CounterTotals& totals, const FleetOptions& fleet,
                   const BuildOptions& options, const std::vector<FleetCard>& cards,
                   const std::array<std::array<audit::StateTimes, 24>, 7>& heatmap,
                   DurationUs recorded_us);

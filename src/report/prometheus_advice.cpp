@@ -98,19 +98,22 @@ std::string zone_list(const std::map<std::string, std::set<std::string>>& zones)
 
 } // namespace
 
-void advise_fleet(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
+void advise_fleet(ReportModel& m, const CounterTotals& totals, const FleetOptions& fleet,
                   const BuildOptions& o, const std::vector<FleetCard>& cards,
                   const std::array<std::array<audit::StateTimes, 24>, 7>& heatmap,
                   DurationUs recorded_us) {
-    const std::string range = prom_range(o.to - o.from);
     const std::string& h = fleet.host_label;
+    const auto family = [](const std::map<std::string, std::vector<PromSample>>& by_name,
+                           const std::string& name) -> const std::vector<PromSample>& {
+        static const std::vector<PromSample> none;
+        const auto it = by_name.find(name);
+        return it != by_name.end() ? it->second : none;
+    };
 
-    // Which hosts export the evidence, and the zone their office hours were judged in.
+    // Which hosts export the evidence, and the zone their office hours were judged in (the
+    // gauge as the window's edges saw it).
     std::map<std::string, std::set<std::string>> zones;
-    for (const PromSample& s :
-         prom.query(fmt::format("max by ({}, time_zone) (max_over_time(gua_waste_pools_info{}))", h,
-                                range),
-                    o.to)) {
+    for (const PromSample& s : family(totals.gauge, "gua_waste_pools_info")) {
         zones[prom_label(s.labels, h)].insert(prom_label(s.labels, "time_zone"));
     }
     std::set<std::string> hosts;
@@ -157,9 +160,7 @@ void advise_fleet(ReportModel& m, PrometheusClient& prom, const FleetOptions& fl
                             Family{"gua_gpu_pattern_busy_seconds_total", "pattern"},
                             Family{"gua_gpu_bursty_efficiency_seconds_total", "bucket"},
                             Family{"gua_gpu_held_bytes_seconds_total", "during"}}) {
-        for (const PromSample& s : prom.query(
-                 fmt::format("sum by ({}, uuid, {}) (increase({}{}))", h, f.label, f.name, range),
-                 o.to)) {
+        for (const PromSample& s : family(totals.increase, f.name)) {
             const auto it = index.find({prom_label(s.labels, h), prom_label(s.labels, "uuid")});
             if (it != index.end()) {
                 add_series(input.cards[it->second], steady_other[it->second], f,
@@ -174,10 +175,7 @@ void advise_fleet(ReportModel& m, PrometheusClient& prom, const FleetOptions& fl
 
     // Per-user time per card, for naming who holds the cards a rule concerns.
     std::map<std::string, audit::IdentityEvidence> users;
-    for (const PromSample& s : prom.query(
-             fmt::format("sum by ({}, uuid, user, state) (increase(gua_gpu_user_seconds_total{}))",
-                         h, range),
-             o.to)) {
+    for (const PromSample& s : family(totals.increase, "gua_gpu_user_seconds_total")) {
         const auto it = index.find({prom_label(s.labels, h), prom_label(s.labels, "uuid")});
         const std::string user = prom_label(s.labels, "user");
         if (it == index.end() || user == "(no process)") {

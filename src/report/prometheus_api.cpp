@@ -3,6 +3,7 @@
 
 #include "core/fatal.hpp"
 #include "core/shared_library.hpp"
+#include "report/prometheus_answer.hpp"
 
 #define CURL_DISABLE_TYPECHECK // calls go through function pointers
 #include <curl/curl.h>
@@ -10,10 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
+#include <atomic>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 namespace gua::report {
 
@@ -36,6 +40,7 @@ struct CurlApi {
     decltype(&curl_easy_strerror) easy_strerror = nullptr;
     decltype(&curl_easy_escape) easy_escape = nullptr;
     decltype(&curl_free) free = nullptr;
+    decltype(&curl_global_init) global_init = nullptr;
 };
 
 const CurlApi& curl_api() {
@@ -52,6 +57,10 @@ const CurlApi& curl_api() {
         lib.bind(a.easy_strerror, "curl_easy_strerror");
         lib.bind(a.easy_escape, "curl_easy_escape");
         lib.bind(a.free, "curl_free");
+        lib.bind(a.global_init, "curl_global_init");
+        // Once, before any thread makes a handle: curl_easy_init would otherwise do it lazily,
+        // which is not thread-safe.
+        a.global_init(CURL_GLOBAL_DEFAULT);
         return a;
     }();
     return api;
@@ -64,37 +73,6 @@ constexpr std::int64_t k_max_points = 10000;
 std::size_t append_body(char* data, std::size_t size, std::size_t count, void* out) {
     static_cast<std::string*>(out)->append(data, size * count);
     return size * count;
-}
-
-/// A sample value; nullopt for Prometheus's NaN and ±Inf, which stand for no number (the sample
-/// is then missing, never 0).
-std::optional<double> parse_value(const json& v) {
-    const std::string text = v.get<std::string>();
-    char* end = nullptr;
-    const double d = std::strtod(text.c_str(), &end);
-    if (end == text.c_str()) {
-        throw Fatal("Prometheus returned a sample value that is not a number: " + text);
-    }
-    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
-}
-
-/// Latest sample time accepted from a server, in seconds (year 5138): later ones are garbage.
-constexpr double k_max_time_s = 1e11;
-
-TimeUs parse_time(const json& t) {
-    const double s = t.get<double>();
-    if (!(s >= 0 && s <= k_max_time_s)) {
-        throw Fatal(fmt::format("Prometheus returned a sample time out of range: {}", t.dump()));
-    }
-    return static_cast<TimeUs>(std::llround(s * 1e6));
-}
-
-PromLabels labels_of(const json& metric) {
-    PromLabels labels;
-    for (const auto& [k, v] : metric.items()) {
-        labels[k] = v.get<std::string>();
-    }
-    return labels;
 }
 
 std::string label_key(const PromLabels& labels) {
@@ -161,12 +139,17 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
         form += (form.empty() ? "" : "&") + name + "=" + escaped;
         api.free(escaped);
     }
-    const std::string url = m_base + path;
+    // The label-values endpoint answers GET only (Prometheus 2.42); the query endpoints take a
+    // POSTed form, which has no length limit.
+    const bool get = path.find("/label/") != std::string::npos;
+    const std::string url = m_base + path + (get ? "?" + form : "");
     PromAnswer answer;
     char error[CURL_ERROR_SIZE] = {};
     api.easy_reset(curl);
     api.easy_setopt(curl, CURLOPT_URL, url.c_str());
-    api.easy_setopt(curl, CURLOPT_POSTFIELDS, form.c_str());
+    if (!get) {
+        api.easy_setopt(curl, CURLOPT_POSTFIELDS, form.c_str());
+    }
     api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &append_body);
     api.easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
     api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
@@ -183,38 +166,38 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
     return answer;
 }
 
-nlohmann::json PrometheusClient::post(const std::string& path, const Params& params) {
-    const PromAnswer answer = m_transport ? m_transport(path, params) : curl_post(path, params);
-    json j = json::parse(answer.body, nullptr, false);
-    if (j.is_discarded()) {
-        throw Fatal(fmt::format("Prometheus at {} answered HTTP {} with a body that is not JSON "
-                                "(is this the server's root URL?)",
-                                m_base, answer.status));
-    }
-    if (!j.is_object() || j.value("status", json()) != "success") {
-        const auto text = [&j](const char* key, const char* fallback) {
-            const auto it = j.is_object() ? j.find(key) : j.end();
-            return it != j.end() && it->is_string() ? it->get<std::string>()
-                                                    : std::string(fallback);
-        };
-        throw Fatal(fmt::format("Prometheus at {} refused a query (HTTP {}): {}: {}", m_base,
-                                answer.status, text("errorType", "error"), text("error", "?")));
-    }
-    return j;
+PromAnswer PrometheusClient::send(const std::string& path, const Params& params) {
+    return m_transport ? m_transport(path, params) : curl_post(path, params);
+}
+
+void PrometheusClient::query_each(
+    const std::string& promql, TimeUs at,
+    const std::function<void(PromLabels&, std::optional<double>)>& sink) {
+    parse_answer(send("/api/v1/query", {{"query", promql}, {"time", prom_time(at)}}), m_base,
+                 [&](PromLabels& labels, std::vector<std::pair<TimeUs, double>>& points) {
+                     sink(labels, points.empty() ? std::nullopt
+                                                 : std::optional<double>(points.back().second));
+                 });
+}
+
+void PrometheusClient::query_range_each(
+    const std::string& promql, TimeUs start, TimeUs end, DurationUs step,
+    const std::function<void(PromLabels&, std::vector<std::pair<TimeUs, double>>&)>& sink) {
+    parse_answer(
+        send("/api/v1/query_range", {{"query", promql},
+                                     {"start", prom_time(start)},
+                                     {"end", prom_time(end)},
+                                     {"step", fmt::format("{}", static_cast<double>(step) / 1e6)}}),
+        m_base, sink);
 }
 
 std::vector<PromSample> PrometheusClient::query(const std::string& promql, TimeUs at) {
-    const json j = post("/api/v1/query", {{"query", promql}, {"time", prom_time(at)}});
     std::vector<PromSample> out;
-    try {
-        for (const json& r : j.at("data").at("result")) {
-            if (const std::optional<double> value = parse_value(r.at("value").at(1))) {
-                out.push_back(PromSample{labels_of(r.at("metric")), *value});
-            }
+    query_each(promql, at, [&](PromLabels& labels, std::optional<double> value) {
+        if (value) {
+            out.push_back(PromSample{std::move(labels), *value});
         }
-    } catch (const json::exception& e) {
-        throw Fatal(fmt::format("unexpected answer from Prometheus at {}: {}", m_base, e.what()));
-    }
+    });
     return out;
 }
 
@@ -225,31 +208,98 @@ std::vector<PromSeries> PrometheusClient::query_range(const std::string& promql,
     std::map<std::string, std::size_t> index;
     for (TimeUs chunk = start; chunk <= end; chunk += k_max_points * step) {
         const TimeUs chunk_end = std::min(end, chunk + (k_max_points - 1) * step);
-        const json j = post("/api/v1/query_range",
-                            {{"query", promql},
-                             {"start", prom_time(chunk)},
-                             {"end", prom_time(chunk_end)},
-                             {"step", fmt::format("{}", static_cast<double>(step) / 1e6)}});
-        try {
-            for (const json& r : j.at("data").at("result")) {
-                PromLabels labels = labels_of(r.at("metric"));
-                const auto [it, fresh] = index.try_emplace(label_key(labels), out.size());
-                if (fresh) {
-                    out.push_back(PromSeries{std::move(labels), {}});
-                }
-                for (const json& v : r.at("values")) {
-                    const TimeUs t = parse_time(v.at(0));
-                    if (const std::optional<double> value = parse_value(v.at(1))) {
-                        out[it->second].values.emplace_back(t, *value);
-                    }
-                }
-            }
-        } catch (const json::exception& e) {
-            throw Fatal(
-                fmt::format("unexpected answer from Prometheus at {}: {}", m_base, e.what()));
-        }
+        query_range_each(promql, chunk, chunk_end, step,
+                         [&](PromLabels& labels, std::vector<std::pair<TimeUs, double>>& points) {
+                             const auto [it, fresh] =
+                                 index.try_emplace(label_key(labels), out.size());
+                             if (fresh) {
+                                 out.push_back(PromSeries{std::move(labels), {}});
+                             }
+                             auto& values = out[it->second].values;
+                             values.insert(values.end(), points.begin(), points.end());
+                         });
     }
     return out;
+}
+
+std::vector<std::string> PrometheusClient::label_values(const std::string& name,
+                                                        const std::vector<std::string>& match,
+                                                        TimeUs start, TimeUs end) {
+    Params params{{"start", prom_time(start)}, {"end", prom_time(end)}};
+    for (const std::string& m : match) {
+        params.emplace_back("match[]", m);
+    }
+    const PromAnswer answer = send("/api/v1/label/" + name + "/values", params);
+    const json j = json::parse(answer.body, nullptr, false);
+    const auto it = j.is_object() ? j.find("data") : j.end();
+    if (j.is_object() && j.value("status", json()) == "success" && it != j.end() &&
+        it->is_array()) {
+        std::vector<std::string> out;
+        for (const json& v : *it) {
+            if (!v.is_string()) {
+                throw Fatal(fmt::format("unexpected answer from Prometheus at {}: a label value "
+                                        "that is not a string",
+                                        m_base));
+            }
+            out.push_back(v.get<std::string>());
+        }
+        return out;
+    }
+    // Not a list: the same one-line errors as a query's answer.
+    parse_answer(answer, m_base, [](PromLabels&, std::vector<std::pair<TimeUs, double>>&) {});
+    throw Fatal(
+        fmt::format("unexpected answer from Prometheus at {}: no list of label values", m_base));
+}
+
+void PrometheusClient::parallel(const std::vector<std::function<void(PrometheusClient&)>>& jobs,
+                                std::size_t concurrency) {
+    if (m_transport || concurrency <= 1 || jobs.size() <= 1) {
+        for (const auto& job : jobs) {
+            job(*this);
+        }
+        return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr first_error;
+    std::mutex error_mutex;
+    const auto worker = [&](PrometheusClient& client) {
+        for (std::size_t i = next++; i < jobs.size() && !failed; i = next++) {
+            try {
+                jobs[i](client);
+            } catch (...) {
+                const std::lock_guard<std::mutex> lock(error_mutex);
+                if (!failed.exchange(true)) {
+                    first_error = std::current_exception();
+                }
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    const std::size_t n = std::min(concurrency, jobs.size());
+    try {
+        for (std::size_t t = 1; t < n; ++t) {
+            threads.emplace_back([&] {
+                try {
+                    PrometheusClient client(m_base, m_timeout_us);
+                    worker(client);
+                } catch (...) { // cannot make a handle: the other workers carry on
+                    const std::lock_guard<std::mutex> lock(error_mutex);
+                    if (!failed.exchange(true)) {
+                        first_error = std::current_exception();
+                    }
+                }
+            });
+        }
+    } catch (const std::system_error&) { // no more threads: the ones started and this one do it
+    }
+    worker(*this);
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    if (first_error) {
+        std::rethrow_exception(first_error);
+    }
 }
 
 } // namespace gua::report

@@ -5,8 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,12 +64,31 @@ class PrometheusClient {
     /// 10,000 points per series (Prometheus refuses more than 11,000).
     std::vector<PromSeries> query_range(const std::string& promql, TimeUs start, TimeUs end,
                                         DurationUs step);
+    /// Evaluates the instant vector `promql` at `at`, handing each series (its one point, or
+    /// none when the value is NaN or ±Inf) to `sink` as the answer is read.
+    void query_each(const std::string& promql, TimeUs at,
+                    const std::function<void(PromLabels&, std::optional<double>)>& sink);
+    /// One query_range request (at most 11,000 steps: the caller plans them), each series
+    /// handed to `sink` as the answer is read.
+    void query_range_each(
+        const std::string& promql, TimeUs start, TimeUs end, DurationUs step,
+        const std::function<void(PromLabels&, std::vector<std::pair<TimeUs, double>>&)>& sink);
+    /// The values of label `name` on the series that any of the selectors `match` selects in
+    /// [start, end] (the server's index only: no sample is read).
+    std::vector<std::string> label_values(const std::string& name,
+                                          const std::vector<std::string>& match, TimeUs start,
+                                          TimeUs end);
+    /// Runs every job, up to `concurrency` at once, each with a client of the same server on
+    /// its own connection (one at a time on this client when it has a transport). Rethrows the
+    /// first job's error once every running job has finished; later jobs are then skipped.
+    void parallel(const std::vector<std::function<void(PrometheusClient&)>>& jobs,
+                  std::size_t concurrency);
     /// The server root given to the constructor, without a trailing '/'.
     const std::string& url() const { return m_base; }
 
   private:
     using Params = std::vector<std::pair<std::string, std::string>>;
-    nlohmann::json post(const std::string& path, const Params& params);
+    PromAnswer send(const std::string& path, const Params& params);
     PromAnswer curl_post(const std::string& path, const Params& params);
 
     std::string m_base;

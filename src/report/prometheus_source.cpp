@@ -1,6 +1,7 @@
 // The fleet report from gua's counters: increase() over the window, per host/GPU and per user.
 #include "audit/waste.hpp"
 #include "report/fleet.hpp"
+#include "report/prometheus_counters.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
@@ -53,45 +54,56 @@ struct Card {
     std::optional<std::int64_t> memory_total_mib;
 };
 
-/// §5 from increase() per quarter hour: edge segments by instant queries, the rest by one range
-/// query whose point at t covers [t - 15m, t]. Returns the cells' state times (§8 reads them).
+/// The counter families the report reads, and how (prometheus_counters.hpp).
+const std::vector<CounterFamily>& report_counters() {
+    static const std::vector<CounterFamily> families{
+        {"gua_gpu_seconds_total", {"gpu", "uuid", "model", "state"}, 1.0, false},
+        // A tick is at least 100 ms ([daemon] interval).
+        {"gua_gpu_card_ticks_total", {"gpu", "uuid", "model"}, 10.0, false},
+        {"gua_efficiency_seconds_total", {"gpu", "bucket"}, 1.0, false},
+        {"gua_identity_gpu_seconds_total", {"user", "namespace", "state"}, 0, true},
+        {"gua_identity_idle_held_bytes_seconds_total", {"user", "namespace"}, 0, true},
+        {"gua_identity_card_ticks_total", {"user", "namespace"}, 0, true},
+        // The recommender's evidence (§8, prometheus_advice.cpp).
+        {"gua_waste_pool_seconds_total", {"uuid", "pool"}, 1.0, false},
+        {"gua_gpu_measured_seconds_total", {"uuid", "period"}, 1.0, false},
+        {"gua_gpu_pattern_seconds_total", {"uuid", "pattern"}, 1.0, false},
+        {"gua_gpu_pattern_busy_seconds_total", {"uuid", "pattern"}, 1.0, false},
+        {"gua_gpu_bursty_efficiency_seconds_total", {"uuid", "bucket"}, 1.0, false},
+        {"gua_gpu_held_bytes_seconds_total", {"uuid", "during"}, 0, false},
+        {"gua_gpu_user_seconds_total", {"uuid", "user", "state"}, 1.0, false},
+    };
+    return families;
+}
+
+const std::vector<PromSample>& increase_of(const CounterTotals& totals, const std::string& name) {
+    static const std::vector<PromSample> none;
+    const auto it = totals.increase.find(name);
+    return it != totals.increase.end() ? it->second : none;
+}
+
+/// §5 from the increase per quarter hour (and the two partial edges), read per host at each
+/// quarter hour (prometheus_counters.hpp). Returns the cells' state times (§8 reads them).
 std::array<std::array<audit::StateTimes, 24>, 7>
-fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o, const TimeZone& tz) {
+fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
+             const CounterTotals& totals, const BuildOptions& o, const TimeZone& tz,
+             const PromLimits& limits) {
     std::array<std::array<audit::StateTimes, 24>, 7> cells{};
-    const auto add = [&](TimeUs segment_start, const PromLabels& labels, double v) {
-        const auto [day, hour] = tz.weekday_hour(segment_start);
-        add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
-                  prom_label(labels, "state"), us_of(v));
-    };
-    const auto expr = [](DurationUs range) {
-        return fmt::format("sum by (state) (increase(gua_gpu_seconds_total{}))", prom_range(range));
-    };
-    const TimeUs first_q = (o.from + k_quarter_us - 1) / k_quarter_us * k_quarter_us;
-    const TimeUs last_q = o.to / k_quarter_us * k_quarter_us;
-    if (first_q >= last_q) {
-        for (const PromSample& s : prom.query(expr(o.to - o.from), o.to)) {
-            add(o.from, s.labels, s.value);
-        }
-    } else {
-        if (o.from < first_q) {
-            for (const PromSample& s : prom.query(expr(first_q - o.from), first_q)) {
-                add(o.from, s.labels, s.value);
-            }
-        }
-        if (first_q + k_quarter_us <= last_q) {
-            for (const PromSeries& s : prom.query_range(expr(k_quarter_us), first_q + k_quarter_us,
-                                                        last_q, k_quarter_us)) {
-                for (const auto& [t, v] : s.values) {
-                    add(t - k_quarter_us, s.labels, v);
-                }
-            }
-        }
-        if (last_q < o.to) {
-            for (const PromSample& s : prom.query(expr(o.to - last_q), o.to)) {
-                add(last_q, s.labels, s.value);
-            }
-        }
-    }
+    const auto found = totals.series_per_host.find("gua_gpu_seconds_total");
+    const std::int64_t series = found != totals.series_per_host.end() ? found->second : 1;
+    // The last sample of each quarter hour, however late in it (a daemon stopping inside a
+    // quarter is seen up to its stop); a host's sum of one state counts at most a second a second
+    // per card.
+    read_step_increases(
+        prom, fleet.host_label, totals.hosts, series, totals.sample_interval_us,
+        "sum by (" + fleet.host_label + ", state) (last_over_time(gua_gpu_seconds_total{{HOSTS}}" +
+            prom_range(k_quarter_us) + "))",
+        o.from, o.to, k_quarter_us, static_cast<double>(series), limits,
+        [&](TimeUs segment_start, const PromLabels& labels, double v) {
+            const auto [day, hour] = tz.weekday_hour(segment_start);
+            add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
+                      prom_label(labels, "state"), us_of(v));
+        });
     for (std::size_t d = 0; d < 7; ++d) {
         for (std::size_t h = 0; h < 24; ++h) {
             m.heatmap[d][h] = heat_cell(cells[d][h]);
@@ -100,9 +112,9 @@ fill_heatmap(ReportModel& m, PrometheusClient& prom, const BuildOptions& o, cons
     return cells;
 }
 
-void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions& o,
-                     const std::string& range) {
-    // Grouped by the `user` label, or by `namespace` (empty: outside a named pod).
+void fill_identities(ReportModel& m, const CounterTotals& totals, const BuildOptions& o) {
+    // Grouped by the `user` label, or by `namespace` (empty: outside a named pod); each host's
+    // series add up.
     const bool by_namespace = o.grouping.by == audit::GroupBy::pod_namespace;
     const std::string label = by_namespace ? "namespace" : "user";
     std::map<std::string, IdentityRow> users;
@@ -115,23 +127,15 @@ void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions&
         r.name = name;
         return r;
     };
-    for (const PromSample& s :
-         prom.query(fmt::format("sum by ({}, state) (increase(gua_identity_gpu_seconds_total{}))",
-                                label, range),
-                    o.to)) {
+    for (const PromSample& s : increase_of(totals, "gua_identity_gpu_seconds_total")) {
         const double hours = to_hours(us_of(s.value));
         (prom_label(s.labels, "state") == "active" ? row(s).active_hours
                                                    : row(s).idle_held_hours) += hours;
     }
-    for (const PromSample& s : prom.query(
-             fmt::format("sum by ({}) (increase(gua_identity_idle_held_bytes_seconds_total{}))",
-                         label, range),
-             o.to)) {
+    for (const PromSample& s : increase_of(totals, "gua_identity_idle_held_bytes_seconds_total")) {
         row(s).idle_held_gib_hours += std::max(s.value, 0.0) / k_bytes_per_gib / 3600.0;
     }
-    for (const PromSample& s : prom.query(
-             fmt::format("sum by ({}) (increase(gua_identity_card_ticks_total{}))", label, range),
-             o.to)) {
+    for (const PromSample& s : increase_of(totals, "gua_identity_card_ticks_total")) {
         row(s).samples += static_cast<std::uint64_t>(bounded_round(s.value, 1e15));
     }
     std::vector<IdentityRow> rows;
@@ -150,8 +154,12 @@ void fill_identities(ReportModel& m, PrometheusClient& prom, const BuildOptions&
 ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& fleet,
                                     const BuildOptions& o, const TimeZone& tz) {
     ReportModel m = start_fleet_model(prom, o, tz);
-    const std::string range = prom_range(o.to - o.from);
     const std::string& h = fleet.host_label;
+    const PromLimits limits;
+    const CounterTotals totals = read_counters(
+        prom, h, o.from, o.to, report_counters(),
+        {{"gua_gpu_memory_total_bytes", {"uuid"}}, {"gua_waste_pools_info", {"time_zone"}}},
+        limits);
     std::map<std::pair<std::string, std::string>, Card> cards;
     const auto card = [&](const PromSample& s) -> Card& {
         Card& c = cards[{prom_label(s.labels, h), prom_label(s.labels, "uuid")}];
@@ -162,22 +170,13 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         c.row.index = std::atoi(prom_label(s.labels, "gpu").c_str());
         return c;
     };
-    for (const PromSample& s : prom.query(fmt::format("sum by ({}, gpu, uuid, model, state) "
-                                                      "(increase(gua_gpu_seconds_total{}))",
-                                                      h, range),
-                                          o.to)) {
+    for (const PromSample& s : increase_of(totals, "gua_gpu_seconds_total")) {
         add_state(card(s).states, prom_label(s.labels, "state"), us_of(s.value));
     }
-    for (const PromSample& s : prom.query(
-             fmt::format("sum by ({}, gpu, uuid, model) (increase(gua_gpu_card_ticks_total{}))", h,
-                         range),
-             o.to)) {
+    for (const PromSample& s : increase_of(totals, "gua_gpu_card_ticks_total")) {
         card(s).ticks += std::max(s.value, 0.0);
     }
-    for (const PromSample& s : prom.query(
-             fmt::format("sum by ({}, gpu, bucket) (increase(gua_efficiency_seconds_total{}))", h,
-                         range),
-             o.to)) {
+    for (const PromSample& s : increase_of(totals, "gua_efficiency_seconds_total")) {
         for (auto& [key, c] : cards) {
             if (key.first == prom_label(s.labels, h) &&
                 std::to_string(c.row.index) == prom_label(s.labels, "gpu")) {
@@ -188,13 +187,13 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     }
 
     // Memory size per card, for pricing MIG instances without a profile in their name.
-    for (const PromSample& s :
-         prom.query(fmt::format("max by ({}, uuid) (max_over_time(gua_gpu_memory_total_bytes{}))",
-                                h, range),
-                    o.to)) {
-        const auto it = cards.find({prom_label(s.labels, h), prom_label(s.labels, "uuid")});
-        if (it != cards.end() && s.value > 0) {
-            it->second.memory_total_mib = bounded_round(s.value / (1024.0 * 1024.0), 1e12);
+    if (const auto memory = totals.gauge.find("gua_gpu_memory_total_bytes");
+        memory != totals.gauge.end()) {
+        for (const PromSample& s : memory->second) {
+            const auto it = cards.find({prom_label(s.labels, h), prom_label(s.labels, "uuid")});
+            if (it != cards.end() && s.value > 0) {
+                it->second.memory_total_mib = bounded_round(s.value / (1024.0 * 1024.0), 1e12);
+            }
         }
     }
 
@@ -234,14 +233,15 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     m.buckets = bucket_shares(buckets);
     m.bucket_hours = to_hours(buckets[0] + buckets[1] + buckets[2] + buckets[3]);
 
-    fill_identities(m, prom, o, range);
-    const auto heatmap = fill_heatmap(m, prom, o, tz);
+    fill_identities(m, totals, o);
+    const auto heatmap = fill_heatmap(m, prom, fleet, totals, o, tz, limits);
     price_fleet(m, priced, o.pricing);
 
     const DurationUs step = coverage_step(o.from, o.to);
     const SeriesPresence presence =
-        presence_of(prom.query_range(fmt::format("count by ({}) (gua_daemon_ticks_total)", h),
-                                     o.from, o.to, step),
+        presence_of(read_range(prom, h, totals.hosts, 1, totals.sample_interval_us,
+                               "count by (" + h + ") (gua_daemon_ticks_total{{HOSTS}})", o.from,
+                               o.to, step, limits),
                     h, o.from, o.to, step);
     m.coverage.first = presence.first;
     m.coverage.last_end = presence.last_end;
@@ -257,7 +257,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
                 std::max<DurationUs>(std::min(gap_to, o.to) - std::max(gap_from, o.from), 0);
         }
     }
-    advise_fleet(m, prom, fleet, o, priced, heatmap, std::max<DurationUs>(recorded, 0));
+    advise_fleet(m, totals, fleet, o, priced, heatmap, std::max<DurationUs>(recorded, 0));
     return m;
 }
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,7 +22,7 @@ constexpr double k_hour_s = 3600;
 constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
 const std::string k_uuid = "GPU-11111111-0000-0000-0000-000000000000";
 
-/// One instant-query answer per family: (needle in the query, series).
+/// The series of each family at the window's end: (family name, series).
 using Answers = std::vector<std::pair<std::string, json>>;
 
 json sample(json labels, double value) {
@@ -38,8 +40,7 @@ Answers one_idle_card(bool evidence, const std::string& zone = "UTC") {
         return labels;
     };
     Answers a{
-        {"(increase(gua_gpu_seconds_total",
-         json::array({sample(with("state", "idle_held"), k_hour_s)})},
+        {"gua_gpu_seconds_total", json::array({sample(with("state", "idle_held"), k_hour_s)})},
         {"gua_gpu_card_ticks_total", json::array({sample(card, 120)})},
         {"gua_gpu_memory_total_bytes", json::array({sample(card, 80 * k_gib)})},
         {"gua_identity_gpu_seconds_total",
@@ -61,21 +62,49 @@ Answers one_idle_card(bool evidence, const std::string& zone = "UTC") {
     return a;
 }
 
-/// A client answering each instant query with the first matching entry of `answers` (else no
-/// series) and every range query with no series.
+/// A Prometheus on `answers` as gua's reader asks it (report/prometheus_counters.hpp): the hosts
+/// from the label index, and at each edge lookup every series of the families the query names,
+/// each counter at 0 at the window's start and at its value at the end, beside a daemon start
+/// time that does not change (so each counter's increase is its value). Range queries find no
+/// series.
 PrometheusClient client(const Answers& answers) {
     return PrometheusClient(
         "http://prometheus.test:9090",
         [answers](const std::string& path,
                   const std::vector<std::pair<std::string, std::string>>& params) {
-            const std::string& query = params.at(0).second;
+            const std::map<std::string, std::string> p(params.begin(), params.end());
+            std::set<std::string> hosts;
+            for (const auto& [family, series] : answers) {
+                for (const json& s : series) {
+                    hosts.insert(s["metric"].value("instance", ""));
+                }
+            }
+            hosts.erase("");
+            if (path.find("/label/") != std::string::npos) {
+                return PromAnswer{200, json{{"status", "success"}, {"data", hosts}}.dump()};
+            }
             json result = json::array();
-            if (!path.ends_with("query_range")) {
-                for (const auto& [needle, series] : answers) {
-                    if (query.find(needle) != std::string::npos) {
-                        result = series;
-                        break;
-                    }
+            const std::string& query = p.at("query");
+            const bool lookup = !path.ends_with("query_range") && query.starts_with("sum by (");
+            const bool at_start =
+                lookup && std::stod(p.at("time")) * 1e6 < static_cast<double>(k_from) + 1;
+            const auto add = [&](json metric, const std::string& name, double value) {
+                metric["__name__"] = name;
+                result.push_back({{"metric", metric}, {"value", {0.0, std::to_string(value)}}});
+            };
+            if (lookup && query.find("gua_daemon_start_time_seconds") != std::string::npos) {
+                for (const std::string& h : hosts) {
+                    add({{"instance", h}}, "gua_daemon_start_time_seconds", 1.7e9);
+                }
+            }
+            for (const auto& [family, series] : answers) {
+                if (!lookup || query.find(family) == std::string::npos) {
+                    continue;
+                }
+                const bool gauge = family.ends_with("_bytes") || family.ends_with("_info");
+                for (const json& s : series) {
+                    add(s["metric"], family,
+                        at_start && !gauge ? 0.0 : std::stod(s["value"][1].get<std::string>()));
                 }
             }
             const char* type = path.ends_with("query_range") ? "matrix" : "vector";
@@ -156,7 +185,7 @@ TEST(PrometheusAdvice, AHostWithoutTheEvidenceIsNamed) {
     Answers a = one_idle_card(true);
     // Host h2 (an older daemon) has a card in §3 but no evidence.
     for (auto& [needle, series] : a) {
-        if (needle == "(increase(gua_gpu_seconds_total") {
+        if (needle == "gua_gpu_seconds_total") {
             series.push_back(sample({{"instance", "h2"},
                                      {"gpu", "0"},
                                      {"uuid", "GPU-22222222-0000-0000-0000-000000000000"},

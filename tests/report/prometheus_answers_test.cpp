@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,6 +114,33 @@ TEST(PrometheusAnswers, AnswersThatAreNotObjectsAreRefusedInOneLine) {
     }
 }
 
+/// A vector answer of every counter family the gua source reads, for host "h:1", each series at
+/// `value`, and of the daemon's start time (the same at every lookup).
+std::string counters_answer(const std::string& value) {
+    json result = json::array();
+    const auto add = [&](json metric, const std::string& v) {
+        metric["instance"] = "h:1";
+        result.push_back({{"metric", metric}, {"value", {1767225600.5, v}}});
+    };
+    add({{"__name__", "gua_daemon_start_time_seconds"}}, "1767000000");
+    for (const char* state : {"active", "idle_held", "truly_idle"}) {
+        add({{"__name__", "gua_gpu_seconds_total"},
+             {"gpu", "0"},
+             {"uuid", "GPU-1"},
+             {"model", "NVIDIA A100-SXM4-80GB"},
+             {"state", state}},
+            value);
+        add({{"__name__", "gua_identity_gpu_seconds_total"}, {"user", "alice"}, {"state", state}},
+            value);
+    }
+    add({{"__name__", "gua_gpu_card_ticks_total"}, {"gpu", "0"}, {"uuid", "GPU-1"}}, value);
+    add({{"__name__", "gua_efficiency_seconds_total"}, {"gpu", "0"}, {"bucket", "idle"}}, value);
+    add({{"__name__", "gua_identity_card_ticks_total"}, {"user", "alice"}}, value);
+    add({{"__name__", "gua_identity_idle_held_bytes_seconds_total"}, {"user", "alice"}}, value);
+    return json{{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}}
+        .dump();
+}
+
 // The fleet report on counters no real fleet has (10^300 seconds, in every query): finite
 // figures, bounded per series, and no overflow in the sums (UBSan would stop the test).
 TEST(PrometheusAnswers, AbsurdCounterValuesStayBounded) {
@@ -125,22 +153,76 @@ TEST(PrometheusAnswers, AbsurdCounterValuesStayBounded) {
     FleetOptions fleet;
     for (const char* source : {"gua", "dcgm"}) {
         fleet.source = source;
-        Canned server(vector_answer({"1e300", "1e300", "1e300"}),
-                      matrix_answer({{1767225600, "1e300"}, {1767225615, "1e300"}}));
-        PrometheusClient prom = server.client();
+        int requests = 0;
+        // The counters read 0 at the window's start and 10^300 at its end (and everywhere
+        // else); the host list is one host.
+        PrometheusClient prom(
+            "http://prometheus.test:9090",
+            [&](const std::string& path,
+                const std::vector<std::pair<std::string, std::string>>& params) {
+                ++requests;
+                const std::map<std::string, std::string> p(params.begin(), params.end());
+                if (path.find("/label/") != std::string::npos) {
+                    return PromAnswer{200, R"({"status":"success","data":["h:1"]})"};
+                }
+                if (path.ends_with("query_range")) {
+                    return PromAnswer{
+                        200, matrix_answer({{1767225600, "1e300"}, {1767225615, "1e300"}})};
+                }
+                const bool at_start = p.at("time") == "1767225600.000";
+                return PromAnswer{200, fleet.source == "gua"
+                                           ? counters_answer(at_start ? "0" : "1e300")
+                                           : vector_answer({"1e300", "1e300", "1e300"})};
+            });
         fleet.url = prom.url();
         const ReportModel m = fleet.source == "dcgm"
                                   ? build_dcgm_report(prom, fleet, options, tz)
                                   : build_prometheus_report(prom, fleet, options, tz);
-        EXPECT_GT(server.requests, 0);
+        EXPECT_GT(requests, 0);
         EXPECT_TRUE(std::isfinite(m.observed_card_hours)) << source;
+        ASSERT_FALSE(m.gpus.empty()) << source;
         for (const GpuRow& g : m.gpus) {
             const double hours = g.shares.active_hours + g.shares.idle_held_hours +
                                  g.shares.truly_idle_hours + g.shares.unmeasured_hours;
             EXPECT_TRUE(std::isfinite(hours)) << source;
+            EXPECT_GT(hours, 0) << source;
             EXPECT_LE(hours, 4 * 1e10 / 3600) << source << ": at most 10^10 s per series";
         }
     }
+}
+
+// Each series is handed over as it is parsed; a series whose labels are not text, or a result
+// that is not a list of series, is a one-line error naming the server.
+TEST(PrometheusAnswers, MalformedSeriesAreRefusedInOneLine) {
+    for (const std::string& body :
+         {std::string(
+              R"({"status":"success","data":{"result":[{"metric":{"gpu":0},"value":[1,"2"]}]}})"),
+          std::string(R"({"status":"success","data":{"result":["x"]}})"),
+          std::string(R"({"status":"success","data":{"result":[{"metric":{}}]}})"),
+          std::string(R"({"status":"success","data":{"result":[{"metric":{},"value":[1,2]}]}})")}) {
+        Canned server(body);
+        PrometheusClient prom = server.client();
+        const std::string message = fatal_message([&] { prom.query("up", 0); });
+        EXPECT_TRUE(message.starts_with("unexpected answer from Prometheus at "
+                                        "http://prometheus.test:9090: "))
+            << body << ": " << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos);
+    }
+}
+
+TEST(PrometheusAnswers, LabelValuesAreAListOfText) {
+    Canned server(R"({"status":"success","data":["b:1","a:1"]})");
+    PrometheusClient prom = server.client();
+    EXPECT_EQ(prom.label_values("instance", {"up"}, 0, k_us_per_second),
+              (std::vector<std::string>{"b:1", "a:1"}));
+    server.body = R"({"status":"error","errorType":"bad_data","error":"1:3: parse error"})";
+    EXPECT_EQ(fatal_message([&] { prom.label_values("instance", {"up{"}, 0, 1); }),
+              "Prometheus at http://prometheus.test:9090 refused a query (HTTP 200): bad_data: "
+              "1:3: parse error");
+    server.body = R"({"status":"success","data":[1]})";
+    EXPECT_TRUE(fatal_message([&] {
+                    prom.label_values("instance", {"up"}, 0, 1);
+                }).starts_with("unexpected answer from Prometheus at "));
 }
 
 } // namespace prometheus_answers_test

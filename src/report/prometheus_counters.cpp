@@ -1,0 +1,520 @@
+// Lookups at chunk edges, telescoping where a daemon ran throughout, increase() elsewhere.
+#include "report/prometheus_counters.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+namespace gua::report {
+
+namespace {
+
+constexpr const char* k_start_time = "gua_daemon_start_time_seconds";
+constexpr DurationUs k_lookback = 5 * k_us_per_minute;
+constexpr DurationUs k_chunk = k_us_per_day;
+constexpr DurationUs k_default_interval = 15 * k_us_per_second;
+/// Slack on the bound of an appeared series: a tick's counting can run ahead of the wall clock.
+constexpr double k_new_series_slack_s = 120;
+/// A lookup's guess of series per host (lookups hold one point per series).
+constexpr std::int64_t k_lookup_series_guess = 1000;
+
+/// Values of one family at one lookup: series key → value.
+using Values = std::map<std::string, double>;
+
+/// What one host showed at one lookup time.
+struct HostAt {
+    std::optional<double> start_time;
+    std::map<std::string, Values> counters; ///< by family name
+};
+
+bool is_pod_series(const PromLabels& labels) {
+    for (const char* name : {"namespace", "pod", "container"}) {
+        if (!prom_label(labels, name).empty()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// `labels` reduced to the host label and `keep`.
+PromLabels project(const PromLabels& labels, const std::string& host_label,
+                   const std::vector<std::string>& keep) {
+    PromLabels out;
+    if (const auto it = labels.find(host_label); it != labels.end()) {
+        out.insert(*it);
+    }
+    for (const std::string& k : keep) {
+        if (const auto it = labels.find(k); it != labels.end()) {
+            out.insert(*it);
+        }
+    }
+    return out;
+}
+
+/// `expr` with every `{HOSTS}` replaced by the matcher of hosts [first, first + n).
+std::string with_hosts(std::string expr, const std::string& host_label,
+                       const std::vector<std::string>& hosts, std::size_t first, std::size_t n) {
+    const std::string matcher =
+        label_matcher(host_label, std::span<const std::string>(hosts.data() + first, n));
+    for (std::size_t at = expr.find("{HOSTS}"); at != std::string::npos;
+         at = expr.find("{HOSTS}", at + matcher.size())) {
+        expr.replace(at, 7, matcher);
+    }
+    return expr;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+    std::string out;
+    for (const std::string& p : parts) {
+        out += (out.empty() ? "" : sep) + p;
+    }
+    return out;
+}
+
+/// The results being assembled, shared by the jobs of a phase (under the mutex).
+struct Assembly {
+    std::mutex mutex;
+    std::map<std::string, std::map<TimeUs, HostAt>> at; ///< host → lookup time → what it showed
+    std::map<std::string, std::map<std::string, PromSample>> sums;   ///< family → key → sum
+    std::map<std::string, std::map<std::string, PromSample>> gauges; ///< family → key → max
+};
+
+} // namespace
+
+std::string series_key(const PromLabels& labels) {
+    std::string key;
+    for (const auto& [k, v] : labels) {
+        key += k + '\x1f' + v + '\x1e';
+    }
+    return key;
+}
+
+std::optional<std::map<std::string, double>> telescope(const std::map<std::string, double>& start,
+                                                       const std::map<std::string, double>& end,
+                                                       double max_new) {
+    std::map<std::string, double> out;
+    for (const auto& [key, v0] : start) {
+        if (!end.contains(key)) {
+            return std::nullopt; // the series ended: its last value is not at the edge
+        }
+    }
+    for (const auto& [key, v1] : end) {
+        const auto it = start.find(key);
+        const double d = it != start.end() ? v1 - it->second : v1;
+        if (d < 0 || (it == start.end() && max_new > 0 && v1 > max_new)) {
+            return std::nullopt;
+        }
+        out[key] = d;
+    }
+    return out;
+}
+
+CounterTotals read_counters(PrometheusClient& prom, const std::string& host_label, TimeUs from,
+                            TimeUs to, const std::vector<CounterFamily>& counters,
+                            const std::vector<GaugeFamily>& gauges, const PromLimits& limits) {
+    CounterTotals out;
+    std::vector<std::string> names{k_start_time};
+    std::set<std::string> union_labels{host_label};
+    for (const CounterFamily& f : counters) {
+        names.push_back(f.name);
+        union_labels.insert(f.labels.begin(), f.labels.end());
+        if (f.pod_series) {
+            union_labels.insert({"namespace", "pod", "container"});
+        }
+    }
+    for (const GaugeFamily& g : gauges) {
+        names.push_back(g.name);
+        union_labels.insert(g.labels.begin(), g.labels.end());
+    }
+    const std::string name_matcher = "__name__=~\"" + join(names, "|") + "\"";
+    out.hosts = prom.label_values(host_label, {"{" + name_matcher + "}"}, from - k_lookback, to);
+    std::sort(out.hosts.begin(), out.hosts.end());
+    out.hosts.erase(std::unique(out.hosts.begin(), out.hosts.end()), out.hosts.end());
+    if (out.hosts.empty()) {
+        return out;
+    }
+
+    // The interval between samples, from the daemons' start-time gauge over the last hour.
+    const DurationUs probe = std::min<DurationUs>(k_us_per_hour, to - from);
+    out.sample_interval_us = k_default_interval;
+    for (const PromSample& s : prom.query(
+             fmt::format("max(count_over_time({}{}))", k_start_time, prom_range(probe)), to)) {
+        if (s.value >= 2) {
+            out.sample_interval_us = std::max<DurationUs>(
+                static_cast<DurationUs>(static_cast<double>(probe) / s.value), k_us_per_ms);
+        }
+    }
+
+    Assembly as;
+    std::vector<std::string> by(union_labels.begin(), union_labels.end());
+    by.insert(by.begin(), "__name__");
+    const std::string by_list = join(by, ", ");
+    const auto host_selector = [&](const std::vector<std::string>& hosts, std::size_t first,
+                                   std::size_t n) {
+        return label_matcher(host_label, std::span<const std::string>(hosts.data() + first, n));
+    };
+    // Lookups of every family at `t` for `hosts`, into as.at.
+    const auto lookups = [&](const std::vector<std::string>& hosts, TimeUs t,
+                             std::vector<std::function<void(PrometheusClient&)>>& jobs) {
+        const FleetShape shape{hosts.size(), k_lookup_series_guess, out.sample_interval_us};
+        for (const PlannedRequest& r : plan_lookup(shape, t, limits)) {
+            const std::string q = fmt::format("sum by ({}) ({{{}, {}}})", by_list, name_matcher,
+                                              host_selector(hosts, r.first_host, r.hosts));
+            jobs.emplace_back([&, q, t](PrometheusClient& client) {
+                client.query_each(q, t, [&](PromLabels& labels, std::optional<double> v) {
+                    if (!v) {
+                        return;
+                    }
+                    const std::string name = prom_label(labels, "__name__");
+                    const std::string host = prom_label(labels, host_label);
+                    const std::lock_guard<std::mutex> lock(as.mutex);
+                    HostAt& h = as.at[host][t];
+                    if (name == k_start_time) {
+                        h.start_time = *v;
+                        return;
+                    }
+                    for (const CounterFamily& f : counters) {
+                        if (f.name == name && !(f.pod_series && is_pod_series(labels))) {
+                            const PromLabels key = project(labels, host_label, f.labels);
+                            const std::string k = series_key(key);
+                            h.counters[name][k] += *v;
+                            as.sums[name].try_emplace(k, PromSample{key, 0});
+                        }
+                    }
+                    for (const GaugeFamily& g : gauges) {
+                        if (g.name == name) {
+                            const PromLabels key = project(labels, host_label, g.labels);
+                            auto [it, fresh] =
+                                as.gauges[name].try_emplace(series_key(key), PromSample{key, *v});
+                            it->second.value = std::max(it->second.value, *v);
+                        }
+                    }
+                });
+            });
+        }
+    };
+    // increase() of every family over (a, b] for `hosts` (pod series alone, or without them).
+    const auto scans = [&](const std::vector<std::string>& hosts, TimeUs a, TimeUs b, bool pods,
+                           std::int64_t series_per_host,
+                           std::vector<std::function<void(PrometheusClient&)>>& jobs) {
+        const FleetShape shape{hosts.size(), series_per_host, out.sample_interval_us};
+        for (const PlannedRequest& r : plan_scan(shape, a, b, limits)) {
+            const std::string hs = host_selector(hosts, r.first_host, r.hosts);
+            const std::string range = prom_range(r.end - r.start);
+            std::vector<std::string> parts;
+            for (const CounterFamily& f : counters) {
+                if (pods && !f.pod_series) {
+                    continue;
+                }
+                const std::string group =
+                    host_label + (f.labels.empty() ? "" : ", " + join(f.labels, ", "));
+                std::string inner;
+                if (pods) {
+                    inner = fmt::format("increase({0}{{{1}, pod!=\"\"}}{2}) or increase({0}{{{1}, "
+                                        "pod=\"\", container!=\"\"}}{2}) or increase({0}{{{1}, "
+                                        "pod=\"\", container=\"\", namespace!=\"\"}}{2})",
+                                        f.name, hs, range);
+                } else if (f.pod_series) {
+                    inner = fmt::format("increase({}{{{}, namespace=\"\", pod=\"\", "
+                                        "container=\"\"}}{})",
+                                        f.name, hs, range);
+                } else {
+                    inner = fmt::format("increase({}{{{}}}{})", f.name, hs, range);
+                }
+                parts.push_back(fmt::format("label_replace(sum by ({}) ({}), \"gua_family\", "
+                                            "\"{}\", \"\", \"\")",
+                                            group, inner, f.name));
+            }
+            if (parts.empty()) {
+                continue;
+            }
+            const std::string q = join(parts, " or ");
+            const TimeUs at = r.end;
+            jobs.emplace_back([&, q, at](PrometheusClient& client) {
+                client.query_each(q, at, [&](PromLabels& labels, std::optional<double> v) {
+                    if (!v) {
+                        return;
+                    }
+                    const std::string name = prom_label(labels, "gua_family");
+                    for (const CounterFamily& f : counters) {
+                        if (f.name == name) {
+                            const PromLabels key = project(labels, host_label, f.labels);
+                            const std::lock_guard<std::mutex> lock(as.mutex);
+                            auto [it, fresh] =
+                                as.sums[name].try_emplace(series_key(key), PromSample{key, 0});
+                            it->second.value += std::max(*v, 0.0);
+                        }
+                    }
+                });
+            });
+        }
+    };
+
+    // Phase 1: every host at the window's edges, and the pod series (of the hosts that have
+    // any: the index says so without reading samples) read in full.
+    std::vector<std::function<void(PrometheusClient&)>> jobs;
+    lookups(out.hosts, from, jobs);
+    lookups(out.hosts, to, jobs);
+    std::vector<std::string> pod_families;
+    for (const CounterFamily& f : counters) {
+        if (f.pod_series) {
+            pod_families.push_back(f.name);
+        }
+    }
+    if (!pod_families.empty()) {
+        const std::string n = "__name__=~\"" + join(pod_families, "|") + "\"";
+        std::vector<std::string> pod_hosts =
+            prom.label_values(host_label,
+                              {"{" + n + ", pod!=\"\"}", "{" + n + ", container!=\"\"}",
+                               "{" + n + ", namespace!=\"\"}"},
+                              from - k_lookback, to);
+        std::sort(pod_hosts.begin(), pod_hosts.end());
+        if (!pod_hosts.empty()) {
+            scans(pod_hosts, from, to, true, k_lookup_series_guess / 10, jobs);
+        }
+    }
+    prom.parallel(jobs, limits.concurrency);
+
+    // Phase 2: hosts whose daemon did not run throughout (or was not seen at an edge) are
+    // looked up at daily boundaries too.
+    const auto started = [&](const std::string& host, TimeUs t) {
+        const auto h = as.at.find(host);
+        if (h == as.at.end()) {
+            return std::optional<double>();
+        }
+        const auto it = h->second.find(t);
+        return it != h->second.end() ? it->second.start_time : std::nullopt;
+    };
+    const auto runs_throughout = [&](const std::string& host, TimeUs a, TimeUs b) {
+        const std::optional<double> sa = started(host, a);
+        const std::optional<double> sb = started(host, b);
+        return sa && sb && *sa == *sb;
+    };
+    std::vector<std::string> unstable;
+    for (const std::string& host : out.hosts) {
+        if (!runs_throughout(host, from, to)) {
+            unstable.push_back(host);
+        }
+    }
+    out.unstable_hosts = unstable.size();
+    const std::vector<TimeUs> days = chunk_bounds(from, to, k_chunk);
+    if (!unstable.empty() && days.size() > 2) {
+        jobs.clear();
+        for (std::size_t i = 1; i + 1 < days.size(); ++i) {
+            lookups(unstable, days[i], jobs);
+        }
+        prom.parallel(jobs, limits.concurrency);
+    }
+
+    // Phase 3: telescope each host's chunks; read the others in full.
+    std::map<std::pair<TimeUs, TimeUs>, std::vector<std::string>> full; // chunk → hosts
+    std::int64_t most_series = 1;
+    for (const std::string& host : out.hosts) {
+        std::int64_t series = 0;
+        for (const auto& [t, h] : as.at[host]) {
+            std::int64_t n = 0;
+            for (const auto& [name, values] : h.counters) {
+                n += static_cast<std::int64_t>(values.size());
+                out.series_per_host[name] =
+                    std::max(out.series_per_host[name], static_cast<std::int64_t>(values.size()));
+            }
+            series = std::max(series, n);
+        }
+        most_series = std::max(most_series, series);
+        const std::vector<TimeUs> bounds =
+            std::binary_search(unstable.begin(), unstable.end(), host) ? days
+                                                                       : std::vector{from, to};
+        for (std::size_t c = 0; c + 1 < bounds.size(); ++c) {
+            const TimeUs a = bounds[c];
+            const TimeUs b = bounds[c + 1];
+            std::map<std::string, std::map<std::string, double>> increments;
+            bool ok = runs_throughout(host, a, b);
+            for (const CounterFamily& f : counters) {
+                if (!ok) {
+                    break;
+                }
+                const double max_new =
+                    f.max_rate > 0
+                        ? f.max_rate * (static_cast<double>(b - a) / 1e6 + k_new_series_slack_s)
+                        : 0;
+                std::optional<std::map<std::string, double>> d = telescope(
+                    as.at[host][a].counters[f.name], as.at[host][b].counters[f.name], max_new);
+                ok = d.has_value();
+                if (d) {
+                    increments[f.name] = std::move(*d);
+                }
+            }
+            if (!ok) {
+                full[{a, b}].push_back(host);
+                continue;
+            }
+            for (const auto& [name, values] : increments) {
+                for (const auto& [key, d] : values) {
+                    as.sums[name].at(key).value += d;
+                }
+            }
+        }
+    }
+    jobs.clear();
+    for (const auto& [chunk, hosts] : full) {
+        out.full_reads += hosts.size();
+        scans(hosts, chunk.first, chunk.second, false, most_series, jobs);
+    }
+    prom.parallel(jobs, limits.concurrency);
+
+    for (auto& [name, sums] : as.sums) {
+        for (auto& [key, s] : sums) {
+            out.increase[name].push_back(std::move(s));
+        }
+    }
+    for (auto& [name, values] : as.gauges) {
+        for (auto& [key, s] : values) {
+            out.gauge[name].push_back(std::move(s));
+        }
+    }
+    return out;
+}
+
+void read_step_increases(PrometheusClient& prom, const std::string& host_label,
+                         const std::vector<std::string>& hosts, std::int64_t series_per_host,
+                         DurationUs sample_interval_us, const std::string& expr_by_host,
+                         TimeUs from, TimeUs to, DurationUs step, double max_rate,
+                         const PromLimits& limits,
+                         const std::function<void(TimeUs, const PromLabels&, double)>& sink) {
+    if (hosts.empty() || to <= from || step <= 0) {
+        return;
+    }
+    // The points: the window's edges and the multiples of `step` strictly inside it.
+    std::vector<TimeUs> points{from};
+    const TimeUs first = (from / step + 1) * step;
+    for (TimeUs t = first; t < to; t += step) {
+        points.push_back(t);
+    }
+    points.push_back(to);
+    const std::size_t inner = points.size() - 2;
+    const FleetShape shape{hosts.size(), std::max<std::int64_t>(series_per_host, 1),
+                           sample_interval_us};
+    // Host batches from the plan of the inner steps (each batch's slices read in time order).
+    std::vector<PlannedRequest> plan =
+        inner > 0 ? plan_range(shape, points[1], points[inner], step, limits)
+                  : plan_lookup(shape, from, limits);
+    std::mutex mutex;
+    std::vector<std::function<void(PrometheusClient&)>> jobs;
+    for (std::size_t i = 0; i < plan.size();) {
+        std::size_t j = i;
+        while (j < plan.size() && plan[j].first_host == plan[i].first_host) {
+            ++j;
+        }
+        const std::string expr =
+            with_hosts(expr_by_host, host_label, hosts, plan[i].first_host, plan[i].hosts);
+        std::vector<PlannedRequest> slices(plan.begin() + static_cast<std::ptrdiff_t>(i),
+                                           plan.begin() + static_cast<std::ptrdiff_t>(j));
+        jobs.emplace_back([&, expr, slices](PrometheusClient& client) {
+            // Per series: the latest point seen (its index in `points`) and value.
+            std::map<std::string, std::pair<std::size_t, double>> last;
+            std::map<std::string, PromLabels> labels_of;
+            // Whether `v` can have been counted from zero since point `prev`.
+            const auto from_zero = [&](std::size_t prev, std::size_t index, double v) {
+                return max_rate > 0 &&
+                       v <= max_rate * static_cast<double>(points[index] - points[prev]) / 1e6;
+            };
+            const auto emit = [&](const std::string& key, std::size_t prev, std::size_t index,
+                                  double increase) {
+                const double each = increase / static_cast<double>(index - prev);
+                const std::lock_guard<std::mutex> lock(mutex);
+                for (std::size_t k = prev; k < index; ++k) {
+                    sink(points[k], labels_of[key], each);
+                }
+            };
+            const auto add = [&](PromLabels& labels, std::size_t index, double v) {
+                const std::string key = series_key(labels);
+                const auto it = last.find(key);
+                if (it == last.end()) {
+                    last.emplace(key, std::make_pair(index, v));
+                    labels_of.emplace(key, labels);
+                    // Appeared after the window's start: a new host or a first unmeasured
+                    // second, counted from zero if it can have been.
+                    if (index > 0 && from_zero(index - 1, index, v)) {
+                        emit(key, index - 1, index, v);
+                    }
+                    return;
+                }
+                const auto [prev, pv] = it->second;
+                it->second = {index, v};
+                if (index <= prev) {
+                    return;
+                }
+                emit(key, prev, index, v >= pv ? v - pv : from_zero(prev, index, v) ? v : 0.0);
+            };
+            client.query_each(expr, from, [&](PromLabels& labels, std::optional<double> v) {
+                if (v) {
+                    add(labels, 0, *v);
+                }
+            });
+            if (inner > 0) {
+                for (const PlannedRequest& r : slices) {
+                    client.query_range_each(
+                        expr, r.start, r.end, step,
+                        [&](PromLabels& labels, std::vector<std::pair<TimeUs, double>>& values) {
+                            for (const auto& [t, v] : values) {
+                                const auto p =
+                                    std::lower_bound(points.begin() + 1, points.end() - 1, t);
+                                if (p != points.end() - 1 && *p == t) { // one of the steps
+                                    add(labels, static_cast<std::size_t>(p - points.begin()), v);
+                                }
+                            }
+                        });
+                }
+            }
+            client.query_each(expr, to, [&](PromLabels& labels, std::optional<double> v) {
+                if (v) {
+                    add(labels, points.size() - 1, *v);
+                }
+            });
+        });
+        i = j;
+    }
+    prom.parallel(jobs, limits.concurrency);
+}
+
+std::vector<PromSeries> read_range(PrometheusClient& prom, const std::string& host_label,
+                                   const std::vector<std::string>& hosts,
+                                   std::int64_t series_per_host, DurationUs sample_interval_us,
+                                   const std::string& expr_by_host, TimeUs start, TimeUs end,
+                                   DurationUs step, const PromLimits& limits) {
+    std::vector<PromSeries> out;
+    if (hosts.empty() || end < start) {
+        return out;
+    }
+    const FleetShape shape{hosts.size(), std::max<std::int64_t>(series_per_host, 1),
+                           sample_interval_us};
+    std::map<std::string, std::size_t> index;
+    std::mutex mutex;
+    std::vector<std::function<void(PrometheusClient&)>> jobs;
+    for (const PlannedRequest& r : plan_range(shape, start, end, step, limits)) {
+        jobs.emplace_back(
+            [&, r, expr = with_hosts(expr_by_host, host_label, hosts, r.first_host, r.hosts)](
+                PrometheusClient& client) {
+                client.query_range_each(
+                    expr, r.start, r.end, step,
+                    [&](PromLabels& labels, std::vector<std::pair<TimeUs, double>>& values) {
+                        const std::lock_guard<std::mutex> lock(mutex);
+                        const auto [it, fresh] = index.try_emplace(series_key(labels), out.size());
+                        if (fresh) {
+                            out.push_back(PromSeries{std::move(labels), {}});
+                        }
+                        auto& v = out[it->second].values;
+                        v.insert(v.end(), values.begin(), values.end());
+                    });
+            });
+    }
+    prom.parallel(jobs, limits.concurrency);
+    for (PromSeries& s : out) {
+        std::sort(s.values.begin(), s.values.end());
+    }
+    return out;
+}
+
+} // namespace gua::report

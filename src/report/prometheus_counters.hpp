@@ -1,0 +1,95 @@
+// gua's counters over a report window across a fleet, read at the window's edges instead of
+// sample by sample: a daemon's counters only grow while it runs, so a series' increase is its
+// value at the end minus its value at the start. Hosts whose daemon restarted are cut into days
+// and only the days with a restart (or a series that ended) are read in full with increase().
+#pragma once
+
+#include "report/prometheus_api.hpp"
+#include "report/prometheus_plan.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gua::report {
+
+/// A counter family of gua's exposition and how to read it.
+struct CounterFamily {
+    std::string name;                ///< e.g. "gua_gpu_seconds_total"
+    std::vector<std::string> labels; ///< labels kept besides the host label
+    /// The most a series can count per second of wall time (a card's seconds: 1); a series that
+    /// appears inside a chunk with more did not start from zero, and the chunk is read in full.
+    /// 0: no bound.
+    double max_rate = 0;
+    /// Identity families: series with a namespace, pod or container label end an hour after
+    /// their container's last process and may come back from zero (docs/metrics.md), so they
+    /// are always read in full; the other series of the family are read at the edges.
+    bool pod_series = false;
+};
+
+/// A gauge family read at the same lookups: its largest value per (host, labels).
+struct GaugeFamily {
+    std::string name;
+    std::vector<std::string> labels;
+};
+
+/// The counters' increase over the window and the gauges, per (host, labels) series group.
+struct CounterTotals {
+    std::vector<std::string> hosts; ///< every host with a series in the window, sorted
+    std::map<std::string, std::vector<PromSample>> increase; ///< by family name
+    std::map<std::string, std::vector<PromSample>> gauge;    ///< by family name
+    std::size_t unstable_hosts = 0; ///< hosts whose daemon restarted or was not seen at an edge
+    std::size_t full_reads = 0;     ///< (host, chunk) pairs read in full with increase()
+    /// The interval between two samples of a series, as measured (15 s when it could not be).
+    DurationUs sample_interval_us = 0;
+    /// Per family, the most series one host has at the lookups.
+    std::map<std::string, std::int64_t> series_per_host;
+};
+
+/// Label key of a series group: its labels in order, for maps.
+std::string series_key(const PromLabels& labels);
+
+/// The increase of each series over a chunk of a host whose daemon ran throughout, from the
+/// series' values at the chunk's start and end (by series_key): end − start, or the end value
+/// for a series that appeared (it started from zero). nullopt when the chunk must be read in
+/// full: a series that ended or decreased, or one that appeared with more than `max_new`
+/// (0: no bound).
+std::optional<std::map<std::string, double>> telescope(const std::map<std::string, double>& start,
+                                                       const std::map<std::string, double>& end,
+                                                       double max_new);
+
+/// Reads `counters` and `gauges` of every host over (from, to]: lookups at the edges (and at
+/// daily boundaries for hosts whose gua_daemon_start_time_seconds differs or is missing at an
+/// edge), telescope() for chunks whose daemon ran throughout, increase() for the others and for
+/// pod series. Requests follow the plans of prometheus_plan.hpp, `limits.concurrency` at once.
+CounterTotals read_counters(PrometheusClient& prom, const std::string& host_label, TimeUs from,
+                            TimeUs to, const std::vector<CounterFamily>& counters,
+                            const std::vector<GaugeFamily>& gauges, const PromLimits& limits);
+
+/// The increase of `expr_by_host` (an instant-vector expression of counters summed by the host
+/// label and more, with `{HOSTS}` where the host matcher goes) over each step of the window:
+/// calls `sink(segment_start, labels, value)` for (from, s₁], (s₁, s₂], …, (sₙ, to] where sᵢ
+/// are the multiples of `step` inside the window. Read per host from its sums at each step
+/// (planned range queries, `limits.concurrency` at once). An increase across steps where the
+/// host was not seen is spread evenly over them. A sum that appears after the window's start, or
+/// that decreased, counts from zero when it holds at most `max_rate` per second since the
+/// previous point (0: never), else as 0.
+void read_step_increases(PrometheusClient& prom, const std::string& host_label,
+                         const std::vector<std::string>& hosts, std::int64_t series_per_host,
+                         DurationUs sample_interval_us, const std::string& expr_by_host,
+                         TimeUs from, TimeUs to, DurationUs step, double max_rate,
+                         const PromLimits& limits,
+                         const std::function<void(TimeUs, const PromLabels&, double)>& sink);
+
+/// `expr_by_host` (an instant-vector expression with `{HOSTS}` where the host matcher goes)
+/// at start, start + step, … ≤ end for every host: planned query_range requests
+/// (`limits.concurrency` at once), their series merged by labels.
+std::vector<PromSeries> read_range(PrometheusClient& prom, const std::string& host_label,
+                                   const std::vector<std::string>& hosts,
+                                   std::int64_t series_per_host, DurationUs sample_interval_us,
+                                   const std::string& expr_by_host, TimeUs start, TimeUs end,
+                                   DurationUs step, const PromLimits& limits);
+
+} // namespace gua::report

@@ -1,0 +1,217 @@
+// Reading gua's counters at the edges of a window: telescope() on its own, and read_counters()
+// against a simulated server whose counters are known functions of time (one host's daemon
+// runs throughout, the other's starts over on a fresh database inside the window).
+#include "report/prometheus_counters.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <regex>
+
+namespace gua::report {
+namespace prometheus_counters_test { // named after the file: unique in a unity batch
+
+using nlohmann::json;
+
+TEST(PrometheusCounters, TelescopeTakesEndMinusStart) {
+    const std::map<std::string, double> start{{"a", 10}, {"b", 5}};
+    const std::map<std::string, double> end{{"a", 25}, {"b", 5}, {"c", 7}};
+    const auto d = telescope(start, end, 100);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(*d, (std::map<std::string, double>{{"a", 15}, {"b", 0}, {"c", 7}}));
+}
+
+TEST(PrometheusCounters, TelescopeRefusesWhatItCannotKnow) {
+    // A series that ended: its last value is not at either edge.
+    EXPECT_FALSE(telescope({{"a", 1}, {"b", 2}}, {{"a", 3}}, 0));
+    // A decrease: the counter started over somewhere inside.
+    EXPECT_FALSE(telescope({{"a", 10}}, {{"a", 3}}, 0));
+    // An appeared series with more than the chunk allows did not start from zero.
+    EXPECT_FALSE(telescope({}, {{"a", 3601}}, 3600));
+    EXPECT_TRUE(telescope({}, {{"a", 3601}}, 0)); // 0: no bound
+}
+
+constexpr DurationUs s = k_us_per_second;
+constexpr TimeUs t0 = 1793059200LL * s; // 2026-10-27T00:00:00Z, the window's start
+constexpr TimeUs t_end = t0 + 3 * k_us_per_day;
+constexpr TimeUs reset_at = t0 + k_us_per_day + 12 * k_us_per_hour; // host b's new database
+
+/// The simulated fleet: host a's card counts 0.5 s a second since t0 − 1 day, host b's 0.25 s
+/// a second, starting over from 0 at reset_at (a new daemon start time).
+double seconds_at(const std::string& host, TimeUs t) {
+    const double since = static_cast<double>(t - (t0 - k_us_per_day)) / 1e6;
+    if (host == "a:1") {
+        return 0.5 * since;
+    }
+    return t < reset_at ? 0.25 * since : 0.25 * static_cast<double>(t - reset_at) / 1e6;
+}
+
+double start_time_at(const std::string& host, TimeUs t) {
+    return host == "b:1" && t >= reset_at ? 2e9 : 1e9;
+}
+
+std::vector<std::string> hosts_in(const std::string& query) {
+    std::smatch m;
+    std::vector<std::string> out;
+    if (std::regex_search(query, m, std::regex(R"(instance="([^"]*)\")"))) {
+        out.push_back(m[1]);
+    } else if (std::regex_search(query, m, std::regex(R"(instance=~"([^"]*)\")"))) {
+        const std::string list = std::regex_replace(std::string(m[1]), std::regex(R"(\\\\)"), "");
+        for (std::size_t at = 0; at <= list.size();) {
+            const std::size_t bar = std::min(list.find('|', at), list.size());
+            out.push_back(list.substr(at, bar - at));
+            at = bar + 1;
+        }
+    }
+    return out;
+}
+
+json vector_of(const std::vector<std::pair<json, double>>& series, double at_s) {
+    json result = json::array();
+    for (const auto& [metric, value] : series) {
+        result.push_back({{"metric", metric}, {"value", {at_s, fmt::format("{}", value)}}});
+    }
+    return {{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}};
+}
+
+struct FakeServer {
+    std::vector<std::string> scans; ///< the hosts of each increase() query, joined
+    PrometheusClient client() {
+        return PrometheusClient(
+            "http://prometheus.test:9090",
+            [this](const std::string& path,
+                   const std::vector<std::pair<std::string, std::string>>& params) {
+                std::map<std::string, std::string> p(params.begin(), params.end());
+                if (path.find("/label/") != std::string::npos) {
+                    return PromAnswer{200, R"({"status":"success","data":["a:1","b:1"]})"};
+                }
+                const std::string& q = p["query"];
+                const double at_s = std::stod(p["time"]);
+                const TimeUs at = std::llround(at_s * 1e6);
+                std::vector<std::pair<json, double>> out;
+                if (q.starts_with("max(count_over_time")) {
+                    out.push_back({json::object(), 120}); // a sample every 30 s
+                } else if (q.starts_with("sum by (__name__")) {
+                    for (const std::string& h : hosts_in(q)) {
+                        out.push_back(
+                            {{{"__name__", "gua_daemon_start_time_seconds"}, {"instance", h}},
+                             start_time_at(h, at)});
+                        out.push_back({{{"__name__", "gua_gpu_seconds_total"},
+                                        {"instance", h},
+                                        {"gpu", "0"},
+                                        {"state", "active"}},
+                                       seconds_at(h, at)});
+                    }
+                } else if (q.find("increase(") != std::string::npos) {
+                    std::smatch m;
+                    EXPECT_TRUE(std::regex_search(q, m, std::regex(R"(\[(\d+)ms\])")));
+                    const TimeUs from = at - std::stoll(m[1]) * k_us_per_ms;
+                    std::string hosts;
+                    for (const std::string& h : hosts_in(q)) {
+                        hosts += h + " ";
+                        // The exact increase: across host b's reset, what it counted before
+                        // plus what it counted after.
+                        double inc = seconds_at(h, at) - seconds_at(h, from);
+                        if (h == "b:1" && from < reset_at && at >= reset_at) {
+                            inc = seconds_at(h, reset_at - 1) - seconds_at(h, from) +
+                                  seconds_at(h, at);
+                        }
+                        out.push_back({{{"gua_family", "gua_gpu_seconds_total"},
+                                        {"instance", h},
+                                        {"gpu", "0"},
+                                        {"state", "active"}},
+                                       inc});
+                    }
+                    scans.push_back(hosts + fmt::format("{}", (at - from) / s));
+                }
+                return PromAnswer{200, vector_of(out, at_s).dump()};
+            });
+    }
+};
+
+TEST(PrometheusCounters, OnlyTheDayOfARestartIsReadInFull) {
+    FakeServer server;
+    PrometheusClient prom = server.client();
+    const CounterTotals totals =
+        read_counters(prom, "instance", t0, t_end,
+                      {{"gua_gpu_seconds_total", {"gpu", "state"}, 1.0, false}}, {}, PromLimits{});
+    EXPECT_EQ(totals.hosts, (std::vector<std::string>{"a:1", "b:1"}));
+    EXPECT_EQ(totals.sample_interval_us, 30 * s);
+    EXPECT_EQ(totals.unstable_hosts, 1u);
+    EXPECT_EQ(totals.full_reads, 1u);
+    // Host b's second day (the one with its reset), nothing of host a.
+    EXPECT_EQ(server.scans, (std::vector<std::string>{"b:1 86400"}));
+    const std::vector<PromSample>& got = totals.increase.at("gua_gpu_seconds_total");
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(prom_label(got[0].labels, "instance"), "a:1");
+    EXPECT_DOUBLE_EQ(got[0].value, 0.5 * 3 * 86400);
+    EXPECT_EQ(prom_label(got[1].labels, "instance"), "b:1");
+    // Counted: 1.5 days at 0.25 before the reset, 1.5 days at 0.25 after.
+    EXPECT_NEAR(got[1].value, 0.25 * 3 * 86400, 1e-3);
+}
+
+TEST(PrometheusCounters, StepIncreasesFromEachHostsSums) {
+    // Points: the window's edges (00:07, 01:00) and the quarter hours inside it.
+    const TimeUs from = t0 + 7 * k_us_per_minute;
+    const TimeUs to = t0 + k_us_per_hour;
+    const TimeUs q = 15 * k_us_per_minute;
+    // Host a: steady, not seen at 00:30, its counter starts over before 01:00 (10 is at most
+    // 2 a second since 00:45: counted from zero). Host b: appears at 00:15 with 200 (counted
+    // since 00:07), then drops to 4,000,000 (more than 2 a second: counted as 0).
+    const std::map<std::string, std::map<TimeUs, double>> sums{
+        {"a:1", {{from, 100}, {t0 + q, 580}, {t0 + 3 * q, 2380}, {to, 10}}},
+        {"b:1", {{t0 + q, 200}, {t0 + 2 * q, 5000000}, {t0 + 3 * q, 4000000}, {to, 4000900}}}};
+    int requests = 0;
+    PrometheusClient prom(
+        "http://prometheus.test:9090",
+        [&](const std::string& path,
+            const std::vector<std::pair<std::string, std::string>>& params) {
+            ++requests;
+            std::map<std::string, std::string> p(params.begin(), params.end());
+            EXPECT_EQ(p["query"], R"(sum by (instance) (x{instance=~"a:1|b:1"}))");
+            json result = json::array();
+            if (path.ends_with("query_range")) {
+                EXPECT_EQ(p["start"], fmt::format("{}.000", (t0 + q) / s));
+                EXPECT_EQ(p["end"], fmt::format("{}.000", (t0 + 3 * q) / s));
+                EXPECT_EQ(p["step"], "900");
+                for (const auto& [host, values] : sums) {
+                    json points = json::array();
+                    for (const auto& [t, v] : values) {
+                        if (t > from && t < to) {
+                            points.push_back({static_cast<double>(t) / 1e6, fmt::format("{}", v)});
+                        }
+                    }
+                    result.push_back({{"metric", {{"instance", host}}}, {"values", points}});
+                }
+                return PromAnswer{200,
+                                  json{{"status", "success"},
+                                       {"data", {{"resultType", "matrix"}, {"result", result}}}}
+                                      .dump()};
+            }
+            const TimeUs at = std::llround(std::stod(p["time"]) * 1e6);
+            std::vector<std::pair<json, double>> out;
+            for (const auto& [host, values] : sums) {
+                if (const auto it = values.find(at); it != values.end()) {
+                    out.push_back({{{"instance", host}}, it->second});
+                }
+            }
+            return PromAnswer{200, vector_of(out, static_cast<double>(at) / 1e6).dump()};
+        });
+    std::map<std::pair<std::string, TimeUs>, double> got;
+    read_step_increases(prom, "instance", {"a:1", "b:1"}, 1, 30 * s,
+                        "sum by (instance) (x{{HOSTS}})", from, to, q, 2.0, PromLimits{},
+                        [&](TimeUs segment, const PromLabels& labels, double v) {
+                            got[{prom_label(labels, "instance"), segment}] += v;
+                        });
+    EXPECT_EQ(requests, 3); // from, the quarter hours, to
+    const std::map<std::pair<std::string, TimeUs>, double> expected{
+        {{"a:1", from}, 480},      {{"a:1", t0 + q}, 900},    {{"a:1", t0 + 2 * q}, 900},
+        {{"a:1", t0 + 3 * q}, 10}, {{"b:1", from}, 200},      {{"b:1", t0 + q}, 4999800},
+        {{"b:1", t0 + 2 * q}, 0},  {{"b:1", t0 + 3 * q}, 900}};
+    EXPECT_EQ(got, expected);
+}
+
+} // namespace prometheus_counters_test
+} // namespace gua::report
