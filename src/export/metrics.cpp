@@ -193,10 +193,11 @@ void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
         u.idle_held_us += s.idle_held_us;
         u.idle_held_mib_us += s.idle_held_mib_us;
         // The per-card evidence of §8, by user label only (bounded by max_users).
+        const std::string& user = key.user; // a lambda may not capture a structured binding
         auto on_card = std::find_if(gpu.users.begin(), gpu.users.end(),
-                                    [&](const auto& x) { return x.first == key.user; });
+                                    [&user](const auto& x) { return x.first == user; });
         if (on_card == gpu.users.end()) {
-            on_card = gpu.users.insert(gpu.users.end(), {key.user, {}});
+            on_card = gpu.users.insert(gpu.users.end(), {user, {}});
         }
         on_card->second[0] += s.active_us;
         on_card->second[1] += s.idle_held_us;
