@@ -67,7 +67,13 @@ TEST_F(Background, StartStatusStopRecordsAndFlushes) {
     const GuaRun after = gua("status", {"--format", "json"});
     EXPECT_EQ(after.exit_code, 1);
     EXPECT_EQ(json::parse(after.out)["running"], false);
-    EXPECT_TRUE(json::parse(after.out)["database"]["problems"].empty()) << after.out;
+    // Stopped cleanly (a final flush recorded), every reading succeeded. The stop's partial
+    // tick can end before the busy card's ring holds a new sample (a loaded machine): that tick
+    // is flagged as unmeasured, never guessed; any other problem fails.
+    for (const json& problem : json::parse(after.out)["database"]["problems"]) {
+        EXPECT_TRUE(contains(problem.get<std::string>(), "): no utilization reading in 1 ticks"))
+            << after.out;
+    }
 }
 
 TEST_F(Background, DoubleStartSaysAlreadyRunning) {
