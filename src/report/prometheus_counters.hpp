@@ -1,7 +1,7 @@
 // gua's counters over a report window across a fleet, read at the window's edges instead of
-// sample by sample: a daemon's counters only grow while it runs, so a series' increase is its
-// value at the end minus its value at the start. Hosts whose daemon restarted are cut into days
-// and only the days with a restart (or a series that ended) are read in full with increase().
+// sample by sample: a daemon's counters only grow (through restarts too, from its database), so
+// a series' increase is its value at the end minus its value at the start. Only the days in
+// which a host's counters started over (or a series ended) are read in full with increase().
 #pragma once
 
 #include "report/prometheus_api.hpp"
@@ -66,10 +66,13 @@ std::optional<std::map<std::string, double>> telescope(const std::map<std::strin
                                                        const std::map<std::string, double>& end,
                                                        double max_new);
 
-/// Reads `counters` and `gauges` of every host over (from, to]: lookups at the edges (and at
-/// daily boundaries for hosts whose gua_daemon_start_time_seconds differs or is missing at an
-/// edge), telescope() for chunks whose daemon ran throughout, increase() for the others and for
-/// pod series. Requests follow the plans of prometheus_plan.hpp, `limits.concurrency` at once.
+/// Reads `counters` and `gauges` of every host over (from, to]: lookups at the edges (and a
+/// minute after each, to bring the values from their scrape to the edge), telescope() where the
+/// counters carried through; hosts whose gua_daemon_start_time_seconds differs or is missing at
+/// an edge are cut into days, looked up at the ends of each day with a restart (and just after
+/// the restart, to see whether the counters carried over it); increase() for the days that
+/// telescope() refuses and for pod series. Requests follow the plans of prometheus_plan.hpp,
+/// `limits.concurrency` at once.
 CounterTotals read_counters(PrometheusClient& prom, const std::string& host_label, TimeUs from,
                             TimeUs to, const std::vector<CounterFamily>& counters,
                             const std::vector<GaugeFamily>& gauges, const PromLimits& limits);
