@@ -1,7 +1,8 @@
-// Google Benchmark programs: the write path per tick (rollups included), the report over fleet
-// histories of 30 days and a year, the HTML page of the year, and the demo.
+// Google Benchmark programs: the write path per tick (rollups included), the exporter's per-tick
+// work, the report over fleet histories of 30 days and a year, the HTML page of the year, the demo.
 #include "core/clock.hpp"
 #include "core/timezone.hpp"
+#include "export/metrics.hpp"
 #include "fleet_workload.hpp"
 #include "identity/resolver.hpp"
 #include "report/build.hpp"
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -59,6 +61,55 @@ void BM_WriteTick12Gpus(benchmark::State& state) {
     remove_db(path);
 }
 BENCHMARK(BM_WriteTick12Gpus)->Unit(benchmark::kMicrosecond);
+
+/// A day of the reference workload on 8 GPUs at 30 s (2,880 ticks), for the exporter.
+std::vector<telemetry::Tick> export_day() {
+    bench::FleetOptions o;
+    o.gpus = 8;
+    o.ticks = 2880;
+    std::vector<telemetry::Tick> ticks;
+    bench::generate_fleet(o, [&](const telemetry::Tick& t) { ticks.push_back(t); });
+    return ticks;
+}
+
+/// The sampler thread's share of `gua daemon --listen` per stored tick: feeding one 8-GPU tick
+/// to the counters (classification, attribution, the recommender's evidence).
+void BM_ExportObserveTick8Gpus(benchmark::State& state) {
+    const std::vector<telemetry::Tick> day = export_day();
+    exporter::MetricsOptions mo;
+    mo.price_per_gpu_hour = 2.5;
+    exporter::Metrics metrics(mo);
+    std::int64_t n = 0;
+    telemetry::Tick t;
+    for (auto _ : state) {
+        state.PauseTiming();
+        t = day[static_cast<std::size_t>(n) % day.size()];
+        t.t0 = day.front().t0 + n * t.duration_us; // always a new tick, as in the daemon
+        ++n;
+        state.ResumeTiming();
+        metrics.observe(t);
+    }
+}
+BENCHMARK(BM_ExportObserveTick8Gpus)->Unit(benchmark::kMicrosecond);
+
+/// …and rendering the exposition after each tick, with a day of 8 GPUs fed in. Counter `bytes`:
+/// the exposition's size.
+void BM_ExportRender8Gpus(benchmark::State& state) {
+    exporter::MetricsOptions mo;
+    mo.price_per_gpu_hour = 2.5;
+    exporter::Metrics metrics(mo);
+    for (const telemetry::Tick& t : export_day()) {
+        metrics.observe(t);
+    }
+    std::size_t bytes = 0;
+    for (auto _ : state) {
+        const std::string text = metrics.render();
+        bytes = text.size();
+        benchmark::DoNotOptimize(text.data());
+    }
+    state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_ExportRender8Gpus)->Unit(benchmark::kMicrosecond);
 
 /// The report over `days` of a generated history whose file is named by the environment
 /// variable `env` (bench/run.sh sets them), text rendering included. The window starts 17 min

@@ -82,4 +82,18 @@ void TrendBook::forget_before(TimeUs t) {
     std::erase_if(m_samples, [&](const auto& kv) { return kv.second.back().t < t; });
 }
 
+void add_card_readings(TrendBook& book, const std::string& uuid, TimeUs end,
+                       const std::vector<MemoryReading>& readings) {
+    std::map<ProcessKey, std::optional<std::int64_t>> held;
+    for (const MemoryReading& r : readings) {
+        std::optional<std::int64_t>& mib = held.try_emplace(r.key, 0).first->second;
+        mib = mib && r.mib ? std::optional(*mib + *r.mib) : std::nullopt;
+    }
+    for (const auto& [key, mib] : held) {
+        if (mib) {
+            book.add(HoldingKey{uuid, key}, MemorySample{end, *mib});
+        }
+    }
+}
+
 } // namespace gua::audit

@@ -9,6 +9,8 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace gua::audit {
 
@@ -47,6 +49,21 @@ bool is_growing(const MemoryTrend& trend);
 
 /// How long until `free_mib` more are used at the trend's rate; nullopt unless it is growing.
 std::optional<DurationUs> time_to_full(const MemoryTrend& trend, std::int64_t free_mib);
+
+/// One entry of a card's process lists: the process and the MiB the driver gave for it (nullopt:
+/// unknown).
+struct MemoryReading {
+    ProcessKey key;
+    std::optional<std::int64_t> mib;
+};
+
+class TrendBook;
+
+/// Adds the readings of one card-tick ending at `end` to `book`, one sample per process: a
+/// process listed more than once (compute and graphics) holds the sum of its entries, and one
+/// with any unknown entry adds no sample (a partial sum would read as a drop).
+void add_card_readings(TrendBook& book, const std::string& uuid, TimeUs end,
+                       const std::vector<MemoryReading>& readings);
 
 /// Recent memory readings of every holding (card and process), pruned to k_trend_window_us.
 class TrendBook {

@@ -304,4 +304,19 @@ void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
     }
 }
 
+DurationUs WindowAccumulator::recorded_us(TimeUs from, TimeUs to) const {
+    const auto first = m_coverage.first();
+    const auto last_end = m_coverage.last_end();
+    if (!first || !last_end || to <= from) {
+        return 0;
+    }
+    const TimeUs begin = std::max(*first, from);
+    const TimeUs end = std::min(*last_end, to);
+    DurationUs gaps = 0;
+    for (const Gap& g : m_coverage.gaps()) {
+        gaps += std::max<DurationUs>(std::min(g.to, end) - std::max(g.from, begin), 0);
+    }
+    return std::max<DurationUs>(end - begin - gaps, 0);
+}
+
 } // namespace gua::audit

@@ -197,6 +197,9 @@ class WindowAccumulator {
     const std::vector<Gap>& gaps() const { return m_coverage.gaps(); }
     /// Coverage of everything added so far; nullopt when nothing was added.
     std::optional<CoverageSummary> coverage() const { return m_coverage.summary(); }
+    /// Wall time of [from, to) with data: from the first tick to the last end, clipped to the
+    /// window, less the gaps; 0 when nothing was added or the window is empty.
+    DurationUs recorded_us(TimeUs from, TimeUs to) const;
 
   private:
     std::pair<int, int> cell_of(TimeUs t);

@@ -27,6 +27,10 @@ void add_live_flags(CLI::App& cmd, LiveFlags& flags) {
                    "libnvidia-ml.so.1 to sample when no daemon is recording");
     cmd.add_option("--window", flags.window, "Window of the per-GPU state bar")
         ->capture_default_str();
+    cmd.add_option("--history", flags.history,
+                   "Window of the per-GPU history line (gua top) and of recent_states (JSON), "
+                   "10s to 24h")
+        ->capture_default_str();
 }
 
 DurationUs duration_flag(const std::string& flag, const std::string& text) {
@@ -45,6 +49,11 @@ live::LiveOptions live_options(const LiveFlags& flags) {
     live::LiveOptions o;
     o.thresholds = cfg.value().thresholds;
     o.recent_window_us = duration_flag("--window", flags.window);
+    o.history_us = duration_flag("--history", flags.history);
+    if (o.history_us < 10 * k_us_per_second || o.history_us > k_us_per_day) {
+        throw Fatal(fmt::format("--history: must be between 10s and 24h, not {}", flags.history),
+                    ExitCode::usage);
+    }
     return o;
 }
 

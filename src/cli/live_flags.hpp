@@ -19,11 +19,12 @@ struct LiveFlags {
     std::string db;
     std::string config;
     std::string nvml_library;
-    std::string window = "10m"; ///< per-GPU bar window
-    std::string sample = "3s";  ///< sampling length without a daemon (`gua now`)
+    std::string window = "10m";  ///< per-GPU bar window
+    std::string history = "10m"; ///< per-GPU history line window (10s to 24h)
+    std::string sample = "3s";   ///< sampling length without a daemon (`gua now`)
 };
 
-/// Adds --db, --config, --nvml-library and --window to `cmd`.
+/// Adds --db, --config, --nvml-library, --window and --history to `cmd`.
 void add_live_flags(CLI::App& cmd, LiveFlags& flags);
 
 /// Thresholds from the config file and the windows from the flags; throws Fatal on bad input.

@@ -4,6 +4,7 @@
 #include "cli/live_flags.hpp"
 #include "core/fatal.hpp"
 #include "daemon/signals.hpp"
+#include "live/build.hpp"
 #include "live/command_line.hpp"
 #include "live/render.hpp"
 #include "live/terminal.hpp"
@@ -45,10 +46,12 @@ int run(const NowCommandOptions& o) {
         model = sampler.sample(sample_us, clock, signals.stop, why);
     }
     live::fill_command_lines(model);
+    live::slice_history(model, live::k_json_history_slices);
     const std::string out =
-        o.format == "json" ? live::render_now_json(model)
-                           : live::render_now_text(model, {stdout_color(), 20, 8,
-                                                           live::terminal_columns(STDOUT_FILENO)});
+        o.format == "json"
+            ? live::render_now_json(model)
+            : live::render_now_text(
+                  model, {stdout_color(), 20, 8, live::terminal_columns(STDOUT_FILENO), false});
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
     return 0;

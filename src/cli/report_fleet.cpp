@@ -37,16 +37,13 @@ void add_fleet_flags(CLI::App& cmd, report::FleetOptions& fleet) {
 
 int print_fleet_report(const report::FleetOptions& fleet, const report::BuildOptions& options,
                        const ReportFlags& flags) {
-    const Result<TimeZone> tz = TimeZone::load(flags.tz);
-    if (!tz) {
-        throw Fatal("--tz: " + tz.error().message, ExitCode::usage);
-    }
+    const TimeZone tz = report_zone(options);
     report::BuildOptions o = options;
     o.top_identities = flags.top;
     report::PrometheusClient prom(fleet.url);
-    const report::ReportModel model =
-        fleet.source == "dcgm" ? report::build_dcgm_report(prom, fleet, o, tz.value())
-                               : report::build_prometheus_report(prom, fleet, o, tz.value());
+    const report::ReportModel model = fleet.source == "dcgm"
+                                          ? report::build_dcgm_report(prom, fleet, o, tz)
+                                          : report::build_prometheus_report(prom, fleet, o, tz);
     return print_model(model, flags);
 }
 

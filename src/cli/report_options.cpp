@@ -31,9 +31,10 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
     cmd.add_option("--width", flags.width, "Width of the headline bar in cells")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
-    cmd.add_option("--tz", flags.tz, "Time zone of the heatmap: UTC, local, or e.g. Europe/Berlin")
-        ->check(non_empty())
-        ->capture_default_str();
+    cmd.add_option("--tz", flags.tz,
+                   "Time zone of the heatmap and office hours: UTC, local, or e.g. Europe/Berlin "
+                   "(default: [report] time_zone of gua.toml, else UTC)")
+        ->check(non_empty());
     cmd.add_option("--top", flags.top, "Number of identities listed in §4")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
@@ -56,6 +57,7 @@ config::Config apply_config(const ReportFlags& flags, report::BuildOptions& opti
     options.energy = cfg.value().energy;
     options.health = cfg.value().health;
     options.grouping = cfg.value().grouping;
+    options.time_zone = flags.tz.empty() ? cfg.value().time_zone : flags.tz;
     if (!flags.price.empty()) {
         char* end = nullptr;
         const double v = std::strtod(flags.price.c_str(), &end);
@@ -72,15 +74,20 @@ config::Config apply_config(const ReportFlags& flags, report::BuildOptions& opti
     return cfg.value();
 }
 
-int print_report(const std::string& db_path, report::BuildOptions options,
-                 const ReportFlags& flags) {
-    const Result<TimeZone> tz = TimeZone::load(flags.tz);
+TimeZone report_zone(const report::BuildOptions& options) {
+    const Result<TimeZone> tz = TimeZone::load(options.time_zone);
     if (!tz) {
         throw Fatal("--tz: " + tz.error().message, ExitCode::usage);
     }
+    return tz.value();
+}
+
+int print_report(const std::string& db_path, report::BuildOptions options,
+                 const ReportFlags& flags) {
+    const TimeZone tz = report_zone(options);
     options.top_identities = flags.top;
     store::Database db(db_path, store::OpenMode::read_only);
-    return print_model(report::build_report(db, options, tz.value()), flags);
+    return print_model(report::build_report(db, options, tz), flags);
 }
 
 void check_format(const ReportFlags& flags) {

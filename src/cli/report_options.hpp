@@ -2,6 +2,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "core/timezone.hpp"
 #include "report/build.hpp"
 #include "report/model.hpp"
 
@@ -20,7 +21,7 @@ struct ReportFlags {
     std::string output;          ///< --output FILE; empty: stdout
     std::string table;           ///< --table with --format csv: gpus | identities | heatmap | cost
     int width = 60;              ///< headline bar width (gpu-usage-audit's --width)
-    std::string tz = "UTC";      ///< heatmap time zone: UTC, local or an IANA name
+    std::string tz;              ///< --tz: UTC, local or an IANA name; empty: [report] time_zone
     std::size_t top = 10;        ///< identities shown in §4
     std::string config;          ///< gua.toml to use (default: the usual locations)
     std::string price;           ///< --price: one price per GPU-hour for every GPU, e.g. "3.50"
@@ -33,9 +34,12 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags);
 void check_format(const ReportFlags& flags);
 
 /// Loads the effective gua.toml (--config, else $XDG_CONFIG_HOME/gua/gua.toml or
-/// /etc/gua/gua.toml, else defaults) and applies its thresholds, prices and grouping, then
-/// --price, to `options`. Returns the config. Throws Fatal (usage) for a bad file or --price.
+/// /etc/gua/gua.toml, else defaults) and applies its thresholds, prices, grouping and time zone,
+/// then --price and --tz, to `options`. Returns the config. Throws Fatal (usage) for a bad file
+/// or --price.
 config::Config apply_config(const ReportFlags& flags, report::BuildOptions& options);
+/// The zone of `options.time_zone`; throws Fatal (usage, naming --tz) for an unknown zone.
+TimeZone report_zone(const report::BuildOptions& options);
 /// Writes a finished report in the chosen format to --output (replaced whole, through a
 /// temporary file beside it) or stdout. Returns the exit code; throws Fatal when the file cannot
 /// be written.

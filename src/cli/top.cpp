@@ -1,16 +1,15 @@
-// `gua top`: the `gua now` view refreshed in place on a terminal (q quits), or as plain frames
-// separated by blank lines when stdout is not a terminal.
+// `gua top`: the `gua now` view refreshed in place on a terminal, with keys to sort and filter the
+// holders, a history line per GPU and a redraw on every key and resize; plain frames separated by
+// blank lines when stdout is not a terminal.
 #include "cli/command.hpp"
 #include "cli/live_flags.hpp"
 #include "core/fatal.hpp"
 #include "daemon/signals.hpp"
 #include "live/command_line.hpp"
-#include "live/render.hpp"
-#include "live/terminal.hpp"
+#include "live/top_screen.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <unistd.h>
@@ -47,15 +46,16 @@ int run(const TopCommandOptions& o) {
     }
     daemon::SignalFlags& signals = daemon::install_signal_handlers();
     const bool tty = isatty(STDOUT_FILENO) == 1;
-    const int keys = tty && isatty(STDIN_FILENO) == 1 ? STDIN_FILENO : -1;
-    std::optional<live::TerminalSession> session;
-    if (tty) {
-        session.emplace(keys, STDOUT_FILENO);
-        session->draw(from_db ? "gua top — reading the daemon's database…\n"
-                              : "gua top — " + why + "; sampling NVML…\n");
-    }
-    live::KeyWatchingClock clock(keys, signals.stop);
-    live::NowTextOptions text{stdout_color(), 20, 8, 0};
+    live::TopScreenOptions screen_options;
+    screen_options.key_fd = tty && isatty(STDIN_FILENO) == 1 ? STDIN_FILENO : -1;
+    screen_options.out_fd = STDOUT_FILENO;
+    screen_options.tty = tty;
+    screen_options.text.color = stdout_color();
+    screen_options.refresh_us = refresh_us;
+    live::TopScreen screen(screen_options);
+    screen.placeholder(from_db ? "gua top — reading the daemon's database…\n"
+                               : "gua top — " + why + "; sampling NVML…\n");
+    live::ScreenClock clock(screen, signals.stop);
     for (std::uint64_t frame = 0; !signals.stop.load() && (!o.count || frame < *o.count); ++frame) {
         live::NowModel model =
             from_db ? live::now_from_database(*db, db->path(), store::read_recent(*db), options,
@@ -65,17 +65,9 @@ int run(const TopCommandOptions& o) {
             break;
         }
         live::fill_command_lines(model);
-        text.columns = live::terminal_columns(STDOUT_FILENO); // follows a resized terminal
-        const std::string out = live::render_top_frame(model, text, refresh_us);
-        if (session) {
-            session->draw(out);
-        } else {
-            std::fwrite(out.data(), 1, out.size(), stdout);
-            std::fputs("\n", stdout);
-            std::fflush(stdout);
-        }
+        screen.show(std::move(model));
         const bool last = o.count && frame + 1 == *o.count;
-        if (from_db && !last && live::wait_for_quit(keys, refresh_us, signals.stop)) {
+        if (from_db && !last && screen.wait_until(clock.mono_now() + refresh_us, signals.stop)) {
             break;
         }
     }
@@ -86,7 +78,9 @@ int run(const TopCommandOptions& o) {
 
 Runner register_top(CLI::App& app) {
     auto o = std::make_shared<TopCommandOptions>();
-    CLI::App* cmd = app.add_subcommand("top", "The `gua now` view, refreshed in place (q quits)");
+    CLI::App* cmd = app.add_subcommand(
+        "top", "The `gua now` view, refreshed in place, with a history line per GPU (? lists the "
+               "keys, q quits)");
     add_live_flags(*cmd, o->flags);
     cmd->add_option("--interval", o->interval, "Refresh interval")->capture_default_str();
     cmd->add_option("--count", o->count, "Stop after this many frames");

@@ -99,7 +99,10 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     if (auto r = section("health", parse_health, c.health); !r) {
         return r.error();
     }
-    if (auto r = section("report", parse_report, c.grouping); !r) {
+    const auto report = [](const std::string& p, const toml::table& t, Config& cfg) {
+        return parse_report(p, t, cfg.grouping, cfg.time_zone);
+    };
+    if (auto r = section("report", report, c); !r) {
         return r.error();
     }
     if (auto r = section("teams", parse_teams, c.grouping); !r) {

@@ -28,6 +28,9 @@ struct Config {
     audit::Grouping grouping;              ///< [report] group_by and [teams]
     policy::PolicyConfig policy;           ///< [policy] and [[policy.rule]] (docs/policy.md)
     store::RetentionPolicy retention;      ///< [retention] raw, rollup
+    /// [report] time_zone: the reports' default zone (heatmap, office hours) and the zone in
+    /// which the daemon's exported waste pools split office hours from off hours.
+    std::string time_zone = "UTC";
 };
 
 /// Parses the TOML text `text` (named `path` in errors). Errors say file, line and key, e.g.

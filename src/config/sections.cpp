@@ -3,6 +3,7 @@
 
 #include "config/toml_errors.hpp"
 #include "core/duration.hpp"
+#include "core/timezone.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -139,18 +140,27 @@ Result<void> parse_health(const std::string& path, const toml::table& table,
     return {};
 }
 
-Result<void> parse_report(const std::string& path, const toml::table& table, audit::Grouping& out) {
-    if (auto r = check_keys(path, table, "report", {"group_by"}); !r) {
+Result<void> parse_report(const std::string& path, const toml::table& table,
+                          audit::Grouping& grouping, std::string& time_zone) {
+    if (auto r = check_keys(path, table, "report", {"group_by", "time_zone"}); !r) {
         return r;
+    }
+    if (const toml::node* n = table.get("time_zone")) {
+        const std::optional<std::string> v = n->value<std::string>();
+        if (!v || !TimeZone::load(*v)) {
+            return at(path, *n, "report.time_zone",
+                      "expected UTC, local, or an IANA time zone name such as \"Europe/Berlin\"");
+        }
+        time_zone = *v;
     }
     if (const toml::node* n = table.get("group_by")) {
         const std::optional<std::string> v = n->value<std::string>();
         if (!v || (*v != "user" && *v != "team" && *v != "namespace")) {
             return at(path, *n, "report.group_by", "expected \"user\", \"team\" or \"namespace\"");
         }
-        out.by = *v == "team"        ? audit::GroupBy::team
-                 : *v == "namespace" ? audit::GroupBy::pod_namespace
-                                     : audit::GroupBy::user;
+        grouping.by = *v == "team"        ? audit::GroupBy::team
+                      : *v == "namespace" ? audit::GroupBy::pod_namespace
+                                          : audit::GroupBy::user;
     }
     return {};
 }

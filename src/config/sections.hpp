@@ -18,8 +18,10 @@ namespace gua::config {
 /// keep their order in the file. Errors name file, line and key.
 Result<void> parse_pricing(const std::string& path, const toml::table& table, audit::Pricing& out);
 
-/// Reads [report] (group_by) into `out`.
-Result<void> parse_report(const std::string& path, const toml::table& table, audit::Grouping& out);
+/// Reads [report] (group_by, time_zone) into `grouping` and `time_zone` (a zone name that
+/// TimeZone::load accepts).
+Result<void> parse_report(const std::string& path, const toml::table& table,
+                          audit::Grouping& grouping, std::string& time_zone);
 
 /// Reads [teams] (user = "team") into `out`.
 Result<void> parse_teams(const std::string& path, const toml::table& table, audit::Grouping& out);

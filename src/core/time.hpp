@@ -25,6 +25,11 @@ inline constexpr double to_hours(DurationUs us) {
     return static_cast<double>(us) / static_cast<double>(k_us_per_hour);
 }
 
+/// GiB-hours of a sum of MiB × milliseconds (how memory held over time is summed exactly).
+inline constexpr double gib_hours_of_mib_ms(std::int64_t mib_ms) {
+    return static_cast<double>(mib_ms) / 1024.0 / static_cast<double>(k_us_per_hour / k_us_per_ms);
+}
+
 /// Formats as "2026-05-11T08:00:00Z" (seconds precision, UTC).
 std::string format_iso8601(TimeUs t);
 

@@ -1,4 +1,4 @@
-// Time zone resolution through the system tz database.
+// Time zone resolution through the system tz database; TZ switched under one lock.
 #include "core/timezone.hpp"
 
 #include <fmt/format.h>
@@ -6,8 +6,40 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 
 namespace gua {
+
+namespace {
+
+/// The process's TZ as this file last set it (nullopt: never set here), behind its lock. TZ is
+/// process state whatever we do; this is the one place that changes it.
+struct ZoneState {
+    std::mutex mutex;
+    std::optional<std::string> applied; ///< "" for the local zone (TZ unset)
+};
+
+ZoneState& zone_state() {
+    static ZoneState state;
+    return state;
+}
+
+/// Makes `tz` ("" = local) the zone of localtime_r; the caller holds the lock.
+void apply(ZoneState& state, const std::string& tz) {
+    if (state.applied == tz) {
+        return;
+    }
+    if (tz.empty()) {
+        unsetenv("TZ");
+    } else {
+        setenv("TZ", tz.c_str(), 1);
+    }
+    tzset();
+    state.applied = tz;
+}
+
+} // namespace
 
 Result<TimeZone> TimeZone::load(const std::string& name) {
     TimeZone tz;
@@ -15,8 +47,9 @@ Result<TimeZone> TimeZone::load(const std::string& name) {
         return tz;
     }
     if (name == "local") {
-        unsetenv("TZ");
-        tzset();
+        ZoneState& state = zone_state();
+        const std::lock_guard lock(state.mutex);
+        apply(state, "");
         tz.m_utc = false;
         tz.m_name = "local";
         if (const char* zone = tzname[0]; zone != nullptr) {
@@ -31,10 +64,9 @@ Result<TimeZone> TimeZone::load(const std::string& name) {
                                  "as Europe/Berlin)",
                                  name)};
     }
-    setenv("TZ", name.c_str(), 1);
-    tzset();
     tz.m_utc = false;
     tz.m_name = name;
+    tz.m_tz = name;
     return tz;
 }
 
@@ -47,6 +79,9 @@ std::pair<int, int> TimeZone::weekday_hour(TimeUs t) const {
     if (m_utc) {
         gmtime_r(&secs, &tm);
     } else {
+        ZoneState& state = zone_state();
+        const std::lock_guard lock(state.mutex);
+        apply(state, m_tz);
         localtime_r(&secs, &tm);
     }
     return {tm.tm_wday, tm.tm_hour};

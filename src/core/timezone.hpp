@@ -1,4 +1,5 @@
-// Time zones for the heatmap: UTC, the host's local zone, or an IANA name from the tz database.
+// Time zones for the heatmap and office hours: UTC, the host's local zone, or an IANA name from
+// the tz database.
 #pragma once
 
 #include "core/result.hpp"
@@ -9,8 +10,9 @@
 
 namespace gua {
 
-/// A resolved time zone. Non-UTC zones are evaluated with the C library (TZ + localtime_r), so
-/// a process uses at most one non-UTC zone at a time (gua's CLI commands are single-threaded).
+/// A resolved time zone. Non-UTC zones are evaluated with the C library (TZ + localtime_r); the
+/// process's TZ is switched under a lock to the zone asked about, so zones may be used from any
+/// thread and several at once (each switch re-reads the zone file: keep one zone per thread hot).
 class TimeZone {
   public:
     /// "UTC" (default), "local" (the host's /etc/localtime), or an IANA name such as
@@ -23,6 +25,7 @@ class TimeZone {
 
   private:
     std::string m_name = "UTC";
+    std::string m_tz; ///< the TZ value of a non-UTC zone; empty: the host's local zone
     bool m_utc = true;
 };
 

@@ -150,6 +150,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     if (cfg.pricing.configured) {
         exporter_options.pricing = cfg.pricing;
     }
+    exporter_options.time_zone = cfg.time_zone;
 
     std::unique_ptr<telemetry::DeviceSource> source =
         open_with_retry(open_source, flags, log, clock);
@@ -191,6 +192,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
         pages.settings.energy = cfg.energy;
         pages.settings.health = cfg.health;
         pages.settings.grouping = cfg.grouping;
+        pages.settings.time_zone = cfg.time_zone;
         if (options.exporter.price_per_gpu_hour) {
             pages.settings.pricing.override_micros_per_gpu_hour =
                 audit::to_micros(*options.exporter.price_per_gpu_hour);

@@ -81,7 +81,7 @@ exporter::Page report_page(const ReportPagesOptions& options, std::string_view p
                            const exporter::Query& query, const std::atomic<bool>& cancel) {
     const auto started = std::chrono::steady_clock::now();
     report::BuildOptions b = options.settings;
-    std::string tz_name = "UTC";
+    std::string tz_name = b.time_zone;
     try {
         const std::map<std::string, std::string> p = parameters(query);
         const auto get = [&p](const char* key) {

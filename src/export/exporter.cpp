@@ -98,6 +98,11 @@ std::unique_ptr<Exporter> start_exporter(const ExporterOptions& options, store::
     m.pricing = options.pricing;
     m.driver_version = driver_version;
     m.interval_us = interval_us;
+    const Result<TimeZone> zone = TimeZone::load(options.time_zone);
+    if (!zone) {
+        throw Fatal("[report] time_zone: " + zone.error().message, ExitCode::usage);
+    }
+    m.time_zone = zone.value();
     return std::make_unique<Exporter>(options, std::move(m), db, log);
 }
 

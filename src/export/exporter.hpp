@@ -24,6 +24,7 @@ struct ExporterOptions {
     std::optional<audit::Pricing> pricing;    ///< gua.toml [pricing]; no dollar counters without
                                               ///< either
     std::size_t max_users = 20;               ///< users with their own label
+    std::string time_zone = "UTC";            ///< [report] time_zone: office hours of the pools
     HttpLimits limits;
     PageRoutes pages; ///< computed pages served beside /metrics (the daemon's report)
 };
@@ -51,7 +52,8 @@ class Exporter {
     std::unique_ptr<HttpServer> m_server;
 };
 
-/// Starts an Exporter when `options.listen` is set, else returns nullptr.
+/// Starts an Exporter when `options.listen` is set, else returns nullptr. Throws Fatal (usage) for
+/// an unknown time zone.
 std::unique_ptr<Exporter> start_exporter(const ExporterOptions& options, store::Database& db,
                                          const audit::Thresholds& thresholds,
                                          const std::string& driver_version, DurationUs interval_us,

@@ -3,6 +3,7 @@
 
 #include "core/fatal.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,21 +27,58 @@ std::string escape_help(std::string_view text) {
     return out;
 }
 
+/// Appends `value` escaped as a label value (backslash, double quote, newline) to `out`.
+void append_escaped(std::string& out, std::string_view value) {
+    // Label values rarely need escaping: three memchr passes beat a loop over every character.
+    constexpr auto npos = std::string_view::npos;
+    if (value.find('\\') == npos && value.find('"') == npos && value.find('\n') == npos) {
+        out.append(value);
+        return;
+    }
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const char c = value[i];
+        if (c != '\\' && c != '"' && c != '\n') {
+            continue;
+        }
+        out.append(value.data() + start, i - start);
+        out += c == '\n' ? "\\n" : c == '"' ? "\\\"" : "\\\\";
+        start = i + 1;
+    }
+    out.append(value.data() + start, value.size() - start);
+}
+
 std::string label_block(const Labels& labels) {
     if (labels.empty()) {
         return {};
     }
-    std::string out = "{";
+    std::size_t size = 2;
+    for (const auto& [name, value] : labels) {
+        size += name.size() + value.size() + 4;
+    }
+    std::string out;
+    out.reserve(size);
+    out += '{';
     for (std::size_t i = 0; i < labels.size(); ++i) {
         if (i > 0) {
             out += ',';
         }
         out += labels[i].first;
         out += "=\"";
-        out += escape_label_value(labels[i].second);
+        append_escaped(out, labels[i].second);
         out += '"';
     }
-    return out + "}";
+    out += '}';
+    return out;
+}
+
+/// Appends the sample value as format_value writes it.
+void append_value(std::string& out, double value) {
+    if (std::isfinite(value)) {
+        fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), value);
+    } else {
+        out += format_value(value);
+    }
 }
 
 } // namespace
@@ -48,17 +86,7 @@ std::string label_block(const Labels& labels) {
 std::string escape_label_value(std::string_view value) {
     std::string out;
     out.reserve(value.size());
-    for (const char c : value) {
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c == '"') {
-            out += "\\\"";
-        } else if (c == '\n') {
-            out += "\\n";
-        } else {
-            out += c;
-        }
-    }
+    append_escaped(out, value);
     return out;
 }
 
@@ -94,7 +122,15 @@ void Exposition::add(std::string_view name, const Labels& labels, double value) 
 }
 
 std::string Exposition::render() const {
+    std::size_t size = 0;
+    for (const Family& f : m_families) {
+        size += f.name.size() + f.help.size() + 40;
+        for (const auto& [labels, value] : f.samples) {
+            size += f.name.size() + labels.size() + 26; // a value is at most 24 characters
+        }
+    }
     std::string out;
+    out.reserve(size);
     for (const Family& f : m_families) {
         if (f.samples.empty()) {
             continue;
@@ -105,7 +141,7 @@ std::string Exposition::render() const {
             out += f.name;
             out += labels;
             out += ' ';
-            out += format_value(value);
+            append_value(out, value);
             out += '\n';
         }
     }

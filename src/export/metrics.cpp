@@ -2,6 +2,8 @@
 #include "export/metrics.hpp"
 
 #include "audit/from_tick.hpp"
+#include "audit/pattern.hpp"
+#include "store/raw.hpp"
 
 #include <algorithm>
 
@@ -12,6 +14,8 @@ namespace {
 constexpr std::size_t k_max_user_label_chars = 64;
 constexpr std::size_t k_max_name_label_chars = 253;
 constexpr DurationUs k_expiry_period_us = 60 * k_us_per_second;
+/// Zone offsets are whole quarter hours: office hours are constant within a UTC quarter hour.
+constexpr DurationUs k_quarter_us = 15 * k_us_per_minute;
 
 bool allowed_in_label(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -34,6 +38,25 @@ std::string sanitize(std::string_view text, std::size_t max_chars) {
         out += allowed_in_label(c) ? c : '_';
     }
     return out;
+}
+
+/// Moves user `label`'s per-card time into `other` (a user beyond max_users after a restore).
+void fold_card_user(std::vector<std::pair<std::string, std::array<double, 2>>>& users,
+                    const std::string& label) {
+    const auto from =
+        std::find_if(users.begin(), users.end(), [&](const auto& x) { return x.first == label; });
+    if (from == users.end()) {
+        return;
+    }
+    const std::array<double, 2> times = from->second;
+    users.erase(from);
+    auto into = std::find_if(users.begin(), users.end(),
+                             [](const auto& x) { return x.first == k_other_user; });
+    if (into == users.end()) {
+        into = users.insert(users.end(), {std::string(k_other_user), {}});
+    }
+    into->second[0] += times[0];
+    into->second[1] += times[1];
 }
 
 } // namespace
@@ -80,7 +103,17 @@ const std::string& Metrics::label_for(const std::string& user) {
     return m_raw_label.emplace(user, it->second).first->second;
 }
 
-Metrics::UserTotals& Metrics::series_for(const IdentityLabels& labels, TimeUs end) {
+std::pair<int, int> Metrics::cell_of(TimeUs t) {
+    const std::int64_t quarter = t / k_quarter_us - (t % k_quarter_us < 0 ? 1 : 0);
+    if (quarter != m_cached_quarter) {
+        m_cached_quarter = quarter;
+        m_cached_cell = m_options.time_zone.weekday_hour(quarter * k_quarter_us);
+    }
+    return m_cached_cell;
+}
+
+std::pair<const Metrics::SeriesKey, Metrics::UserTotals>&
+Metrics::series_for(const IdentityLabels& labels, TimeUs end) {
     SeriesKey key{labels.user == k_no_process_user ? labels.user : label_for(labels.user),
                   sanitize_name(labels.pod_namespace), sanitize_name(labels.pod),
                   sanitize_name(labels.container)};
@@ -98,7 +131,7 @@ Metrics::UserTotals& Metrics::series_for(const IdentityLabels& labels, TimeUs en
         it = m_users.try_emplace(std::move(key)).first;
     }
     it->second.last_seen = std::max(it->second.last_seen, end);
-    return it->second;
+    return *it;
 }
 
 void Metrics::expire_pod_series(TimeUs now) {
@@ -139,21 +172,42 @@ void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
     for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
         gpu.bucket_us[b] += tick.bucket_us[b];
     }
+    const auto [weekday, hour] = cell_of(tick.t0);
+    m_tick_pools = {};
+    m_tick_profile = {};
+    audit::add_to_pools(tick, states, audit::pattern_of(tick),
+                        audit::held_mib(tick, m_options.thresholds),
+                        audit::is_off_hours(weekday, hour), m_tick_pools, m_tick_profile);
+    for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
+        gpu.pools[p] += m_tick_pools[p];
+    }
+    gpu.profile += m_tick_profile;
+    gpu.active_other_held_mib_us +=
+        m_tick_profile.active_held_mib_us - m_tick_profile.steady_under_held_mib_us;
     const auto nobody = static_cast<std::uint32_t>(identities.size());
     const IdentityLabels no_process{std::string(k_no_process_user), {}, {}, {}};
     audit::attribute(tick, states, m_options.thresholds, nobody, m_shares);
     for (const audit::IdentityShare& s : m_shares) {
-        UserTotals& u = series_for(s.identity < nobody ? identities[s.identity] : no_process, end);
+        auto& [key, u] = series_for(s.identity < nobody ? identities[s.identity] : no_process, end);
         u.active_us += s.active_us;
         u.idle_held_us += s.idle_held_us;
         u.idle_held_mib_us += s.idle_held_mib_us;
+        // The per-card evidence of §8, by user label only (bounded by max_users).
+        const std::string& user = key.user; // a lambda may not capture a structured binding
+        auto on_card = std::find_if(gpu.users.begin(), gpu.users.end(),
+                                    [&user](const auto& x) { return x.first == user; });
+        if (on_card == gpu.users.end()) {
+            on_card = gpu.users.insert(gpu.users.end(), {user, {}});
+        }
+        on_card->second[0] += s.active_us;
+        on_card->second[1] += s.idle_held_us;
     }
     audit::presence(tick, m_options.thresholds, m_present);
     for (const audit::Presence& p : m_present) {
-        ++series_for(identities[p.identity], end).ticks;
+        ++series_for(identities[p.identity], end).second.ticks;
     }
     if (tick.processes.empty() && !m_shares.empty()) {
-        ++series_for(no_process, end).ticks;
+        ++series_for(no_process, end).second.ticks;
     }
 }
 
@@ -189,6 +243,9 @@ void Metrics::end_restore() {
             into->second += totals;
             m_pod_series += fresh && into->first.has_pod() ? 1 : 0;
         }
+        for (auto& [uuid, gpu] : m_gpus) {
+            fold_card_user(gpu.users, label);
+        }
         for (auto& [clean, mapped] : m_user_label) {
             if (mapped == label) {
                 mapped = std::string(k_other_user);
@@ -218,6 +275,8 @@ void Metrics::observe(const telemetry::Tick& tick) {
     for (const telemetry::CardTickRecord& c : tick.cards) {
         const CardLabels card{c.device.uuid, c.device.index, c.device.name};
         m_scratch = audit::to_card_tick(tick, c);
+        // As the database keeps it, so a restart (which restores from it) never lowers a sum.
+        store::round_as_stored(m_scratch);
         identities.clear();
         labels.clear();
         for (std::size_t i = 0; i < c.processes.size(); ++i) {

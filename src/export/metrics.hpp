@@ -6,10 +6,13 @@
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
 #include "audit/cost.hpp"
+#include "audit/pools.hpp"
+#include "core/timezone.hpp"
 #include "telemetry/tick.hpp"
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +61,9 @@ struct MetricsOptions {
     /// An identity series with a namespace, pod or container label ends (is no longer exposed)
     /// this long after the last card-tick it had a process in (tick time).
     DurationUs pod_series_ttl_us = 3600 * k_us_per_second;
+    /// The zone whose office hours (audit/pools.hpp) split the waste pools and the measured time
+    /// ([report] time_zone of gua.toml); exported in gua_waste_pools_info.
+    TimeZone time_zone;
 };
 
 /// How a card is labelled: driver index, uuid and model.
@@ -112,6 +118,13 @@ class Metrics {
         /// Sums of the counter fields of card_fields.def, in the fields' units; nullopt until a
         /// card-tick had the field (an unsupported field has no series, not a 0).
         std::array<std::optional<double>, telemetry::k_card_field_count> field_totals{};
+        audit::PoolTimes pools{};   ///< the recommender's waste pools, µs
+        audit::CardProfile profile; ///< the recommender's per-card evidence
+        /// profile.active_held_mib_us less its steady_under part, summed tick by tick (a
+        /// difference of the two sums could shrink by rounding, and a counter must never).
+        double active_other_held_mib_us = 0;
+        /// Active and idle-held µs attributed on this card, per user label (few per card).
+        std::vector<std::pair<std::string, std::array<double, 2>>> users;
     };
     struct UserTotals {
         double active_us = 0;
@@ -140,8 +153,10 @@ class Metrics {
     };
     const std::string& label_for(const std::string& user);
     /// The series of `labels` (its pod labels dropped when max_pod_series are taken), seen at
-    /// `end`.
-    UserTotals& series_for(const IdentityLabels& labels, TimeUs end);
+    /// `end`; its key's `user` is the user label.
+    std::pair<const SeriesKey, UserTotals>& series_for(const IdentityLabels& labels, TimeUs end);
+    /// (weekday 0 = Sunday, hour) of `t` in the options' zone, looked up once per quarter hour.
+    std::pair<int, int> cell_of(TimeUs t);
     /// Ends the pod series not seen for pod_series_ttl_us before `now` (at most once a minute).
     void expire_pod_series(TimeUs now);
 
@@ -159,6 +174,10 @@ class Metrics {
     std::vector<audit::IdentityShare> m_shares;
     std::vector<audit::Presence> m_present;
     audit::CardTick m_scratch;
+    audit::PoolTimes m_tick_pools{};
+    audit::CardProfile m_tick_profile;
+    std::int64_t m_cached_quarter = std::numeric_limits<std::int64_t>::min();
+    std::pair<int, int> m_cached_cell{0, 0};
 };
 
 } // namespace gua::exporter

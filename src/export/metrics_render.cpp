@@ -31,6 +31,52 @@ Labels field_labels(const Labels& card, const telemetry::CardFieldInfo& f) {
     return labels;
 }
 
+/// `card`'s labels with one more.
+Labels with(const Labels& card, std::string_view name, std::string_view value) {
+    Labels labels = card;
+    labels.emplace_back(name, value);
+    return labels;
+}
+
+/// The recommender's per-card evidence: the eight pools and the card profile's sums.
+void add_evidence(Exposition& e, const Labels& card, const audit::PoolTimes& pools,
+                  const audit::CardProfile& p, double active_other_held_mib_us) {
+    for (std::size_t i = 0; i < audit::k_pool_count; ++i) {
+        e.add("gua_waste_pool_seconds_total",
+              with(card, "pool", audit::to_string(static_cast<audit::Pool>(i))), seconds(pools[i]));
+    }
+    e.add("gua_gpu_measured_seconds_total", with(card, "period", "office"), seconds(p.office_us));
+    e.add("gua_gpu_measured_seconds_total", with(card, "period", "off_hours"),
+          seconds(p.off_hours_us));
+    const DurationUs steady_other = p.steady_us - p.steady_under_us - p.steady_compute_bound_us;
+    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "bursty"), seconds(p.bursty_us));
+    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "steady_under"),
+          seconds(p.steady_under_us));
+    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "steady_compute_bound"),
+          seconds(p.steady_compute_bound_us));
+    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "steady_other"),
+          seconds(steady_other));
+    // Σ utilization % × µs → seconds of SM activity.
+    const auto busy = [](double pct_us) { return pct_us / 100.0 / k_us_per_s; };
+    e.add("gua_gpu_pattern_busy_seconds_total", with(card, "pattern", "bursty"),
+          busy(p.bursty_util_us));
+    e.add("gua_gpu_pattern_busy_seconds_total", with(card, "pattern", "steady_under"),
+          busy(p.steady_under_util_us));
+    e.add("gua_gpu_pattern_busy_seconds_total", with(card, "pattern", "steady_compute_bound"),
+          busy(p.steady_compute_bound_util_us));
+    for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
+        e.add("gua_gpu_bursty_efficiency_seconds_total", with(card, "bucket", k_bucket_names[b]),
+              seconds(p.bursty_bucket_us[b]));
+    }
+    const auto bytes_seconds = [](double mib_us) { return mib_us * k_bytes_per_mib / k_us_per_s; };
+    e.add("gua_gpu_held_bytes_seconds_total", with(card, "during", "idle_held"),
+          bytes_seconds(p.idle_held_mib_us));
+    e.add("gua_gpu_held_bytes_seconds_total", with(card, "during", "steady_under"),
+          bytes_seconds(p.steady_under_held_mib_us));
+    e.add("gua_gpu_held_bytes_seconds_total", with(card, "during", "active_other"),
+          bytes_seconds(active_other_held_mib_us));
+}
+
 void declare(Exposition& e) {
     using enum MetricType;
     e.family("gua_gpu_seconds_total", counter,
@@ -52,6 +98,32 @@ void declare(Exposition& e) {
              "in byte-seconds.");
     e.family("gua_identity_card_ticks_total", counter,
              "Card-ticks in which a user had a process on the card.");
+    e.family("gua_waste_pool_seconds_total", counter,
+             "Card time in each waste pool of the recommender (held_office, held_off_hours, "
+             "idle_office, idle_off_hours, stall, headroom_under, headroom_busy, compute_bound; "
+             "disjoint, office hours in the zone of gua_waste_pools_info), in seconds.");
+    e.family("gua_gpu_measured_seconds_total", counter,
+             "Measured card time by period of the week: office (Monday-Friday 09:00-18:00 in "
+             "the zone of gua_waste_pools_info) and off_hours, in seconds.");
+    e.family("gua_gpu_pattern_seconds_total", counter,
+             "Time of active card-ticks by load pattern: bursty (0/100 % bursts), and steady "
+             "split by mean SM utilization into steady_under (<70 %), steady_compute_bound "
+             "(>=90 %, not light) and steady_other, in seconds.");
+    e.family("gua_gpu_pattern_busy_seconds_total", counter,
+             "Mean SM utilization times duration of the card-ticks of a load pattern (the "
+             "seconds the SMs were busy), in seconds.");
+    e.family("gua_gpu_bursty_efficiency_seconds_total", counter,
+             "Time of bursty card-ticks by SM utilization bucket, in seconds.");
+    e.family("gua_gpu_held_bytes_seconds_total", counter,
+             "Memory held by the card's holders times time: during idle_held time outside "
+             "bursty ticks, steady_under card-ticks, and the other active card-ticks "
+             "(active_other), in byte-seconds.");
+    e.family("gua_gpu_user_seconds_total", counter,
+             "Card time attributed to a user on this card (active, idle_held), by the user label "
+             "of gua_identity_gpu_seconds_total, in seconds.");
+    e.family("gua_waste_pools_info", gauge,
+             "The time zone whose office hours split the waste pools and office-hours time "
+             "([report] time_zone); the value is always 1.");
     e.family("gua_gpu_info", gauge, "Card metadata; the value is always 1.");
     e.family("gua_gpu_utilization_ratio", gauge,
              "Time-weighted mean SM utilization over the latest tick (0-1).");
@@ -111,6 +183,15 @@ std::string Metrics::render() const {
             if (f.metric_kind == telemetry::MetricKind::counter && total) {
                 e.add(f.metric, field_labels(card, f), *total * f.metric_scale);
             }
+        }
+        add_evidence(e, card, g.pools, g.profile, g.active_other_held_mib_us);
+        for (const auto& [user, times] : g.users) {
+            e.add("gua_gpu_user_seconds_total",
+                  {{"gpu", gpu}, {"uuid", uuid}, {"user", user}, {"state", "active"}},
+                  seconds(times[0]));
+            e.add("gua_gpu_user_seconds_total",
+                  {{"gpu", gpu}, {"uuid", uuid}, {"user", user}, {"state", "idle_held"}},
+                  seconds(times[1]));
         }
         std::optional<double> price = m_options.price_per_gpu_hour;
         if (!price && m_options.pricing) {
@@ -179,6 +260,7 @@ std::string Metrics::render() const {
     if (h.wal_bytes) {
         e.add("gua_db_wal_bytes", {}, static_cast<double>(*h.wal_bytes));
     }
+    e.add("gua_waste_pools_info", {{"time_zone", m_options.time_zone.name()}}, 1);
     e.add("gua_build_info", {{"version", k_version}}, 1);
     return e.render();
 }

@@ -84,6 +84,8 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
                  r.readings.mem_used_mib,
                  r.device.memory_total_mib,
                  audit::dominant_state(tick, thresholds),
+                 {},
+                 {},
                  {}};
         if (const auto it = recent.find(r.device.uuid); it != recent.end()) {
             g.recent = shares_of(it->second);
@@ -149,20 +151,24 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
     return m;
 }
 
+void slice_history(NowModel& m, int count) {
+    for (GpuNow& g : m.gpus) {
+        g.recent_states = m.last_tick_end
+                              ? audit::slice_states(g.timeline, *m.last_tick_end - m.history_us,
+                                                    *m.last_tick_end, count)
+                              : std::vector<audit::StateSlice>{};
+    }
+}
+
 void observe_memory(audit::TrendBook& book, const std::vector<audit::CardNow>& cards) {
+    std::vector<audit::MemoryReading> readings;
     for (const audit::CardNow& card : cards) {
-        std::map<audit::ProcessKey, std::optional<std::int64_t>> held;
+        readings.clear();
         for (const telemetry::ProcessTick& p : card.record->processes) {
-            std::optional<std::int64_t>& mib =
-                held.try_emplace({p.pid, p.start_ticks}, 0).first->second;
-            mib = mib && p.mem_used_mib ? std::optional(*mib + *p.mem_used_mib) : std::nullopt;
+            readings.push_back({{p.pid, p.start_ticks}, p.mem_used_mib});
         }
-        for (const auto& [key, mib] : held) {
-            if (mib) {
-                book.add(audit::HoldingKey{card.record->device.uuid, key},
-                         audit::MemorySample{card.t0 + card.duration_us, *mib});
-            }
-        }
+        audit::add_card_readings(book, card.record->device.uuid, card.t0 + card.duration_us,
+                                 readings);
     }
 }
 

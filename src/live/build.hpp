@@ -26,6 +26,10 @@ NowModel build_now(NowModel header, const std::vector<audit::CardNow>& cards,
 /// `book`, at the end of its card-tick.
 void observe_memory(audit::TrendBook& book, const std::vector<audit::CardNow>& cards);
 
+/// Cuts each GPU's timeline into `count` recent_states over the model's history window, which
+/// ends at its last_tick_end (no slices without one; audit::slice_states).
+void slice_history(NowModel& model, int count);
+
 /// Shares of measured time in `t`.
 Shares shares_of(const audit::StateTimes& t);
 

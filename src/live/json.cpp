@@ -18,6 +18,20 @@ json seconds(DurationUs us) {
     return static_cast<double>(us) / static_cast<double>(k_us_per_second);
 }
 
+json slices_json(const std::vector<audit::StateSlice>& slices) {
+    json out = json::array();
+    for (const audit::StateSlice& s : slices) {
+        out.push_back({{"start", format_iso8601(s.start)},
+                       {"state", std::string(audit::to_string(s.state))},
+                       {"active_seconds", seconds(s.times.active)},
+                       {"idle_held_seconds", seconds(s.times.idle_held)},
+                       {"truly_idle_seconds", seconds(s.times.truly_idle)},
+                       {"unmeasured_seconds", seconds(s.times.unmeasured)},
+                       {"no_data_seconds", seconds(s.no_data_us)}});
+    }
+    return out;
+}
+
 } // namespace
 
 std::string render_now_json(const NowModel& m) {
@@ -31,6 +45,14 @@ std::string render_now_json(const NowModel& m) {
         {"interval_seconds", seconds(m.interval_us)},
         {"last_tick_end", m.last_tick_end ? json(format_iso8601(*m.last_tick_end)) : json()},
         {"note", m.note}};
+    const std::size_t slices = m.gpus.empty() ? 0 : m.gpus.front().recent_states.size();
+    j["history"] = {
+        {"window_seconds", seconds(m.history_us)},
+        {"slice_seconds",
+         slices > 0 ? json(static_cast<double>(m.history_us) /
+                           static_cast<double>(k_us_per_second) / static_cast<double>(slices))
+                    : json()},
+        {"end", m.last_tick_end && slices > 0 ? json(format_iso8601(*m.last_tick_end)) : json()}};
     json gpus = json::array();
     for (const GpuNow& g : m.gpus) {
         gpus.push_back({{"index", g.index},
@@ -44,7 +66,8 @@ std::string render_now_json(const NowModel& m) {
                          {{"window_seconds", seconds(m.recent_window_us)},
                           {"active", g.recent.active},
                           {"idle_held", g.recent.idle_held},
-                          {"truly_idle", g.recent.truly_idle}}}});
+                          {"truly_idle", g.recent.truly_idle}}},
+                        {"recent_states", slices_json(g.recent_states)}});
     }
     j["gpus"] = gpus;
     json holders = json::array();

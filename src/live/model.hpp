@@ -2,6 +2,7 @@
 // numbers behind `gua now` and `gua top`. Renderers only format it.
 #pragma once
 
+#include "audit/slices.hpp"
 #include "core/time.hpp"
 
 #include <cstdint>
@@ -34,6 +35,10 @@ struct GpuNow {
     std::optional<std::int64_t> mem_total_mib;
     std::string state; ///< newest tick: active | idle-held | truly-idle | n/a
     Shares recent;     ///< over the model's recent window
+    /// Its classified card-ticks of the history window, oldest first (the input of recent_states).
+    std::vector<audit::StateSpan> timeline;
+    /// The history window cut into slices (live::slice_history), oldest first; empty until cut.
+    std::vector<audit::StateSlice> recent_states;
 };
 
 /// One process's holding on one card.
@@ -94,9 +99,13 @@ struct NowModel {
     DurationUs interval_us = 0;          ///< the daemon's tick, or the sample length
     std::string note;                    ///< e.g. why gua sampled NVML itself
     DurationUs recent_window_us = 0;     ///< the window of GpuNow::recent
+    DurationUs history_us = 0;           ///< the window of GpuNow::timeline, up to last_tick_end
     std::vector<GpuNow> gpus;            ///< by index
     std::vector<HolderNow> holders;      ///< idle-held memory × time first, then memory
-    std::vector<DecisionNow> decisions;  ///< newest first
+    std::string holders_order = "idle-held memory × time first"; ///< how holders are sorted
+    std::string holders_filter;         ///< only users containing this are listed; empty: all
+    std::size_t holders_hidden = 0;     ///< holders the filter left out
+    std::vector<DecisionNow> decisions; ///< newest first
     DurationUs decisions_window_us = 0;
 };
 

@@ -14,6 +14,29 @@ namespace gua::live {
 
 namespace {
 
+/// Each card's classified card-ticks of the history window ending at `end`, by uuid; a tick that
+/// began up to `interval_us` before the window still shows its part inside it.
+std::map<std::string, std::vector<audit::StateSpan>>
+timelines(store::Database& db, const std::map<std::string, std::int64_t>& ids, TimeUs end,
+          DurationUs history_us, DurationUs interval_us, const audit::Thresholds& thresholds) {
+    auto spans = store::recent_spans(db, end - history_us - interval_us, end, thresholds);
+    std::map<std::string, std::vector<audit::StateSpan>> out;
+    for (const auto& [uuid, id] : ids) {
+        if (const auto it = spans.find(id); it != spans.end()) {
+            out[uuid] = std::move(it->second);
+        }
+    }
+    return out;
+}
+
+void attach_timelines(NowModel& m, std::map<std::string, std::vector<audit::StateSpan>> spans) {
+    for (GpuNow& g : m.gpus) {
+        if (const auto it = spans.find(g.uuid); it != spans.end()) {
+            g.timeline = std::move(it->second);
+        }
+    }
+}
+
 std::string hostname() {
     std::array<char, 256> buf{};
     return gethostname(buf.data(), buf.size() - 1) == 0 ? std::string(buf.data()) : "unknown";
@@ -48,6 +71,7 @@ NowModel now_from_database(store::Database& db, const std::string& db_path,
     m.interval_us = recent.run ? recent.run->interval_us : 0;
     m.recent_window_us = options.recent_window_us;
     m.decisions_window_us = options.decisions_window_us;
+    m.history_us = options.history_us;
     audit::StreakBook book;
     std::vector<audit::CardNow> cards;
     std::map<std::string, std::int64_t> ids;
@@ -67,9 +91,12 @@ NowModel now_from_database(store::Database& db, const std::string& db_path,
     }
     audit::TrendBook trends;
     store::read_memory_trends(db, recent.cards, trends);
-    return build_now(std::move(m), cards, book, by_uuid,
-                     store::read_decisions(db, now - options.decisions_window_us, now + 1),
-                     options.thresholds, trends);
+    auto spans = timelines(db, ids, end + 1, options.history_us, m.interval_us, options.thresholds);
+    m = build_now(std::move(m), cards, book, by_uuid,
+                  store::read_decisions(db, now - options.decisions_window_us, now + 1),
+                  options.thresholds, trends);
+    attach_timelines(m, std::move(spans));
+    return m;
 }
 
 LiveSampler::LiveSampler(telemetry::DeviceSource& source, LiveOptions options)
@@ -80,6 +107,12 @@ void LiveSampler::seed(store::Database& db, const std::string& db_path, TimeUs n
     const store::RecentState recent = store::read_recent(db);
     store::seed_streaks(db, recent.cards, m_options.thresholds, m_book);
     store::read_memory_trends(db, recent.cards, m_trends);
+    std::map<std::string, std::int64_t> ids;
+    for (const store::RecentCard& card : recent.cards) {
+        ids[card.record.device.uuid] = card.gpu_id;
+    }
+    m_timeline = timelines(db, ids, now, m_options.history_us,
+                           recent.run ? recent.run->interval_us : 0, m_options.thresholds);
     m_decisions = store::read_decisions(db, now - m_options.decisions_window_us, now + 1);
 }
 
@@ -98,10 +131,17 @@ NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atom
     audit::observe(m_book, cards, m_options.thresholds);
     observe_memory(m_trends, cards);
     m_trends.forget_before(last.t0 - audit::k_trend_window_us);
+    const TimeUs end = last.t0 + last.duration_us;
     for (const audit::CardNow& card : cards) {
         std::vector<audit::ProcessKey> keys;
-        m_recent[card.record->device.uuid] +=
+        const audit::StateTimes times =
             audit::classify(audit::card_tick_of(card, keys), m_options.thresholds);
+        m_recent[card.record->device.uuid] += times;
+        std::vector<audit::StateSpan>& line = m_timeline[card.record->device.uuid];
+        line.push_back(audit::StateSpan{card.t0, card.duration_us, times});
+        std::erase_if(line, [&](const audit::StateSpan& s) {
+            return s.t0 + s.duration_us <= end - m_options.history_us;
+        });
     }
     m_sampled_us += last.duration_us;
     NowModel m;
@@ -114,8 +154,11 @@ NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atom
     m.note = note + "; sampled NVML directly for " + format_duration(m_sampled_us);
     m.recent_window_us = m_sampled_us;
     m.decisions_window_us = m_options.decisions_window_us;
-    return build_now(std::move(m), cards, m_book, m_recent, m_decisions, m_options.thresholds,
-                     m_trends);
+    m.history_us = m_options.history_us;
+    m = build_now(std::move(m), cards, m_book, m_recent, m_decisions, m_options.thresholds,
+                  m_trends);
+    attach_timelines(m, m_timeline);
+    return m;
 }
 
 } // namespace gua::live

@@ -23,6 +23,7 @@ namespace gua::live {
 struct LiveOptions {
     audit::Thresholds thresholds;
     DurationUs recent_window_us = 10 * k_us_per_minute; ///< window of the per-GPU bar
+    DurationUs history_us = 10 * k_us_per_minute;       ///< window of the per-GPU history line
     DurationUs decisions_window_us = k_us_per_day;      ///< policy decisions listed
 };
 
@@ -43,8 +44,9 @@ class LiveSampler {
   public:
     /// `source` must outlive the sampler.
     LiveSampler(telemetry::DeviceSource& source, LiveOptions options);
-    /// Resumes the streaks recorded in `db` (as of its newest card-ticks) and lists its recent
-    /// policy decisions in every view.
+    /// Resumes the streaks recorded in `db` (as of its newest card-ticks), starts the history
+    /// lines with its card-ticks of the history window before `now` and lists its recent policy
+    /// decisions in every view.
     void seed(store::Database& db, const std::string& db_path, TimeUs now);
     /// Samples one tick of `length_us` (shorter when `stop` is set) and returns the view; `note`
     /// says why gua samples itself.
@@ -58,6 +60,7 @@ class LiveSampler {
     audit::StreakBook m_book;
     audit::TrendBook m_trends;
     std::map<std::string, audit::StateTimes> m_recent;
+    std::map<std::string, std::vector<audit::StateSpan>> m_timeline; ///< by card uuid
     DurationUs m_sampled_us = 0;
     std::string m_db_path;
     std::vector<store::DecisionRow> m_decisions;

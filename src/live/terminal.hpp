@@ -1,10 +1,12 @@
 // The terminal side of `gua top`: a session that switches to the alternate screen without echo or
-// line buffering and always restores the terminal, and waiting that notices the quit key.
+// line buffering and always restores the terminal, the terminal's size and its resize signal, and
+// waiting for keys. Thin: what the keys mean is live/keys.hpp's.
 #pragma once
 
-#include "core/clock.hpp"
+#include "core/time.hpp"
 
 #include <atomic>
+#include <csignal>
 #include <string>
 #include <termios.h>
 
@@ -31,27 +33,51 @@ class TerminalSession {
     termios m_saved{};
 };
 
-/// The width of the terminal on `fd` in columns (TIOCGWINSZ), or 0 when `fd` is not a terminal
-/// or does not say.
+/// A terminal's size in character cells; 0 where unknown.
+struct TerminalSize {
+    int columns = 0;
+    int rows = 0;
+};
+
+/// The size of the terminal on `fd` (TIOCGWINSZ); zeros when `fd` is not a terminal or does not
+/// say.
+TerminalSize terminal_size(int fd);
+
+/// The width of the terminal on `fd` in columns, or 0 (terminal_size).
 int terminal_columns(int fd);
 
-/// Waits up to `timeout_us` for a key on `fd` (-1: just waits), returning early when `stop` is
-/// set. True when 'q' or 'Q' was pressed (or `fd` reached end of file).
-bool wait_for_quit(int fd, DurationUs timeout_us, const std::atomic<bool>& stop);
-
-/// A system clock whose sleeps watch `fd` for the quit key and then set `quit`, so that a sampler
-/// running on it stops as soon as the user presses q.
-class KeyWatchingClock final : public Clock {
+/// Catches SIGWINCH while it lives and makes it readable on a pipe (the self-pipe trick), so that
+/// a poll(2) on fd() wakes at once when the terminal is resized. One at a time; the previous
+/// SIGWINCH disposition comes back at destruction. SIGINT and SIGTERM are left alone.
+class ResizeSignal {
   public:
-    KeyWatchingClock(int fd, std::atomic<bool>& quit) : m_fd(fd), m_quit(quit) {}
-    TimeUs wall_now() override { return m_clock.wall_now(); }
-    std::int64_t mono_now() override { return m_clock.mono_now(); }
-    void sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) override;
+    ResizeSignal();
+    ~ResizeSignal();
+    ResizeSignal(const ResizeSignal&) = delete;
+    ResizeSignal& operator=(const ResizeSignal&) = delete;
+
+    /// The read end to poll; -1 when the pipe could not be made (resizes then show at the next
+    /// refresh).
+    int fd() const { return m_read; }
+    /// Empties the pipe; true when a resize had arrived.
+    bool take() const;
 
   private:
-    SystemClock m_clock;
-    int m_fd;
-    std::atomic<bool>& m_quit;
+    int m_read = -1;
+    int m_write = -1;
+    struct sigaction m_previous {};
 };
+
+/// What arrived while waiting.
+struct Input {
+    std::string bytes;    ///< keys, as read
+    bool resized = false; ///< the resize pipe was readable (not yet emptied)
+    bool closed = false;  ///< the key fd reached end of file or hung up
+};
+
+/// Waits up to `timeout_us` for bytes on `key_fd` or a wake-up on `wake_fd` (either -1: none),
+/// returning at the first of them, when `stop` is set (checked at least every 100 ms) or when
+/// the time is up (an empty Input).
+Input wait_for_input(int key_fd, int wake_fd, DurationUs timeout_us, const std::atomic<bool>& stop);
 
 } // namespace gua::live

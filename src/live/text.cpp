@@ -1,4 +1,5 @@
 // The `gua now` table and the `gua top` frame.
+#include "core/bar.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
@@ -6,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -17,45 +19,60 @@ std::string paint(bool color, std::string_view code, const std::string& s) {
     return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
 }
 
-std::string repeat(std::string_view glyph, int n) {
-    std::string out;
-    for (int i = 0; i < n; ++i) {
-        out += glyph;
-    }
-    return out;
-}
-
-/// Cells of the three states: largest remainder, so the bar is always `width` wide when measured.
-std::array<int, 3> cells(const Shares& s, int width) {
-    const std::array<double, 3> share{s.active, s.idle_held, s.truly_idle};
-    std::array<int, 3> n{};
-    std::array<double, 3> rest{};
-    int used = 0;
-    for (std::size_t i = 0; i < 3; ++i) {
-        const double exact = share[i] * width;
-        n[i] = static_cast<int>(std::floor(exact));
-        rest[i] = exact - n[i];
-        used += n[i];
-    }
-    while (used > 0 && used < width) {
-        std::size_t best = 0;
-        for (std::size_t i = 1; i < 3; ++i) {
-            best = rest[i] > rest[best] ? i : best;
-        }
-        ++n[best];
-        rest[best] = -1;
-        ++used;
-    }
-    return n;
-}
-
 std::string bar(const Shares& s, int width, bool color) {
-    const auto n = cells(s, width);
+    const auto n = bar_cells(std::array<double, 3>{s.active, s.idle_held, s.truly_idle}, width);
     if (n[0] + n[1] + n[2] == 0) {
         return repeat(" ", width);
     }
     return paint(color, "32", repeat("█", n[0])) + paint(color, "33", repeat("▒", n[1])) +
            paint(color, "2", repeat("░", n[2]));
+}
+
+std::string_view glyph_of(audit::SliceState s) {
+    switch (s) {
+    case audit::SliceState::active:
+        return "█";
+    case audit::SliceState::idle_held:
+        return "▄";
+    case audit::SliceState::truly_idle:
+        return "▁";
+    case audit::SliceState::unmeasured:
+        return "×";
+    case audit::SliceState::no_data:
+        break;
+    }
+    return "·";
+}
+
+std::string_view colour_of(audit::SliceState s) {
+    switch (s) {
+    case audit::SliceState::active:
+        return "32";
+    case audit::SliceState::idle_held:
+        return "33";
+    case audit::SliceState::truly_idle:
+        return "2";
+    case audit::SliceState::unmeasured:
+        return "31";
+    case audit::SliceState::no_data:
+        break;
+    }
+    return "2";
+}
+
+/// The history line's cells, oldest left; runs of one state share one colour.
+std::string history_line(const std::vector<audit::StateSlice>& slices, bool color) {
+    std::string out = "     ";
+    for (std::size_t i = 0; i < slices.size();) {
+        std::size_t j = i;
+        while (j < slices.size() && slices[j].state == slices[i].state) {
+            ++j;
+        }
+        out += paint(color, colour_of(slices[i].state),
+                     repeat(glyph_of(slices[i].state), static_cast<int>(j - i)));
+        i = j;
+    }
+    return out;
 }
 
 std::string ago(TimeUs now, TimeUs then) {
@@ -137,13 +154,29 @@ void gpus(std::string& out, const NowModel& m, const NowTextOptions& o) {
         out += fmt::format("{:>3}  {:<25}  {:>4}  {:>19}  {:<10}  {}\n", g.index,
                            printable(g.model.substr(0, 25)), util, memory, g.state,
                            bar(g.recent, o.bar_width, o.color));
+        if (o.history && !g.recent_states.empty()) {
+            out += history_line(g.recent_states, o.color) + "\n";
+        }
+    }
+    const bool any = std::any_of(m.gpus.begin(), m.gpus.end(),
+                                 [](const GpuNow& g) { return !g.recent_states.empty(); });
+    if (o.history && any) {
+        out += fmt::format("     last {}: █ active ▄ idle-held ▁ truly idle × unmeasured · none\n",
+                           format_duration(m.history_us));
     }
 }
 
 void holders(std::string& out, const NowModel& m, const NowTextOptions& o) {
-    out += "Holders (idle-held memory × time first)\n";
+    const std::string filter = printable(m.holders_filter);
+    out += "Holders (" + m.holders_order;
+    if (!m.holders_filter.empty()) {
+        out += fmt::format("; users containing \"{}\", {} hidden", filter, m.holders_hidden);
+    }
+    out += ")\n";
     if (m.holders.empty()) {
-        out += "  (no process holds GPU memory)\n";
+        out += m.holders_filter.empty()
+                   ? "  (no process holds GPU memory)\n"
+                   : fmt::format("  (no holder of a user containing \"{}\")\n", filter);
         return;
     }
     out += "GPU  user            pid  where                     memory   SM  idle-held     "
@@ -238,11 +271,8 @@ std::string render_now_text(const NowModel& m, const NowTextOptions& o) {
     return clipped;
 }
 
-std::string render_top_frame(const NowModel& m, const NowTextOptions& o, DurationUs refresh_us) {
-    return clip_to_columns(
-               fmt::format("gua top — refresh every {}, q quits", format_duration(refresh_us)),
-               o.columns) +
-           "\n" + render_now_text(m, o);
+int history_cells(int columns) {
+    return columns > 0 ? std::max(columns - 5, 1) : 60;
 }
 
 } // namespace gua::live

@@ -30,21 +30,10 @@ TimeUs raw_start(const std::optional<std::pair<TimeUs, TimeUs>>& raw) {
     return raw ? raw->first : std::numeric_limits<TimeUs>::max();
 }
 
-} // namespace
-
-ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz) {
-    store::check_readable(db);
-    store::Reader reader(db);
-    ReportModel m;
-    m.gua_version = k_version;
-    m.window_from = options.from;
-    m.window_to = options.to;
-    m.window_label = options.window_label;
-    m.time_zone = tz.name();
-    m.active_threshold_pct = options.thresholds.active_util_pct;
-    m.held_threshold_mib = options.thresholds.held_mib;
-
-    const std::vector<store::RunRow> runs = reader.runs();
+/// Host, driver and demo flag from the runs in the window, and the note when --interval
+/// overrides what was recorded.
+void describe_runs(const std::vector<store::RunRow>& runs, const BuildOptions& options,
+                   ReportModel& m) {
     if (!runs.empty()) {
         m.host = runs.back().host;
         m.driver_version = runs.back().driver_version;
@@ -56,66 +45,67 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
             m.demo_data = m.demo_data || store::is_demo_source(r.source);
         }
     }
-    if (options.interval_override) {
-        if (intervals.size() != 1 || *intervals.begin() != *options.interval_override) {
-            std::vector<std::string> recorded;
-            for (DurationUs i : intervals) {
-                recorded.push_back(format_duration(i));
-            }
-            m.notes.push_back(fmt::format(
-                "--interval {} overrides the recorded interval ({}); gua records each tick's "
-                "real duration, so --interval is not needed",
-                format_duration(*options.interval_override),
-                recorded.empty() ? "none in window"
-                                 : fmt::format("{}", fmt::join(recorded, ", "))));
-        }
+    if (!options.interval_override ||
+        (intervals.size() == 1 && *intervals.begin() == *options.interval_override)) {
+        return;
     }
+    std::vector<std::string> recorded;
+    for (DurationUs i : intervals) {
+        recorded.push_back(format_duration(i));
+    }
+    m.notes.push_back(fmt::format(
+        "--interval {} overrides the recorded interval ({}); gua records each tick's real "
+        "duration, so --interval is not needed",
+        format_duration(*options.interval_override),
+        recorded.empty() ? "none in window" : fmt::format("{}", fmt::join(recorded, ", "))));
+}
 
-    const std::vector<store::GpuRow> gpus = reader.gpus();
-    std::optional<std::int64_t> gpu_filter;
-    if (options.gpu) {
-        for (const store::GpuRow& g : gpus) {
-            if (std::to_string(g.index) == *options.gpu || g.uuid.starts_with(*options.gpu)) {
-                gpu_filter = g.id;
-                break;
-            }
-        }
-        if (!gpu_filter) {
-            throw Fatal(fmt::format("--gpu {}: no such GPU in {} (known: {} GPUs)", *options.gpu,
-                                    db.path(), gpus.size()),
-                        ExitCode::usage);
-        }
-        m.filters.push_back("gpu=" + *options.gpu);
+/// The store's id of the card that --gpu names (by index or uuid prefix), nullopt without
+/// --gpu. Throws Fatal when it names no known card.
+std::optional<std::int64_t> gpu_filter_of(const std::vector<store::GpuRow>& gpus,
+                                          const BuildOptions& options, const std::string& path,
+                                          ReportModel& m) {
+    if (!options.gpu) {
+        return std::nullopt;
     }
-    const std::vector<store::IdentityRow> identities = reader.identities();
-    std::set<std::uint32_t> user_ids;
-    if (options.user) {
-        for (const store::IdentityRow& i : identities) {
-            if (i.identity.user == *options.user) {
-                user_ids.insert(static_cast<std::uint32_t>(i.id));
-            }
+    for (const store::GpuRow& g : gpus) {
+        if (std::to_string(g.index) == *options.gpu || g.uuid.starts_with(*options.gpu)) {
+            m.filters.push_back("gpu=" + *options.gpu);
+            return g.id;
         }
-        if (user_ids.empty()) {
-            throw Fatal(fmt::format("--user {}: no such user in {}", *options.user, db.path()),
-                        ExitCode::usage);
-        }
-        m.filters.push_back("user=" + *options.user);
     }
+    throw Fatal(fmt::format("--gpu {}: no such GPU in {} (known: {} GPUs)", *options.gpu, path,
+                            gpus.size()),
+                ExitCode::usage);
+}
 
-    audit::WindowAccumulator acc(options.thresholds, 0,
-                                 [&tz](TimeUs t) { return tz.weekday_hour(t); });
-    // The per-card timeline, from the same pass; a daily rollup's cards are drawn hour by hour
-    // when the buckets are finer than its day.
-    TimelineGrid timeline(options.from, options.to);
-    std::vector<CoarseSpan> coarse;
-    acc.set_span_sink(
-        [&](std::uint32_t gpu, TimeUs from, TimeUs to, const audit::StateTimes& states) {
-            if (to - from > k_us_per_hour && to - from > timeline.bucket_us()) {
-                coarse.push_back(CoarseSpan{gpu, from, to, states});
-            } else {
-                timeline.add(gpu, from, to, states);
-            }
-        });
+/// The identity ids of --user's name (empty without --user). Throws Fatal when none has it.
+std::set<std::uint32_t> user_filter_of(const std::vector<store::IdentityRow>& identities,
+                                       const BuildOptions& options, const std::string& path,
+                                       ReportModel& m) {
+    std::set<std::uint32_t> ids;
+    if (!options.user) {
+        return ids;
+    }
+    for (const store::IdentityRow& i : identities) {
+        if (i.identity.user == *options.user) {
+            ids.insert(static_cast<std::uint32_t>(i.id));
+        }
+    }
+    if (ids.empty()) {
+        throw Fatal(fmt::format("--user {}: no such user in {}", *options.user, path),
+                    ExitCode::usage);
+    }
+    m.filters.push_back("user=" + *options.user);
+    return ids;
+}
+
+/// Feeds the window to `acc`: whole (rollups where they are exact) without filters, else raw
+/// card-ticks one by one, filtered by user, stretched by --interval.
+void accumulate_window(store::Reader& reader, const BuildOptions& options,
+                       std::optional<std::int64_t> gpu_filter,
+                       const std::set<std::uint32_t>& user_ids, audit::WindowAccumulator& acc,
+                       ReportModel& m) {
     if (user_ids.empty() && !options.interval_override) {
         const store::WindowSources sources =
             reader.accumulate(options.from, options.to, gpu_filter, acc);
@@ -125,40 +115,40 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
                 "other thresholds or binned by UTC hour (approximate)",
                 sources.approximate_hours));
         }
-    } else {
-        const auto raw = reader.span();
-        const auto rolled = reader.rollup_span();
-        if (rolled && (!raw || rolled->first < raw->first) && options.from < raw_start(raw)) {
-            m.notes.push_back(fmt::format(
-                "--user and --interval need raw card-ticks, kept only since {}; older hours are "
-                "left out",
-                raw ? format_iso8601(raw->first) : std::string("(none kept)")));
+        return;
+    }
+    const auto raw = reader.span();
+    const auto rolled = reader.rollup_span();
+    if (rolled && (!raw || rolled->first < raw->first) && options.from < raw_start(raw)) {
+        m.notes.push_back(fmt::format(
+            "--user and --interval need raw card-ticks, kept only since {}; older hours are "
+            "left out",
+            raw ? format_iso8601(raw->first) : std::string("(none kept)")));
+    }
+    audit::CardTick scaled;
+    reader.scan(options.from, options.to, [&](const audit::CardTick& tick) {
+        if (gpu_filter && tick.gpu != *gpu_filter) {
+            return;
         }
-        audit::CardTick scaled;
-        reader.scan(options.from, options.to, [&](const audit::CardTick& tick) {
-            if (gpu_filter && tick.gpu != *gpu_filter) {
-                return;
-            }
-            if (!user_ids.empty() && std::none_of(tick.processes.begin(), tick.processes.end(),
-                                                  [&](const audit::ProcTick& p) {
-                                                      return user_ids.contains(p.identity);
-                                                  })) {
-                return;
-            }
-            if (options.interval_override) {
-                scaled = tick;
-                audit::rescale(scaled, *options.interval_override);
-                acc.add_as_recorded(scaled);
-            } else {
-                acc.add(tick);
-            }
-        });
-    }
+        if (!user_ids.empty() &&
+            std::none_of(tick.processes.begin(), tick.processes.end(),
+                         [&](const audit::ProcTick& p) { return user_ids.contains(p.identity); })) {
+            return;
+        }
+        if (options.interval_override) {
+            scaled = tick;
+            audit::rescale(scaled, *options.interval_override);
+            acc.add_as_recorded(scaled);
+        } else {
+            acc.add(tick);
+        }
+    });
+}
 
-    add_coarse_spans(db, coarse, timeline);
-    if (const std::string note = store::bad_blocks_note(reader.bad_blocks()); !note.empty()) {
-        m.notes.push_back(note);
-    }
+/// §1–§3: the headline, each card's shares, timeline and provenance, the waste summary and the
+/// efficiency buckets.
+void state_sections(const audit::WindowAccumulator& acc, const std::vector<store::GpuRow>& gpus,
+                    const TimelineGrid& timeline, ReportModel& m) {
     m.samples = acc.ticks();
     m.headline = shares_of(acc.states());
     const audit::StateTimes& st = acc.states();
@@ -193,9 +183,13 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         bucket_total += b;
     }
     m.bucket_hours = to_hours(bucket_total);
+}
 
-    // §4: identities grouped by user name, by team, or by Kubernetes namespace.
-    std::map<std::string, IdentityRow> by_user;
+/// §4: identities grouped by user name, by team, or by Kubernetes namespace; the top N.
+void identity_section(const audit::WindowAccumulator& acc,
+                      const std::vector<store::IdentityRow>& identities,
+                      const BuildOptions& options, ReportModel& m) {
+    std::map<std::string, IdentityRow> by_group;
     for (const store::IdentityRow& i : identities) {
         const auto id = static_cast<std::size_t>(i.id);
         if (id >= acc.identities().size() || acc.identities()[id].ticks == 0) {
@@ -206,21 +200,20 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
             continue; // only graphics contexts (Xorg): nothing to attribute
         }
         const std::string group = options.grouping.group_of(i.identity);
-        IdentityRow& row = by_user[group];
+        IdentityRow& row = by_group[group];
         row.name = group;
         row.active_hours += to_hours(t.active_us);
         row.idle_held_hours += to_hours(t.idle_held_us);
-        row.idle_held_gib_hours += static_cast<double>(t.idle_held_mib_ms) / 1024.0 /
-                                   static_cast<double>(k_us_per_hour / k_us_per_ms);
+        row.idle_held_gib_hours += gib_hours_of_mib_ms(t.idle_held_mib_ms);
         row.samples += t.ticks;
     }
     if (!acc.identities().empty() && acc.identities()[0].ticks > 0) {
-        IdentityRow& row = by_user["(no process)"];
+        IdentityRow& row = by_group["(no process)"];
         row.name = "(no process)";
         row.active_hours += to_hours(acc.identities()[0].active_us);
         row.samples += acc.identities()[0].ticks;
     }
-    for (auto& [name, row] : by_user) {
+    for (auto& [name, row] : by_group) {
         row.gpu_hours = row.active_hours + row.idle_held_hours;
         row.idle_held_share = row.gpu_hours > 0 ? row.idle_held_hours / row.gpu_hours : 0;
         m.identities.push_back(row);
@@ -235,42 +228,84 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     if (m.identities.size() > options.top_identities) {
         m.identities.resize(options.top_identities);
     }
+}
 
+/// §5: the weekday × hour heatmap.
+void heatmap_section(const audit::WindowAccumulator& acc, ReportModel& m) {
     for (std::size_t d = 0; d < 7; ++d) {
         for (std::size_t h = 0; h < 24; ++h) {
-            const audit::StateTimes& c = acc.heatmap()[d][h];
-            HeatCell& cell = m.heatmap[d][h];
-            cell.has_data = c.total() > 0;
-            const StateShares s = shares_of(c);
-            cell.active = s.active;
-            cell.idle_held = s.idle_held;
-            cell.truly_idle = s.truly_idle;
-            cell.card_hours = to_hours(c.total());
+            m.heatmap[d][h] = heat_cell(acc.heatmap()[d][h]);
         }
     }
+}
 
+/// Coverage: first tick, last end, gaps and the share of the window with data.
+void coverage_section(const audit::WindowAccumulator& acc, const BuildOptions& options,
+                      ReportModel& m) {
     m.coverage.first = acc.first();
     m.coverage.last_end = acc.last_end();
-    DurationUs gap_total = 0;
     for (const audit::Gap& g : acc.gaps()) {
         m.coverage.gaps.emplace_back(g.from, g.to);
-        gap_total += g.to - g.from;
     }
-    DurationUs recorded = 0;
     if (acc.first() && options.to > options.from) {
-        recorded = std::max<DurationUs>(std::min(*acc.last_end(), options.to) -
-                                            std::max(*acc.first(), options.from) - gap_total,
-                                        0);
-        m.coverage.covered_share = std::clamp(static_cast<double>(recorded) /
-                                                  static_cast<double>(options.to - options.from),
-                                              0.0, 1.0);
+        m.coverage.covered_share =
+            std::clamp(static_cast<double>(acc.recorded_us(options.from, options.to)) /
+                           static_cast<double>(options.to - options.from),
+                       0.0, 1.0);
     }
+}
+
+} // namespace
+
+ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz) {
+    store::check_readable(db);
+    store::Reader reader(db);
+    ReportModel m;
+    m.gua_version = k_version;
+    m.window_from = options.from;
+    m.window_to = options.to;
+    m.window_label = options.window_label;
+    m.time_zone = tz.name();
+    m.active_threshold_pct = options.thresholds.active_util_pct;
+    m.held_threshold_mib = options.thresholds.held_mib;
+    describe_runs(reader.runs(), options, m);
+
+    const std::vector<store::GpuRow> gpus = reader.gpus();
+    const std::optional<std::int64_t> gpu_filter = gpu_filter_of(gpus, options, db.path(), m);
+    const std::vector<store::IdentityRow> identities = reader.identities();
+    const std::set<std::uint32_t> user_ids = user_filter_of(identities, options, db.path(), m);
+
+    audit::WindowAccumulator acc(options.thresholds, 0,
+                                 [&tz](TimeUs t) { return tz.weekday_hour(t); });
+    // The per-card timeline, from the same pass; a daily rollup's cards are drawn hour by hour
+    // when the buckets are finer than its day.
+    TimelineGrid timeline(options.from, options.to);
+    std::vector<CoarseSpan> coarse;
+    acc.set_span_sink(
+        [&](std::uint32_t gpu, TimeUs from, TimeUs to, const audit::StateTimes& states) {
+            if (to - from > k_us_per_hour && to - from > timeline.bucket_us()) {
+                coarse.push_back(CoarseSpan{gpu, from, to, states});
+            } else {
+                timeline.add(gpu, from, to, states);
+            }
+        });
+    accumulate_window(reader, options, gpu_filter, user_ids, acc, m);
+    add_coarse_spans(db, coarse, timeline);
+    if (const std::string note = store::bad_blocks_note(reader.bad_blocks()); !note.empty()) {
+        m.notes.push_back(note);
+    }
+
+    state_sections(acc, gpus, timeline, m);
+    identity_section(acc, identities, options, m);
+    heatmap_section(acc, m);
+    coverage_section(acc, options, m);
     const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
         return gpu_filter && g.id == *gpu_filter;
     });
     m.policy = summarize_policy(store::read_decisions(db, options.from, options.to), options.user,
                                 gpu != gpus.end() ? std::optional(gpu->uuid) : std::nullopt);
-    build_cost_and_advice(acc, gpus, identities, options, recorded, m);
+    build_cost_and_advice(acc, gpus, identities, options, acc.recorded_us(options.from, options.to),
+                          m);
     build_health(acc, gpus, identities, options, m);
     return m;
 }

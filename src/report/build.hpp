@@ -29,6 +29,9 @@ struct BuildOptions {
     audit::EnergyPricing energy; ///< §9 electricity price and carbon intensity
     audit::HealthRules health;   ///< §9 busy-but-light threshold
     audit::Grouping grouping;    ///< §4 and §7 identities: by user or by team
+    /// The zone the report is asked for (--tz, else [report] time_zone); the builders take the
+    /// loaded TimeZone, fleet reports compare it with the daemons' zone.
+    std::string time_zone = "UTC";
 };
 
 /// Reads the window from `db` and computes every section. Throws Fatal for a filter that

@@ -90,8 +90,7 @@ MemoryFigures memory_figures(const audit::MemoryTotals& t) {
     }
     f.ghost_known_hours = to_hours(t.ghost_known_us);
     if (t.ghost_known_us > 0) {
-        f.ghost_gib_hours = static_cast<double>(t.ghost_mib_ms) / 1024.0 /
-                            static_cast<double>(k_us_per_hour / k_us_per_ms);
+        f.ghost_gib_hours = gib_hours_of_mib_ms(t.ghost_mib_ms);
     }
     if (t.ghost_first_us != 0) {
         f.ghost_first = t.ghost_first_us;

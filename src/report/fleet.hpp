@@ -7,6 +7,7 @@
 #include "report/build.hpp"
 #include "report/model.hpp"
 #include "report/prometheus_api.hpp"
+#include "report/prometheus_counters.hpp"
 
 #include <map>
 #include <optional>
@@ -74,10 +75,21 @@ struct FleetCard {
 /// §7 of a report from gua's counters: prices `cards` (the same cards, in the same order, as
 /// m.gpus) and m.identities. Per-user counters carry no card, so an identity's active and
 /// idle-held time is priced at the fleet's mean price of that state (exact when every card costs
-/// the same; a note says so otherwise). §8 is left empty with the reason in m.advice_unavailable:
-/// its rules read per-card-tick evidence that the counters do not carry.
+/// the same; a note says so otherwise).
 void price_fleet(ReportModel& m, const std::vector<FleetCard>& cards,
                  const audit::Pricing& pricing);
+
+/// §8 of a report from gua's counters: reads the recommender's per-card evidence (waste pools,
+/// card profiles, per-user time per card) with increase() over the window for `cards` (as
+/// m.gpus), adds the fleet's `heatmap` (in the report's zone) and `recorded_us` (wall time with
+/// data), and runs audit::recommend as a database report does. Notes in m.advice_notes what
+/// differs from the hosts' own reports (the zone of the pools, hosts left out, users for
+/// groups). When no host exports the evidence (older daemons), leaves §8 empty with the reason in
+/// m.advice_unavailable.
+void advise_fleet(ReportModel& m, const CounterTotals& totals, const FleetOptions& fleet,
+                  const BuildOptions& options, const std::vector<FleetCard>& cards,
+                  const std::array<std::array<audit::StateTimes, 24>, 7>& heatmap,
+                  DurationUs recorded_us);
 
 /// Fills m.hosts from each host's state times, the GPU rows (which carry their host) and the
 /// hosts' covered shares, and names the fleet in m.host.

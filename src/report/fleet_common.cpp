@@ -121,10 +121,6 @@ void price_fleet(ReportModel& m, const std::vector<FleetCard>& cards,
         m.notes.push_back("§7 prices each identity's time at the fleet's mean price of that state: "
                           "gua's per-user counters do not say which card the time was on");
     }
-    m.advice_unavailable =
-        "not computed from Prometheus: the rules read per-card-tick evidence (load patterns, "
-        "waste pools, time of day) that gua's counters do not carry; run `gua report` on each "
-        "host for its recommendations";
 }
 
 void summarise_hosts(ReportModel& m, const std::map<std::string, audit::StateTimes>& states,

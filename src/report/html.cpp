@@ -70,6 +70,23 @@ std::string number(std::string_view path, double value, std::string_view text) {
     return fmt::format("<span{}>{}</span>", field(path, value), esc(text));
 }
 
+std::string table_open(std::initializer_list<std::string_view> columns, std::string_view caption) {
+    std::string out = "<div class=\"scroll\"><table>";
+    if (!caption.empty()) {
+        out += fmt::format("<caption>{}</caption>", caption);
+    }
+    out += "<thead><tr>";
+    for (const std::string_view c : columns) {
+        out += c.starts_with('#') ? fmt::format("<th class=\"n\">{}</th>", c.substr(1))
+                                  : fmt::format("<th>{}</th>", c);
+    }
+    return out + "</tr></thead><tbody>";
+}
+
+std::string num_td(std::string_view html) {
+    return fmt::format("<td class=\"n\">{}</td>", html);
+}
+
 std::array<double, 4> percents(const StateShares& s) {
     const auto p =
         audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured}, 1);
@@ -172,25 +189,23 @@ void waste(std::string& out, const ReportModel& m) {
         return;
     }
     const audit::Waste& w = m.waste;
-    out += "<div class=\"scroll\"><table><thead><tr><th>state</th><th class=\"n\">GPU-hours</th>"
-           "<th class=\"n\">share of measured time</th><th class=\"n\">GPUs equivalently "
-           "unused</th></tr></thead><tbody>";
-    out += fmt::format(
-        "<tr><td>idle-held (blocks other users)</td><td class=\"n\">{}</td><td "
-        "class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-        number("waste.idle_held_gpu_hours", w.idle_held_gpu_hours,
-               gpu_hours_text(w.idle_held_gpu_hours)),
-        number("waste.idle_held_share", w.idle_held_share, pct_text(w.idle_held_share * 100.0)),
-        number("waste.idle_held_equiv_gpus", w.idle_held_equiv_gpus,
-               fmt::format("~{:.2f}", w.idle_held_equiv_gpus)));
-    out += fmt::format(
-        "<tr><td>truly idle (free capacity)</td><td class=\"n\">{}</td><td "
-        "class=\"n\">{}</td><td class=\"n\">{}</td></tr></tbody></table></div>\n",
-        number("waste.truly_idle_gpu_hours", w.truly_idle_gpu_hours,
-               gpu_hours_text(w.truly_idle_gpu_hours)),
-        number("waste.truly_idle_share", w.truly_idle_share, pct_text(w.truly_idle_share * 100.0)),
-        number("waste.truly_idle_equiv_gpus", w.truly_idle_equiv_gpus,
-               fmt::format("~{:.2f}", w.truly_idle_equiv_gpus)));
+    out += html::table_open(
+        {"state", "#GPU-hours", "#share of measured time", "#GPUs equivalently unused"});
+    const auto row = [&](std::string_view label, std::string_view key, double hours, double share,
+                         double equiv) {
+        out += fmt::format("<tr><td>{}</td>{}{}{}</tr>", label,
+                           html::num_td(number(fmt::format("waste.{}_gpu_hours", key), hours,
+                                               gpu_hours_text(hours))),
+                           html::num_td(number(fmt::format("waste.{}_share", key), share,
+                                               pct_text(share * 100.0))),
+                           html::num_td(number(fmt::format("waste.{}_equiv_gpus", key), equiv,
+                                               fmt::format("~{:.2f}", equiv))));
+    };
+    row("idle-held (blocks other users)", "idle_held", w.idle_held_gpu_hours, w.idle_held_share,
+        w.idle_held_equiv_gpus);
+    row("truly idle (free capacity)", "truly_idle", w.truly_idle_gpu_hours, w.truly_idle_share,
+        w.truly_idle_equiv_gpus);
+    out += html::k_table_close;
     out += fmt::format(
         "<p class=\"small muted\">{} GPU{} in window ({} measured), {} GPU-hours observed.</p>"
         "</section>\n",
@@ -209,11 +224,10 @@ void per_gpu(std::string& out, const ReportModel& m) {
         return;
     }
     const bool fleet = !m.hosts.empty();
-    out += fmt::format("<div class=\"scroll\"><table><thead><tr>{}<th>gpu</th><th>uuid</th>"
-                       "<th>model</th><th class=\"n\">active</th><th class=\"n\">idle-held</th>"
-                       "<th class=\"n\">truly idle</th><th class=\"n\">unmeasured</th>"
-                       "<th class=\"n\">samples</th></tr></thead><tbody>",
-                       fleet ? "<th>host</th>" : "");
+    out += fleet ? html::table_open({"host", "gpu", "uuid", "model", "#active", "#idle-held",
+                                     "#truly idle", "#unmeasured", "#samples"})
+                 : html::table_open({"gpu", "uuid", "model", "#active", "#idle-held", "#truly idle",
+                                     "#unmeasured", "#samples"});
     static constexpr std::array<const char*, 4> k_keys{"active", "idle_held", "truly_idle",
                                                        "unmeasured"};
     for (std::size_t i = 0; i < m.gpus.size(); ++i) {
@@ -230,14 +244,13 @@ void per_gpu(std::string& out, const ReportModel& m) {
                            esc(g.short_uuid), esc(g.model));
         for (std::size_t k = 0; k < 4; ++k) {
             const std::string text = measured || k == 3 ? pct_text(p[k]) : "n/a";
-            out += "<td class=\"n\">" +
-                   number(fmt::format("gpus.{}.states.{}", i, k_keys[k]), s[k], text) + "</td>";
+            out += html::num_td(number(fmt::format("gpus.{}.states.{}", i, k_keys[k]), s[k], text));
         }
-        out += fmt::format("<td class=\"n\">{}</td></tr>",
-                           number(fmt::format("gpus.{}.samples", i), static_cast<double>(g.samples),
-                                  std::to_string(g.samples)));
+        out += html::num_td(number(fmt::format("gpus.{}.samples", i),
+                                   static_cast<double>(g.samples), std::to_string(g.samples))) +
+               "</tr>";
     }
-    out += "</tbody></table></div>\n";
+    out += html::k_table_close;
     html::timelines(out, m);
     out += "</section>\n";
 }
@@ -246,23 +259,21 @@ void per_host(std::string& out, const ReportModel& m) {
     if (m.hosts.empty()) {
         return;
     }
-    out += "<section id=\"hosts\"><h2>Per host</h2><div class=\"scroll\"><table><thead><tr>"
-           "<th>host</th><th class=\"n\">gpus</th><th class=\"n\">active</th><th "
-           "class=\"n\">idle-held</th><th class=\"n\">truly idle</th><th "
-           "class=\"n\">recorded</th></tr></thead><tbody>";
+    out += "<section id=\"hosts\"><h2>Per host</h2>" +
+           html::table_open({"host", "#gpus", "#active", "#idle-held", "#truly idle", "#recorded"});
     for (std::size_t i = 0; i < m.hosts.size(); ++i) {
         const HostRow& h = m.hosts[i];
         const auto p = html::percents(h.shares);
         out += fmt::format(
-            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-            "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            esc(h.host), h.gpus,
-            number(fmt::format("hosts.{}.states.active", i), h.shares.active, pct_text(p[0])),
-            number(fmt::format("hosts.{}.states.idle_held", i), h.shares.idle_held, pct_text(p[1])),
-            number(fmt::format("hosts.{}.states.truly_idle", i), h.shares.truly_idle,
-                   pct_text(p[2])),
-            number(fmt::format("hosts.{}.recorded_share", i), h.covered_share,
-                   pct_text(h.covered_share * 100.0)));
+            "<tr><td>{}</td>{}{}{}{}{}</tr>", esc(h.host), html::num_td(std::to_string(h.gpus)),
+            html::num_td(
+                number(fmt::format("hosts.{}.states.active", i), h.shares.active, pct_text(p[0]))),
+            html::num_td(number(fmt::format("hosts.{}.states.idle_held", i), h.shares.idle_held,
+                                pct_text(p[1]))),
+            html::num_td(number(fmt::format("hosts.{}.states.truly_idle", i), h.shares.truly_idle,
+                                pct_text(p[2]))),
+            html::num_td(number(fmt::format("hosts.{}.recorded_share", i), h.covered_share,
+                                pct_text(h.covered_share * 100.0))));
     }
     out += "</tbody></table></div></section>\n";
 }

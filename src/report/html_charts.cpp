@@ -225,11 +225,9 @@ void identities_chart(std::string& out, const ReportModel& m) {
     }
     const std::string& cur = m.cost.currency;
     out += "<div class=\"legend\"><span><span class=\"sw a\"></span>active</span><span><span "
-           "class=\"sw h\"></span>idle-held</span></div>\n<div class=\"scroll\"><table><thead>"
-           "<tr><th>identity</th><th>GPU-hours</th><th class=\"n\">total</th><th "
-           "class=\"n\">active</th><th class=\"n\">idle-held</th><th class=\"n\">idle-held "
-           "share</th><th class=\"n\">idle GiB-hours</th><th class=\"n\">cost</th><th "
-           "class=\"n\">of it idle-held</th></tr></thead><tbody>";
+           "class=\"sw h\"></span>idle-held</span></div>\n";
+    out += table_open({"identity", "GPU-hours", "#total", "#active", "#idle-held",
+                       "#idle-held share", "#idle GiB-hours", "#cost", "#of it idle-held"});
     for (std::size_t i = 0; i < m.identities.size(); ++i) {
         const IdentityRow& r = m.identities[i];
         const std::string key = fmt::format("identities.top.{}.", i);
@@ -243,31 +241,30 @@ void identities_chart(std::string& out, const ReportModel& m) {
             "y=\"1\" width=\"{:.2f}\" height=\"12\"/></svg></td>",
             esc(r.name), esc(r.name), gpu_hours_text(r.active_hours),
             gpu_hours_text(r.idle_held_hours), wa, wa, wh);
-        out += fmt::format(
-            "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-            "class=\"n\">{}</td><td class=\"n\">{}</td>",
-            number(key + "gpu_hours", r.gpu_hours, gpu_hours_text(r.gpu_hours)),
-            number(key + "active_gpu_hours", r.active_hours, gpu_hours_text(r.active_hours)),
-            number(key + "idle_held_gpu_hours", r.idle_held_hours,
-                   gpu_hours_text(r.idle_held_hours)),
-            number(key + "idle_held_share", r.idle_held_share, pct_text(r.idle_held_share * 100.0)),
-            number(key + "idle_held_gib_hours", r.idle_held_gib_hours,
-                   gpu_hours_text(r.idle_held_gib_hours)));
+        out += num_td(number(key + "gpu_hours", r.gpu_hours, gpu_hours_text(r.gpu_hours))) +
+               num_td(number(key + "active_gpu_hours", r.active_hours,
+                             gpu_hours_text(r.active_hours))) +
+               num_td(number(key + "idle_held_gpu_hours", r.idle_held_hours,
+                             gpu_hours_text(r.idle_held_hours))) +
+               num_td(number(key + "idle_held_share", r.idle_held_share,
+                             pct_text(r.idle_held_share * 100.0))) +
+               num_td(number(key + "idle_held_gib_hours", r.idle_held_gib_hours,
+                             gpu_hours_text(r.idle_held_gib_hours)));
         const bool priced = i < m.cost.identities.size() && m.cost.identities[i].name == r.name;
         if (priced) {
             const IdentityCostRow& c = m.cost.identities[i];
             const std::int64_t total = c.active_cents + c.idle_held_cents;
-            out += fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                               number(fmt::format("cost.identities.{}.total_cents", i),
-                                      static_cast<double>(total), format_money(total, cur)),
-                               number(fmt::format("cost.identities.{}.idle_held_cents", i),
-                                      static_cast<double>(c.idle_held_cents),
-                                      format_money(c.idle_held_cents, cur)));
+            out += num_td(number(fmt::format("cost.identities.{}.total_cents", i),
+                                 static_cast<double>(total), format_money(total, cur))) +
+                   num_td(number(fmt::format("cost.identities.{}.idle_held_cents", i),
+                                 static_cast<double>(c.idle_held_cents),
+                                 format_money(c.idle_held_cents, cur))) +
+                   "</tr>";
         } else {
-            out += "<td class=\"n\">n/a</td><td class=\"n\">n/a</td></tr>";
+            out += num_td("n/a") + num_td("n/a") + "</tr>";
         }
     }
-    out += "</tbody></table></div>\n";
+    out += k_table_close;
     out += "<p class=\"small muted\">";
     if (m.identities_total > m.identities.size()) {
         out += fmt::format("Top {} of {} identities. ", m.identities.size(),
@@ -291,8 +288,7 @@ void efficiency_chart(std::string& out, const ReportModel& m) {
     static constexpr std::array<const char*, 4> k_classes{"t", "q4", "q7", "q9"};
     const auto p =
         audit::rounded_percentages({m.buckets[0], m.buckets[1], m.buckets[2], m.buckets[3]}, 1);
-    out += "<div class=\"scroll\"><table><thead><tr><th>SM utilization</th><th>share of measured "
-           "time</th><th class=\"n\"></th></tr></thead><tbody>";
+    out += table_open({"SM utilization", "share of measured time", "#"});
     for (std::size_t k = 0; k < 4; ++k) {
         out += fmt::format(
             "<tr><td>{}</td><td><svg viewBox=\"0 0 300 14\" width=\"300\" height=\"14\" "

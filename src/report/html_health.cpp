@@ -14,7 +14,7 @@ namespace {
 
 /// A numeric cell: the value marked with its JSON field, or "n/a".
 std::string cell(const std::string& path, const std::optional<double>& v, const std::string& text) {
-    return v ? "<td class=\"n\">" + number(path, *v, text) + "</td>" : "<td class=\"n\">n/a</td>";
+    return num_td(v ? number(path, *v, text) : "n/a");
 }
 
 std::string share_text(const std::optional<double>& s) {
@@ -33,9 +33,8 @@ std::string kwh_cells(const std::string& key, const EnergyFigures& e) {
 }
 
 void energy(std::string& out, const HealthSection& h) {
-    out += "<div class=\"scroll\"><table><caption>Energy (kWh)</caption><thead><tr><th>gpu</th>"
-           "<th>model</th><th class=\"n\">total</th><th class=\"n\">active</th><th "
-           "class=\"n\">idle-held</th><th class=\"n\">truly idle</th></tr></thead><tbody>";
+    out += table_open({"gpu", "model", "#total", "#active", "#idle-held", "#truly idle"},
+                      "Energy (kWh)");
     for (std::size_t i = 0; i < h.gpus.size(); ++i) {
         const GpuHealthRow& g = h.gpus[i];
         out += fmt::format("<tr><td class=\"n\">{}</td><td>{}</td>{}</tr>", g.index, esc(g.model),
@@ -70,11 +69,9 @@ void clocks(std::string& out, const HealthSection& h) {
     static constexpr std::array<const char*, 6> k_keys{
         "sw_power_cap_share", "hw_slowdown_share", "sw_thermal_share",
         "hw_thermal_share",   "sync_boost_share",  "hw_power_brake_share"};
-    out += "<div class=\"scroll\"><table><caption>Clocks while active (share of active time with "
-           "each clocks-event reason)</caption><thead><tr><th>gpu</th><th class=\"n\">power "
-           "cap</th><th class=\"n\">hw slowdown</th><th class=\"n\">sw thermal</th><th "
-           "class=\"n\">hw thermal</th><th class=\"n\">sync boost</th><th class=\"n\">power "
-           "brake</th><th class=\"n\">SM clock / max</th></tr></thead><tbody>";
+    out += table_open({"gpu", "#power cap", "#hw slowdown", "#sw thermal", "#hw thermal",
+                       "#sync boost", "#power brake", "#SM clock / max"},
+                      "Clocks while active (share of active time with each clocks-event reason)");
     const auto row = [&](const std::string& head, const std::string& key,
                          const ThrottleFigures& t) {
         out += "<tr><td>" + head + "</td>";
@@ -90,17 +87,15 @@ void clocks(std::string& out, const HealthSection& h) {
             h.gpus[i].throttle);
     }
     row("all", "health.throttle.", h.throttle);
-    out += "</tbody></table></div>\n";
+    out += k_table_close;
 }
 
 void memory_and_light(std::string& out, const HealthSection& h) {
-    out += fmt::format(
-        "<div class=\"scroll\"><table><caption>Memory, and busy but light (active while drawing "
-        "&lt; {}% of the power limit)</caption><thead><tr><th>gpu</th><th class=\"n\">memory "
-        "≥ 90%</th><th class=\"n\">ghost GiB-hours</th><th>ghost memory seen</th><th "
-        "class=\"n\">light card-hours</th><th class=\"n\">of active</th><th "
-        "class=\"n\">cost</th></tr></thead><tbody>",
-        h.light_power_pct);
+    out += table_open({"gpu", "#memory ≥ 90%", "#ghost GiB-hours", "ghost memory seen",
+                       "#light card-hours", "#of active", "#cost"},
+                      fmt::format("Memory, and busy but light (active while drawing &lt; {}% of "
+                                  "the power limit)",
+                                  h.light_power_pct));
     for (std::size_t i = 0; i < h.gpus.size(); ++i) {
         const GpuHealthRow& g = h.gpus[i];
         const std::string key = fmt::format("health.gpus.{}.", i);
@@ -120,24 +115,19 @@ void memory_and_light(std::string& out, const HealthSection& h) {
                  l.share ? std::optional(l.light_hours) : std::nullopt,
                  gpu_hours_text(l.light_hours)),
             cell(key + "busy_but_light.share", l.share, share_text(l.share)),
-            l.cost_cents
-                ? "<td class=\"n\">" +
-                      number(key + "busy_but_light.cents", static_cast<double>(*l.cost_cents),
-                             format_money(*l.cost_cents, h.currency)) +
-                      "</td>"
-                : "<td class=\"n\">n/a</td>");
+            cell(key + "busy_but_light.cents",
+                 l.cost_cents ? std::optional<double>(*l.cost_cents) : std::nullopt,
+                 l.cost_cents ? format_money(*l.cost_cents, h.currency) : ""));
     }
-    out += "</tbody></table></div>\n";
+    out += k_table_close;
 }
 
 void identities(std::string& out, const HealthSection& h) {
     if (h.identities.empty()) {
         return;
     }
-    out += "<div class=\"scroll\"><table><caption>By identity (its active + idle-held time, as §4 "
-           "splits it)</caption><thead><tr><th>identity</th><th class=\"n\">kWh</th><th "
-           "class=\"n\">light card-hours</th><th class=\"n\">of its active</th></tr></thead>"
-           "<tbody>";
+    out += table_open({"identity", "#kWh", "#light card-hours", "#of its active"},
+                      "By identity (its active + idle-held time, as §4 splits it)");
     for (std::size_t i = 0; i < h.identities.size(); ++i) {
         const IdentityEnergyRow& r = h.identities[i];
         const std::string key = fmt::format("health.identities.{}.", i);
@@ -149,7 +139,7 @@ void identities(std::string& out, const HealthSection& h) {
                  gpu_hours_text(r.light.light_hours)),
             cell(key + "busy_but_light.share", r.light.share, share_text(r.light.share)));
     }
-    out += "</tbody></table></div>\n";
+    out += k_table_close;
 }
 
 } // namespace

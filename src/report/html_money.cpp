@@ -15,12 +15,10 @@ std::string money(std::string_view path, std::int64_t cents, const std::string& 
 
 /// The four money cells of a state cost (active, idle-held, truly idle, total).
 std::string cost_cells(const std::string& key, const audit::StateCost& c, const std::string& cur) {
-    return fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                       "<td class=\"n\">{}</td>",
-                       money(key + "active_cents", c.active_cents, cur),
-                       money(key + "idle_held_cents", c.idle_held_cents, cur),
-                       money(key + "truly_idle_cents", c.truly_idle_cents, cur),
-                       money(key + "total_cents", c.total_cents(), cur));
+    return num_td(money(key + "active_cents", c.active_cents, cur)) +
+           num_td(money(key + "idle_held_cents", c.idle_held_cents, cur)) +
+           num_td(money(key + "truly_idle_cents", c.truly_idle_cents, cur)) +
+           num_td(money(key + "total_cents", c.total_cents(), cur));
 }
 
 void recommendation(std::string& out, std::size_t i, const audit::Recommendation& r,
@@ -94,21 +92,20 @@ void cost_section(std::string& out, const ReportModel& m) {
         out += "<p class=\"muted\">No GPU cards in the window.</p></section>\n";
         return;
     }
-    out += "<div class=\"scroll\"><table><thead><tr><th>gpu</th><th>model</th><th "
-           "class=\"n\">per GPU-hour</th><th class=\"n\">active</th><th class=\"n\">idle-held</th>"
-           "<th class=\"n\">truly idle</th><th class=\"n\">total</th></tr></thead><tbody>";
+    out += table_open(
+        {"gpu", "model", "#per GPU-hour", "#active", "#idle-held", "#truly idle", "#total"});
     for (std::size_t i = 0; i < c.gpus.size(); ++i) {
         const GpuCostRow& g = c.gpus[i];
         const std::string key = fmt::format("cost.gpus.{}.", i);
-        out += fmt::format("<tr><td class=\"n\">{}</td><td>{}{}</td><td class=\"n\">{}</td>{}</tr>",
-                           g.index, esc(g.model),
+        out += fmt::format("<tr>{}<td>{}{}</td>{}{}</tr>", num_td(std::to_string(g.index)),
+                           esc(g.model),
                            g.price_rule.empty()
                                ? ""
                                : " <span class=\"small muted\">(" + esc(g.price_rule) + ")</span>",
-                           number(key + "price_per_gpu_hour",
-                                  static_cast<double>(g.micros_per_gpu_hour) /
-                                      static_cast<double>(audit::k_micros_per_unit),
-                                  format_micros(g.micros_per_gpu_hour, cur)),
+                           num_td(number(key + "price_per_gpu_hour",
+                                         static_cast<double>(g.micros_per_gpu_hour) /
+                                             static_cast<double>(audit::k_micros_per_unit),
+                                         format_micros(g.micros_per_gpu_hour, cur))),
                            cost_cells(key, g.cost, cur));
     }
     const audit::StateCost& t = c.total;
@@ -118,25 +115,25 @@ void cost_section(std::string& out, const ReportModel& m) {
                                                static_cast<double>(t.idle_held_cents),
                                                static_cast<double>(t.truly_idle_cents)},
                                               1);
-    out += fmt::format("<tr><td colspan=\"3\" class=\"muted\">share of spend</td><td "
-                       "class=\"n\">{:.1f}%</td><td class=\"n\">{:.1f}%</td><td "
-                       "class=\"n\">{:.1f}%</td><td class=\"n\">{:.1f}%</td></tr></tbody></table>"
-                       "</div>\n",
-                       p[0], p[1], p[2], p[0] + p[1] + p[2]);
+    out += "<tr><td colspan=\"3\" class=\"muted\">share of spend</td>";
+    for (const double share : {p[0], p[1], p[2], p[0] + p[1] + p[2]}) {
+        out += num_td(fmt::format("{:.1f}%", share));
+    }
+    out += "</tr>";
+    out += k_table_close;
     if (!c.identities.empty()) {
-        out += "<div class=\"scroll\"><table><caption>By identity (its attributed time, priced "
-               "per card)</caption><thead><tr><th>identity</th><th class=\"n\">active</th><th "
-               "class=\"n\">idle-held</th><th class=\"n\">total</th></tr></thead><tbody>";
+        out += table_open({"identity", "#active", "#idle-held", "#total"},
+                          "By identity (its attributed time, priced per card)");
         for (std::size_t i = 0; i < c.identities.size(); ++i) {
             const IdentityCostRow& r = c.identities[i];
             const std::string key = fmt::format("cost.identities.{}.", i);
-            out += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-                               "class=\"n\">{}</td></tr>",
-                               esc(r.name), money(key + "active_cents", r.active_cents, cur),
-                               money(key + "idle_held_cents", r.idle_held_cents, cur),
-                               money(key + "total_cents", r.active_cents + r.idle_held_cents, cur));
+            out += fmt::format(
+                "<tr><td>{}</td>{}{}{}</tr>", esc(r.name),
+                num_td(money(key + "active_cents", r.active_cents, cur)),
+                num_td(money(key + "idle_held_cents", r.idle_held_cents, cur)),
+                num_td(money(key + "total_cents", r.active_cents + r.idle_held_cents, cur)));
         }
-        out += "</tbody></table></div>\n";
+        out += k_table_close;
     }
     const audit::RunRate& w = c.waste_rate;
     out += fmt::format(
@@ -175,6 +172,9 @@ void recommendations_section(std::string& out, const ReportModel& m) {
             money("recommendations.baseline.monthly_cents", a.baseline_rate.monthly_cents(), cur),
             c.groups.size(), c.groups.size() == 1 ? "" : "s",
             c.capped ? "; capped at the measured baseline" : "");
+    }
+    for (const std::string& note : m.advice_notes) {
+        out += "<p class=\"small muted\">Note: " + esc(note) + "</p>\n";
     }
     if (m.health && !m.health->remedies.empty()) {
         out += "<h3>Health remedies</h3><p class=\"small muted\">From §9's findings; their worth "

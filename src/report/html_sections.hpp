@@ -5,6 +5,7 @@
 #include "report/model.hpp"
 
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,18 @@ std::string field(std::string_view path, double value);
 
 /// `<span data-field… data-value…>TEXT</span>` (`text` is escaped).
 std::string number(std::string_view path, double value, std::string_view text);
+
+/// `<div class="scroll"><table>`, the caption when not empty, and the head of `columns`: a
+/// title that starts with '#' heads a number column (right-aligned: class "n"; the '#' is not
+/// shown). Caption and titles are HTML. Close with k_table_close.
+std::string table_open(std::initializer_list<std::string_view> columns,
+                       std::string_view caption = {});
+
+/// Closes what table_open() opened.
+inline constexpr std::string_view k_table_close = "</tbody></table></div>\n";
+
+/// A number cell: `<td class="n">HTML</td>`.
+std::string num_td(std::string_view html);
 
 /// The four shares of `s` in percent, rounded so that they add up to 100 (as the text report).
 std::array<double, 4> percents(const StateShares& s);

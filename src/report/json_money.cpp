@@ -137,7 +137,9 @@ json recommendations_json(const ReportModel& m) {
              {"baseline", baseline},
              {"combined", combined},
              {"health", health},
-             {"computed", m.advice_unavailable.empty()}};
+             {"computed", m.advice_unavailable.empty()},
+             {"pools_time_zone", m.pools_time_zone.empty() ? m.time_zone : m.pools_time_zone},
+             {"notes", m.advice_notes}};
     if (!m.advice_unavailable.empty()) {
         out["not_computed_reason"] = m.advice_unavailable;
     }

@@ -311,8 +311,13 @@ struct ReportModel {
     Coverage coverage;
     CostSection cost;     ///< §7
     audit::Advice advice; ///< §8
-    /// Why §8 was not computed (fleet reports from gua's counters); empty when it was.
+    /// Why §8 was not computed (a fleet whose daemons do not export its evidence); empty when
+    /// it was.
     std::string advice_unavailable;
+    /// What §8 could not take as a database report does (fleet reports), one sentence each.
+    std::vector<std::string> advice_notes;
+    /// The zone whose office hours split §8's waste pools; empty: time_zone (the heatmap's).
+    std::string pools_time_zone;
     std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
     std::optional<HealthSection> health; ///< §9; nullopt for sources without health readings
 };

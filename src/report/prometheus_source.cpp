@@ -65,6 +65,14 @@ const std::vector<CounterFamily>& report_counters() {
         {"gua_identity_gpu_seconds_total", {"user", "namespace", "state"}, 0, true},
         {"gua_identity_idle_held_bytes_seconds_total", {"user", "namespace"}, 0, true},
         {"gua_identity_card_ticks_total", {"user", "namespace"}, 0, true},
+        // The recommender's evidence (§8, prometheus_advice.cpp).
+        {"gua_waste_pool_seconds_total", {"uuid", "pool"}, 1.0, false},
+        {"gua_gpu_measured_seconds_total", {"uuid", "period"}, 1.0, false},
+        {"gua_gpu_pattern_seconds_total", {"uuid", "pattern"}, 1.0, false},
+        {"gua_gpu_pattern_busy_seconds_total", {"uuid", "pattern"}, 1.0, false},
+        {"gua_gpu_bursty_efficiency_seconds_total", {"uuid", "bucket"}, 1.0, false},
+        {"gua_gpu_held_bytes_seconds_total", {"uuid", "during"}, 0, false},
+        {"gua_gpu_user_seconds_total", {"uuid", "user", "state"}, 1.0, false},
     };
     return families;
 }
@@ -88,10 +96,12 @@ bool whole_hours(const TimeZone& tz, TimeUs from, TimeUs to) {
 }
 
 /// §5 from the increase per hour (per quarter hour in zones offset by a fraction of an hour),
-/// and the two partial edges, read per host at each step (prometheus_counters.hpp).
-void fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
-                  const CounterTotals& totals, const BuildOptions& o, const TimeZone& tz,
-                  const PromLimits& limits) {
+/// and the two partial edges, read per host at each step (prometheus_counters.hpp). Returns the
+/// cells' state times (§8 reads them).
+std::array<std::array<audit::StateTimes, 24>, 7>
+fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
+             const CounterTotals& totals, const BuildOptions& o, const TimeZone& tz,
+             const PromLimits& limits) {
     std::array<std::array<audit::StateTimes, 24>, 7> cells{};
     const DurationUs step = whole_hours(tz, o.from, o.to) ? k_us_per_hour : k_quarter_us;
     const auto found = totals.series_per_host.find("gua_gpu_seconds_total");
@@ -128,6 +138,7 @@ void fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fl
             m.heatmap[d][h] = heat_cell(cells[d][h]);
         }
     }
+    return cells;
 }
 
 void fill_identities(ReportModel& m, const CounterTotals& totals, const BuildOptions& o) {
@@ -174,8 +185,10 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     ReportModel m = start_fleet_model(prom, o, tz);
     const std::string& h = fleet.host_label;
     const PromLimits limits;
-    const CounterTotals totals = read_counters(prom, h, o.from, o.to, report_counters(),
-                                               {{"gua_gpu_memory_total_bytes", {"uuid"}}}, limits);
+    const CounterTotals totals = read_counters(
+        prom, h, o.from, o.to, report_counters(),
+        {{"gua_gpu_memory_total_bytes", {"uuid"}}, {"gua_waste_pools_info", {"time_zone"}}},
+        limits);
     std::map<std::pair<std::string, std::string>, Card> cards;
     const auto card = [&](const PromSample& s) -> Card& {
         Card& c = cards[{prom_label(s.labels, h), prom_label(s.labels, "uuid")}];
@@ -250,7 +263,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     m.bucket_hours = to_hours(buckets[0] + buckets[1] + buckets[2] + buckets[3]);
 
     fill_identities(m, totals, o);
-    fill_heatmap(m, prom, fleet, totals, o, tz, limits);
+    const auto heatmap = fill_heatmap(m, prom, fleet, totals, o, tz, limits);
     price_fleet(m, priced, o.pricing);
 
     const DurationUs step = coverage_step(o.from, o.to);
@@ -264,6 +277,16 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     m.coverage.gaps = presence.gaps;
     m.coverage.covered_share = presence.covered_share;
     summarise_hosts(m, by_host, presence, prom.url());
+    // Wall time with data from some host, as a database report's coverage counts it.
+    DurationUs recorded = 0;
+    if (presence.first && presence.last_end) {
+        recorded = std::min(*presence.last_end, o.to) - std::max(*presence.first, o.from);
+        for (const auto& [gap_from, gap_to] : presence.gaps) {
+            recorded -=
+                std::max<DurationUs>(std::min(gap_to, o.to) - std::max(gap_from, o.from), 0);
+        }
+    }
+    advise_fleet(m, totals, fleet, o, priced, heatmap, std::max<DurationUs>(recorded, 0));
     return m;
 }
 

@@ -1,5 +1,6 @@
 // The text report, in gpu-usage-audit's section order and shape, with gua's corrected numbers.
 #include "audit/waste.hpp"
+#include "core/bar.hpp"
 #include "core/duration.hpp"
 #include "report/render.hpp"
 #include "report/text_sections.hpp"
@@ -25,56 +26,6 @@ struct Style {
     }
 };
 
-std::string repeat(std::string_view glyph, int n) {
-    std::string out;
-    for (int i = 0; i < n; ++i) {
-        out += glyph;
-    }
-    return out;
-}
-
-/// Cells per share for the bar: largest remainder, and never hide a non-zero share.
-std::array<int, 4> bar_cells(const StateShares& s, int width) {
-    std::array<double, 4> share{s.active, s.idle_held, s.truly_idle, s.unmeasured};
-    std::array<int, 4> cells{};
-    const double sum = share[0] + share[1] + share[2] + share[3];
-    if (sum <= 0 || width <= 0) {
-        return cells;
-    }
-    int used = 0;
-    std::array<double, 4> rem{};
-    for (std::size_t i = 0; i < share.size(); ++i) {
-        const double exact = share[i] / sum * width;
-        cells[i] = static_cast<int>(std::floor(exact));
-        rem[i] = exact - cells[i];
-        used += cells[i];
-    }
-    while (used < width) {
-        std::size_t best = 0;
-        for (std::size_t i = 1; i < share.size(); ++i) {
-            if (rem[i] > rem[best]) {
-                best = i;
-            }
-        }
-        ++cells[best];
-        rem[best] = -1;
-        ++used;
-    }
-    for (std::size_t i = 0; i < share.size() && width >= 4; ++i) {
-        if (share[i] > 0 && cells[i] == 0) {
-            std::size_t donor = 0;
-            for (std::size_t j = 1; j < share.size(); ++j) {
-                if (cells[j] > cells[donor]) {
-                    donor = j;
-                }
-            }
-            --cells[donor];
-            ++cells[i];
-        }
-    }
-    return cells;
-}
-
 /// The four shares in percent, rounded so that they add up to 100.
 std::array<double, 4> pct4(const StateShares& s) {
     const auto p =
@@ -88,7 +39,9 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
         out += "  (no samples in window)\n";
         return;
     }
-    const auto cells = bar_cells(m.headline, o.width);
+    const auto& h = m.headline;
+    const auto cells = bar_cells(
+        std::array<double, 4>{h.active, h.idle_held, h.truly_idle, h.unmeasured}, o.width);
     out += "  " + st.paint("32", repeat("█", cells[0])) + st.paint("33", repeat("▒", cells[1])) +
            st.paint("2", repeat("░", cells[2])) + repeat("?", cells[3]) + "\n";
     const auto p = pct4(m.headline);

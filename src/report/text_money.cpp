@@ -253,6 +253,9 @@ void render_recommendations_text(std::string& out, const ReportModel& m) {
     } else {
         savings_rules(out, m);
     }
+    for (const std::string& note : m.advice_notes) {
+        out += wrap("note: " + note, "  ", k_wrap);
+    }
     if (m.health && !m.health->remedies.empty()) {
         health_remedy_list(out, *m.health, m.cost.currency);
     }

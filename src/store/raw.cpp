@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace gua::store {
 
@@ -90,6 +91,48 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
         const StoredProc& p = ticks.procs[tick.proc_begin + i];
         out.processes.push_back(audit::ProcTick{identities.identity_of(p.process_id), p.type,
                                                 p.mem_used_mib, p.sm_util_pct, p.active_us});
+    }
+}
+
+namespace {
+
+/// A percentage as stored in 0.01 % (negative: 0; not finite: unknown).
+void round_centi(std::optional<double>& pct) {
+    if (!pct) {
+        return;
+    }
+    if (!std::isfinite(*pct)) {
+        pct.reset();
+        return;
+    }
+    pct = static_cast<double>(std::max<long long>(std::llround(*pct * 100.0), 0)) / 100.0;
+}
+
+} // namespace
+
+void round_as_stored(audit::CardTick& tick) {
+    round_centi(tick.util_pct);
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        std::optional<std::int64_t>& v = tick.readings.*f.value;
+        if (!v) {
+            continue;
+        }
+        std::int64_t q = quantised(*v, f.quantum);
+        if (f.base == telemetry::StoredBase::none) {
+            q = std::max<std::int64_t>(q, 0); // stored unsigned
+        }
+        std::int64_t rounded = 0;
+        if (__builtin_mul_overflow(q, f.quantum, &rounded)) {
+            v.reset();
+        } else {
+            v = rounded;
+        }
+    }
+    for (audit::ProcTick& p : tick.processes) {
+        round_centi(p.sm_util_pct);
+        if (p.mem_used_mib) {
+            p.mem_used_mib = std::max<std::int64_t>(*p.mem_used_mib, 0);
+        }
     }
 }
 

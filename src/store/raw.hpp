@@ -79,6 +79,11 @@ class ProcessIdentities {
 void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIdentities& identities,
               audit::CardTick& out);
 
+/// Rounds `tick` as a tick block keeps it (utilization and SM shares to 0.01 %, per-card fields
+/// to their quantum, negative memory to 0), so that sums over card-ticks fed live equal, bit for
+/// bit, the sums over the same card-ticks read back from the database (the exporter's restore).
+void round_as_stored(audit::CardTick& tick);
+
 /// Reads the columns of a tick_block row selected as `SELECT <block_columns_sql()> ...`.
 void read_block_row(const Statement& st, BlockRow& row);
 /// The column list matching read_block_row().

@@ -298,28 +298,19 @@ void read_memory_trends(Database& db, const std::vector<RecentCard>& cards,
     ProcessInfo processes(db);
     std::map<std::int64_t, std::vector<OlderTick>> ticks =
         older_ticks(db, ids, newest - audit::k_trend_window_us, newest + 1, processes);
+    std::vector<audit::MemoryReading> readings;
     for (const RecentCard& c : cards) {
         const std::vector<OlderTick>& newest_first = ticks[c.gpu_id];
         for (auto t = newest_first.rbegin(); t != newest_first.rend(); ++t) {
             if (t->tick.t0 > c.t0) {
                 continue;
             }
-            std::map<audit::ProcessKey, std::int64_t> held; // a pid in several lists: summed
-            std::set<audit::ProcessKey> unknown;
+            readings.clear();
             for (std::size_t i = 0; i < t->keys.size(); ++i) {
-                const std::optional<std::int64_t>& mib = t->tick.processes[i].mem_used_mib;
-                if (mib) {
-                    held[t->keys[i]] += *mib;
-                } else {
-                    unknown.insert(t->keys[i]);
-                }
+                readings.push_back({t->keys[i], t->tick.processes[i].mem_used_mib});
             }
-            for (const auto& [key, mib] : held) {
-                if (!unknown.contains(key)) {
-                    book.add(audit::HoldingKey{c.record.device.uuid, key},
-                             audit::MemorySample{t->tick.t0 + t->tick.duration_us, mib});
-                }
-            }
+            audit::add_card_readings(book, c.record.device.uuid, t->tick.t0 + t->tick.duration_us,
+                                     readings);
         }
     }
 }
@@ -329,6 +320,16 @@ std::map<std::int64_t, audit::StateTimes> recent_states(Database& db, TimeUs fro
     std::map<std::int64_t, audit::StateTimes> out;
     Reader(db).scan(from, to, [&](const audit::CardTick& tick) {
         out[tick.gpu] += audit::classify(tick, thresholds);
+    });
+    return out;
+}
+
+std::map<std::int64_t, std::vector<audit::StateSpan>>
+recent_spans(Database& db, TimeUs from, TimeUs to, const audit::Thresholds& thresholds) {
+    std::map<std::int64_t, std::vector<audit::StateSpan>> out;
+    Reader(db).scan(from, to, [&](const audit::CardTick& tick) {
+        out[tick.gpu].push_back(
+            audit::StateSpan{tick.t0, tick.duration_us, audit::classify(tick, thresholds)});
     });
     return out;
 }

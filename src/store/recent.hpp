@@ -5,6 +5,7 @@
 #include "audit/classify.hpp"
 #include "audit/holdings.hpp"
 #include "audit/memory_trend.hpp"
+#include "audit/slices.hpp"
 #include "audit/streak.hpp"
 #include "store/database.hpp"
 #include "store/reader.hpp"
@@ -62,5 +63,10 @@ void read_memory_trends(Database& db, const std::vector<RecentCard>& cards, audi
 /// Classified state times per gpu id over card-ticks with from <= t0 < to.
 std::map<std::int64_t, audit::StateTimes> recent_states(Database& db, TimeUs from, TimeUs to,
                                                         const audit::Thresholds& thresholds);
+
+/// The card-ticks with from <= t0 < to, each classified, per gpu id in time order (the history
+/// line of `gua top` and `gua now`).
+std::map<std::int64_t, std::vector<audit::StateSpan>>
+recent_spans(Database& db, TimeUs from, TimeUs to, const audit::Thresholds& thresholds);
 
 } // namespace gua::store

@@ -101,5 +101,27 @@ TEST(TrendBook, KeepsTheWindowAndReplacesReReads) {
     EXPECT_FALSE(book.trend(key)) << "gone processes are forgotten";
 }
 
+TEST(TrendBook, CardReadingsSumAProcessAndSkipUnknowns) {
+    TrendBook book;
+    // Four ticks a minute apart. Process 42 is listed twice (compute 1000 + 100 i MiB and
+    // graphics 24 MiB): its samples are the sums, 1024 + 100 i, a line of 6000 MiB/h. Process 43
+    // has one entry with an unknown reading at the third tick: that tick gives it no sample,
+    // so it has three readings, too few for a trend.
+    for (int i = 0; i < 4; ++i) {
+        const std::optional<std::int64_t> mib43 =
+            i == 2 ? std::nullopt : std::optional<std::int64_t>(500);
+        add_card_readings(
+            book, "GPU-a", (i + 1) * k_us_per_minute,
+            {{{42, 7}, 1000 + 100 * i}, {{42, 7}, 24}, {{43, 9}, 500}, {{43, 9}, mib43}});
+    }
+    const auto t42 = book.trend(HoldingKey{"GPU-a", {42, 7}});
+    ASSERT_TRUE(t42);
+    EXPECT_EQ(t42->samples, 4U);
+    EXPECT_NEAR(t42->mib_per_hour, 6000.0, 1e-6);
+    EXPECT_EQ(t42->span_us, 3 * k_us_per_minute);
+    EXPECT_FALSE(book.trend(HoldingKey{"GPU-a", {43, 9}})) << "a partial sum would be a drop";
+    EXPECT_FALSE(book.trend(HoldingKey{"GPU-b", {42, 7}})) << "kept per card";
+}
+
 } // namespace memory_trend_test
 } // namespace gua::audit

@@ -138,6 +138,31 @@ TEST(Window, TenMinuteHoleIsOneGap) {
     EXPECT_EQ(acc.last_end(), t);
 }
 
+TEST(Window, RecordedTimeIsTheWindowWithDataLessItsGaps) {
+    WindowAccumulator acc(Thresholds{}, k_nobody, fake_weekday_hour);
+    EXPECT_EQ(acc.recorded_us(k_monday, k_monday + k_us_per_hour), 0) << "nothing added";
+    // Four 30 s ticks from 00:02, a 10-minute hole, four more: data 00:02–00:04 and 00:14–00:16.
+    TimeUs t = k_monday + 2 * k_us_per_minute;
+    for (int i = 0; i < 4; ++i, t += k_dur) {
+        acc.add(tick(0, t, 0, {}));
+    }
+    t += 10 * k_us_per_minute;
+    for (int i = 0; i < 4; ++i, t += k_dur) {
+        acc.add(tick(0, t, 0, {}));
+    }
+    // The hour from 00:00: 2 + 2 minutes with data.
+    EXPECT_EQ(acc.recorded_us(k_monday, k_monday + k_us_per_hour), 4 * k_us_per_minute);
+    // Clipped to a window that starts inside the first run (00:03) and ends inside the second
+    // (00:15): 1 + 1 minutes.
+    EXPECT_EQ(acc.recorded_us(k_monday + 3 * k_us_per_minute, k_monday + 15 * k_us_per_minute),
+              2 * k_us_per_minute);
+    // A window that starts inside the hole (00:05) counts only the hole's part inside it:
+    // 00:14–00:15 is the one minute with data.
+    EXPECT_EQ(acc.recorded_us(k_monday + 5 * k_us_per_minute, k_monday + 15 * k_us_per_minute),
+              k_us_per_minute);
+    EXPECT_EQ(acc.recorded_us(k_monday + k_us_per_hour, k_monday), 0) << "empty window";
+}
+
 TEST(Window, NormalSpacingAndShortHiccupsAreNoGap) {
     WindowAccumulator acc(Thresholds{}, k_nobody, fake_weekday_hour);
     TimeUs t = k_monday;

@@ -42,6 +42,11 @@ INSTANTIATE_TEST_SUITE_P(
     Cli, InputValidation,
     ::testing::Values(
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'"},
+        BadInput{{"top", "--db", "@DB", "--history", "5s"},
+                 "--history: must be between 10s and 24h"},
+        BadInput{{"now", "--db", "@DB", "--history", "2d"},
+                 "--history: must be between 10s and 24h"},
+        BadInput{{"top", "--db", "@DB", "--history", "10"}, "--history: "},
         BadInput{{"reprot", "--since", "1d"}, "did you mean `gua report`?"},
         BadInput{{"\x1b[2J"}, "unknown command '\\x1b[2J'"},
         BadInput{{"report", "--db", "@DB", "--price", "-1"}, "price per GPU-hour from 0 to 1000"},

@@ -1,5 +1,6 @@
 // gua.toml: a full valid file, and every invalid key or type → "file:line: key: what".
 #include "config/config.hpp"
+#include "core/timezone.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -95,6 +96,16 @@ TEST(Config, GroupByNamespaceGroupsByThePodsNamespace) {
     telemetry::Identity alice;
     alice.user = "alice";
     EXPECT_EQ(r.value().grouping.group_of(alice), "(no namespace)");
+}
+
+TEST(Config, ReportTimeZoneDefaultsToUtc) {
+    EXPECT_EQ(parse_config("", "gua.toml").value().time_zone, "UTC");
+    if (!TimeZone::load("Europe/Berlin")) {
+        GTEST_SKIP() << "no tz database";
+    }
+    const Result<Config> r = parse_config("[report]\ntime_zone = \"Europe/Berlin\"\n", "gua.toml");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r.value().time_zone, "Europe/Berlin");
 }
 
 TEST(Config, EnergyPriceAndCarbonIntensityAreOptional) {
@@ -198,6 +209,12 @@ INSTANTIATE_TEST_SUITE_P(
             "/etc/gua/gua.toml:2: report.group_by: expected \"user\", \"team\" or "
             "\"namespace\""},
         Bad{"[report]\ngroup = \"team\"\n", "/etc/gua/gua.toml:2: report.group: unknown key"},
+        Bad{"[report]\ntime_zone = \"Mars/Base\"\n",
+            "/etc/gua/gua.toml:2: report.time_zone: expected UTC, local, or an IANA time zone "
+            "name such as \"Europe/Berlin\""},
+        Bad{"[report]\ntime_zone = 5\n",
+            "/etc/gua/gua.toml:2: report.time_zone: expected UTC, local, or an IANA time zone "
+            "name such as \"Europe/Berlin\""},
         Bad{"[teams]\nalice = \"vision\"\nbob = 3\n",
             "/etc/gua/gua.toml:3: teams.bob: expected a team name, e.g. alice = \"vision\""},
         Bad{"[teams]\nalice = \"\"\n",

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -208,6 +209,15 @@ TEST_F(DemoE2E, TimeZoneMovesTheHeatmapCell) {
     EXPECT_EQ(ist["heatmap"]["cells"][0]["weekday"], 1);
     EXPECT_EQ(ist["heatmap"]["cells"][0]["hour"], 15); // 10:00Z + 5:30
     EXPECT_EQ(ist["headline"], utc["headline"]);
+    // [report] time_zone is the default; --tz still wins.
+    const test::TempDir dir;
+    const std::string config = dir.file("gua.toml");
+    std::ofstream(config) << "[report]\ntime_zone = \"Asia/Kolkata\"\n";
+    const json configured = report_json({"--config", config});
+    EXPECT_EQ(configured["heatmap"]["time_zone"], "Asia/Kolkata");
+    EXPECT_EQ(configured["heatmap"]["cells"][0]["hour"], 15);
+    EXPECT_EQ(configured["recommendations"]["pools_time_zone"], "Asia/Kolkata");
+    EXPECT_EQ(report_json({"--config", config, "--tz", "UTC"})["heatmap"]["time_zone"], "UTC");
 
     const test::RunResult text = report({"--tz", "Asia/Kolkata"});
     const std::string mon = line_starting(text.out, "  Mon");

@@ -1,15 +1,18 @@
 // `gua now` and `gua top` end to end: idle-held durations from the daemon's database, continued
 // across a daemon restart and by gua's own sampling when no daemon records; `gua top` in a
-// pseudo-terminal (render, q quits, terminal restored) and as plain frames.
+// pseudo-terminal (render, keys, resize, q and Esc quit, terminal restored) and as plain frames.
 #include "e2e/policy_harness.hpp"
 #include "support/run.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
+#include <sstream>
+#include <sys/ioctl.h>
 
 namespace gua::policy_e2e {
 namespace {
@@ -150,6 +153,53 @@ class PtyTop {
     void send(const std::string& keys) const {
         EXPECT_EQ(::write(m_master, keys.data(), keys.size()), static_cast<ssize_t>(keys.size()));
     }
+    /// Resizes the terminal (TIOCSWINSZ on the master) and signals the child, as a terminal
+    /// emulator does.
+    void resize(unsigned short rows, unsigned short columns) const {
+        winsize ws{rows, columns, 0, 0};
+        EXPECT_EQ(::ioctl(m_master, TIOCSWINSZ, &ws), 0);
+        ::kill(m_pid, SIGWINCH);
+    }
+    /// How many frames were drawn so far (each starts with cursor home and clear screen).
+    std::size_t frames() const {
+        std::size_t n = 0;
+        for (std::size_t at = m_out.find(k_clear); at != std::string::npos;
+             at = m_out.find(k_clear, at + 1)) {
+            ++n;
+        }
+        return n;
+    }
+    /// The newest frame's lines (carriage returns dropped), empty before the first frame.
+    std::vector<std::string> last_frame() const {
+        const std::size_t at = m_out.rfind(k_clear);
+        std::vector<std::string> lines;
+        if (at == std::string::npos) {
+            return lines;
+        }
+        std::string frame = m_out.substr(at + std::string(k_clear).size());
+        std::erase(frame, '\r');
+        std::istringstream in(frame);
+        for (std::string line; std::getline(in, line);) {
+            lines.push_back(line);
+        }
+        return lines;
+    }
+    /// Reads until a frame newer than the first `after` ones is complete (its last line contains
+    /// `footer`) and satisfies `ok`; true when one did before `timeout`.
+    bool frame_until(std::size_t after, const std::string& footer,
+                     const std::function<bool(const std::vector<std::string>&)>& ok,
+                     std::chrono::milliseconds timeout) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        const auto done = [&] {
+            const std::vector<std::string> lines = last_frame();
+            return frames() > after && !lines.empty() &&
+                   lines.back().find(footer) != std::string::npos && ok(lines);
+        };
+        while (!done() && std::chrono::steady_clock::now() < deadline) {
+            pump(100);
+        }
+        return done();
+    }
     /// Waits for the exit while draining the terminal; the wait status, nullopt on timeout.
     std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -165,6 +215,8 @@ class PtyTop {
     const std::string& output() const { return m_out; }
 
   private:
+    static constexpr const char* k_clear = "\x1b[H\x1b[2J";
+
     void pump(int timeout_ms) {
         pollfd p{m_master, POLLIN, 0};
         if (::poll(&p, 1, timeout_ms) > 0) {
@@ -196,7 +248,7 @@ TEST(TopE2E, RendersInAPseudoTerminalAndQuitsOnQ) {
     EXPECT_TRUE(top.read_until("idle 5s", 5s)) << "refreshed in place" << top.output();
     EXPECT_NE(top.output().find("\x1b[?1049h"), std::string::npos) << "alternate screen";
     EXPECT_NE(top.output().find("\x1b[H\x1b[2J"), std::string::npos) << "redrawn in place";
-    EXPECT_NE(top.output().find("gua top — refresh every 1s, q quits"), std::string::npos);
+    EXPECT_NE(top.output().find("gua top — refresh every 1s · sort: default"), std::string::npos);
     EXPECT_NE(top.output().find("▒"), std::string::npos) << "the three-state bar";
     top.send("q");
     const std::optional<int> status = top.wait_exit(5s);
@@ -207,7 +259,8 @@ TEST(TopE2E, RendersInAPseudoTerminalAndQuitsOnQ) {
     Scene::stop_daemon(*daemon);
 }
 
-/// The widest line of terminal output: code points outside escape sequences, lines split at LF.
+/// The widest line of terminal output: code points outside escape sequences, lines split at LF
+/// and at cursor movements (CSI … H).
 int widest_line(const std::string& out) {
     int widest = 0;
     int width = 0;
@@ -220,6 +273,7 @@ int widest_line(const std::string& out) {
                 while (i < out.size() && (out[i] < '@' || out[i] > '~')) {
                     ++i;
                 }
+                width = i < out.size() && out[i] == 'H' ? 0 : width;
             } else {
                 ++i;
             }
@@ -297,6 +351,202 @@ TEST(TopE2E, PlainFramesWhenNotATerminal) {
     }
     EXPECT_EQ(frames, 2U) << r.out;
     EXPECT_NE(r.out.find(std::to_string(alice->pid())), std::string::npos);
+}
+
+/// The pids of the holder rows in a frame, top to bottom (the third column after "GPU  user").
+std::vector<pid_t> holder_rows(const std::vector<std::string>& frame) {
+    std::vector<pid_t> pids;
+    bool in_table = false;
+    for (const std::string& line : frame) {
+        if (line.rfind("GPU  user", 0) == 0) {
+            in_table = true;
+            continue;
+        }
+        if (!in_table || line.empty() || line[0] != ' ') {
+            in_table = in_table && !line.empty() && line[0] == ' ';
+            continue;
+        }
+        std::istringstream fields(line);
+        std::string gpu;
+        std::string user;
+        pid_t pid = 0;
+        if (fields >> gpu >> user >> pid) {
+            pids.push_back(pid);
+        }
+    }
+    return pids;
+}
+
+/// Every line of the frame within `columns`, `rows` lines at most, the header on the first.
+void expect_fits(const std::vector<std::string>& frame, int rows, int columns) {
+    EXPECT_LE(frame.size(), static_cast<std::size_t>(rows));
+    ASSERT_FALSE(frame.empty());
+    EXPECT_EQ(frame.front().rfind("gua top — refresh every", 0), 0U) << frame.front();
+    for (const std::string& line : frame) {
+        EXPECT_LE(widest_line(line), columns) << line;
+    }
+}
+
+/// Three holders of three users: A (uid 1500) idle-holds 1 GiB on GPU 0
+/// from the start, C (uid 1502) 4 GiB there but busy for its first 4 s, B (uid 1501) 8 GiB on
+/// GPU 1 at 80 % SM.
+struct ThreeHolders {
+    Scene scene;
+    std::unique_ptr<Child> a = start_as(1500, "/bin/sleep", {"120"});
+    std::unique_ptr<Child> b = start_as(1501, "/bin/sleep", {"120"});
+    std::unique_ptr<Child> c = start_as(1502, "/bin/sleep", {"120"});
+    std::unique_ptr<Child> daemon;
+
+    void start() {
+        ASSERT_TRUE(wait_for_comm(a->pid(), "sleep"));
+        ASSERT_TRUE(wait_for_comm(b->pid(), "sleep"));
+        ASSERT_TRUE(wait_for_comm(c->pid(), "sleep"));
+        scene.hold(a->pid(), 1024, 0, 0);
+        scene.hold(b->pid(), 8192, 1, 80);
+        scene.hold_series(c->pid(), 4096, 0, {{0, 50}, {4, 0}});
+        scene.write("");
+        daemon = scene.start_daemon();
+        // Past 8 s, C's idle-held memory × time (4096 × (T − 4)) outweighs A's (1024 × T).
+        ASSERT_TRUE(eventually(
+            [&] {
+                return scene.scalar("SELECT count(*) FROM card_tick WHERE gpu_id = "
+                                    "(SELECT id FROM gpu WHERE idx = 0)") >= 10;
+            },
+            30s));
+    }
+};
+
+// Each key at 80×24 and 200×50, with a refresh interval long enough that every frame after the
+// first comes from a key.
+TEST(TopE2E, KeysSortFilterHelpAndQuit) {
+    GUA_REQUIRE_ROOT();
+    ThreeHolders h;
+    ASSERT_NO_FATAL_FAILURE(h.start());
+    const pid_t a = h.a->pid();
+    const pid_t b = h.b->pid();
+    const pid_t c = h.c->pid();
+    // The user order, from the labels gua gives the uids.
+    std::vector<std::pair<std::string, pid_t>> by_user{
+        {label(1500), a}, {label(1501), b}, {label(1502), c}};
+    std::sort(by_user.begin(), by_user.end());
+    const std::vector<pid_t> user_order{by_user[0].second, by_user[1].second, by_user[2].second};
+    const std::string keys_footer = "i idle · m memory";
+    for (const auto& [rows, columns] :
+         std::vector<std::pair<unsigned short, unsigned short>>{{24, 80}, {50, 200}}) {
+        SCOPED_TRACE(std::to_string(columns) + "x" + std::to_string(rows));
+        PtyTop top({"--db", h.scene.db(), "--interval", "1h"}, rows, columns);
+        const auto rows_are = [&](const std::vector<pid_t>& expected) {
+            return [expected](const std::vector<std::string>& f) {
+                return holder_rows(f) == expected;
+            };
+        };
+        const auto shows = [](const std::string& text) {
+            return [text](const std::vector<std::string>& f) {
+                return std::any_of(f.begin(), f.end(), [&](const std::string& line) {
+                    return line.find(text) != std::string::npos;
+                });
+            };
+        };
+        // Default: idle-held memory × time, C then A; B holds nothing idle.
+        ASSERT_TRUE(top.frame_until(0, keys_footer, rows_are({c, a, b}), 30s)) << top.output();
+        expect_fits(top.last_frame(), rows, columns);
+        EXPECT_TRUE(shows("sort: default")(top.last_frame()));
+        EXPECT_TRUE(shows("▄")(top.last_frame())) << "GPU 0's history line is idle-held";
+        const std::vector<std::pair<std::string, std::vector<pid_t>>> sorts{
+            {"i", {a, c, b}},  // idle-held time: A from the start, C from 4 s, B never
+            {"m", {b, c, a}},  // 8, 4, 1 GiB
+            {"u", user_order}, // user labels
+            {"s", {b, c, a}},  // 80 % first, then the default order of the two at 0 %
+            {"s", {c, a, b}}}; // the same key again: the default order
+        for (const auto& [key, order] : sorts) {
+            const std::size_t before = top.frames();
+            top.send(key);
+            ASSERT_TRUE(top.frame_until(before, keys_footer, rows_are(order), 20s))
+                << "after " << key << ":\n"
+                << top.output();
+            expect_fits(top.last_frame(), rows, columns);
+        }
+        // Filter to C's user: the other users' rows go.
+        std::size_t before = top.frames();
+        top.send("/" + label(1502));
+        ASSERT_TRUE(top.frame_until(before, "Enter applies", shows("filter users: "), 20s))
+            << top.output();
+        before = top.frames();
+        top.send("\r");
+        ASSERT_TRUE(top.frame_until(before, keys_footer, rows_are({c}), 20s)) << top.output();
+        EXPECT_TRUE(shows("filter: " + label(1502))(top.last_frame()));
+        expect_fits(top.last_frame(), rows, columns);
+        // An empty Enter clears it.
+        before = top.frames();
+        top.send("/");
+        ASSERT_TRUE(top.frame_until(before, "Enter applies", shows("filter users: "), 20s));
+        before = top.frames();
+        top.send("\r");
+        ASSERT_TRUE(top.frame_until(before, keys_footer, rows_are({c, a, b}), 20s)) << top.output();
+        // An arrow key is ignored (no quit), then ? shows the help and hides it.
+        before = top.frames();
+        top.send("\x1b[A");
+        top.send("?");
+        ASSERT_TRUE(top.frame_until(before, keys_footer, shows("Keys (? or Esc closes"), 20s))
+            << top.output();
+        expect_fits(top.last_frame(), rows, columns);
+        before = top.frames();
+        top.send("?");
+        ASSERT_TRUE(top.frame_until(
+            before, keys_footer,
+            [&](const std::vector<std::string>& f) { return !shows("Keys (? or")(f); }, 20s));
+        // q quits at the first size, a lone Esc at the second.
+        top.send(columns == 80 ? "q" : "\x1b");
+        const std::optional<int> status = top.wait_exit(20s);
+        ASSERT_TRUE(status) << "did not quit";
+        EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+        EXPECT_NE(top.output().rfind("\x1b[?25h\x1b[?1049l"), std::string::npos)
+            << "terminal restored";
+    }
+    Scene::stop_daemon(*h.daemon);
+}
+
+// A resize redraws at once at the new size (the refresh interval is an hour); Ctrl-C still stops.
+TEST(TopE2E, ResizeRedrawsAtTheNewSize) {
+    GUA_REQUIRE_ROOT();
+    ThreeHolders h;
+    ASSERT_NO_FATAL_FAILURE(h.start());
+    PtyTop top({"--db", h.scene.db(), "--interval", "1h"}, 50, 200);
+    const std::string footer = "i idle · m memory";
+    const auto wide = [](const std::vector<std::string>& f) {
+        return std::any_of(f.begin(), f.end(),
+                           [](const std::string& line) { return widest_line(line) > 150; });
+    };
+    ASSERT_TRUE(top.frame_until(0, footer, wide, 30s))
+        << "the 200-column history line" << top.output();
+    expect_fits(top.last_frame(), 50, 200);
+    EXPECT_EQ(top.last_frame().size(), 50U) << "the footer on the last row";
+    for (const auto& [rows, columns] :
+         std::vector<std::pair<unsigned short, unsigned short>>{{24, 80}, {50, 200}}) {
+        const std::size_t before = top.frames();
+        top.resize(rows, columns);
+        ASSERT_TRUE(top.frame_until(
+            before, footer, [&](const std::vector<std::string>& f) { return f.size() == rows; },
+            20s))
+            << top.output();
+        expect_fits(top.last_frame(), rows, columns);
+        // The history line spans the new width: 5 columns of indent, then one cell per column.
+        const std::vector<std::string> frame = top.last_frame();
+        EXPECT_TRUE(std::any_of(frame.begin(), frame.end(),
+                                [&](const std::string& line) {
+                                    return line.rfind("     ", 0) == 0 &&
+                                           widest_line(line) == columns &&
+                                           line.find("▄") != std::string::npos;
+                                }))
+            << "a history line " << columns << " wide";
+    }
+    // Ctrl-C: the terminal's SIGINT still ends it cleanly next to the resize handler.
+    top.send("\x03");
+    const std::optional<int> status = top.wait_exit(20s);
+    ASSERT_TRUE(status) << "Ctrl-C did not stop it";
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+    EXPECT_NE(top.output().rfind("\x1b[?25h\x1b[?1049l"), std::string::npos) << "terminal restored";
+    Scene::stop_daemon(*h.daemon);
 }
 
 } // namespace

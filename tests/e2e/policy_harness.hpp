@@ -100,13 +100,17 @@ class Scene {
     /// Adds an idle holder of `mib` on GPU `device` for the real process `pid`; it vanishes from
     /// the fake driver when the process exits.
     void hold(pid_t pid, std::int64_t mib, int device = 0, double sm_util = 0) {
+        hold_series(pid, mib, device, {{0, sm_util}});
+    }
+    /// The same with its SM utilization as a scenario series, e.g. [[0, 50], [4, 0]].
+    void hold_series(pid_t pid, std::int64_t mib, int device, const nlohmann::json& sm_util) {
         const std::string var = "GUA_E2E_PID_" + std::to_string(m_processes.size());
         ::setenv(var.c_str(), std::to_string(pid).c_str(), 1);
         m_processes.push_back({{"device", device},
                                {"pid_env", var},
                                {"until_exit", true},
                                {"memory_mib", {{0, mib}}},
-                               {"sm_util", {{0, sm_util}}}});
+                               {"sm_util", sm_util}});
     }
     /// Writes the scenario (two GPUs at 0 % utilization) and `config` (gua.toml text).
     void write(const std::string& config) {

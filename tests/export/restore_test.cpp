@@ -95,6 +95,54 @@ TEST_F(ExportRestore, RestoredCountersEqualLiveCounters) {
         << "the pod's names come back from the identity table";
 }
 
+// Prometheus takes any decrease of a counter for a reset, so a restart must give back the live
+// sums exactly, not nearly: readings that the database rounds (utilization to 0.01 %, power to
+// whole watts) feed the live counters rounded the same way.
+TEST_F(ExportRestore, RestoredCountersAreTheLiveOnesBitForBit) {
+    MetricsOptions o;
+    o.price_per_gpu_hour = 2.5;
+    Metrics live(o);
+    {
+        store::Database db(db_path(), store::OpenMode::create);
+        store::migrate(db);
+        store::Writer writer(db, store::RunInfo{"h1", "550", "test", 30 * k_us_per_second, 10.0,
+                                                testing::tick(0, 30).t0});
+        for (int i = 0; i < 40; ++i) {
+            telemetry::Tick t = testing::tick(i, 30);
+            const double util = 37.777 + 13.131 * (i % 7);
+            telemetry::CardTickRecord c = card(0, 30, util,
+                                               {process("alice", 20000 + i, util * 0.6180339),
+                                                process("bob", 333, util * 0.3819660)});
+            c.util_pct = util + 0.004449; // a time-weighted mean: not a round number
+            c.readings.power_mw = 210000 + 12345 * (i % 5);
+            c.readings.power_limit_mw = 700499;
+            t.cards.push_back(c);
+            telemetry::CardTickRecord bursty = card(1, 30, 52.1234, {process("carol", 777, 49.99)});
+            bursty.bucket_us = {14 * k_us_per_second + 123, 0, 0, 16 * k_us_per_second - 123};
+            bursty.active_us = bursty.bucket_us[3];
+            t.cards.push_back(bursty);
+            writer.write(t);
+            live.observe(t);
+        }
+    }
+    store::Database db(db_path(), store::OpenMode::read_write);
+    Metrics restored(o);
+    restore_from_database(db, restored);
+    const auto want = counters(live.render());
+    const auto got = counters(restored.render());
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [series, value] : want) {
+        ASSERT_TRUE(got.contains(series)) << series;
+        EXPECT_EQ(got.at(series), value) << series;
+    }
+    EXPECT_GT(want.at(R"(gua_waste_pool_seconds_total{gpu="0",uuid="GPU-00000000-0000-0000-)"
+                      R"(0000-000000000000",pool="headroom_under"})"),
+              0);
+    EXPECT_GT(want.at(R"(gua_waste_pool_seconds_total{gpu="1",uuid="GPU-00000000-0000-0000-)"
+                      R"(0000-000000000001",pool="stall"})"),
+              0);
+}
+
 TEST_F(ExportRestore, RestoreRanksUsersByRecordedSeconds) {
     {
         store::Database db(db_path(), store::OpenMode::create);
@@ -125,6 +173,12 @@ TEST_F(ExportRestore, RestoreRanksUsersByRecordedSeconds) {
     EXPECT_DOUBLE_EQ(held("medium"), 10);
     EXPECT_DOUBLE_EQ(held("small"), -1);
     EXPECT_NEAR(held("other"), 10.0 / 9 + 10, 1e-6) << "small (restored) + newcomer (live)";
+    // The per-card series fold the same way.
+    const std::string card0 = R"(gua_gpu_user_seconds_total{gpu="0",uuid="GPU-00000000-0000-)"
+                              R"(0000-0000-000000000000",user=)";
+    EXPECT_FALSE(series.contains(card0 + R"("small",state="idle_held"})"));
+    EXPECT_NEAR(series.at(card0 + R"("other",state="idle_held"})"), 10.0 / 9 + 10, 1e-6);
+    EXPECT_NEAR(series.at(card0 + R"("big",state="idle_held"})"), 10.0 * 8 / 9, 1e-6);
 }
 
 TEST_F(ExportRestore, EmptyDatabaseRestoresNothing) {

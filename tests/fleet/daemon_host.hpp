@@ -43,17 +43,22 @@ class Holder {
     std::unique_ptr<Process> m_process;
 };
 
-/// A gua daemon playing `scenario` with --listen 127.0.0.1:`port` (and `extra` flags).
+/// A gua daemon playing `scenario` with --listen 127.0.0.1:`port` (and `extra` flags), configured
+/// by the gua.toml text `config` (empty: an empty file).
 class DaemonHost {
   public:
     DaemonHost(const std::filesystem::path& dir, const std::string& name,
                const nlohmann::json& scenario, std::uint16_t port, const Env& env,
-               const std::string& interval = "1s", const std::vector<std::string>& extra = {})
+               const std::string& interval = "1s", const std::vector<std::string>& extra = {},
+               const std::string& config = "")
         : m_db((dir / (name + ".db")).string()), m_log((dir / (name + ".log")).string()),
           m_port(port) {
         const std::string scenario_path = (dir / (name + ".json")).string();
         std::ofstream(scenario_path) << scenario.dump(2);
-        std::ofstream(dir / "empty.toml", std::ios::app).close();
+        const std::filesystem::path config_path =
+            dir / (config.empty() ? "empty.toml" : name + ".toml");
+        // Appending nothing to the shared empty file, or writing the host's own anew.
+        std::ofstream(config_path, config.empty() ? std::ios::app : std::ios::trunc) << config;
         Env all = env;
         all.emplace_back("GUA_FAKE_NVML_SCENARIO", scenario_path);
         std::vector<std::string> args{GUA_BINARY,       "daemon",
@@ -61,7 +66,7 @@ class DaemonHost {
                                       "--interval",     interval,
                                       "--listen",       "127.0.0.1:" + std::to_string(port),
                                       "--nvml-library", fake_nvml_library(),
-                                      "--config",       (dir / "empty.toml").string()};
+                                      "--config",       config_path.string()};
         args.insert(args.end(), extra.begin(), extra.end());
         m_process = std::make_unique<Process>(args, all, m_log);
     }

@@ -6,25 +6,51 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <netinet/in.h>
 #include <poll.h>
+#include <random>
 #include <string>
 #include <sys/socket.h>
 #include <unistd.h>
 
 namespace gua::fleet_testing {
 
-/// A port that was free a moment ago on 127.0.0.1 (bind to 0, read it back, close).
-inline std::uint16_t free_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+/// True when a listening socket could bind 127.0.0.1:`port` now (0: any port; `bound` gets it).
+inline bool can_bind(std::uint16_t port, std::uint16_t& bound) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
+    a.sin_port = htons(port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ok = ok && getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
     close(fd);
-    return ntohs(a.sin_port);
+    bound = ntohs(a.sin_port);
+    return ok;
+}
+
+/// A port free a moment ago on 127.0.0.1, chosen below the kernel's ephemeral range
+/// (net.ipv4.ip_local_port_range): no outgoing connection or port-0 bind of another test can take
+/// it before its user binds it, as one of a load test's thousands of scrapes once did.
+inline std::uint16_t free_port() {
+    int ephemeral_low = 32768;
+    if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) {
+        range >> ephemeral_low;
+    }
+    std::uint16_t port = 0;
+    if (ephemeral_low > 11000) {
+        static std::mt19937 rng(std::random_device{}());
+        std::uniform_int_distribution<int> pick(10000, ephemeral_low - 1);
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            if (can_bind(static_cast<std::uint16_t>(pick(rng)), port)) {
+                return port;
+            }
+        }
+    }
+    can_bind(0, port); // a narrow or odd range: any free port
+    return port;
 }
 
 /// A connected loopback socket (-1 on failure); the caller closes it.

@@ -2,9 +2,11 @@
 // golden files for the `gua now` text and JSON and a `gua top` frame (tests/golden/README.md).
 #include "live/build.hpp"
 #include "live/render.hpp"
+#include "live/view.hpp"
 #include "policy/support.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -39,6 +41,19 @@ struct Scene {
     std::map<std::string, audit::StateTimes> recent;
     std::vector<store::DecisionRow> decisions;
     audit::TrendBook trends;
+    std::vector<std::vector<audit::StateSpan>> timelines; ///< per record, 30 s ticks
+
+    /// 30 s ticks of GPU `gpu` from `from_s` to `to_s` seconds before k_now, all in one state
+    /// (0 active, 1 idle-held, 2 truly idle, 3 unmeasured).
+    void ticks(std::size_t gpu, int from_s, int to_s, int state) {
+        for (int t = from_s; t > to_s; t -= 30) {
+            audit::StateTimes times;
+            const std::array<DurationUs*, 4> part{&times.active, &times.idle_held,
+                                                  &times.truly_idle, &times.unmeasured};
+            *part[static_cast<std::size_t>(state)] = 30 * k_s;
+            timelines[gpu].push_back(audit::StateSpan{k_now - t * k_s, 30 * k_s, times});
+        }
+    }
 
     Scene() {
         telemetry::ProcessTick notebook = process(4242, 4200, 8294, 0.0, "alice", 1500);
@@ -66,6 +81,15 @@ struct Scene {
             trends.add({records[1].device.uuid, {6161, 6100}},
                        audit::MemorySample{k_now - (20 - k) * 30 * k_s, 512});
         }
+        // The last ten minutes: GPU 0 had no daemon for 2 minutes, was active for one, then
+        // idle-held; GPU 1 was active; GPU 2 truly idle but for one unmeasured tick.
+        timelines.resize(3);
+        ticks(0, 480, 420, 0);
+        ticks(0, 420, 0, 1);
+        ticks(1, 600, 0, 0);
+        ticks(2, 600, 300, 2);
+        ticks(2, 300, 270, 3);
+        ticks(2, 270, 0, 2);
         recent[records[0].device.uuid] = audit::StateTimes{60 * k_s, 480 * k_s, 60 * k_s, 0};
         recent[records[1].device.uuid] = audit::StateTimes{600 * k_s, 0, 0, 0};
         recent[records[2].device.uuid] = audit::StateTimes{0, 0, 600 * k_s, 0};
@@ -100,8 +124,12 @@ struct Scene {
         for (const auto& r : records) {
             cards.push_back(audit::CardNow{k_now - 30 * k_s, 30 * k_s, &r});
         }
-        return build_now(std::move(header), cards, book, recent, decisions, audit::Thresholds{},
-                         trends);
+        NowModel m = build_now(std::move(header), cards, book, recent, decisions,
+                               audit::Thresholds{}, trends);
+        for (std::size_t i = 0; i < m.gpus.size(); ++i) {
+            m.gpus[i].timeline = timelines[i];
+        }
+        return m;
     }
 };
 
@@ -115,6 +143,7 @@ NowModel daemon_header() {
     m.interval_us = 30 * k_s;
     m.recent_window_us = 600 * k_s;
     m.decisions_window_us = 24 * 3600 * k_s;
+    m.history_us = 600 * k_s;
     return m;
 }
 
@@ -161,7 +190,9 @@ TEST(LiveNow, GoldenText) {
 }
 
 TEST(LiveNow, GoldenJson) {
-    golden("now-daemon.json", render_now_json(Scene().build(daemon_header())));
+    NowModel m = Scene().build(daemon_header());
+    slice_history(m, k_json_history_slices);
+    golden("now-daemon.json", render_now_json(m));
 }
 
 TEST(LiveNow, GoldenSampledTopFrame) {
@@ -172,7 +203,77 @@ TEST(LiveNow, GoldenSampledTopFrame) {
     h.recent_window_us = 3 * k_s;
     Scene scene;
     scene.decisions.clear();
-    golden("top-sampled.txt", render_top_frame(scene.build(h), {}, 2 * k_s));
+    NowModel m = scene.build(h);
+    slice_history(m, history_cells(0));
+    golden("top-sampled.txt", render_top_frame(m, {}, {false, 20, 8, 0, true}, 2 * k_s, 0));
+}
+
+TEST(LiveNow, GoldenTopFrameOnAnEightyByTwentyFourTerminal) {
+    NowModel m = Scene().build(daemon_header());
+    slice_history(m, history_cells(80));
+    golden("top-80x24.txt", render_top_frame(m, {}, {false, 20, 8, 80, true}, 2 * k_s, 24));
+}
+
+std::string cells(const std::string& glyph, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+        out += glyph;
+    }
+    return out;
+}
+
+TEST(LiveNow, HistoryLineCellsFollowTheTimeline) {
+    NowModel m = Scene().build(daemon_header());
+    slice_history(m, 60); // 10 s per cell over the ten minutes before k_now
+    const std::string text = render_now_text(m, {false, 20, 8, 0, true});
+    // GPU 0: 120 s without ticks (12 cells), 60 s active (6), 420 s idle-held (42).
+    const std::string gpu0 = "\n     " + cells("·", 12) + cells("█", 6) + cells("▄", 42) + "\n";
+    const std::string gpu1 = "\n     " + cells("█", 60) + "\n";
+    // GPU 2: 300 s truly idle (30), one unmeasured 30 s tick (3), 270 s truly idle (27).
+    const std::string gpu2 = "\n     " + cells("▁", 30) + cells("×", 3) + cells("▁", 27) + "\n";
+    EXPECT_NE(text.find(gpu0), std::string::npos) << text;
+    EXPECT_NE(text.find(gpu1), std::string::npos) << text;
+    EXPECT_NE(text.find(gpu2), std::string::npos) << text;
+    EXPECT_LT(text.find("  0  NVIDIA"), text.find(gpu0)) << "under its GPU";
+    EXPECT_LT(text.find(gpu0), text.find("  1  NVIDIA"));
+    EXPECT_NE(text.find("     last 10m: █ active ▄ idle-held ▁ truly idle × unmeasured · none\n"),
+              std::string::npos);
+    const std::string plain = render_now_text(m, {});
+    EXPECT_EQ(plain.find("▄"), std::string::npos) << "gua now's text has no history line";
+    const std::string colour = render_now_text(m, {true, 20, 8, 0, true});
+    EXPECT_NE(colour.find("\x1b[33m" + cells("▄", 42) + "\x1b[0m"), std::string::npos)
+        << "one colour per run of a state";
+}
+
+TEST(LiveNow, JsonRecentStatesPerSlice) {
+    NowModel m = Scene().build(daemon_header());
+    slice_history(m, k_json_history_slices);
+    const nlohmann::json j = nlohmann::json::parse(render_now_json(m));
+    EXPECT_EQ(j.at("history").at("window_seconds"), 600.0);
+    EXPECT_EQ(j.at("history").at("slice_seconds"), 30.0);
+    EXPECT_EQ(j.at("history").at("end"), "2026-05-11T08:00:00Z");
+    const nlohmann::json& gpu0 = j.at("gpus").at(0).at("recent_states");
+    ASSERT_EQ(gpu0.size(), 20U);
+    // 30 s slices align with GPU 0's ticks: 4 without data, 2 active, 14 idle-held.
+    for (std::size_t k = 0; k < 20; ++k) {
+        const std::string expected = k < 4 ? "no-data" : k < 6 ? "active" : "idle-held";
+        EXPECT_EQ(gpu0.at(k).at("state"), expected) << k;
+    }
+    EXPECT_EQ(gpu0.at(0).at("start"), "2026-05-11T07:50:00Z");
+    EXPECT_EQ(gpu0.at(0).at("no_data_seconds"), 30.0);
+    EXPECT_EQ(gpu0.at(4).at("active_seconds"), 30.0);
+    EXPECT_EQ(gpu0.at(19).at("idle_held_seconds"), 30.0);
+    EXPECT_EQ(gpu0.at(19).at("start"), "2026-05-11T07:59:30Z");
+    const nlohmann::json& gpu2 = j.at("gpus").at(2).at("recent_states");
+    EXPECT_EQ(gpu2.at(10).at("state"), "unmeasured") << "the tick 300 s before the end";
+    EXPECT_EQ(gpu2.at(10).at("unmeasured_seconds"), 30.0);
+    NowModel none = daemon_header();
+    none.last_tick_end.reset();
+    none.gpus.push_back(GpuNow{});
+    slice_history(none, k_json_history_slices);
+    const nlohmann::json empty = nlohmann::json::parse(render_now_json(none));
+    EXPECT_TRUE(empty.at("gpus").at(0).at("recent_states").empty()) << "no tick, no slices";
+    EXPECT_TRUE(empty.at("history").at("slice_seconds").is_null());
 }
 
 TEST(LiveNow, ColourOnlyWhenAsked) {

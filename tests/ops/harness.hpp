@@ -3,6 +3,8 @@
 // reaps every daemon a test started.
 #pragma once
 
+#include "core/result.hpp"
+#include "core/time.hpp"
 #include "ops/pid_file.hpp"
 #include "ops/process.hpp"
 #include "support/run.hpp"
@@ -236,15 +238,20 @@ class FakeGpuTest : public OpsTest {
         }
     }
 
-    /// Polls `gua status --format json` until the database has a tick (at most 15 s).
-    nlohmann::json status_after_first_tick() const {
+    /// Polls `gua status --format json` until the database has a tick, and its ticks span at
+    /// least `span_s` seconds (at most 15 s plus the span).
+    nlohmann::json status_after_first_tick(int span_s = 0) const {
         nlohmann::json status;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15 + span_s);
         while (std::chrono::steady_clock::now() < deadline) {
             status = nlohmann::json::parse(gua("status", {"--format", "json"}).out);
-            if (!status["database"]["last_tick_end"].is_null() &&
-                !status["database"]["gpus"].empty()) {
-                break;
+            const nlohmann::json& d = status["database"];
+            if (!d["last_tick_end"].is_null() && !d["first_tick"].is_null() && !d["gpus"].empty()) {
+                const Result<TimeUs> first = parse_iso8601(d["first_tick"].get<std::string>());
+                const Result<TimeUs> end = parse_iso8601(d["last_tick_end"].get<std::string>());
+                if (first && end && end.value() - first.value() >= span_s * k_us_per_second) {
+                    break;
+                }
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }

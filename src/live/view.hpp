@@ -1,0 +1,38 @@
+// What the user chose to see in `gua top`: the holders' sort, a user filter and the help overlay,
+// and arranging a view's holders accordingly. Pure.
+#pragma once
+
+#include "live/model.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace gua::live {
+
+/// The order of the holder rows.
+enum class HolderSort : std::uint8_t {
+    standard, ///< idle-held memory × time first, then memory (live::build_now's order)
+    idle,     ///< longest idle-held first
+    memory,   ///< most memory first
+    sm,       ///< highest SM utilization first
+    user      ///< by user name
+};
+
+/// The state the keys change (live::KeyMachine).
+struct TopView {
+    HolderSort sort = HolderSort::standard;
+    std::string filter;   ///< only users containing it (case-insensitive); empty: everyone
+    bool editing = false; ///< the filter prompt is open
+    std::string draft;    ///< the filter being typed
+    bool help = false;    ///< the key help is shown
+};
+
+/// Short name of `sort` for the header: "default", "idle", "memory", "SM", "user".
+std::string_view sort_name(HolderSort sort);
+
+/// Sorts `model`'s holders by `view.sort` (ties keep the standard order, which they must come
+/// in), drops those whose user does not contain `view.filter` and says so in the model's
+/// holders_order, holders_filter and holders_hidden.
+void arrange_holders(NowModel& model, const TopView& view);
+
+} // namespace gua::live
