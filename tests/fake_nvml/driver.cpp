@@ -74,6 +74,11 @@ nvmlReturn_t Driver::init() {
     m_mono_start_us = clock_us(CLOCK_MONOTONIC);
     m_epoch_start_us = clock_us(CLOCK_REALTIME);
     m_boot_start_us = clock_us(CLOCK_BOOTTIME);
+    if (const char* init_file = std::getenv("GUA_FAKE_NVML_INIT_FILE"); init_file != nullptr) {
+        // Where scenario time 0 lies on the wall clock: tests place the scenario's events
+        // against the recording with it, whatever the process took to start.
+        std::ofstream(init_file, std::ios::trunc) << m_epoch_start_us << '\n';
+    }
     m_handles.clear();
     for (std::size_t i = 0; i < m_scenario.devices.size(); ++i) {
         m_handles.push_back(std::make_unique<Handle>(Handle{i, -1}));

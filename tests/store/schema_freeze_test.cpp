@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace gua::store {
@@ -58,6 +60,45 @@ TEST(FrozenMigrations, FreshFileEqualsOneUpgradedStepByStep) {
     Database step(dir.file("step.db"), OpenMode::read_write);
     EXPECT_EQ(schema_of(step), schema_of(fresh));
     EXPECT_EQ(fresh.scalar("PRAGMA user_version"), 10);
+}
+
+/// src/store/migrations/current.sql as it should be: what the migrations, run one version at a
+/// time, leave in sqlite_schema, in the order they made it.
+std::string current_sql_of(Database& stepped) {
+    std::string out = fmt::format(
+        "-- The schema of a new gua database (version {}), made in one step: what the migrations\n"
+        "-- (src/store/schema.cpp, src/store/migrations/v*.sql) leave in sqlite_schema, in the "
+        "order\n-- they made it. Generated, never edited: tests/store/schema_freeze_test.cpp "
+        "holds it equal\n-- to the migrations and writes the new text when they change.\n",
+        k_schema_version);
+    Statement st = stepped.prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND name "
+                                   "NOT LIKE 'sqlite_%' ORDER BY rowid");
+    while (st.step()) {
+        out += st.text(0) + ";\n";
+    }
+    return out;
+}
+
+TEST(FrozenMigrations, NewFileSchemaIsWhatTheMigrationsMake) {
+    testing::TempDir dir;
+    Database stepped(dir.file("step.db"), OpenMode::create);
+    for (std::int64_t v = 1; v <= k_schema_version; ++v) {
+        migrate_to(stepped, v);
+    }
+    // A new file's tables start empty: the one-step schema carries no rows.
+    Statement tables = stepped.prepare(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+    while (tables.step()) {
+        EXPECT_EQ(stepped.scalar(fmt::format("SELECT count(*) FROM \"{}\"", tables.text(0))), 0)
+            << tables.text(0);
+    }
+    const std::string expected = current_sql_of(stepped);
+    if (k_schema_current_sql != expected) {
+        const std::string path = std::filesystem::absolute("current.sql.new").string();
+        std::ofstream(path, std::ios::trunc) << expected;
+        ADD_FAILURE() << "the migrations changed: review " << path
+                      << " and copy it to src/store/migrations/current.sql";
+    }
 }
 
 TEST(FrozenMigrations, SchemaThreeKeepsItsOwnStreamColumns) {
