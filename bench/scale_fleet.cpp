@@ -381,7 +381,10 @@ void ScaleFleet::record_tick(Host& h) {
             } else if (active) {
                 st.active += s;
                 if (card.procs.empty()) {
-                    give(std::string(exporter::k_no_process_user), s, 0);
+                    const std::string nobody(exporter::k_no_process_user);
+                    give(nobody, s, 0);
+                    m_user_cards[static_cast<std::size_t>(&w - m_truth.data())][nobody].insert(
+                        h.index * 64 + static_cast<int>(c));
                 }
                 for (const Proc& p : card.procs) {
                     const double share =

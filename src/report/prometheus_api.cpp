@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -111,7 +113,8 @@ std::string server_root(std::string url) {
 } // namespace
 
 PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
-    : m_base(server_root(std::move(base_url))), m_timeout_us(timeout_us) {
+    : m_base(server_root(std::move(base_url))), m_timeout_us(timeout_us),
+      m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {
     m_curl = curl_api().easy_init();
     if (m_curl == nullptr) {
         throw Fatal("cannot initialise libcurl");
@@ -119,7 +122,8 @@ PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
 }
 
 PrometheusClient::PrometheusClient(std::string base_url, PromTransport transport)
-    : m_base(server_root(std::move(base_url))), m_transport(std::move(transport)) {}
+    : m_base(server_root(std::move(base_url))), m_transport(std::move(transport)),
+      m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {}
 
 PrometheusClient::~PrometheusClient() {
     if (m_curl != nullptr) {
@@ -167,7 +171,22 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
 }
 
 PromAnswer PrometheusClient::send(const std::string& path, const Params& params) {
-    return m_transport ? m_transport(path, params) : curl_post(path, params);
+    if (!m_trace) {
+        return m_transport ? m_transport(path, params) : curl_post(path, params);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    PromAnswer answer = m_transport ? m_transport(path, params) : curl_post(path, params);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::string what;
+    for (const auto& [name, value] : params) {
+        if (name == "query" || name == "match[]") {
+            what = value.size() > 160 ? value.substr(0, 160) + "…" : value;
+        }
+    }
+    fmt::print(stderr, "prometheus: {} at {} {:.0f} ms {} B {}\n", path,
+               format_iso8601(wall_now()).substr(11, 8), ms, answer.body.size(), what);
+    return answer;
 }
 
 void PrometheusClient::query_each(

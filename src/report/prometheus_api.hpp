@@ -94,6 +94,7 @@ class PrometheusClient {
     std::string m_base;
     DurationUs m_timeout_us = 0;
     PromTransport m_transport;
+    bool m_trace = false; ///< GUA_PROMETHEUS_TRACE set: each request's time and size on stderr
     void* m_curl = nullptr;
 };
 

@@ -26,8 +26,37 @@ using Values = std::map<std::string, double>;
 /// What one host showed at one lookup time.
 struct HostAt {
     std::optional<double> start_time;
+    std::optional<double> sample_time;      ///< when the values were scraped (Unix seconds)
     std::map<std::string, Values> counters; ///< by family name
 };
+
+/// The label that marks the scrape times of a lookup's answer (`or` keeps a right-hand series
+/// only when its labels, the metric name aside, differ from every left-hand one).
+constexpr const char* k_sample_time = "gua_sample_time";
+
+/// Moves the values at `at` (scraped at or before `t`) to `t` itself along the line to the
+/// values at `next` (scraped after `t`) when both come from one run of the daemon and did not
+/// go down: a counter then grew steadily in between as far as the scrapes can tell.
+void interpolate(HostAt& at, const HostAt& next, TimeUs t) {
+    const double ts = static_cast<double>(t) / 1e6;
+    if (!at.sample_time || !next.sample_time || !at.start_time ||
+        at.start_time != next.start_time || *at.sample_time > ts || *next.sample_time <= ts) {
+        return;
+    }
+    const double f = (ts - *at.sample_time) / (*next.sample_time - *at.sample_time);
+    for (auto& [name, values] : at.counters) {
+        const auto family = next.counters.find(name);
+        if (family == next.counters.end()) {
+            continue;
+        }
+        for (auto& [key, v] : values) {
+            const auto it = family->second.find(key);
+            if (it != family->second.end() && it->second >= v) {
+                v += (it->second - v) * f;
+            }
+        }
+    }
+}
 
 bool is_pod_series(const PromLabels& labels) {
     for (const char* name : {"namespace", "pod", "container"}) {
@@ -137,13 +166,13 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
     }
 
     // The interval between samples, from the daemons' start-time gauge over the last hour.
-    const DurationUs probe = std::min<DurationUs>(k_us_per_hour, to - from);
+    const DurationUs last_hour = std::min<DurationUs>(k_us_per_hour, to - from);
     out.sample_interval_us = k_default_interval;
     for (const PromSample& s : prom.query(
-             fmt::format("max(count_over_time({}{}))", k_start_time, prom_range(probe)), to)) {
+             fmt::format("max(count_over_time({}{}))", k_start_time, prom_range(last_hour)), to)) {
         if (s.value >= 2) {
             out.sample_interval_us = std::max<DurationUs>(
-                static_cast<DurationUs>(static_cast<double>(probe) / s.value), k_us_per_ms);
+                static_cast<DurationUs>(static_cast<double>(last_hour) / s.value), k_us_per_ms);
         }
     }
 
@@ -160,8 +189,11 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
                              std::vector<std::function<void(PrometheusClient&)>>& jobs) {
         const FleetShape shape{hosts.size(), k_lookup_series_guess, out.sample_interval_us};
         for (const PlannedRequest& r : plan_lookup(shape, t, limits)) {
-            const std::string q = fmt::format("sum by ({}) ({{{}, {}}})", by_list, name_matcher,
-                                              host_selector(hosts, r.first_host, r.hosts));
+            const std::string hs = host_selector(hosts, r.first_host, r.hosts);
+            const std::string q = fmt::format(
+                "sum by ({}) ({{{}, {}}}) or label_replace(max by ({}) (timestamp({}{{{}}})), "
+                "\"{}\", \"1\", \"\", \"\")",
+                by_list, name_matcher, hs, host_label, k_start_time, hs, k_sample_time);
             jobs.emplace_back([&, q, t](PrometheusClient& client) {
                 client.query_each(q, t, [&](PromLabels& labels, std::optional<double> v) {
                     if (!v) {
@@ -173,6 +205,10 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
                     HostAt& h = as.at[host][t];
                     if (name == k_start_time) {
                         h.start_time = *v;
+                        return;
+                    }
+                    if (!prom_label(labels, k_sample_time).empty()) {
+                        h.sample_time = *v;
                         return;
                     }
                     for (const CounterFamily& f : counters) {
@@ -255,8 +291,13 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
     // Phase 1: every host at the window's edges, and the pod series (of the hosts that have
     // any: the index says so without reading samples) read in full.
     std::vector<std::function<void(PrometheusClient&)>> jobs;
-    lookups(out.hosts, from, jobs);
-    lookups(out.hosts, to, jobs);
+    // Each edge is looked up twice: at the edge and two sample intervals later, so that the
+    // values can be brought from their scrape to the edge itself (interpolate()).
+    const DurationUs next = 2 * out.sample_interval_us;
+    for (const TimeUs t : {from, to}) {
+        lookups(out.hosts, t, jobs);
+        lookups(out.hosts, t + next, jobs);
+    }
     std::vector<std::string> pod_families;
     for (const CounterFamily& f : counters) {
         if (f.pod_series) {
@@ -276,9 +317,19 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
         }
     }
     prom.parallel(jobs, limits.concurrency);
+    for (auto& [host, times] : as.at) {
+        for (const TimeUs t : {from, to}) {
+            const auto at = times.find(t);
+            const auto later = times.find(t + next);
+            if (at != times.end() && later != times.end()) {
+                interpolate(at->second, later->second, t);
+            }
+        }
+    }
 
-    // Phase 2: hosts whose daemon did not run throughout (or was not seen at an edge) are
-    // looked up at daily boundaries too.
+    // Phase 2: hosts whose daemon did not run throughout (or was not seen at an edge). Their
+    // start time at every day boundary (one series a host: cheap lookups) tells the days it ran
+    // throughout; a run of such days is one chunk, looked up in full at its two ends only.
     const auto started = [&](const std::string& host, TimeUs t) {
         const auto h = as.at.find(host);
         if (h == as.at.end()) {
@@ -292,20 +343,192 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
         const std::optional<double> sb = started(host, b);
         return sa && sb && *sa == *sb;
     };
-    std::vector<std::string> unstable;
+    std::vector<std::string>& unstable = out.unstable;
     for (const std::string& host : out.hosts) {
         if (!runs_throughout(host, from, to)) {
             unstable.push_back(host);
         }
+        if (!started(host, to)) {
+            out.gone_at_end.push_back(host);
+        }
     }
-    out.unstable_hosts = unstable.size();
+    std::map<std::string, std::vector<TimeUs>> bounds_of;     // an unstable host's chunk bounds
+    std::map<std::string, std::map<TimeUs, double>> start_at; // its start time at day bounds
+    std::map<TimeUs, std::vector<std::string>> wanted;        // lookup time → hosts
     const std::vector<TimeUs> days = chunk_bounds(from, to, k_chunk);
     if (!unstable.empty() && days.size() > 2) {
         jobs.clear();
+        const FleetShape shape{unstable.size(), 1, out.sample_interval_us};
         for (std::size_t i = 1; i + 1 < days.size(); ++i) {
-            lookups(unstable, days[i], jobs);
+            for (const PlannedRequest& r : plan_lookup(shape, days[i], limits)) {
+                const std::string q =
+                    fmt::format("max by ({}) ({}{{{}}})", host_label, k_start_time,
+                                host_selector(unstable, r.first_host, r.hosts));
+                jobs.emplace_back([&, q, t = days[i]](PrometheusClient& client) {
+                    client.query_each(q, t, [&](PromLabels& labels, std::optional<double> v) {
+                        if (v) {
+                            const std::lock_guard<std::mutex> lock(as.mutex);
+                            start_at[prom_label(labels, host_label)][t] = *v;
+                        }
+                    });
+                });
+            }
         }
         prom.parallel(jobs, limits.concurrency);
+    }
+    // A chunk in which the daemon restarted is read at its ends too if its counters carried
+    // over the restart (through the daemon's database): checked by a lookup just after the
+    // restart, when the new daemon's counters must be at least what they were at the chunk's
+    // start (a new database starts them over).
+    std::map<std::string, std::map<TimeUs, TimeUs>> probe_of; // host → chunk start → probe time
+    for (const std::string& host : unstable) {
+        const auto start_time = [&](TimeUs t) {
+            if (t == from || t == to) {
+                return started(host, t);
+            }
+            const auto it = start_at[host].find(t);
+            return it != start_at[host].end() ? std::optional<double>(it->second) : std::nullopt;
+        };
+        const auto ran = [&](std::size_t day) { // days[day] .. days[day + 1]
+            const std::optional<double> a = start_time(days[day]);
+            const std::optional<double> b = start_time(days[day + 1]);
+            return a && b && *a == *b;
+        };
+        std::vector<TimeUs>& bounds = bounds_of[host];
+        bounds.push_back(from);
+        for (std::size_t k = 1; k + 1 < days.size(); ++k) {
+            if (!ran(k - 1) || !ran(k)) {
+                bounds.push_back(days[k]);
+                wanted[days[k]].push_back(host);
+            }
+        }
+        bounds.push_back(to);
+        for (std::size_t c = 0; c + 1 < bounds.size(); ++c) {
+            const std::optional<double> sa = start_time(bounds[c]);
+            const std::optional<double> sb = start_time(bounds[c + 1]);
+            if (sa && sb && *sa != *sb) {
+                const auto restarted = static_cast<TimeUs>(std::llround(*sb * 1e6));
+                const TimeUs probe = std::clamp(restarted + 2 * out.sample_interval_us,
+                                                bounds[c] + 1, bounds[c + 1]);
+                probe_of[host][bounds[c]] = probe;
+                wanted[probe].push_back(host);
+            }
+        }
+    }
+    jobs.clear();
+    for (const auto& [t, hosts] : wanted) {
+        lookups(hosts, t, jobs);
+    }
+    prom.parallel(jobs, limits.concurrency);
+
+    /// False when a counter of `host` at `probe` is lower than (or missing from) what it was at
+    /// `a`: the daemon started over on a new database.
+    const auto carried_over = [&](const std::string& host, TimeUs a, TimeUs probe) {
+        const auto& times = as.at[host];
+        const auto before = times.find(a);
+        const auto after = times.find(probe);
+        if (before == times.end() || after == times.end()) {
+            return false;
+        }
+        for (const auto& [name, values] : before->second.counters) {
+            const auto family = after->second.counters.find(name);
+            for (const auto& [key, v] : values) {
+                if (family == after->second.counters.end()) {
+                    return false;
+                }
+                const auto it = family->second.find(key);
+                if (it == family->second.end() || it->second < v) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    };
+
+    // A host that went away for good inside a chunk (seen at its start, at no later bound): its
+    // last values in the chunk, with its start time then. When that start time is the one at
+    // the chunk's start, its counters simply stopped, and end − start is the chunk's increase
+    // (increase() would extrapolate past the last sample).
+    std::map<std::pair<TimeUs, TimeUs>, std::vector<std::string>> gone; // chunk → hosts
+    for (const std::string& host : unstable) {
+        const std::vector<TimeUs>& bounds = bounds_of[host];
+        const auto& times = as.at[host];
+        const auto seen = [&](TimeUs t) {
+            const auto it = times.find(t);
+            return it != times.end() && it->second.start_time.has_value();
+        };
+        std::size_t last = bounds.size();
+        while (last > 0 && !seen(bounds[last - 1])) {
+            --last;
+        }
+        if (last > 0 && last < bounds.size()) {
+            gone[{bounds[last - 1], bounds[last]}].push_back(host);
+        }
+    }
+    jobs.clear();
+    std::map<std::string, std::map<TimeUs, HostAt>> last_seen;
+    for (const auto& [chunk, hosts] : gone) {
+        const TimeUs a = chunk.first;
+        const TimeUs b = chunk.second;
+        const FleetShape shape{hosts.size(), k_lookup_series_guess, out.sample_interval_us};
+        for (const PlannedRequest& r : plan_scan(shape, a, b, limits)) {
+            if (r.start != a || r.end != b) {
+                continue; // one host alone reads too much for one request: read in full below
+            }
+            const std::string hs = host_selector(hosts, r.first_host, r.hosts);
+            const std::string range = prom_range(b - a);
+            std::vector<std::string> parts{fmt::format(
+                "label_replace(max by ({0}) (last_over_time({1}{{{2}}}{3})), \"gua_family\", "
+                "\"{1}\", \"\", \"\")",
+                host_label, k_start_time, hs, range)};
+            for (const CounterFamily& f : counters) {
+                parts.push_back(fmt::format(
+                    "label_replace(sum by ({}) (last_over_time({}{{{}{}}}{})), \"gua_family\", "
+                    "\"{}\", \"\", \"\")",
+                    host_label + (f.labels.empty() ? "" : ", " + join(f.labels, ", ")), f.name, hs,
+                    f.pod_series ? ", namespace=\"\", pod=\"\", container=\"\"" : "", range,
+                    f.name));
+            }
+            jobs.emplace_back([&, q = join(parts, " or "), b](PrometheusClient& client) {
+                client.query_each(q, b, [&](PromLabels& labels, std::optional<double> v) {
+                    if (!v) {
+                        return;
+                    }
+                    const std::string name = prom_label(labels, "gua_family");
+                    const std::string host = prom_label(labels, host_label);
+                    const std::lock_guard<std::mutex> lock(as.mutex);
+                    HostAt& h = last_seen[host][b];
+                    if (name == k_start_time) {
+                        h.start_time = *v;
+                        return;
+                    }
+                    for (const CounterFamily& f : counters) {
+                        if (f.name == name) {
+                            const PromLabels key = project(labels, host_label, f.labels);
+                            const std::string k = series_key(key);
+                            h.counters[name][k] += *v;
+                            as.sums[name].try_emplace(k, PromSample{key, 0});
+                        }
+                    }
+                });
+            });
+        }
+    }
+    prom.parallel(jobs, limits.concurrency);
+    for (const auto& [chunk, hosts] : gone) {
+        for (const std::string& host : hosts) {
+            const auto seen = last_seen[host].find(chunk.second);
+            if (seen == last_seen[host].end() ||
+                seen->second.start_time != as.at[host][chunk.first].start_time) {
+                continue;
+            }
+            // Its counters stay where they stopped at every later bound.
+            for (const TimeUs t : bounds_of[host]) {
+                if (t >= chunk.second) {
+                    as.at[host][t] = seen->second;
+                }
+            }
+        }
     }
 
     // Phase 3: telescope each host's chunks; read the others in full.
@@ -313,24 +536,40 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
     std::int64_t most_series = 1;
     for (const std::string& host : out.hosts) {
         std::int64_t series = 0;
+        std::map<std::string, double> latest; // family + series key → value at the last lookup
+        bool went_down = false;
         for (const auto& [t, h] : as.at[host]) {
             std::int64_t n = 0;
             for (const auto& [name, values] : h.counters) {
                 n += static_cast<std::int64_t>(values.size());
                 out.series_per_host[name] =
                     std::max(out.series_per_host[name], static_cast<std::int64_t>(values.size()));
+                for (const auto& [key, v] : values) {
+                    auto [it, fresh] = latest.try_emplace(name + '\x1d' + key, v);
+                    went_down = went_down || (!fresh && v < it->second);
+                    it->second = v;
+                }
             }
             series = std::max(series, n);
         }
+        if (went_down) {
+            out.went_down.push_back(host);
+        }
         most_series = std::max(most_series, series);
+        const auto own = bounds_of.find(host);
         const std::vector<TimeUs> bounds =
-            std::binary_search(unstable.begin(), unstable.end(), host) ? days
-                                                                       : std::vector{from, to};
+            own != bounds_of.end() ? own->second : std::vector{from, to};
         for (std::size_t c = 0; c + 1 < bounds.size(); ++c) {
             const TimeUs a = bounds[c];
             const TimeUs b = bounds[c + 1];
             std::map<std::string, std::map<std::string, double>> increments;
-            bool ok = runs_throughout(host, a, b);
+            // Across a restart too when the counters carried over it: end − start is then still
+            // the increase.
+            const auto probes = probe_of.find(host);
+            const auto probe = probes != probe_of.end() ? probes->second.find(a)
+                                                        : std::map<TimeUs, TimeUs>::iterator();
+            bool ok = probes == probe_of.end() || probe == probes->second.end() ||
+                      carried_over(host, a, probe->second);
             for (const CounterFamily& f : counters) {
                 if (!ok) {
                     break;
@@ -380,8 +619,8 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
 void read_step_increases(PrometheusClient& prom, const std::string& host_label,
                          const std::vector<std::string>& hosts, std::int64_t series_per_host,
                          DurationUs sample_interval_us, const std::string& expr_by_host,
-                         TimeUs from, TimeUs to, DurationUs step, double max_rate,
-                         const PromLimits& limits,
+                         const std::string& peak_by_host, TimeUs from, TimeUs to, DurationUs step,
+                         double max_rate, const PromLimits& limits,
                          const std::function<void(TimeUs, const PromLabels&, double)>& sink) {
     if (hosts.empty() || to <= from || step <= 0) {
         return;
@@ -409,12 +648,44 @@ void read_step_increases(PrometheusClient& prom, const std::string& host_label,
         }
         const std::string expr =
             with_hosts(expr_by_host, host_label, hosts, plan[i].first_host, plan[i].hosts);
+        const std::string peak_expr =
+            peak_by_host.empty()
+                ? std::string()
+                : with_hosts(peak_by_host, host_label, hosts, plan[i].first_host, plan[i].hosts);
         std::vector<PlannedRequest> slices(plan.begin() + static_cast<std::ptrdiff_t>(i),
                                            plan.begin() + static_cast<std::ptrdiff_t>(j));
-        jobs.emplace_back([&, expr, slices](PrometheusClient& client) {
+        jobs.emplace_back([&, expr, peak_expr, slices](PrometheusClient& client) {
             // Per series: the latest point seen (its index in `points`) and value.
             std::map<std::string, std::pair<std::size_t, double>> last;
             std::map<std::string, PromLabels> labels_of;
+            // Per series and point: the highest value of the step ending there.
+            std::map<std::string, std::map<std::size_t, double>> peaks;
+            const auto index_of = [&](TimeUs t) -> std::optional<std::size_t> {
+                const auto p = std::lower_bound(points.begin() + 1, points.end() - 1, t);
+                if (p != points.end() - 1 && *p == t) { // one of the steps
+                    return static_cast<std::size_t>(p - points.begin());
+                }
+                return std::nullopt;
+            };
+            if (!peak_expr.empty()) {
+                for (const PlannedRequest& r : inner > 0 ? slices : std::vector<PlannedRequest>{}) {
+                    client.query_range_each(
+                        peak_expr, r.start, r.end, step,
+                        [&](PromLabels& labels, std::vector<std::pair<TimeUs, double>>& values) {
+                            auto& of = peaks[series_key(labels)];
+                            for (const auto& [t, v] : values) {
+                                if (const std::optional<std::size_t> k = index_of(t)) {
+                                    of[*k] = v;
+                                }
+                            }
+                        });
+                }
+                client.query_each(peak_expr, to, [&](PromLabels& labels, std::optional<double> v) {
+                    if (v) {
+                        peaks[series_key(labels)][points.size() - 1] = *v;
+                    }
+                });
+            }
             // Whether `v` can have been counted from zero since point `prev`.
             const auto from_zero = [&](std::size_t prev, std::size_t index, double v) {
                 return max_rate > 0 &&
@@ -446,6 +717,17 @@ void read_step_increases(PrometheusClient& prom, const std::string& host_label,
                 if (index <= prev) {
                     return;
                 }
+                // A step whose highest value is above its last one went down inside: what was
+                // counted up to the drop, and (from zero, if it can be) what was after.
+                const auto peak_of = peaks.find(key);
+                const auto peak = peak_of != peaks.end()
+                                      ? peak_of->second.find(index)
+                                      : std::map<std::size_t, double>::iterator();
+                if (peak_of != peaks.end() && peak != peak_of->second.end() && peak->second > v) {
+                    emit(key, prev, index,
+                         std::max(peak->second - pv, 0.0) + (from_zero(prev, index, v) ? v : 0.0));
+                    return;
+                }
                 emit(key, prev, index, v >= pv ? v - pv : from_zero(prev, index, v) ? v : 0.0);
             };
             client.query_each(expr, from, [&](PromLabels& labels, std::optional<double> v) {
@@ -459,10 +741,8 @@ void read_step_increases(PrometheusClient& prom, const std::string& host_label,
                         expr, r.start, r.end, step,
                         [&](PromLabels& labels, std::vector<std::pair<TimeUs, double>>& values) {
                             for (const auto& [t, v] : values) {
-                                const auto p =
-                                    std::lower_bound(points.begin() + 1, points.end() - 1, t);
-                                if (p != points.end() - 1 && *p == t) { // one of the steps
-                                    add(labels, static_cast<std::size_t>(p - points.begin()), v);
+                                if (const std::optional<std::size_t> k = index_of(t)) {
+                                    add(labels, *k, v);
                                 }
                             }
                         });

@@ -1,7 +1,7 @@
 // gua's counters over a report window across a fleet, read at the window's edges instead of
-// sample by sample: a daemon's counters only grow while it runs, so a series' increase is its
-// value at the end minus its value at the start. Hosts whose daemon restarted are cut into days
-// and only the days with a restart (or a series that ended) are read in full with increase().
+// sample by sample: a daemon's counters only grow (through restarts too, from its database), so
+// a series' increase is its value at the end minus its value at the start. Only the days in
+// which a host's counters started over (or a series ended) are read in full with increase().
 #pragma once
 
 #include "report/prometheus_api.hpp"
@@ -40,8 +40,14 @@ struct CounterTotals {
     std::vector<std::string> hosts; ///< every host with a series in the window, sorted
     std::map<std::string, std::vector<PromSample>> increase; ///< by family name
     std::map<std::string, std::vector<PromSample>> gauge;    ///< by family name
-    std::size_t unstable_hosts = 0; ///< hosts whose daemon restarted or was not seen at an edge
-    std::size_t full_reads = 0;     ///< (host, chunk) pairs read in full with increase()
+    /// Hosts whose daemon restarted or that were not seen at an edge (sorted): read by the day.
+    std::vector<std::string> unstable;
+    /// Of them, those with a counter lower at a lookup than at the one before (sorted): a daemon
+    /// that started over on a new database.
+    std::vector<std::string> went_down;
+    /// Of them, those not seen at the window's end (sorted): removed, or stopped.
+    std::vector<std::string> gone_at_end;
+    std::size_t full_reads = 0; ///< (host, chunk) pairs read in full with increase()
     /// The interval between two samples of a series, as measured (15 s when it could not be).
     DurationUs sample_interval_us = 0;
     /// Per family, the most series one host has at the lookups.
@@ -60,10 +66,13 @@ std::optional<std::map<std::string, double>> telescope(const std::map<std::strin
                                                        const std::map<std::string, double>& end,
                                                        double max_new);
 
-/// Reads `counters` and `gauges` of every host over (from, to]: lookups at the edges (and at
-/// daily boundaries for hosts whose gua_daemon_start_time_seconds differs or is missing at an
-/// edge), telescope() for chunks whose daemon ran throughout, increase() for the others and for
-/// pod series. Requests follow the plans of prometheus_plan.hpp, `limits.concurrency` at once.
+/// Reads `counters` and `gauges` of every host over (from, to]: lookups at the edges (and a
+/// minute after each, to bring the values from their scrape to the edge), telescope() where the
+/// counters carried through; hosts whose gua_daemon_start_time_seconds differs or is missing at
+/// an edge are cut into days, looked up at the ends of each day with a restart (and just after
+/// the restart, to see whether the counters carried over it); increase() for the days that
+/// telescope() refuses and for pod series. Requests follow the plans of prometheus_plan.hpp,
+/// `limits.concurrency` at once.
 CounterTotals read_counters(PrometheusClient& prom, const std::string& host_label, TimeUs from,
                             TimeUs to, const std::vector<CounterFamily>& counters,
                             const std::vector<GaugeFamily>& gauges, const PromLimits& limits);
@@ -75,12 +84,14 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
 /// (planned range queries, `limits.concurrency` at once). An increase across steps where the
 /// host was not seen is spread evenly over them. A sum that appears after the window's start, or
 /// that decreased, counts from zero when it holds at most `max_rate` per second since the
-/// previous point (0: never), else as 0.
+/// previous point (0: never), else as 0. `peak_by_host` (optional, "" for none) gives the
+/// highest value within each step: a step whose peak is above its value went down inside, and
+/// counts what was counted up to the drop too.
 void read_step_increases(PrometheusClient& prom, const std::string& host_label,
                          const std::vector<std::string>& hosts, std::int64_t series_per_host,
                          DurationUs sample_interval_us, const std::string& expr_by_host,
-                         TimeUs from, TimeUs to, DurationUs step, double max_rate,
-                         const PromLimits& limits,
+                         const std::string& peak_by_host, TimeUs from, TimeUs to, DurationUs step,
+                         double max_rate, const PromLimits& limits,
                          const std::function<void(TimeUs, const PromLabels&, double)>& sink);
 
 /// `expr_by_host` (an instant-vector expression with `{HOSTS}` where the host matcher goes)

@@ -68,9 +68,14 @@ std::vector<PlannedRequest> plan_range(const FleetShape& shape, TimeUs start, Ti
     const std::int64_t total_steps = (end - start) / step + 1;
     const std::int64_t steps = std::min(slice_steps, total_steps);
     const std::int64_t read = series * samples_in((steps - 1) * step + k_lookback_us, interval);
-    const std::int64_t per_batch =
-        std::min({static_cast<std::int64_t>(limits.max_hosts),
-                  limits.max_peak_samples / (series * steps), limits.max_read_samples / read});
+    // At least 4 batches per request in flight when several are (and there are hosts enough):
+    // the last ones to finish are then small.
+    const auto hosts = static_cast<std::int64_t>(shape.hosts);
+    const auto spread =
+        static_cast<std::int64_t>(limits.concurrency > 1 ? 4 * limits.concurrency : 1);
+    const std::int64_t per_batch = std::min(
+        {static_cast<std::int64_t>(limits.max_hosts), limits.max_peak_samples / (series * steps),
+         limits.max_read_samples / read, (hosts + spread - 1) / spread});
     std::vector<PlannedRequest> out;
     for (const PlannedRequest& b : batch_requests(
              shape.hosts, static_cast<std::size_t>(at_least_one_of(per_batch)), start, end)) {

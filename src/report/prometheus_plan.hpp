@@ -57,7 +57,9 @@ std::vector<PlannedRequest> plan_scan(const FleetShape& shape, TimeUs from, Time
 
 /// query_range requests of an instant-vector expression at start, start + step, … ≤ end for
 /// every host: slices of at most max_points steps (each slice's start is a step of the whole),
-/// and host batches whose peak (series × steps) and read (series × samples) stay in the limits.
+/// and host batches whose peak (series × steps) and read (series × samples) stay in the limits;
+/// with several requests in flight, at least 4 × concurrency batches when there are hosts
+/// enough (so that the requests in flight end close together).
 std::vector<PlannedRequest> plan_range(const FleetShape& shape, TimeUs start, TimeUs end,
                                        DurationUs step, const PromLimits& limits);
 

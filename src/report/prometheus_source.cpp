@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 namespace gua::report {
@@ -82,28 +83,56 @@ const std::vector<PromSample>& increase_of(const CounterTotals& totals, const st
     return it != totals.increase.end() ? it->second : none;
 }
 
-/// §5 from the increase per quarter hour (and the two partial edges), read per host at each
-/// quarter hour (prometheus_counters.hpp). Returns the cells' state times (§8 reads them).
+/// True when every UTC hour of [from, to) is one local hour of `tz` (zones whose offset is a
+/// whole number of hours throughout): the heatmap's cells can then be read hour by hour.
+bool whole_hours(const TimeZone& tz, TimeUs from, TimeUs to) {
+    for (TimeUs h = from / k_us_per_hour * k_us_per_hour; h < to; h += k_us_per_hour) {
+        if (tz.weekday_hour(h) != tz.weekday_hour(h + k_us_per_hour - 1) ||
+            tz.weekday_hour(h) == tz.weekday_hour(h - 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// §5 from the increase per hour (per quarter hour in zones offset by a fraction of an hour),
+/// and the two partial edges, read per host at each step (prometheus_counters.hpp). Returns the
+/// cells' state times (§8 reads them).
 std::array<std::array<audit::StateTimes, 24>, 7>
 fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
              const CounterTotals& totals, const BuildOptions& o, const TimeZone& tz,
              const PromLimits& limits) {
     std::array<std::array<audit::StateTimes, 24>, 7> cells{};
+    const DurationUs step = whole_hours(tz, o.from, o.to) ? k_us_per_hour : k_quarter_us;
     const auto found = totals.series_per_host.find("gua_gpu_seconds_total");
     const std::int64_t series = found != totals.series_per_host.end() ? found->second : 1;
-    // The last sample of each quarter hour, however late in it (a daemon stopping inside a
-    // quarter is seen up to its stop); a host's sum of one state counts at most a second a second
-    // per card.
-    read_step_increases(
-        prom, fleet.host_label, totals.hosts, series, totals.sample_interval_us,
-        "sum by (" + fleet.host_label + ", state) (last_over_time(gua_gpu_seconds_total{{HOSTS}}" +
-            prom_range(k_quarter_us) + "))",
-        o.from, o.to, k_quarter_us, static_cast<double>(series), limits,
-        [&](TimeUs segment_start, const PromLabels& labels, double v) {
-            const auto [day, hour] = tz.weekday_hour(segment_start);
-            add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
-                      prom_label(labels, "state"), us_of(v));
-        });
+    // The latest sample at each step (a daemon's counters carry over a gap or a restart). Hosts
+    // whose counters went down or that are gone at the end: the last sample of each step,
+    // however early in it, so that a daemon that stopped inside a step (for good, or to come
+    // back on a new database) is seen up to its stop. A host's sum of one state counts at most a
+    // second a second per card.
+    std::vector<std::string> last;
+    std::set_union(totals.went_down.begin(), totals.went_down.end(), totals.gone_at_end.begin(),
+                   totals.gone_at_end.end(), std::back_inserter(last));
+    std::vector<std::string> steady;
+    std::set_difference(totals.hosts.begin(), totals.hosts.end(), last.begin(), last.end(),
+                        std::back_inserter(steady));
+    const std::string by = "sum by (" + fleet.host_label + ", state) ";
+    const std::string range = prom_range(step);
+    const auto add = [&](TimeUs segment_start, const PromLabels& labels, double v) {
+        const auto [day, hour] = tz.weekday_hour(segment_start);
+        add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
+                  prom_label(labels, "state"), us_of(v));
+    };
+    read_step_increases(prom, fleet.host_label, steady, series, totals.sample_interval_us,
+                        by + "(gua_gpu_seconds_total{{HOSTS}})", "", o.from, o.to, step,
+                        static_cast<double>(series), limits, add);
+    // The highest value of a step tells what a daemon that started over inside it counted
+    // before.
+    read_step_increases(prom, fleet.host_label, last, series, totals.sample_interval_us,
+                        by + "(last_over_time(gua_gpu_seconds_total{{HOSTS}}" + range + "))",
+                        by + "(max_over_time(gua_gpu_seconds_total{{HOSTS}}" + range + "))", o.from,
+                        o.to, step, static_cast<double>(series), limits, add);
     for (std::size_t d = 0; d < 7; ++d) {
         for (std::size_t h = 0; h < 24; ++h) {
             m.heatmap[d][h] = heat_cell(cells[d][h]);

@@ -56,16 +56,27 @@ TEST(PrometheusPlan, ScanSlicesTimeWhenOneHostReadsTooMuch) {
 }
 
 TEST(PrometheusPlan, RangeOfTheHeatmap) {
-    // 2,881 quarter hours over 30 days; a host's 32 series read 32 × (2,592,300 s / 30 s + 1)
-    // = 2,765,152 samples (the lookback before the first step included): 18 hosts a request
-    // (peak 18 × 32 × 2,881 = 1,659,456 points).
-    const std::vector<PlannedRequest> plan =
-        plan_range(FleetShape{125, 32, 30 * s}, t0, t0 + 30 * k_us_per_day, 900 * s, PromLimits{});
+    // 721 hours over 30 days; a host's 32 series read 32 × (2,592,300 s / 30 s + 1) =
+    // 2,765,152 samples (the lookback before the first step included): 18 hosts a request
+    // would do (peak 18 × 32 × 721 = 415,296 points), but 4 requests in flight want at least
+    // 16 batches: 8 hosts each.
     const TimeUs end = t0 + 30 * k_us_per_day;
-    const std::vector<PlannedRequest> expected{
-        {0, 18, t0, end},  {18, 18, t0, end}, {36, 18, t0, end}, {54, 18, t0, end},
-        {72, 18, t0, end}, {90, 18, t0, end}, {108, 17, t0, end}};
+    const std::vector<PlannedRequest> plan =
+        plan_range(FleetShape{125, 32, 30 * s}, t0, end, 3600 * s, PromLimits{});
+    std::vector<PlannedRequest> expected;
+    for (std::size_t first = 0; first < 120; first += 8) {
+        expected.push_back({first, 8, t0, end});
+    }
+    expected.push_back({120, 5, t0, end});
     EXPECT_EQ(plan, expected);
+    // With one request in flight: 18 hosts each, by what they read.
+    PromLimits one;
+    one.concurrency = 1;
+    const std::vector<PlannedRequest> serial =
+        plan_range(FleetShape{125, 32, 30 * s}, t0, end, 3600 * s, one);
+    ASSERT_EQ(serial.size(), 7u);
+    EXPECT_EQ(serial[0], (PlannedRequest{0, 18, t0, end}));
+    EXPECT_EQ(serial[6], (PlannedRequest{108, 17, t0, end}));
 }
 
 TEST(PrometheusPlan, RangeSlicesAtTenThousandSteps) {
@@ -79,12 +90,16 @@ TEST(PrometheusPlan, RangeSlicesAtTenThousandSteps) {
 
 TEST(PrometheusPlan, RangeBatchesHostsByPeakSamples) {
     // 1,000 series × 1,441 steps = 1,441,000 points a host: 10,000,000 allow 6 hosts (reading
-    // 1,000 × (86,700 s / 15 s + 1) = 5,781,000 samples each, 8 would be allowed).
+    // 1,000 × (86,700 s / 15 s + 1) = 5,781,000 samples each, 8 would be allowed). One request
+    // in flight, 60 hosts: 10 batches of 6.
+    PromLimits limits;
+    limits.concurrency = 1;
     const std::vector<PlannedRequest> plan =
-        plan_range(FleetShape{10, 1000, 15 * s}, t0, t0 + 86400 * s, 60 * s, PromLimits{});
-    const std::vector<PlannedRequest> expected{{0, 6, t0, t0 + 86400 * s},
-                                               {6, 4, t0, t0 + 86400 * s}};
-    EXPECT_EQ(plan, expected);
+        plan_range(FleetShape{60, 1000, 15 * s}, t0, t0 + 86400 * s, 60 * s, limits);
+    ASSERT_EQ(plan.size(), 10u);
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        EXPECT_EQ(plan[i], (PlannedRequest{6 * i, 6, t0, t0 + 86400 * s}));
+    }
 }
 
 TEST(PrometheusPlan, LookupsInBatchesOfFiftyHosts) {
