@@ -70,7 +70,8 @@ TEST_F(Background, StartStatusStopRecordsAndFlushes) {
     // Stopped cleanly (a final flush recorded), every reading succeeded. The stop's partial
     // tick can end before the busy card's ring holds a new sample (a loaded machine): that tick
     // is flagged as unmeasured, never guessed; any other problem fails.
-    for (const json& problem : json::parse(after.out)["database"]["problems"]) {
+    const json after_status = json::parse(after.out);
+    for (const json& problem : after_status["database"]["problems"]) {
         EXPECT_TRUE(contains(problem.get<std::string>(), "): no utilization reading in 1 ticks"))
             << after.out;
     }
