@@ -1,6 +1,9 @@
 // Lookups at chunk edges, telescoping where a daemon ran throughout, increase() elsewhere (the
-// per-step sums and range reads are in prometheus_steps.cpp).
+// per-step sums and range reads are in prometheus_steps.cpp, the last values of hosts that went
+// away in prometheus_last_values.cpp).
 #include "report/prometheus_counters.hpp"
+
+#include "report/prometheus_counters_parts.hpp"
 
 #include <fmt/format.h>
 
@@ -10,26 +13,22 @@
 
 namespace gua::report {
 
+using counters_parts::add_counter;
+using counters_parts::Assembly;
+using counters_parts::HostAt;
+using counters_parts::join;
+using counters_parts::k_lookup_series_guess;
+using counters_parts::k_start_time;
+using counters_parts::project;
+using counters_parts::read_last_values;
+
 namespace {
 
-constexpr const char* k_start_time = "gua_daemon_start_time_seconds";
 constexpr DurationUs k_lookback = 5 * k_us_per_minute;
 constexpr DurationUs k_chunk = k_us_per_day;
 constexpr DurationUs k_default_interval = 15 * k_us_per_second;
 /// Slack on the bound of an appeared series: a tick's counting can run ahead of the wall clock.
 constexpr double k_new_series_slack_s = 120;
-/// A lookup's guess of series per host (lookups hold one point per series).
-constexpr std::int64_t k_lookup_series_guess = 1000;
-
-/// Values of one family at one lookup: series key → value.
-using Values = std::map<std::string, double>;
-
-/// What one host showed at one lookup time.
-struct HostAt {
-    std::optional<double> start_time;
-    std::optional<double> sample_time;      ///< when the values were scraped (Unix seconds)
-    std::map<std::string, Values> counters; ///< by family name
-};
 
 /// The label that marks the scrape times of a lookup's answer (`or` keeps a right-hand series
 /// only when its labels, the metric name aside, differ from every left-hand one).
@@ -58,46 +57,6 @@ void interpolate(HostAt& at, const HostAt& next, TimeUs t) {
         }
     }
 }
-
-bool is_pod_series(const PromLabels& labels) {
-    for (const char* name : {"namespace", "pod", "container"}) {
-        if (!prom_label(labels, name).empty()) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/// `labels` reduced to the host label and `keep`.
-PromLabels project(const PromLabels& labels, const std::string& host_label,
-                   const std::vector<std::string>& keep) {
-    PromLabels out;
-    if (const auto it = labels.find(host_label); it != labels.end()) {
-        out.insert(*it);
-    }
-    for (const std::string& k : keep) {
-        if (const auto it = labels.find(k); it != labels.end()) {
-            out.insert(*it);
-        }
-    }
-    return out;
-}
-
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-    std::string out;
-    for (const std::string& p : parts) {
-        out += (out.empty() ? "" : sep) + p;
-    }
-    return out;
-}
-
-/// The results being assembled, shared by the jobs of a phase (under the mutex).
-struct Assembly {
-    std::mutex mutex;
-    std::map<std::string, std::map<TimeUs, HostAt>> at; ///< host → lookup time → what it showed
-    std::map<std::string, std::map<std::string, PromSample>> sums;   ///< family → key → sum
-    std::map<std::string, std::map<std::string, PromSample>> gauges; ///< family → key → max
-};
 
 } // namespace
 
@@ -200,14 +159,7 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
                         h.sample_time = *v;
                         return;
                     }
-                    for (const CounterFamily& f : counters) {
-                        if (f.name == name && !(f.pod_series && is_pod_series(labels))) {
-                            const PromLabels key = project(labels, host_label, f.labels);
-                            const std::string k = series_key(key);
-                            h.counters[name][k] += *v;
-                            as.sums[name].try_emplace(k, PromSample{key, 0});
-                        }
-                    }
+                    add_counter(as, h, counters, host_label, name, labels, *v);
                     for (const GaugeFamily& g : gauges) {
                         if (g.name == name) {
                             const PromLabels key = project(labels, host_label, g.labels);
@@ -434,91 +386,8 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
         return true;
     };
 
-    // A host that went away for good inside a chunk (seen at its start, at no later bound): its
-    // last values in the chunk, with its start time then. When that start time is the one at
-    // the chunk's start, its counters simply stopped, and end − start is the chunk's increase
-    // (increase() would extrapolate past the last sample).
-    std::map<std::pair<TimeUs, TimeUs>, std::vector<std::string>> gone; // chunk → hosts
-    for (const std::string& host : unstable) {
-        const std::vector<TimeUs>& bounds = bounds_of[host];
-        const auto& times = as.at[host];
-        const auto seen = [&](TimeUs t) {
-            const auto it = times.find(t);
-            return it != times.end() && it->second.start_time.has_value();
-        };
-        std::size_t last = bounds.size();
-        while (last > 0 && !seen(bounds[last - 1])) {
-            --last;
-        }
-        if (last > 0 && last < bounds.size()) {
-            gone[{bounds[last - 1], bounds[last]}].push_back(host);
-        }
-    }
-    jobs.clear();
-    std::map<std::string, std::map<TimeUs, HostAt>> last_seen;
-    for (const auto& [chunk, hosts] : gone) {
-        const TimeUs a = chunk.first;
-        const TimeUs b = chunk.second;
-        const FleetShape shape{hosts.size(), k_lookup_series_guess, out.sample_interval_us};
-        for (const PlannedRequest& r : plan_scan(shape, a, b, limits)) {
-            if (r.start != a || r.end != b) {
-                continue; // one host alone reads too much for one request: read in full below
-            }
-            const std::string hs = host_selector(hosts, r.first_host, r.hosts);
-            const std::string range = prom_range(b - a);
-            std::vector<std::string> parts{fmt::format(
-                "label_replace(max by ({0}) (last_over_time({1}{{{2}}}{3})), \"gua_family\", "
-                "\"{1}\", \"\", \"\")",
-                host_label, k_start_time, hs, range)};
-            for (const CounterFamily& f : counters) {
-                parts.push_back(fmt::format(
-                    "label_replace(sum by ({}) (last_over_time({}{{{}{}}}{})), \"gua_family\", "
-                    "\"{}\", \"\", \"\")",
-                    host_label + (f.labels.empty() ? "" : ", " + join(f.labels, ", ")), f.name, hs,
-                    f.pod_series ? ", namespace=\"\", pod=\"\", container=\"\"" : "", range,
-                    f.name));
-            }
-            jobs.emplace_back([&, q = join(parts, " or "), b](PrometheusClient& client) {
-                client.query_each(q, b, [&](PromLabels& labels, std::optional<double> v) {
-                    if (!v) {
-                        return;
-                    }
-                    const std::string name = prom_label(labels, "gua_family");
-                    const std::string host = prom_label(labels, host_label);
-                    const std::lock_guard<std::mutex> lock(as.mutex);
-                    HostAt& h = last_seen[host][b];
-                    if (name == k_start_time) {
-                        h.start_time = *v;
-                        return;
-                    }
-                    for (const CounterFamily& f : counters) {
-                        if (f.name == name) {
-                            const PromLabels key = project(labels, host_label, f.labels);
-                            const std::string k = series_key(key);
-                            h.counters[name][k] += *v;
-                            as.sums[name].try_emplace(k, PromSample{key, 0});
-                        }
-                    }
-                });
-            });
-        }
-    }
-    prom.parallel(jobs, limits.concurrency);
-    for (const auto& [chunk, hosts] : gone) {
-        for (const std::string& host : hosts) {
-            const auto seen = last_seen[host].find(chunk.second);
-            if (seen == last_seen[host].end() ||
-                seen->second.start_time != as.at[host][chunk.first].start_time) {
-                continue;
-            }
-            // Its counters stay where they stopped at every later bound.
-            for (const TimeUs t : bounds_of[host]) {
-                if (t >= chunk.second) {
-                    as.at[host][t] = seen->second;
-                }
-            }
-        }
-    }
+    // A host that went away for good: its counters stay where they stopped.
+    read_last_values(prom, host_label, counters, out.sample_interval_us, limits, bounds_of, as);
 
     // Phase 3: telescope each host's chunks; read the others in full.
     std::map<std::pair<TimeUs, TimeUs>, std::vector<std::string>> full; // chunk → hosts
