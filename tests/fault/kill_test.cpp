@@ -36,8 +36,10 @@ TEST_F(FaultMatrix, KillNineAtRandomPointsLosesNoCompletedTick) {
         } else if (i < 3) {
             c.delay_ms = std::uniform_int_distribution<int>(0, 150)(random); // starting up
         } else {
-            ASSERT_TRUE(daemon->wait_for("gua daemon started")) << daemon->err();
-            c.delay_ms = std::uniform_int_distribution<int>(0, 400)(random); // recording
+            // Recording: killed at a random point after its first tick was written (however
+            // slow the machine, the kill lands among written ticks).
+            ASSERT_TRUE(daemon->wait_for("Z tick ")) << daemon->err();
+            c.delay_ms = std::uniform_int_distribution<int>(0, 400)(random);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(c.delay_ms));
         daemon->signal(SIGKILL);
@@ -72,15 +74,15 @@ TEST_F(FaultMatrix, KillNineAtRandomPointsLosesNoCompletedTick) {
         in_file[i] += std::stoll(row.at("n"));
     }
     EXPECT_EQ(clean_ticks, 3);
-    int total_logged = 0;
     for (std::size_t i = 0; i < cycles.size(); ++i) {
-        total_logged += cycles[i].logged;
         // Logged ⇒ stored; at most the tick being logged at the kill is stored but unlogged.
         EXPECT_GE(in_file[i], cycles[i].logged)
             << "cycle " << i << ", killed after " << cycles[i].delay_ms << " ms";
         EXPECT_LE(in_file[i], cycles[i].logged + 1) << "cycle " << i;
     }
-    EXPECT_GT(total_logged, 10) << "the kills should land among written ticks";
+    for (std::size_t i = 3; i < cycles.size(); ++i) {
+        EXPECT_GE(cycles[i].logged, 1) << "cycle " << i << " was killed before it recorded";
+    }
     expect_sound_and_consistent();
 }
 
