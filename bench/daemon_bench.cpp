@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua-daemon-bench: the real `gua daemon` on the fake NVML library with 8 GPUs × 16 live processes
 // — CPU time per tick, peak RSS, and the CPU share of sampling at 10 Hz (targets in
 // docs/PERFORMANCE.md); `--gpm` compares the per-tick CPU without and with GPM.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FREE → RUN → HOLD → FREE per card, as described in §10 of gpu-usage-audit's reference.
 #include "fleet_workload.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference workload of gpu-usage-audit's measurements (§10 of its reference): 12 GPUs with
 // jobs, idle-held tails and free spells on a weekday pattern, with the provenance a real recording
 // has (per-process SM shares and active time, rare measurement faults) and every health reading

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua-fleetgen: writes the reference fleet workload into a gua database through store::Writer
 // (one transaction per tick, rollups included, as the daemon does).
 // Usage: gua-fleetgen DB DAYS [GPUS] [--no-health] [--no-gpm | --gpm-per-tick]; prints the ground

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Google Benchmark programs: the write path per tick (rollups included), the exporter's per-tick
 // work, the report over fleet histories of 30 days and a year, the HTML page of the year, the demo.
 #include "core/clock.hpp"

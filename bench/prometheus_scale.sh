@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The fleet scale test: a simulated fleet of gua daemons (gua-promgen) backfilled into a real
 # Prometheus with promtool, then `gua report --prometheus` over 30 and 7 days, timed and held to
 # the generator's ground truth (docs/PERFORMANCE.md, "Fleet scale through Prometheus").

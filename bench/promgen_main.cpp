@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua-promgen: the fleet scale test's data. `generate` streams a simulated fleet's scrapes as
 // OpenMetrics files, one per 2-hour block for `promtool tsdb create-blocks-from openmetrics`,
 // and writes the ground truth; `compare` holds a `gua report --prometheus --format json` to it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs gua's benchmarks and prints the figures for docs/PERFORMANCE.md.
 # Usage: bench/run.sh [BUILD_DIR] [--short]
 #   full:    30 days × 12 GPUs and 365 days × 16 GPUs of the reference fleet workload, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scale test's fleet: per-card FREE → RUN → HOLD → FREE phases on office hours, each host's
 // daemon (up periods, restarts, a reset) and scrapes rendered by exporter::Metrics.
 #include "scale_fleet.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fleet of gua daemons as a Prometheus server scrapes them, for the fleet scale test: hosts of
 // 8 GPUs shared by a few users, with jobs, idle-held tails and free spells on a day/night/weekend
 // pattern, and the ground truth of each card and user integrated from the scenario itself.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Build speed on small machines: unity batches per source directory (GUA_UNITY_BUILD, on in the
 # Makefile's builds). docs/PERFORMANCE.md ("Build time") has the measurements. In a batch, the
 # files of one directory share a translation unit, so file-local names (anonymous namespaces,

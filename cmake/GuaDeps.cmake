@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every dependency comes from a Debian bookworm package; nothing is downloaded at build time.
 find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)

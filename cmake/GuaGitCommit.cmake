@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Script mode (cmake -P), run on every build: writes OUTPUT, a source file defining
 # gua::build_commit(), with the commit SOURCE_DIR is checked out at ("<hash>-dirty" with
 # uncommitted changes, "unknown" outside git), or COMMIT when given. The file is rewritten only

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Hardening as Debian builds its packages: the stack protector, _FORTIFY_SOURCE, format-string
 # checks, full RELRO and immediate binding (bindnow), taken from `dpkg-buildflags` with
 # hardening=+all when it is installed. Optimized builds without sanitizers only (_FORTIFY_SOURCE

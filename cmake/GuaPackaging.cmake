@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules for the unit, the default configuration, the man page, the shell completion and
 # /usr/share/doc/gua, and the Debian package (`make package` → cpack -G DEB):
 # gua_<version>_<arch>.deb with the config as a conffile and maintainer scripts that create the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warning and sanitizer flags as INTERFACE targets, linked by every gua target.
 add_library(gua_warnings INTERFACE)
 target_compile_options(gua_warnings INTERFACE

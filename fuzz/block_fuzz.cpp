@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the tick-block decoder (src/store/block_decode.cpp) on rows as a damaged or
 // hostile database file could hold them. Input: fields separated by the byte 0xFF (never part of
 // UTF-8 text): "n_ticks tick_us t0_us end_us", cards JSON, procs JSON, then the stream texts in

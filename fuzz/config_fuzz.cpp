@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: gua.toml text through the whole configuration parser (every section, the
 // policy rules, the validation of each value). Errors are fine; crashes, hangs and exceptions
 // other than the parser's Result are not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: raw HTTP requests to `gua daemon --listen`, served by the exporter's real
 // server (libmicrohttpd with gua's limits and request handler). The server has no listening
 // socket: each input arrives on a socket pair whose other end the server is handed (a TCP pair

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the gpu-usage-audit importer's reader (src/store/prior_art.cpp) on arbitrary
 // files handed to `gua import`: the input is the file's bytes (fuzz/corpus/prior_art/ holds small
 // real files of each prior-art schema version).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: answers of a Prometheus server, through the client's parsing, both fleet
 // report builders (gua's counters and dcgm-exporter's gauges) and both renderers. Input: the
 // bodies of successive answers separated by the byte 0xFF, served in turn (and again from the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target of a fuzz build (fuzz/CMakeLists.txt) for FUZZ_SECONDS seconds
 # (default 60) on its seed corpus fuzz/corpus/<target>/, and prints one line per target:
 # executions, executions per second, and libFuzzer's coverage (cov: edges, ft: features).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the fake NVML driver's scenario JSON (tests/fake_nvml/README.md), parsed and
 // its series evaluated the way the fake's entry points evaluate them.
 #include "scenario.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: command-line durations (--interval, --since) and ISO 8601 times (--from,
 // --start), with the properties their formatters promise.
 #include "core/duration.hpp"

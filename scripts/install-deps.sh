@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages gua needs to build and test, printing what it installs.
 # Already-installed packages are left alone; needs root or sudo only when something is missing.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Renders the demo report as HTML (`gua demo --workload overnight --format html`) and takes full-page
 # screenshots of it in headless Chromium at desktop (1280 px) and phone (390 px) widths into
 # docs/screenshots/. Usage: scripts/screenshots.sh [BUILD_DIR]

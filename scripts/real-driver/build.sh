@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Gathers what scripts/real-driver/run.sh needs into one folder (default .rd): the gua binary of
 # the build folder (default build), nvml_probe built from this directory, and the shared
 # libraries gua links or dlopens beyond the C and C++ runtime, so that it runs on a machine without them.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GPU loads for scripts/real-driver/run.sh (PyTorch, as installed on the test machine).
 
   load.py hold GIB SECONDS    allocate GIB GiB, touch it once, then sleep: idle-held

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs gua against a real NVIDIA driver with loads it starts itself, for docs/real-driver.md.
 # Needs: a GPU, python3 with PyTorch and CuPy, and a folder (argument 1, default .rd) holding a
 # gua binary, nvml_probe (scripts/real-driver/build.sh) and the shared libraries gua links.

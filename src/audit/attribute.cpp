@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribution of card time to identities (DESIGN.md "No double counting"), in exact integers.
 #include "audit/attribute.hpp"
 

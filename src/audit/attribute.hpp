@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribution of a card-tick's time to identities, without double counting.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The audit's input: one card over one interval, with its processes, as read back from a store.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Card-tick classification (DESIGN.md "Measurement rules").
 #include "audit/classify.hpp"
 

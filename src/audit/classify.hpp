@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Card-tick classification: how a card's time splits into active, idle-held and truly idle.
 #pragma once
 

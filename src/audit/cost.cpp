@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pricing and cost arithmetic in integer micro-units and cents.
 #include "audit/cost.hpp"
 

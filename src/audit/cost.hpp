@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Money: GPU-hour prices by model name, and card time priced in integer cents (one rounding
 // step), with run-rates whose monthly and yearly figures are exact multiples of the hourly one.
 #pragma once

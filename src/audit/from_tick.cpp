@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live classification helpers for freshly sampled ticks.
 #include "audit/from_tick.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversion of a freshly sampled card-tick record into the audit's CardTick (live classification).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Identity grouping for the report: by user, by team through a user → team map, or by
 // Kubernetes namespace.
 #pragma once

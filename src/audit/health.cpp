@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Health totals: each card-tick's recorded health readings turned into summable integers.
 #include "audit/health.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Health totals of a card or an identity: energy by source and by state, accumulated card-tick
 // by card-tick from the recorded health readings (docs/health.md). Pure: no I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Holders and streaks of sampled or recorded card-ticks.
 #include "audit/holdings.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The holders of a card's newest card-tick (sampled or recorded), judged idle-held or not, and
 // their streaks folded forward: the one path shared by policy, `gua now` and `gua top`.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The idle-held predicate (DESIGN.md "No double counting": a process idle-holds memory when its own
 // SMs are cold, even on a card that is active for someone else).
 #include "audit/idle_held.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The idle-held predicate for one process in one card-tick, shared by the report, `gua now` and
 // policy so that they can never disagree about who is idle-holding a card.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Imbalance: the spread of an identity's active share over the cards it held.
 #include "audit/imbalance.hpp"
 

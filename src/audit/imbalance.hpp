@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Imbalance: an identity on several cards whose activity differs between them (a straggler, an
 // unbalanced data-parallel job, a multi-card allocation used only in part). Pure: no I/O.
 #pragma once

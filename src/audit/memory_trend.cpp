@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Least-squares memory trends (see memory_trend.hpp).
 #include "audit/memory_trend.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-process memory trends for `gua now` and `gua top`: a least-squares line through a holder's
 // recent memory readings, its growth rate, and when the card would be full if it kept growing.
 #pragma once

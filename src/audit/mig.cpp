@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MIG fractions and prices.
 #include "audit/mig.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MIG instances as parts of a card: the fraction of its parent a MIG instance is, and the price
 // that follows from it (docs/recommendations.md "Prices").
 #pragma once

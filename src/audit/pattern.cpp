@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bimodality from the four efficiency buckets of one card-tick.
 #include "audit/pattern.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sub-interval utilization pattern of a card-tick: steady, or bursty (bursts of ≥ 90 % between
 // stretches of < 10 %: the signature of a data-loader-starved trainer).
 #pragma once

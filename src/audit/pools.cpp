@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Slicing a card-tick into waste pools (see pools.hpp for the definitions).
 #include "audit/pools.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waste pools: disjoint slices of each card's measured time that a remedy can win back, and the
 // per-card evidence (patterns, memory, time of day) the recommender needs. Summed per card-tick.
 #pragma once

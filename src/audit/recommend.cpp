@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recommender's driver: pool values, the rule list (explicit, in order), savings combination.
 #include "audit/recommend.hpp"
 

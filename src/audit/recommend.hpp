@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recommender: rules that turn measured waste pools and card profiles into remedies in the
 // field's own vocabulary, each tied to its evidence, with savings combined without double counting.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Proportional rescaling of a card-tick's times.
 #include "audit/rescale.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rescaling a card-tick to another duration, keeping the proportions of its parts (used for the
 // --interval override of gpu-usage-audit and to drop the part of a tick that another run already
 // recorded).

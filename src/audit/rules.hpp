@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recommender's rules and the named thresholds that make them fire (with why each is
 // defensible), plus the helpers they share. Used by recommend.cpp and by the tests.
 #pragma once

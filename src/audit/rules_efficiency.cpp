@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rules on active time: data-loader starvation, steady underutilization (free or full memory) and
 // compute-bound cards.
 #include "audit/rules.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rules on idle time: idle culling, sharing through MPS/MIG, and off-hours scale-down or spot.
 #include "audit/rules.hpp"
 #include "audit/waste.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Savings combination arithmetic (see savings.hpp).
 #include "audit/savings.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Combining remedies without over-promising: remedies for the same waste count once (the larger),
 // independent ones combine as 1 − Π(1 − f_i), never as a sum; the result is capped by the measured
 // baseline, and a price cut (spot) composes multiplicatively: 1 − (1 − u)(1 − s).

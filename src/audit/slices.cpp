@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Slicing classified card-ticks into equal time cells.
 #include "audit/slices.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A card's recent card-ticks cut into equal time slices, each named by the state that took most of
 // it: the per-GPU history line of `gua top` and the `recent_states` of `gua now --format json`.
 #pragma once

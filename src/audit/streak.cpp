@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Idle-held streaks, forward and backward, with one rule: a card-tick of the card in which the
 // process is not idle-held (or absent) ends its streak; time with no card-tick bridges it.
 #include "audit/streak.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Idle-held streaks: how long each process has continuously idle-held a card, folded forward tick
 // by tick (daemon, `gua top`) or rewound from the newest tick backwards (history at start-up).
 #pragma once

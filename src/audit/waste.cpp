@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waste arithmetic and display rounding that preserves totals.
 #include "audit/waste.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waste and the 20 % rule: idle-held and truly-idle GPU-hours, and GPUs equivalently unused.
 #pragma once
 

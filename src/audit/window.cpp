@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WindowAccumulator: the single place where card-ticks (or hourly rollups of them) become window
 // totals.
 #include "audit/window.hpp"

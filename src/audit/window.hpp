@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WindowTotals: everything the report needs, accumulated card-tick by card-tick (or hour by hour
 // from rollups) over a window.
 #pragma once

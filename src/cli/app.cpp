@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command-line application: registers every subcommand by hand and maps errors to exit codes.
 #include "cli/app.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command-line application: the explicit list of subcommands and the error → exit code policy.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every subcommand file provides: a registration function that returns a runner.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua completion bash|zsh|fish` (hidden): reads the registered CLI11 command tree and prints the
 // completion script for the shell. The package installs the three scripts generated at build time.
 #include "cli/completion.hpp"

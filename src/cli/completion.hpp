@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shell completion for gua: the command line as plain data (read from the CLI11 definition) and
 // the bash, zsh and fish scripts generated from it (`gua completion bash|zsh|fish`).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bash, zsh and fish completion scripts, generated from the command tree that
 // cli/completion.cpp reads off the CLI11 definition: formatting only.
 #include "cli/completion.hpp"

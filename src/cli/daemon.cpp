@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua daemon`: record every card-tick from NVML into the database until stopped.
 #include "daemon/daemon.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua db stats|check|vacuum|backup FILE|upgrade`: maintenance of the database file.
 #include "cli/command.hpp"
 #include "config/config.hpp"

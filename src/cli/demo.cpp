@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua demo`: the real sampler → store → report pipeline on a synthetic workload, no GPU needed.
 #include "audit/from_tick.hpp"
 #include "cli/command.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua doctor`: check everything gua needs, one line per check with the fix; the exit code is
 // the worst finding (0 all good, 1 warnings, 2 failures).
 #include "ops/doctor.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua import --from gpu-usage-audit OLD.db [--db gua.db] [--interval 30s]`.
 #include "store/import.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared set-up of `gua now` and `gua top`.
 #include "cli/live_flags.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flags and set-up shared by `gua now` and `gua top`: database, config, NVML library, windows.
 #pragma once
 

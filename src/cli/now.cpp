@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua now`: who holds each GPU right now and for how long it has been idle-held — from the
 // running daemon's database, or by sampling NVML for a few seconds when no daemon records.
 #include "cli/command.hpp"

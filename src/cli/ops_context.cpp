@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared setup of the operations subcommands.
 #include "cli/ops_context.hpp"
 

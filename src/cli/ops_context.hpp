@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the operations subcommands (doctor, start, status, stop, uninstall) share: the --root
 // option, the paths it implies, the configuration found there and the database it names.
 #pragma once

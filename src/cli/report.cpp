@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua report`: the audit of a recorded window (gpu-usage-audit's flags plus absolute ranges).
 #include "cli/command.hpp"
 #include "cli/report_fleet.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fleet flags and printing for `gua report --prometheus`.
 #include "cli/report_fleet.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua report --prometheus URL`: the report of a whole fleet from a Prometheus server.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared report printing: time zone, renderer choice, colour policy.
 #include "cli/report_options.hpp"
 

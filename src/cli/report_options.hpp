@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Options shared by commands that print a report (`gua report`, `gua demo`).
 #pragma once
 

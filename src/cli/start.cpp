@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua start`: install and enable gua.service under systemd, else start the daemon in the
 // background; --dry-run prints the same steps without doing them.
 #include "cli/command.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua status`: is a daemon recording, since when, what (GPUs, interval, last tick, data
 // quality), into which database, and the last hour's headline.
 #include "cli/command.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua status` text and JSON.
 #include "cli/status_render.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rendering `gua status` as text or JSON from what was found.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua stop`: stop the daemon whichever way it was started and wait for its final flush.
 #include "cli/command.hpp"
 #include "cli/ops_context.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua top`: the `gua now` view refreshed in place on a terminal, with keys to sort and filter the
 // holders, a history line per GPU and a redraw on every key and resize; plain frames separated by
 // blank lines when stdout is not a terminal.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua uninstall`: stop the daemon, disable and remove the service; keep the database (and say
 // where it is) unless --purge.
 #include "cli/command.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared CLI11 validators and the "did you mean" lookup.
 #include "cli/validators.hpp"
 

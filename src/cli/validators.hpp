@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CLI11 validators shared by the subcommands: one check per kind of value, one short message.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua version`: the version, the git commit it was built from, and the libraries it runs with
 // (SQLite, and the NVIDIA driver when one loads).
 #include "cli/command.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua.toml parsing with toml++: unknown keys and wrong types are errors with file and line.
 #include "config/config.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua.toml: thresholds and daemon settings shared by the daemon and the report, prices and
 // identity grouping for the report.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [policy] and [[policy.rule]]: every key checked, errors with file and line like the rest of
 // gua.toml.
 #include "config/policy_section.hpp"

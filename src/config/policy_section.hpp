@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing of gua.toml's [policy] table and its [[policy.rule]] array (docs/policy.md).
 #pragma once
 

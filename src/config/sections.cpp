@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [pricing], [report] and [teams] of gua.toml.
 #include "config/sections.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers of the gua.toml sections that feed the report's money and grouping ([pricing], [energy],
 // [report], [teams]) and the store's [retention].
 #pragma once

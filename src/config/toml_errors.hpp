@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error helpers shared by the gua.toml section parsers: every message names file, line and key.
 #pragma once
 

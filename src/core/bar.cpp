@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Proportional bars of text cells: largest remainder, never hiding a non-zero share.
 #include "core/bar.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Proportional bars of text cells, one algorithm for every renderer that draws shares as cells
 // (`gua report`'s headline, `gua now`/`gua top`'s per-card bars).
 #pragma once

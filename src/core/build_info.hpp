@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Facts about this build that are only known when it is compiled: version and git commit.
 #pragma once
 

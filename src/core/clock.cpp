@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real and simulated clocks.
 #include "core/clock.hpp"
 

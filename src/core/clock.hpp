@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The clock seam: wall time for timestamps, monotonic time for scheduling; simulated in
 // demos/tests, and stepped through a scenario clock file in end-to-end tests of the daemon.
 #pragma once

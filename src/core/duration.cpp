@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing and formatting of human durations.
 #include "core/duration.hpp"
 

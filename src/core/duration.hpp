@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Human durations on the command line: 200ms, 30s, 5m, 1.5h, 7d, 2w.
 #pragma once
 

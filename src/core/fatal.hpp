@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua::Fatal: an error the user must fix (bad flag, missing file, no driver); caught only in main.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Owned file descriptors and pidfds.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Escaping of untrusted text for terminal output.
 #include "core/printable.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text that other people chose (process names, container ids, user names) made safe for a
 // terminal: control characters and invalid UTF-8 are shown escaped, never sent as they are.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Result<T>: a value, or an Error the caller is expected to handle (fatal problems throw
 // gua::Fatal).
 #pragma once

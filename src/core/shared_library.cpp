@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SharedLibrary: one dlopen per soname for the process's lifetime.
 #include "core/shared_library.hpp"
 

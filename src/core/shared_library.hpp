@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Optional shared libraries opened on first use: libcurl (gua report --prometheus) and
 // libmicrohttpd (gua daemon --listen) pull in TLS, Kerberos and LDAP stacks worth ~6.5 MB of
 // resident memory that a daemon without those features should not carry.

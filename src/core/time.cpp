@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ISO 8601 formatting and parsing of UTC microsecond timestamps.
 #include "core/time.hpp"
 

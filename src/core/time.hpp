@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wall-clock time as UTC microseconds since the Unix epoch, and its ISO 8601 text form.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Time zone resolution through the system tz database; TZ switched under one lock.
 #include "core/timezone.hpp"
 

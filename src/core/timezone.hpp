@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Time zones for the heatmap and office hours: UTC, the host's local zone, or an IANA name from
 // the tz database.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IEC size formatting.
 #include "core/units.hpp"
 

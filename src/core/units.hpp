@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes as gua prints them, in one unit system: IEC binary units (B, KiB, MiB, GiB, TiB; powers
 // of 1024) in status, db stats, doctor, reports and logs alike.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Daemon lifecycle: probe → lock → migrate → sample/write loop → final flush.
 #include "daemon/daemon.hpp"
 

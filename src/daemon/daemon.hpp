@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recording daemon: probe the source, lock and open the database, tick until signalled.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one-writer guard: OFD locks (released automatically if the process dies, never by another
 // descriptor of the same file closing, unlike POSIX record locks).
 #include "daemon/lock.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One daemon per database: an OFD lock on the database file itself (layout: ops/lock_holder.hpp),
 // so every path to the file meets the same lock; it also tells whether the file is still there.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's log: timestamped lines to stderr or to a file that SIGHUP reopens (logrotate).
 #pragma once
 

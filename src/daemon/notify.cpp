@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sd_notify without libsystemd (which would add ~1 MB of resident shared libraries to the daemon).
 #include "daemon/notify.hpp"
 

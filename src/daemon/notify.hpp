@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // systemd's service notification protocol (sd_notify(3)) without linking libsystemd: one datagram
 // to $NOTIFY_SOCKET. The protocol is stable and documented for independent implementations.
 #pragma once

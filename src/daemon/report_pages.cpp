@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report pages: query → window and filters (as `gua report`), build under a deadline, render.
 #include "daemon/report_pages.hpp"
 

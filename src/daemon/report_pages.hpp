@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's report pages: / (HTML, the last 7 days), /report (HTML) and /report.json for a
 // window and filters given as query parameters, computed from the database on the HTTP server's
 // worker thread, with a time limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Async-signal-safe handlers that only set lock-free atomics.
 #include "daemon/signals.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Signal handling for the daemon: SIGINT/SIGTERM request a stop, SIGHUP a reload.
 #pragma once
 

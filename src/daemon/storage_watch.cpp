@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StorageWatch: one log line when a failure streak starts, when its cause changes and when it ends
 // (not one per tick: a full disk would otherwise fill the log as well).
 #include "daemon/storage_watch.hpp"

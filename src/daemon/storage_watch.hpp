@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the daemon really stored: committed card-ticks and ticks not stored, said loudly (a log
 // line at each change, an alert for `gua status` and `gua doctor`) when writes fail or the
 // database file vanishes from its path.

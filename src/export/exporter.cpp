@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exporter glue: restore, render, publish; health figures kept beside the counters.
 #include "export/exporter.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exporter: what the daemon runs when --listen is given — restored counters plus /metrics, and the
 // report pages the daemon adds.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text format 0.0.4 rendering (ecosystem.md §1.1).
 #include "export/exposition.hpp"
 

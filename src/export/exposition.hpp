@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus text format 0.0.4 written by hand: families with HELP/TYPE, escaped labels,
 // one line per unique label set (duplicates are summed, so a series can never appear twice).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libmicrohttpd server for /metrics and computed pages, with connection, header-size and timeout
 // limits; a computed page's connection is suspended while the worker thread computes it.
 #include "export/http_server.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's HTTP endpoint: libmicrohttpd on one internal polling thread, serving /metrics from
 // the last published buffer (a scrape never waits on the driver or the database) and pages computed
 // on request on a worker thread, one at a time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Feeding the counters: classification and attribution of each card-tick, sticky top-N users.
 #include "export/metrics.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Metrics: the daemon's Prometheus counters and gauges. Counters are fed card-tick by card-tick
 // through the same audit::classify / audit::attribute calls the report makes (docs/metrics.md).
 #pragma once

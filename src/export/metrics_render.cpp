@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Metrics::render: every family with HELP, TYPE and base units (the list is docs/metrics.md).
 #include "core/version.hpp"
 #include "export/exposition.hpp"

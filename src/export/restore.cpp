@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counter restore: every tick block decoded (malformed ones skipped) and fed through the same
 // Metrics::add the live ticks use.
 #include "export/restore.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Restart survival: the counters start from every card-tick already recorded in the database.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure parser for /proc/<pid>/cgroup: container id, Kubernetes pod, Slurm job and systemd unit.
 #include "identity/cgroup.hpp"
 

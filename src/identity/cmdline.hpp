@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure parsers for /proc/<pid>/cmdline: argv splitting, display and the Jupyter kernel id.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NodeNames: the Kubernetes log directories first, the container runtimes' state files after.
 #include "identity/node_names.hpp"
 

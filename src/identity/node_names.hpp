@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names the node gives a process's pod and container: Kubernetes namespace, pod and container from
 // the kubelet's log directories, else the Docker or Podman container name.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kubernetes names from the kubelet's log directories, read with opendir/readdir and cached.
 #include "identity/pod_logs.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kubernetes names from the node itself: the kubelet's pod log directories
 // (<root>/<namespace>_<pod>_<uid>/<container>/) and container log links (<name>-<id>.log).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading small /proc files with plain POSIX calls (no streams, one buffer, bounded size).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure parsers for /proc/<pid>/stat, /proc/<pid>/status and /proc/<pid>/loginuid.
 #include "identity/proc_stat.hpp"
 

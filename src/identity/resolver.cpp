@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::Resolver: reads /proc/<pid>/{stat,status,loginuid,cgroup,cmdline} and caches the
 // result.
 #include "identity/resolver.hpp"

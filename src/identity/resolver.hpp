@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::Resolver: pid → Identity from a real /proc, cached by (pid, start time).
 #pragma once
 

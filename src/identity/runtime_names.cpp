@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Docker and Podman container names from their state files, parsed with nlohmann::json.
 #include "identity/runtime_names.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Container names outside Kubernetes, from the runtimes' state files on the node: Docker's
 // <data-root>/containers/<id>/config.v2.json and Podman's <graph root>/<driver>-containers/.
 #pragma once

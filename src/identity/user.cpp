@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who to name for a process: the attribution rule (real uid vs login uid) and passwd lookups.
 #include "identity/user.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live view's model: cards, holders sorted worst first, decisions newest first.
 #include "live/build.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building the live view from the newest tick of each card, the idle-held streaks, the recent
 // state times and the recent policy decisions. Pure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Holders' command lines from /proc, checked against the holder's start time.
 #include "live/command_line.hpp"
 

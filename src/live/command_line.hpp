@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The holders' command lines for `gua now` and `gua top`, read from /proc at display time.
 #pragma once
 

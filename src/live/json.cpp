@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua now --format json` (docs/now-json.md).
 #include "core/time.hpp"
 #include "live/render.hpp"

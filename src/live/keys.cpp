@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Key decoding for `gua top`: plain keys, the filter prompt, and escape sequences told apart
 // from a lone Esc.
 #include "live/keys.hpp"

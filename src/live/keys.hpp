@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The keys of `gua top` as a small state machine: bytes from the terminal in, what to do out
 // (redraw, quit), with the view they change. Pure: reading the terminal is live/terminal.hpp's job.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NowModel: who holds each GPU right now and for how long it has been idle-held — the finished
 // numbers behind `gua now` and `gua top`. Renderers only format it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renderers of the live view: the `gua now` table, its JSON, and `gua top`'s frame.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live view's two sources.
 #include "live/source.hpp"
 

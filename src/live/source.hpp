@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the live view comes from: the running daemon's database, or — with no daemon recording —
 // gua sampling NVML itself, with idle-held streaks resumed from any recorded history.
 #pragma once

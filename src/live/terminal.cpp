@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // termios, ANSI alternate screen, SIGWINCH and poll(2) for `gua top`.
 //
 // Hand-written escapes rather than ncurses: gua top needs four sequences (alternate screen, hide

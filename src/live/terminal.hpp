@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The terminal side of `gua top`: a session that switches to the alternate screen without echo or
 // line buffering and always restores the terminal, the terminal's size and its resize signal, and
 // waiting for keys. Thin: what the keys mean is live/keys.hpp's.

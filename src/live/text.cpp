@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `gua now` table and the `gua top` frame.
 #include "core/bar.hpp"
 #include "core/duration.hpp"

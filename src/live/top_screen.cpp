@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drawing `gua top` and answering its keys and resizes between refreshes.
 #include "live/top_screen.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua top`'s screen: the newest view drawn at the terminal's current size, redrawn at once on a
 // key or a resize while it waits; plain frames when standard output is not a terminal.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `gua top` frame: header with the sort and filter, the `gua now` table with history lines,
 // the key help over it, and on a terminal a footer on the last row.
 #include "core/duration.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sorting and filtering the holder rows of `gua top`.
 #include "live/view.hpp"
 

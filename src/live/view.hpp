@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the user chose to see in `gua top`: the holders' sort, a user filter and the help overlay,
 // and arranging a view's holders accordingly. Pure.
 #pragma once

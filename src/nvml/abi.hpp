@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hand-declared subset of NVML's C ABI that gua uses (Debian ships no nvml.h). Names follow
 // NVIDIA's header so they can be grepped; values and layouts are from nvml-notes §2–§4 (x86-64).
 // Only src/nvml/ and the fake driver (tests/fake_nvml/) include this file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-card state kept by NvmlSource between polls (handle, cursors, lost flag), and the counters
 // of driver oddities it worked around.
 #pragma once

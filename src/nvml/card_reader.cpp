@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One poll of one card: each reading is a driver call whose return code decides between a
 // value, "not supported" (nullopt), a counted read error, or a lost card.
 #include "nvml/card_reader.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads one card once: utilization (sample ring, else snapshot), memory, processes, per-process
 // utilization, power, energy, temperature, clocks. MIG instances: memory and processes only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVML entry points gua binds: entry_points.def expanded into an id enum, a name table and
 // each entry's C signature. This is the only place that expands the list.
 #pragma once

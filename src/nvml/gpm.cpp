@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GpmRing: support check, sample allocation, the ring of two samples and nvmlGpmMetricsGet with
 // its per-metric return codes.
 #include "nvml/gpm.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPM (GPU Performance Monitoring, Hopper and newer): a ring of two driver samples per card, and
 // the metrics over the time between the newest two (SM active and occupancy, tensor, DRAM and
 // floating-point pipe activity), read into a poll's card readings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading NVML: dlopen (libnvidia-ml.so.1 unless overridden), symbol binding newest name first,
 // nvmlInit, and dlclose on every failure path.
 #include "nvml/library.hpp"

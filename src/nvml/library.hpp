@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua::nvml::Library: the dlopen'ed NVML driver library, its bound entry points and its init state.
 // Symbols are resolved from entry_points.def, newest name first; nothing links against NVML.
 #pragma once

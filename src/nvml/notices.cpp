@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rate-limited log lines for driver oddities (see notices.hpp).
 #include "nvml/notices.hpp"
 

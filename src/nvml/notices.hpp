@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Log lines for the driver oddities NvmlSource works around (lost ring samples, junk replies,
 // process-list strides): the first occurrence of each kind at once, then at most one line per
 // kind every ten minutes, so that a misbehaving driver is visible without flooding the log.

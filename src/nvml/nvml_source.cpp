@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NvmlSource: card enumeration (MIG instances included), re-probing of lost cards, and the poll
 // loop over cards; reading one card lives in card_reader.cpp.
 #include "nvml/nvml_source.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NvmlSource: telemetry::DeviceSource on top of the NVML driver library (real or fake).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // open_nvml_source: picks the library path (flag, then environment, then the soname) and wraps it.
 #include "nvml/open.hpp"
 

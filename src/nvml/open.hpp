@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The entry point the daemon uses to read real GPUs: NVML behind the DeviceSource seam, without
 // exposing any NVML type.
 #pragma once

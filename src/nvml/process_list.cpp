@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and decoding NVML running-process lists, defensively (nvml-notes §5, §12).
 #include "nvml/process_list.hpp"
 

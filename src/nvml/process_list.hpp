@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running-process lists: the INSUFFICIENT_SIZE buffer protocol, decoding at the driver's entry
 // stride (16/24/32 bytes, nvml-notes §5) with sanity checks that catch a wrong stride, and merging.
 #pragma once

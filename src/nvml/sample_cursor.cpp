@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration of driver sample rings over poll spans (nvml-notes §14).
 #include "nvml/sample_cursor.hpp"
 

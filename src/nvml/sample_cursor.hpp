@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cursors over the driver's sample buffers and their integration over a poll span, following
 // nvml-notes §14 ("Rules for the daemon"). Pure logic: no NVML calls, no wall time.
 #pragma once

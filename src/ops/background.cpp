@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fork/exec of the daemon with a private sd_notify socket (an abstract Unix socket name).
 #include "ops/background.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starting the daemon in the background (no systemd, or an unprivileged user): detached into
 // its own session, output appended to a log file, readiness reported over the sd_notify
 // protocol on a private socket, exactly as systemd would see it.

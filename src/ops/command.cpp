@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // posix_spawnp with one pipe for stdout+stderr.
 #include "ops/command.hpp"
 

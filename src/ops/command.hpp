@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a helper program (systemctl, useradd) and collecting what it printed.
 #pragma once
 

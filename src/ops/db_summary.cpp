@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status queries over the raw tick blocks: all bounded to the newest ticks or the last hour.
 #include "ops/db_summary.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `gua status` says about the database: size, span, the latest run, the GPUs in the last
 // tick, data-quality problems and the last hour's headline.
 #pragma once

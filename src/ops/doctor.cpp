@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Doctor: running the checks in order and turning the worst finding into an exit code.
 #include "ops/doctor.hpp"
 

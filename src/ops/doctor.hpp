@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua doctor`'s checks: each finding is one line with a verdict, what was seen, and the fix.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Doctor: /proc visibility, free disk and the clock.
 #include "core/units.hpp"
 #include "ops/doctor.hpp"

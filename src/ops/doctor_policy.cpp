@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Doctor: can the daemon carry out the policy actions the configuration asks for, with the
 // credentials it actually has (the running daemon's, else those the unit or `gua start` gives)?
 #include "ops/doctor.hpp"

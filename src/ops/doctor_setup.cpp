@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Doctor: the database, the service (or background daemon) and the configuration file.
 #include "core/duration.hpp"
 #include "core/units.hpp"

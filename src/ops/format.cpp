@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU-time formatting.
 #include "ops/format.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Amounts of GPU time in the words the operations commands print (sizes: core/units.hpp).
 #pragma once
 

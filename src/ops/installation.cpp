@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inspecting the installation: unit files, systemctl state, pid file and database lock.
 #include "ops/installation.hpp"
 

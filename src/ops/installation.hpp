@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What is installed and running for a set of paths, found without changing anything: the unit
 // and its state, the background daemon's pid file, and whoever holds the database lock.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/locks lines look like "3: FLOCK  ADVISORY  WRITE 20825 fe:00:10961036 0 EOF" or
 // "1: OFDLCK ADVISORY  WRITE -1 fe:00:10953486 4611686018427387904 4611686018427398049"
 // (type, pid, then major:minor in hex and the inode in decimal, then the byte range).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who is recording to a database, and what its daemon warns about: the daemon's locks on the
 // database file itself, read from /proc/locks without touching them (probing a lock could make a
 // starting daemon fail). The lock layout below is shared with daemon::DatabaseLock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Paths for the system service (optionally under --root) and for a user's own daemon.
 #include "ops/paths.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the operations commands (start, stop, status, uninstall, doctor) find the unit, the
 // configuration and the state, under an optional --root prefix.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Init-system detection and the reboot caveat of a background daemon.
 #include "ops/persistence.hpp"
 

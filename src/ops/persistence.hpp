@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a `gua start` background daemon is not (persistent across reboots), and the way to make
 // recording persistent under the init system in use.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pid file format, stale detection (gone, zombie, reused pid) and atomic writing.
 #include "ops/pid_file.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The background daemon's pid file: the pid on the first line (so `kill $(head -n1 gua.pid)`
 // works) and "start_ticks=N" on the second, which tells a live daemon from a reused pid.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Printing and running plans.
 #include "ops/plan.hpp"
 

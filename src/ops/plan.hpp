@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plan: the ordered steps of `gua start`, `gua stop` or `gua uninstall`. --dry-run prints the
 // same steps the real run executes, so the two can never disagree.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/<pid>/stat reading, start times and SIGTERM-and-wait.
 #include "ops/process.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Processes as gua's operations see them: a pid plus its start time (so a reused pid is never
 // mistaken for the daemon), read from /proc/<pid>/stat.
 #pragma once

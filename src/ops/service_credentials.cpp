@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit settings → uid, groups and effective capabilities, through the target's account files.
 #include "ops/service_credentials.hpp"
 

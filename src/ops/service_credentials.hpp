@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The credentials gua.service gives its daemon, worked out from the unit's settings and the
 // account files of the target system (so `gua doctor` can tell before the daemon runs).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `gua start` does: install and enable gua.service where systemd runs the system,
 // otherwise start the daemon in the background; nothing that is already done is done again.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kinds of steps plans are made of: files written and removed, directories created,
 // helper programs run, systemctl verbs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning `gua stop`.
 #include "ops/stop_plan.hpp"
 

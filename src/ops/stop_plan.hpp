@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `gua stop` does: stop the daemon whichever way it was started (systemd, background pid
 // file, or a foreground `gua daemon` holding the database lock) and wait for its final flush.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // systemctl command lines: offline verbs get --root=DIR for a root tree; online verbs are never
 // sent to the host's systemd on behalf of a root tree.
 #include "ops/systemctl.hpp"

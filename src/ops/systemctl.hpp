@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // systemctl for gua.service, replaceable for tests ($GUA_SYSTEMCTL names another program) and
 // safe under --root: there only the offline verbs run, as `systemctl --root=DIR ...`.
 #pragma once

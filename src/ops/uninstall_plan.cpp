@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning `gua uninstall`.
 #include "ops/uninstall_plan.hpp"
 

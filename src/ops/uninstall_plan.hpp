@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `gua uninstall` does: stop the daemon, disable and remove the service gua installed,
 // and keep the database unless purging.
 #pragma once

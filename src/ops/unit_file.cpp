@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small reader for the unit-file settings doctor cares about.
 #include "ops/unit_file.hpp"
 

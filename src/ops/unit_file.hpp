@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the settings of an installed gua.service (the unit and its drop-ins) that decide
 // whether the daemon can work: device and /proc visibility, and the watchdog.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // getpwnam_r + getgrouplist + getgrgid_r, cached for an hour.
 #include "policy/accounts.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Account lookups for policy matching: the name of a real uid and the groups of a user, cached.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Candidate aggregation over cards.
 #include "policy/candidates.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From the cards of a tick and the streak book to the engine's candidates: processes idle-holding
 // every card on which they hold memory, with the shortest of their streaks.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy engine: exemptions and protections first, then dry run, then the rate limit.
 #include "policy/engine.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy engine: a pure decision function from idle-held processes, rules and the clock to
 // decisions (which rule fires on which process, and whether it acts, only records, or is held
 // back by an exemption, a protection or the rate limit).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rule matching: every non-empty list must match; within a list any entry may.
 #include "policy/match.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matching of rule and exemption lists against a candidate (shell patterns, prefixes, GPU refs).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // notify's three parts: environment, command (posix_spawn, in a clean process state) and
 // terminals (utmp).
 #include "policy/notify.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // notify: the facts of a decision as GUA_* environment variables, the configured command run with
 // them, and a short message written to the user's terminals.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Credentials from /proc/<pid>/status, and the privilege each policy action needs.
 #include "policy/privileges.hpp"
 

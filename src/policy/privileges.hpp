@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the policy's actions need from the daemon's credentials (user, groups, capabilities), and
 // whether a given set of credentials has it: `terminate` needs CAP_KILL, `notify` the tty group.
 #pragma once

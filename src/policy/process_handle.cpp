@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pidfd_open + start-time check, pidfd_send_signal, and poll() for exit.
 #include "policy/process_handle.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A handle on exactly one process: opened only after its /proc start time matched the recorded
 // one, and (where the kernel has pidfds) immune to the pid being reused afterwards.
 #pragma once

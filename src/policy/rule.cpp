@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Policy vocabulary: action names and memory sizes as written in gua.toml.
 #include "policy/rule.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Policy configuration: rules that act on processes idle-holding a GPU, and the global limits and
 // exemptions around them (the [policy] and [[policy.rule]] tables of gua.toml, docs/policy.md).
 #pragma once

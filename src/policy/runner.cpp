@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PolicyRunner: seeding, deciding and acting (follow-ups are in runner_follow_up.cpp).
 #include "policy/runner.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PolicyRunner: the daemon's policy loop — streaks from history at start, then per tick: fold the
 // tick, follow up terminations, decide, act, and record every decision in the database.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PolicyRunner follow-ups: SIGKILL after the grace period, verification that a terminated
 // process's memory was released, and the exit status of notify commands.
 #include "core/duration.hpp"

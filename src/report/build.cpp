@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report building: store → audit::WindowAccumulator → ReportModel.
 #include "report/build.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building a ReportModel from a gua SQLite database through the audit math.
 #pragma once
 

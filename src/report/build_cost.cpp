@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report building for money and advice: the audit prices and recommends, this file only maps the
 // store's tables onto the audit's inputs and the results onto the model.
 #include "report/build_cost.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §7 cost and §8 recommendations of a report, from the window's accumulated totals.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report building for §9 Health: the audit sums the readings, this file converts units, prices
 // the energy and maps the store's tables onto the model.
 #include "report/build_health.hpp"

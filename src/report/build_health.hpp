@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §9 health of a report, from the window's accumulated totals.
 #pragma once
 

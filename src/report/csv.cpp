@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's tables as CSV (RFC 4180) for spreadsheets: one table per call, a header row, CRLF
 // line ends, fields quoted only where they must be. Numbers are unrounded; money is in currency
 // units with two decimals, exact from the report's integer cents.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fleet report from dcgm-exporter: each step of each GPU becomes an audit::CardTick (device
 // utilization, framebuffer used as the holder's memory) fed to the same WindowAccumulator.
 #include "audit/window.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fleet reports: the same ReportModel computed from a Prometheus server, across every host it
 // scrapes — from gua's counters, or from dcgm-exporter's gauges on fleets without gua.
 #pragma once

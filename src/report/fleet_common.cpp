@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the gua-counter and dcgm fleet reports share: model header, coverage, identities, hosts.
 #include "core/duration.hpp"
 #include "core/fatal.hpp"

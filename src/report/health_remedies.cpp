@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §8's health remedies (docs/health.md, docs/recommendations.md): each kind of §9 finding becomes
 // one remedy whose worth is measured in its own terms and never joins the combined savings.
 #include "report/health_remedies.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §8's health remedies: what to do about each kind of §9 finding, with what it is worth.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report: one self-contained page (inline CSS and SVG, no script, no fetches) in the text
 // report's section order; every number comes from the model, marked with its JSON field.
 #include "audit/waste.hpp"

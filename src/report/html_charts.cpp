@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report's charts as inline SVG, each with a <title>/<desc> or a table beside it as its
 // text alternative: headline bar, per-card timelines, heatmap, identity bars, efficiency.
 #include "audit/waste.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §9 Health and Data coverage as HTML tables: formatting only; "n/a" where there was no reading.
 #include "core/duration.hpp"
 #include "core/time.hpp"

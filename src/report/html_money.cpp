@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §7 Cost and §8 Recommendations as HTML: formatting only, every number comes from the model.
 #include "audit/waste.hpp"
 #include "report/html_sections.hpp"

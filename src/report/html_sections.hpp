@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report's building blocks: escaping, numbers marked with the JSON report's field names,
 // and the sections rendered outside html.cpp (charts, money, health).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report's one inline style sheet: light and dark colour schemes, narrow screens, print.
 #include "report/html_style.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON report: every number of the text report, with a schema_version (docs/report-json.md).
 #include "core/time.hpp"
 #include "report/json_sections.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `health` object of the JSON report (§9): null wherever the text report says "n/a".
 #include "core/time.hpp"
 #include "report/json_sections.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `cost` and `recommendations` JSON objects: money in integer cents, shares as fractions.
 #include "report/json_sections.hpp"
 

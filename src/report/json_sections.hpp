@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON objects rendered outside json.cpp: `cost` (§7), `recommendations` (§8) and `health` (§9).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ReportModel: the finished numbers of a report. Renderers only format it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Policy section: aggregation of policy_decision rows and its text and JSON forms.
 #include "report/policy_section.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's "Policy" section: what the idle-held policy decided in the window, per rule, and
 // the GiB-hours its terminations reclaimed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §8 of the fleet report from gua's counters: the recommender's evidence (waste pools, card
 // profiles, per-user time per card) read back with increase() and fed to the same
 // audit::recommend a database report runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A SAX handler for {"status", "data": {"resultType", "result": [{"metric", "value(s)"}]}}.
 #include "report/prometheus_answer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the answers of Prometheus's query API as a stream: each result series is handed over
 // as soon as it is parsed, so a fleet-sized answer never becomes a JSON tree in memory.
 #pragma once

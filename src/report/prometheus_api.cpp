@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus HTTP API client: form-encoded POSTs, JSON results, one-line errors.
 #include "report/prometheus_api.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small client of Prometheus's HTTP query API (/api/v1/query, /api/v1/query_range) over libcurl.
 #pragma once
 

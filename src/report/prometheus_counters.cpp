@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lookups at chunk edges, telescoping where a daemon ran throughout, increase() elsewhere (the
 // per-step sums and range reads are in prometheus_steps.cpp, the last values of hosts that went
 // away in prometheus_last_values.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua's counters over a report window across a fleet, read at the window's edges instead of
 // sample by sample: a daemon's counters only grow (through restarts too, from its database), so
 // a series' increase is its value at the end minus its value at the start. Only the days in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the phases of read_counters() (prometheus_counters.cpp, prometheus_last_values.cpp)
 // share: each host's values at each lookup time, and the sums being assembled.
 #pragma once

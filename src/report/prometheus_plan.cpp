@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host batches and time slices that keep each Prometheus request within the server's limits.
 #include "report/prometheus_plan.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Query planning for fleet reports: which requests to send a Prometheus server so that none
 // exceeds its limits (--query.max-samples, 11,000 points per series, --query.timeout), as pure
 // functions of the window and the fleet's shape.

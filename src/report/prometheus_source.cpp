@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fleet report from gua's counters: increase() over the window, per host/GPU and per user.
 #include "audit/waste.hpp"
 #include "report/fleet.hpp"

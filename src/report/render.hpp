@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renderers: they only format a finished ReportModel (text for terminals, JSON for machines, CSV
 // for spreadsheets, HTML for browsers and print).
 #pragma once

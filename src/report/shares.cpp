@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Share arithmetic for the report model.
 #include "report/shares.hpp"
 

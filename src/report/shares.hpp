@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arithmetic that turns state and bucket times into report shares, shared by every report
 // source (SQLite store, Prometheus counters, dcgm-exporter gauges).
 #pragma once

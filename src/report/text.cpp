@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text report, in gpu-usage-audit's section order and shape, with gua's corrected numbers.
 #include "audit/waste.hpp"
 #include "core/bar.hpp"

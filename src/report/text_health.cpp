@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §9 Health as text: formatting only, every number comes from the model; "n/a" where no reading.
 #include "core/time.hpp"
 #include "report/text_sections.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text for how the report's card time was measured: the source line of §1, the verdict's
 // uncertainty and the provenance part of Data coverage.
 #include "audit/waste.hpp"

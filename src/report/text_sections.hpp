@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text sections rendered outside text.cpp: §7 cost, §8 recommendations, §9 health, money
 // formatting and how the card time was measured.
 #pragma once

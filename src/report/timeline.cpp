@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimelineGrid: bucket width choice, span placement and joining, and the spans of a card.
 #include "report/timeline.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-card state timeline of a report: state time per time bucket, at most ~480 buckets over
 // the window and never finer than the data (an hourly rollup fills its hour as one span).
 #pragma once

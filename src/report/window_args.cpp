@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Window flags → [from, to) and its label, with the command line's error messages.
 #include "report/window_args.hpp"
 

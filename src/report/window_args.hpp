@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report window as `gua report` takes it (--since, --until, --from, --to), shared with the
 // daemon's /report pages so that both accept and refuse exactly the same values.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Folding polls into card-ticks: utilization integrated over the measured time of each poll,
 // unmeasured time, idle time without holders, per-process active time on the poll grid, merged
 // process lists keyed by (pid, type, start time).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TickBuilder: folds the polls of one interval into a Tick — utilization integrated over the
 // measured time, unmeasured time kept apart, idle time without holders, per-process active time.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sampler: the tick loop — polls the source every ≤ 5 s (more often when the source's sample
 // buffers need it), folds polls into ticks on an anti-drift monotonic schedule, and hands each
 // finished tick to a callback.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encoding of ticks into the open block of a writer.
 #include "store/block.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick blocks: the raw storage of card-ticks. A block holds consecutive ticks of one run within one
 // UTC hour with the same cards and processes; per-tick values live in code-point streams.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding of tick blocks back into card-ticks (the inverse of BlockBuilder). Every count is
 // checked against the block's limits and the stream texts before anything is allocated for it.
 #include "store/block.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the rollup_gpu table's state columns, a week of hours per read transaction.
 #include "store/card_hours.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-card state times of rolled-up hours: what a report's timeline reads where the window's totals
 // came from daily rollups but its buckets are finer than a day.
 #pragma once

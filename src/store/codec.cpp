@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value streams: a header code point ('a'–'d' constant, 'Q'–'T' periodic, 'A'–'D' varying, 'q'–'t'
 // slotted; the header modulo 16 is the width), for slotted streams one mode code point per slot
 // (2 steady, 3 every value), then values of `width` base-2^20 digits, each digit d

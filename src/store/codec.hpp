@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value streams: sequences of unsigned integers stored as SQLite TEXT, one Unicode code point per
 // 20-bit digit, so that plain SQL can decode them with unicode(substr(...)) (docs/schema.md).
 #pragma once

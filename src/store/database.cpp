@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sqlite3 handle and statement wrappers.
 #include "store/database.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin RAII wrappers over sqlite3 handles and statements; every failure becomes gua::Fatal.
 #pragma once
 

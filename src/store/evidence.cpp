@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Field table of the evidence BLOB: each member has an explicit number that is part of the file
 // format; a number is never reused or renumbered, new members get new numbers.
 #include "store/evidence.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The totals that rollup rows keep in one BLOB (the `evidence` column): per card the recommender's
 // waste pools and card profile, its measurement provenance and its health totals; per identity its
 // health totals. Non-zero fields only, as varints where a value is an integer (docs/schema.md).

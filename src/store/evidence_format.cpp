@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compact evidence format: a presence bitmap in groups of eight fields, then one varint per
 // present field whose two low bits say how it holds the value (an integer, a copy of an earlier
 // one, a decimal m × 10^k, or a double's raw bits); and the reader of the format before it.

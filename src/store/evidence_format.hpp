@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evidence BLOB's byte formats over a table of numbered fields (docs/schema.md): the compact
 // format of schema 9, written and read, and the (number, 8 bytes) entries of schemas 3 to 8, read.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // probe_file: opens the path read-only with SQLite and reads the header pragmas.
 #include "store/file_kind.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a database path holds, found out without writing anything: commands check it before they
 // create, lock or convert a file.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The importer: per-GPU cursors merged by time into ticks, written by one Writer per
 // gpu-usage-audit run in batched transactions; rollups are built once at the end.
 #include "store/import.hpp"

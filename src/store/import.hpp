@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua import --from gpu-usage-audit`: brings a gpu-usage-audit database into gua's store, through
 // the ordinary Writer, idempotently.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row-per-tick (schema 1–2) files: their card-ticks become tick blocks run by run.
 #include "store/legacy.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Databases written before schema version 3 (one row per card-tick and per process-tick): their
 // rows are converted into tick blocks and rollups when the file is upgraded.
 #pragma once

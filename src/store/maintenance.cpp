@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua db stats / check / vacuum / backup, on top of SQLite pragmas and the backup API.
 #include "store/maintenance.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Database maintenance behind `gua db`: statistics, integrity checks, vacuum and online backup.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Default database locations (DESIGN.md "Storage").
 #include "store/paths.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where gua keeps its database when no --db is given.
 #pragma once
 

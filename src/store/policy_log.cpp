@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy_decision reads and writes.
 #include "store/policy_log.hpp"
 

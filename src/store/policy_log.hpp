@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy decision log: the daemon appends (and updates the outcome of) decisions; `gua now`
 // and the report read them back.
 #pragma once

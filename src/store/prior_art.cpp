@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpu-usage-audit files: schema detection from PRAGMA table_info, per-GPU cursors over the
 // (gpu_uuid, ts) index merged with their process rows, and interval inference.
 #include "store/prior_art.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading gpu-usage-audit SQLite files of every schema version: v0.4 text
 // timestamps, 1.0.3 daemon_run/run_id, 1.1 extra columns and gpu_device, 1.4 nullable memory and
 // process_type. Columns are read by name; the file is never written.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block scanning: one ordered range query; each block decoded, filtered to the window and merged
 // into the pending card-ticks, which are passed on as soon as no later block can precede them.
 #include "store/raw.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading raw card-ticks: tick blocks decoded in canonical (t0, gpu id) order.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Read path: dimensions, raw card-ticks decoded from tick blocks, and windows that combine
 // hourly rollups with raw card-ticks.
 #include "store/reader.hpp"

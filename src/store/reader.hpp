@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // store::Reader: the dimension tables and a chunked, ordered scan of card-ticks for reports.
 #pragma once
 

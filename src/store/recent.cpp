@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recent-state queries: newest card-ticks, streak rewinding and recent state times.
 #include "store/recent.hpp"
 

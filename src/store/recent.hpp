@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the recent past for `gua now`, `gua top` and the daemon's start-up: the newest card-tick
 // of each card with its processes, idle-held streaks rewound through history, and recent states.
 #pragma once

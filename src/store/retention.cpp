@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retention steps: batched DELETEs, incremental_vacuum stepped to completion, TRUNCATE checkpoints.
 #include "store/retention.hpp"
 

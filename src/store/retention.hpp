@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retention: raw card-ticks and rollups older than their configured periods are deleted in small
 // batches, freed pages go back to the file system, and the WAL is kept bounded.
 #pragma once

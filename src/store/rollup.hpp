@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hourly and daily rollups: per UTC hour, per card and per (card, identity) totals computed from
 // the raw card-ticks by audit::WindowAccumulator; per UTC day, their sums. Adding them to an
 // accumulator equals adding the ticks (see WindowAccumulator::can_add_rollup).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rollup computation: one WindowAccumulator per card over the hour's canonical tick order; daily
 // rollups are sums of the hourly ones.
 #include "core/timezone.hpp"

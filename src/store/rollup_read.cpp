@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading hourly and daily rollups back into audit::RollupTotals, one range query per table.
 #include "store/evidence.hpp"
 #include "store/rollup.hpp"

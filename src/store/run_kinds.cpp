@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run kinds of a database, read before a writer opens it for writing.
 #include "store/run_kinds.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Demo data and recorded data never share a database: `gua demo`'s runs carry the source
 // "synthetic:<workload>", and each writer refuses a file that holds the other kind.
 #pragma once

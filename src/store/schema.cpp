@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schema migrations, listed by hand in order; each keeps the SQL it had when it was released (none
 // reads the live stream list or view code). Documented for administrators in docs/schema.md.
 #include "store/schema.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The database schema: numbered migrations gated by PRAGMA user_version, and the file's identity.
 #pragma once
 

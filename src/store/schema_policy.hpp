@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schema migration 2: the policy decision log (docs/schema.md "policy_decision").
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // View SQL of the current schema: block_tick expands a block's ticks with a recursive CTE (t0 and
 // duration from the delta streams); block_card decodes each card-tick's streams; card_tick and
 // proc_tick show them. Migrations keep their own frozen copy (src/store/migrations/).

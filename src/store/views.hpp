@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The administrator views over tick blocks (card_tick, proc_tick, card_tick_state, process_tick
 // and their helpers block_tick, block_card), generated from the stream layout so that plain
 // sqlite3 can read raw card-ticks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The write path: dimension upserts (cached), tick blocks rewritten in place as they grow, and
 // rollups of hours that the writer has moved past.
 #include "store/writer.hpp"

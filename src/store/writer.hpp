@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // store::Writer: appends ticks to the database (tick blocks, one transaction per tick) with
 // dimension caches, and keeps the hourly rollups of finished hours up to date. The block being
 // filled lives at rowid −run id and moves to the end of the table when it closes, so closed

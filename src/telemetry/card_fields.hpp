@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-card numeric fields of a card-tick: card_fields.def expanded into the CardReadings
 // struct and a descriptor table that the fold, the block codec, the views and /metrics iterate.
 // This is the only place that expands the list.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeviceSource: the one seam between gua and GPU hardware (NVML, or a synthetic workload).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Identity: who a GPU process belongs to (user, and where known container, pod, job, unit, kernel,
 // and the names the node gives the pod and container).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names of telemetry enums.
 #include "telemetry/model.hpp"
 

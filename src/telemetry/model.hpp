@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The telemetry domain model: what a DeviceSource reports about cards and their processes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synthetic workloads. "classic" reproduces gpu-usage-audit's demo exactly (§7 of its reference).
 #include "telemetry/synthetic.hpp"
 

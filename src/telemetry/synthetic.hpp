@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synthetic device sources: deterministic workloads for `gua demo`, tests and benchmarks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick: one sampling interval folded from polls — what the store, the exporter and policy consume.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribution of card-tick time to identities: SM-share and memory splits, merging, `nobody`,
 // idle-held GiB-hours, and the no-double-counting property (DESIGN.md "No double counting").
 #include "audit/attribute.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Card-tick classification: the active / idle-held / truly-idle boundaries, holders, unmeasured
 // time and the efficiency buckets (DESIGN.md "Words" and "Measurement rules").
 #include "audit/classify.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prices, integer-cent costs and run-rates: exact to the cent, monthly = hourly × 720 exactly.
 #include "audit/cost.hpp"
 #include "audit/waste.hpp"

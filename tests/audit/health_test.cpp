@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Health totals: a tick's energy from the counter or power × time (never 0 for n/a), its split by
 // state, the identities' energy adding up to the attributed states' energy, rescaled overlaps and
 // electricity cost.

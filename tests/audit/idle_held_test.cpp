@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The idle-held predicate: per-process reading first, the card's state without one, never on MIG.
 #include "audit/idle_held.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Imbalance: the busiest and idlest of an identity's cards by active share, cards held briefly
 // left out.
 #include "audit/imbalance.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory trends: the least-squares slope against lines built in the test, the growth test's
 // thresholds, time to full, and the book's window.
 #include "audit/memory_trend.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MIG instances as fractions of their parent card: profile slices, memory fallback and prices.
 #include "audit/mig.hpp"
 

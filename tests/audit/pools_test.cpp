@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bimodality from the stored buckets, and the waste pools: disjoint slices of each card-tick.
 #include "audit/pattern.hpp"
 #include "audit/pools.hpp"

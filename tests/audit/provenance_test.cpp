@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measurement provenance in the audit: classification of each combination of unmeasured, idle
 // with no holder listed and idle with holders unknown; provenance totals per card; attribution
 // with the sampler's per-process active time; overlapping card-ticks counted once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recommender's rules on hand-built evidence: each fires at its threshold and not below,
 // speaks its remedy vocabulary, cites its numbers, and its savings combine without double counting.
 #include "audit/recommend.hpp"

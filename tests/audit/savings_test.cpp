@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Savings combination: 1 − Π(1 − f), overlapping remedies once, capped, spot multiplicative.
 #include "audit/savings.hpp"
 

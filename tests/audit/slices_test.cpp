@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Slicing classified card-ticks into the cells of a history line: hand-worked cases (straddling
 // ticks, ties, gaps, unmeasured time) and a property against a second-by-second painting.
 #include "audit/slices.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Idle-held streaks: forward folding, gap bridging, pid reuse, and the backward rewind agreeing
 // with the forward fold on any history.
 #include "audit/streak.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waste: idle-held vs truly-idle GPU-hours and equivalent GPUs, the 20 % rule, and display
 // rounding that always adds up to 100 %.
 #include "audit/waste.hpp"

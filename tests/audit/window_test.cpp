@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WindowAccumulator: totals per GPU, identity and heatmap cell, efficiency buckets, coverage and
 // gap detection over a stream of card-ticks.
 #include "audit/window.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shell completion generated from the command line definition (`gua completion bash|zsh|fish`),
 // loaded into each shell that is installed: what the shell offers must be what `--help` lists.
 #include "support/run.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real binary: `gua import` (summary line, one-line errors) and `gua db stats|check|vacuum|
 // backup|upgrade`.
 #include "../store/legacy_file.hpp"

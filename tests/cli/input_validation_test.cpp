@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real binary answers bad input with one short line on stderr and exit code 2, before it
 // reads or creates anything.
 #include "support/run.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libcurl4 and libmicrohttpd12 are only Recommends of the package: without them the real binary
 // still runs, and the feature that needs one says in one line which package to install. The
 // library is hidden by mounting an empty file over it in a private mount namespace (root only).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua status` summarizes the database named by --db or $GUA_DB (not only the default one).
 #include "../store/temp_db.hpp"
 #include "store/writer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua version`: the commit of the source tree it was built from (asked of git here), the SQLite
 // library it runs with (asked of SQLite here) and the driver the fake NVML library plays.
 #include "support/run.hpp"

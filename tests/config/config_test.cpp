@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua.toml: a full valid file, and every invalid key or type → "file:line: key: what".
 #include "config/config.hpp"
 #include "core/timezone.hpp"

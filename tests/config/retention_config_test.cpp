@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [retention] in gua.toml: durations or "forever", with errors naming file, line and key.
 #include "config/config.hpp"
 

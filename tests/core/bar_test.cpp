@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Proportional bars: the one cell algorithm of `gua report`'s headline and `gua now`/`top`'s bars.
 #include "core/bar.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario clock seam: simulated time that writes scenario seconds to the fake driver's
 // clock file on every jump, and holds at a time a test names.
 #include "core/clock.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Duration parsing (flags like --since) and formatting.
 #include "core/duration.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // printable(): what reaches a terminal from names other people chose.
 #include "core/printable.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SharedLibrary: the optional libraries are opened on demand, once, with one-line errors.
 #include "core/fatal.hpp"
 #include "core/shared_library.hpp"

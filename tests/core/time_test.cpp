@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ISO 8601 parsing and formatting of UTC microsecond timestamps.
 #include "core/time.hpp"
 

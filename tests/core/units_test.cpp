@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes in one unit system: IEC binary units (powers of 1024) with one decimal.
 #include "core/units.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // daemon::DatabaseLock and ops::database_lock_holder/database_alerts: the lock is on the database
 // file itself, so every path to the file meets it (OFD locks conflict between open file
 // descriptions even within one process), it outlives SQLite's own descriptors of the file, and it

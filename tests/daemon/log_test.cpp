@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // daemon::Log: a failed write (a full disk: /dev/full) loses its line and never throws.
 #include "daemon/log.hpp"
 #include "support/temp_dir.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // daemon::notify_service_manager: the sd_notify datagram reaches a socket named by $NOTIFY_SOCKET
 // (a path or an abstract name), and nothing happens without one. WatchdogPacer: keep-alives only
 // when $WATCHDOG_USEC asks for them, at most every quarter of it.

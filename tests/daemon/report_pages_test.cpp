@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's report pages computed in process: the JSON page equals `gua report --format json`
 // for the same window, the command line's validation (one-line 400s with its messages), the time
 // limit and cancellation (503), and a database that cannot be read (500).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // daemon::StorageWatch: counts what was stored and what was not, and logs a failure streak once
 // (again only when its cause changes) and its end, with the alert raised exactly meanwhile.
 #include "daemon/storage_watch.hpp"

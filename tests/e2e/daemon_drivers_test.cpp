@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: the daemon records correctly through each build of the fake driver — modern, the R535
 // one whose _v3 process lists have a 32-byte stride, and a v1-only (pre-R450) one.
 #include "e2e/daemon_e2e.hpp"

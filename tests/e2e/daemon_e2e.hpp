@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared harness of the daemon end-to-end tests: a temporary directory holding the scenario the
 // fake libnvidia-ml.so.1 plays, its clock file, the database and the config; helpers that run the
 // real `gua daemon` and `gua report` on them with bounded waits.

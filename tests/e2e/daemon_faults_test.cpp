@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: the daemon survives every driver fault — no library, a driver/library version
 // mismatch, a GPU falling off the bus, a failing reading, no GPU at all — keeps the other cards
 // recorded and says loudly when it records nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: the daemon resolves who holds the (fake) GPUs from a real /proc — processes started
 // under two other uids, a Jupyter kernel's command line, and processes in container and Slurm
 // cgroups — and `gua report` attributes the card time to them. Needs root; skips otherwise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: the daemon's lifecycle — one daemon per database by every path spelling, SIGTERM
 // finishes the tick and prints the totals, SIGHUP reopens the log and reloads what it says it
 // reloads, reports read while it writes.

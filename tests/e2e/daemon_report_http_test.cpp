@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: `gua daemon --listen` on the fake driver serves the report beside /metrics — / as
 // HTML, /report.json equal to `gua report --format json` for the same window, the command line's
 // validation as one-line 400s — while it keeps recording.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: the real `gua daemon` records a fake driver whose cards follow a known scenario, and
 // `gua report` gives back the scenario's ground truth — steady states, a pulse, and bursty load
 // that a once-per-interval snapshot would get badly wrong.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: demo data never mixes with recorded data. `gua demo --db` refuses a database with
 // recorded runs, the daemon and `gua import` refuse one with demo runs (one line, exit 2, the file
 // unchanged), and reports and `gua db stats` of demo data say so.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: the real gua binary — `gua demo` on the classic workload, `gua report` on the
 // database it wrote (same numbers, filters, time zones), and one-line errors for bad input.
 #include "support/run.hpp"

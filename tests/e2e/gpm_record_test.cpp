@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPM metrics recorded end to end: the real `gua daemon` on the fake driver with a simulated
 // clock; each GPM field of each card-tick (whole GPUs and MIG instances) equals the mean of the
 // scenario's series over the tick, integrated here from the scenario alone (within 1 pp); a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Health readings recorded end to end: the real `gua daemon` on the fake driver with a simulated
 // clock; every per-card health field read back through the card_tick view and through the block
 // decoder equals what the scenario says (integrated here, from the scenario alone), and a field

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §9 Health end to end: the real `gua daemon` on the fake driver with a simulated clock, then
 // `gua report`; every figure is held to the scenario integrated here over the card-ticks the
 // daemon recorded (energy within 1 %), and a card without any power reading shows "n/a".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A process whose memory grows linearly, recorded by the real `gua daemon` on the fake driver in
 // real time: `gua now` reads its trend from the database and says when the card will be full.
 #include "e2e/daemon_e2e.hpp"

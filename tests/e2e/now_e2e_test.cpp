@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gua now` and `gua top` end to end: idle-held durations from the daemon's database, continued
 // across a daemon restart and by gua's own sampling when no daemon records; `gua top` in a
 // pseudo-terminal (render, keys, resize, q and Esc quit, terminal restored) and as plain frames.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real pid reuse under the running daemon: the recorded process exits and a new one is created
 // with the same pid (clone3 with set_tid, which needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; the
 // test skips where the kernel refuses). The new process must not inherit the old one's streak.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Policy end to end: the real daemon on the fake NVML acting on real processes started under other
 // uids — notify fires once with the right environment, terminate ends the right process only,
 // dry run records without acting, and the rate limit holds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-to-end harness for policy, `gua now` and `gua top`: the real gua daemon on the fake NVML,
 // real processes under other uids (setpriv) named in the scenario, and waiting on the database.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy under the service's credentials, for real: the gua daemon runs as an unprivileged
 // uid with exactly the packaged unit's capability set (setpriv: CAP_KILL ambient and bounding,
 // group tty, no new privileges) and acts on another uid's process; without CAP_KILL the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: another user (nobody, through setpriv) reads the database a root daemon wrote —
 // after a clean stop removed its -wal/-shm files, and while the daemon writes — with `gua report`,
 // `gua db check`, `gua db stats` and `gua now --db`, and writes nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon recording a fake-driver scenario on the simulated clock, and what it recorded, tick by
 // tick, as the card_tick view and the block decoder show it: the harness of the per-card field
 // tests (health readings, GPM).

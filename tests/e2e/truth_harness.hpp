@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ground-truth harness: runs a scenario through the real `gua daemon` on the fake driver with a
 // simulated clock (GUA_TEST_CLOCK_FILE, docs/TESTING.md), integrates the scenario over the
 // card-ticks the daemon recorded, and holds `gua report` to that truth: within 1 pp per state

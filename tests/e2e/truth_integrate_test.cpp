@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ground-truth integrator itself, on scenarios small enough to integrate by hand.
 #include "support/ground_truth.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ground truth end to end: a pid reused within one tick. User A's process exits and user B's
 // starts with the same pid (clone3 with set_tid, real processes, identities from the real /proc)
 // while the daemon's simulated clock waits at the exact scenario time of the swap.

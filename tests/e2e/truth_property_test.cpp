@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Property (in process, through the store's writer and the report path): for random recorded
 // histories with faults — cards lost for whole ticks, unmeasured spans, ticks without
 // utilization, failed process lists, gaps, crashed runs and two runs recording one GPU at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place where the ground-truth tests read `gua report --format json`: per-card state
 // seconds, flagged (snapshot / unmeasured) seconds and identity GPU-seconds. Field names follow
 // docs/report-json.md; where the provenance fields are renamed, only this file changes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ground truth end to end: scenarios that earlier versions measured silently wrong (dry rings,
 // short rings, the rings of a real H200, snapshot-only drivers, failed process-list reads,
 // per-process attribution at long intervals, co-tenants, MIG, partial GPU loss), each run through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real daemon on the fake NVML with --listen: promtool accepts its exposition, its counters
 // survive a restart (restored from the database) and advance only with what was stored.
 #include "export/exposition_parse.hpp"

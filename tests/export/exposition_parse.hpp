@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: parses an exposition into series → value, failing the test on format violations
 // (HELP/TYPE before samples, contiguous families, unique series, final newline).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hand-written text format: escaping, HELP/TYPE placement, unique series, values.
 #include "export/exposition.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer without a listening socket (the seam fuzz_http drives): connections handed over with
 // serve_connection() get exactly the answers a TCP client of `--listen` gets.
 #include "export/http_server.hpp"

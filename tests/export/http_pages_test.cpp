@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Computed pages of the HTTP server: computed on the worker thread one at a time (a second request
 // gets 503 with Retry-After while /metrics keeps answering), query parameters, errors, and a page
 // in flight when the server stops.

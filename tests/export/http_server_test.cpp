@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The /metrics HTTP server: address parsing, routes, methods, the published buffer, limits.
 #include "core/fatal.hpp"
 #include "export/exposition.hpp"

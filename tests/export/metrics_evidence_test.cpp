@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // export::Metrics: the recommender's evidence (waste pools, card profiles, per-user time per
 // card) against the pool definitions of audit/pools.hpp, worked out by hand; its time zone.
 #include "export/exposition_parse.hpp"

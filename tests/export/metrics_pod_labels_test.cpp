@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // export::Metrics: namespace, pod and container labels of the identity families — one series per
 // named container, sanitized values, a bounded number of pod series, and their end after the pod.
 #include "export/exposition_parse.hpp"

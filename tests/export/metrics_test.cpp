@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // export::Metrics: counters from the audit math, top-N users, gauges, health, exposition shape.
 #include "export/exposition_parse.hpp"
 #include "export/metrics.hpp"

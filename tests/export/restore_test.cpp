@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Restart survival: counters restored from the database equal the counters fed live.
 #include "export/exposition_parse.hpp"
 #include "export/metrics.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: hand-built telemetry ticks (cards with processes) for the exporter tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared implementations behind the fake's exported functions (see exports.cpp).
 #include "api.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building blocks of the fake's exported C functions: the common checks every device call makes
 // and the implementations shared by several name variants of one NVML function.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fake driver's state and the sample rings it derives from the scenario's series.
 #include "driver.hpp"
 

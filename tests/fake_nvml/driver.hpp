@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fake driver's state: the loaded scenario, scenario time, device handles, faults, and the
 // sample rings derived from the scenario. One process-wide instance behind a mutex (NVML is
 // thread-safe); the exported C functions in exports.cpp are thin wrappers over it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exported NVML C API every variant of the fake libnvidia-ml.so.1 has: the unversioned
 // (pre-R450) names. exports_modern.cpp adds the versioned and newer names to the other variants.
 #include "api.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPM (Hopper and newer) of the modern and R535 variants of the fake library: support query,
 // sample allocation, whole-GPU and per-MIG-instance samples, and nvmlGpmMetricsGet computing each
 // metric as the mean of its scenario series between the two samples. Also

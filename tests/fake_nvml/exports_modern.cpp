@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The versioned and newer NVML names of the modern and R535 variants of the fake library:
 // _v2/_v3 enumeration and process lists, MemoryInfo_v2, sample rings, per-process utilization,
 // energy, TemperatureV, clocks event reasons and MIG. Not built into the legacy variant.

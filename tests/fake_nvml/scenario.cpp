@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scenario JSON parsing and piecewise-constant series for the fake NVML library.
 #include "scenario.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario a fake libnvidia-ml.so.1 plays: devices, processes, faults and ABI switches,
 // read from the JSON file named by $GUA_FAKE_NVML_SCENARIO (format in README.md).
 #pragma once

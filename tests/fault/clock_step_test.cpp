@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault matrix, time: the wall clock stepped back (NTP, an administrator) and then forward while
 // the daemon records on the simulated clock. Every tick is kept, the card time recorded twice is
 // counted once (and reported as overlap), the jump forward is a coverage gap, never idle time.

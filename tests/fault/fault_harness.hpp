@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared checks of the fault-matrix suite (docs/TESTING.md): after every fault, the database
 // passes PRAGMA integrity_check, every tick the daemon logged as written is in it, and the report
 // accounts for all recorded card time (three states + unmeasured = the union of each card's

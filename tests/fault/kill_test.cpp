@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault matrix: `kill -9` of the daemon at several points (while it creates the database, in the
 // middle of ticks, across hour boundaries with their rollups), restarted each time on the same
 // file. Every tick it logged before the kill is in the file, the file is sound, and the report

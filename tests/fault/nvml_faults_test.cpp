@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault matrix, driver: the NVML faults the fake driver plays (tests/fake_nvml/README.md) that
 // the end-to-end suites do not already run the daemon through, all at once on five cards, and
 // init failures other than the version mismatch. Recording goes on, nothing logged is lost, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Soak (ctest label "soak"): the daemon at 10 Hz on the simulated clock for about 40 s of real
 // time (thousands of ticks) while processes come and go — synthetic pids with short lives and
 // real processes that exit. Its wall clock (test-only step) starts just after an hour begins; after

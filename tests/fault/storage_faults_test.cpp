@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault matrix, storage: the disk fills up while the daemon records; the database lies in a
 // directory or on a file system the daemon may not write; a reader keeps a read transaction open
 // for many ticks.

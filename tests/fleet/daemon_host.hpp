@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: one "host" — a real `gua daemon` on the fake NVML with its own scenario, database
 // and /metrics port; and real holder processes (as other uids where possible) named in scenarios.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: a canned dcgm-exporter exposition served by a tiny local HTTP server, scraped by a
 // real Prometheus; `gua report --prometheus --source dcgm` turns it into the three states.
 #include "export/http_server.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: a real Prometheus scrapes three gua daemons ("hosts" on their own fake-NVML
 // scenarios, with waste that fires six of the seven rules); `gua report --prometheus` over the
 // window must equal the sum of the three hosts' SQLite reports on every section — states, cards,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // packaging/grafana/gua.json without a Grafana server: the dashboard fields Grafana relies on,
 // every PromQL expression parsed by promtool (each wrapped as a recording rule, with Grafana's
 // variables filled in), and every metric it names present in a real `gua daemon --listen`

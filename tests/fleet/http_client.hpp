@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: raw HTTP/1.1 over loopback sockets (normal GETs, and the misbehaving clients of the
 // load test), plus free-port selection.
 #pragma once

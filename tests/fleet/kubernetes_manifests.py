@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # Validates packaging/kubernetes/: every document of every manifest against the Kubernetes API
 # models of Debian's python3-kubernetes (unknown fields, wrong types and missing required fields
 # are errors), the Prometheus Operator resources against the fields of their CRDs that they use,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // packaging/kubernetes/: every manifest is valid YAML (yamllint) and valid against the Kubernetes
 // API models of Debian's python3-kubernetes, and what gua relies on agrees (the daemon's options,
 // ports, mounts, selectors) — tests/fleet/kubernetes_manifests.py; a broken copy is rejected.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Load test of /metrics on loopback: many concurrent scrapes, then slow-loris, oversized and
 // over-the-limit clients while a scraper keeps scraping; the daemon must keep ticking on
 // schedule. Bounded in count (≈ 2,600 requests) and time (≈ 30 s). Figures: docs/PERFORMANCE.md.

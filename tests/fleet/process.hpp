@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: a server process (gua daemon, prometheus) started with extra environment and its
 // output in a log file; stopped with SIGTERM (then SIGKILL) and always reaped.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: a real Prometheus (Debian's package) on loopback with temporary storage, scraping
 // the given targets every second; readiness and target health are polled, never slept on.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // packaging/gua-rules.yml and gua-alerts.yml: promtool accepts the rules and their unit tests
 // (packaging/*.test.yml) pass.
 #include "fleet/prometheus_server.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cgroup parser over real-world layouts: Docker, containerd, CRI-O, Kubernetes, Slurm, systemd.
 #include "identity/cgroup.hpp"
 

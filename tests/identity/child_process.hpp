@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: a real child process (fork + exec) that is always killed and reaped.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Splitting /proc/<pid>/cmdline and finding Jupyter kernel ids in its many launcher forms.
 #include "identity/cmdline.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: a throw-away directory laid out like /proc, for driving identity::Resolver.
 #pragma once
 

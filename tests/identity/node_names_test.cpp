@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::PodLogs, RuntimeNames and NodeNames over a fabricated node: the kubelet's log
 // directories, Docker's and Podman's state files; misses degrade to no names, never wrong ones.
 #include "identity/node_names.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: a fabricated node in a temporary directory — the kubelet's /var/log/pods and
 // /var/log/containers, Docker's data root and a Podman graph root — for identity::NodeNames.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers of /proc/<pid>/stat, status and loginuid, on real kernel text and on hostile comms.
 #include "identity/proc_stat.hpp"
 

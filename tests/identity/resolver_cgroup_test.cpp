@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::Resolver with real processes moved into real cgroups (v1 name=systemd and cgroup2).
 #include "identity/cgroup.hpp"
 #include "identity/child_process.hpp"

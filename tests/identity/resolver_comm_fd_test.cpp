@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::Resolver's cache on the real procfs, where cached processes are watched through pidfds
 // (exits collected once per poll) and their open comm files (read at most once per exec-check
 // period): exec, exit and a real reuse of the same pid (clone3 set_tid) are still noticed.

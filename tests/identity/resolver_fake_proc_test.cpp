@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::Resolver over a fake proc root: caching, pid reuse, sweeping, vanishing, sudo rule.
 #include "identity/fake_proc.hpp"
 #include "identity/resolver.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::Resolver on the real /proc: real children as this user, as other uids, as a kernel.
 #include "identity/child_process.hpp"
 #include "identity/proc_stat.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identity::Resolver naming pods and containers from a fabricated node: real processes moved into
 // real kubepods and Docker cgroups, and a fake /proc for the retry of names found late.
 #include "identity/child_process.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attribution rule (real uid, login uid after sudo) and user labels.
 #include "identity/user.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Holders' command lines from a proc tree: shown only while the pid still has the holder's start
 // time.
 #include "identity/fake_proc.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The keys of `gua top`: bytes in, actions and view out — sorting, the filter prompt, help, the
 // quit keys, and a lone Esc told apart from escape sequences.
 #include "live/keys.hpp"

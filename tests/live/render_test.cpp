@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live view: model building (holders sorted by idle-held memory × time, streaks, states) and
 // golden files for the `gua now` text and JSON and a `gua top` frame (tests/golden/README.md).
 #include "live/build.hpp"

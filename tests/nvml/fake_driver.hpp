@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: writes a fake-NVML scenario (and a clock file that sets scenario time) to a
 // temporary directory and opens a variant of the fake libnvidia-ml.so.1 through nvml::Library.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPM through NvmlSource on the fake driver: each poll's metrics are the scenario's means since
 // the previous sample, a poll under 100 ms after it takes none, per-metric and per-device "not
 // supported" stay n/a, a failed sample restarts the ring and counts as a read error.

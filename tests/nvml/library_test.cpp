@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvml::Library against the fake driver: loading, symbol-version fallback, stride rule, init
 // errors.
 #include "nvml/fake_driver.hpp"

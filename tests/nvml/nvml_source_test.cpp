@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NvmlSource on the fake driver: enumeration, memory, processes, sensors, ABI variants and
 // faults (lost GPU, no permission, unsupported readings, growing process lists, MIG).
 #include "nvml/fake_driver.hpp"

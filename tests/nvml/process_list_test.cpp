@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running-process lists: stride decoding and its sanity checks, the INSUFFICIENT_SIZE protocol
 // and duplicate merging, on hand-made driver replies.
 #include "nvml/process_list.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ring integration against the scenario's ground truth on the fake driver: dry rings whose bursts
 // coincide with polls, rings shorter than the poll span (from a full or an empty start), failed
 // ring and process-list reads, and drivers that offer only snapshots.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sample-ring rules of nvml-notes §14 on hand-made batches (no driver involved).
 #include "nvml/sample_cursor.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Utilization integrated from the fake driver's sample rings against the scenario's ground truth:
 // bursty load, dry idle rings, junk and quirky replies, per-process shares, real time.
 #include "nvml/fake_driver.hpp"

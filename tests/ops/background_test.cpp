@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: `gua start/status/stop` in background mode for real (a --root tree without
 // systemd), recording from the fake NVML library.
 #include "ops/harness.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: `gua doctor` with and without an NVML library, in text and JSON, and its check of
 // the policy's privileges against the installed unit.
 #include "ops/doctor.hpp"

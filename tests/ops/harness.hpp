@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test harness for the operations commands: runs the real gua binary with a controlled
 // environment and a time limit, in a temporary root tree, with the fake NVML library; kills and
 // reaps every daemon a test started.

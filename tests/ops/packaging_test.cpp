@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Debian package (built with cpack from this build tree, once per build, into
 // <build>/packaging-test), lintian's verdict on it, an install/remove/purge in a scratch root,
 // the systemd unit (`systemd-analyze verify`), the man page and the default configuration.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reboot caveat of a background daemon and the persistent way for each init system.
 #include "ops/persistence.hpp"
 #include "support/temp_dir.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops::read_pid_file / write_pid_file against real processes, and the database lock probe.
 #include "daemon/lock.hpp"
 #include "ops/lock_holder.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The credentials a unit gives its daemon: capability lists as systemd merges them, User=/groups
 // through a --root tree's account files, and the packaged unit granting exactly what the policy
 // actions need.

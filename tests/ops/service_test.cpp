@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: `gua start/status/stop/uninstall` in service mode under --root, with systemd
 // "running" (<root>/run/systemd/system exists) and systemctl replaced by a script that logs its
 // calls and keeps the unit's state in files; and with the real systemctl, offline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: stale pid files (a dead pid, a pid reused by another process, garbage) are
 // reported by `gua status`, cleaned up by `gua stop` without signalling anyone, and replaced
 // by `gua start`.

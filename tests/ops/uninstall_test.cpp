@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: `gua uninstall` keeps the database (and says where it is) unless --purge.
 #include "ops/harness.hpp"
 

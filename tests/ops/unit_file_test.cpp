@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading unit settings: time spans, drop-ins, and the settings that would hide the GPUs.
 #include "core/fatal.hpp"
 #include "ops/paths.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The unit and default configuration built into the binary are the packaged files, and both
 // are what the daemon and doctor accept.
 #include "config/config.hpp"

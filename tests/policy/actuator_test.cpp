@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The actuator on real processes (children of the test only): the start-time guard, signals
 // through a pidfd, notify's environment and command (started in a clean process state), and
 // messages to pseudo-terminals, with and without the tty group.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Candidates: a process is idle-held only when idle on every card where it holds memory.
 #include "policy/candidates.hpp"
 #include "policy/support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [policy] and [[policy.rule]] parsing: defaults, every key, and one-line errors with file:line.
 #include "config/config.hpp"
 

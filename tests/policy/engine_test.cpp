@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure policy engine: escalation, fires once, exemptions, protection of system users, dry run
 // and the rate limit.
 #include "policy/engine.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Credentials from /proc/<pid>/status (parsed, and read from real processes started with a known
 // capability set) and what each policy action needs.
 #include "policy/privileges.hpp"

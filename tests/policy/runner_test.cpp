@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PolicyRunner on hand-built ticks naming real child processes: SIGTERM → grace → SIGKILL →
 // memory released, the pid-reuse guard, notify failures, and state surviving a restart.
 #include "identity/user.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers for policy and live-view tests: child processes and hand-built ticks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CSV tables: RFC 4180 framing (header, CRLF, quoting) and every number equal to the model's
 // or, end to end, to the JSON report's.
 #include "report/render.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden files: `gua demo` text and JSON reports of every synthetic workload, byte for byte.
 // GUA_UPDATE_GOLDEN=1 rewrites tests/golden/ instead of comparing (see tests/golden/README.md).
 #include "support/run.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [report] group_by = "namespace": §4 and §7 group identities by the Kubernetes namespace of their
 // pod, with every identity outside a named pod as "(no namespace)".
 #include "report/build.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report in a real browser: headless Chromium loads `gua report --format html`; every
 // number marked in its DOM equals the JSON report's for the same window, the console stays empty,
 // and names recorded from other users' processes show as text, never as markup.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML renderer without a browser: escaping, `code` in prose, an empty report, and --output
 // (a file replaced whole, a clear one-line error when it cannot be written).
 #include "report/html_sections.hpp"

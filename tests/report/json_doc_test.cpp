@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/report-json.md documents every field of the `cost`, `recommendations`, `provenance`,
 // `policy_verdict`, `waste`, `coverage` and `health` objects.
 #include "report/render.hpp"

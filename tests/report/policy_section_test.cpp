@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's Policy section: per-rule counts, reclaimed GiB-hours, filters, and its presence in
 // the built report only when the window has decisions.
 #include "policy/support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // §8 of `gua report --prometheus` on answers served through the client's transport seam: the
 // recommender's evidence read back per card, the notes on what it cannot take as a host's report
 // does, and the honest "not computed" of daemons that do not export the evidence.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PrometheusClient and the fleet reports on hostile or unusual server answers, served through the
 // client's transport seam (the regressions fuzz_prometheus found, and Prometheus's NaN and ±Inf).
 #include "core/fatal.hpp"

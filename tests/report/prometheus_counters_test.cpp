@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading gua's counters at the edges of a window: telescope() on its own, and read_counters()
 // against a simulated server whose counters are known functions of time (one host's daemon
 // runs throughout, one restarts, one starts over on a fresh database inside the window, one goes

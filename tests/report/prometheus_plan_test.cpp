@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The query planner of fleet reports: host batches and time slices worked out by hand from the
 // limits, and for any fleet shape every host and instant covered once with each request in the
 // limits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's honesty about measurement: overlapping runs for one GPU counted once, MIG
 // instances as unmeasured capacity priced by their slice fraction, the four headline shares
 // adding up to 100 %, and the verdict's wording when unmeasured time could change it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every synthetic workload through the real pipeline (sampler → SQLite store → report) in-process
 // on a simulated clock: exactly the rules built for it fire, and §7/§8 are consistent.
 #include "core/clock.hpp"

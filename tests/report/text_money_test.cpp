@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Money formatting and the §7/§8 text: grouping, symbols, and rows that add up on the page.
 #include "report/render.hpp"
 #include "report/text_sections.hpp"

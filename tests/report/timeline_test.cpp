@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-card timeline: bucket widths for common windows, ticks split across a bucket boundary,
 // rollups kept whole, and end to end the spans of each card adding up to its §3 hours.
 #include "core/timezone.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TickBuilder: folding polls into a tick — weighted utilization, bucket times, process merging,
 // lost cards and unmeasured time (never extrapolated), idle time without holders, per-process
 // active time on the poll grid, processes keyed by (pid, start time).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sampler: the tick loop on simulated time — tick count, t0 and duration, polls per tick (as
 // often as the source's sample buffers need), and no catch-up bursts when the loop falls behind.
 #include "core/clock.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A damaged tick block: rejected at once by the decoder whatever it claims (no allocation for a
 // billion ticks), left out of every reading with its id, run and time named, and noted in the
 // report; the rest of the database reads and takes new ticks as before.

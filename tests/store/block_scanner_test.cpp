@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlockScanner: every stored card-tick of a window passed on exactly once, in (t0, gpu id) order,
 // even where a later block holds earlier ticks (the wall clock stepped back); and, while the clock
 // runs forward, never more than one block's card-ticks held at a time. The expected ticks come

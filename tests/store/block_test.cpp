@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick blocks: what the writer stores reads back unchanged (after the documented quantisation),
 // through the C++ decoder and through the administrator views.
 #include "random_ticks.hpp"

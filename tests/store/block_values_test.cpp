@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick blocks whose stored values are out of any real range (found by fuzz_block): the decoder
 // rejects them as damaged instead of overflowing 64-bit time arithmetic; a per-card reading that
 // cannot be scaled is left unknown.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value streams: round trips in every mode and width, and the SQL decoder used by the views.
 #include "store/codec.hpp"
 #include "store/database.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sqlite3 wrapper and file identification: a foreign file is refused before anything in it
 // changes (journal mode, header, -wal files) and without leaking its handle; bind errors are
 // caught; probe_file tells every kind of path apart without writing.

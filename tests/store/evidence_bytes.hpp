@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evidence BLOB's two byte formats as docs/schema.md describes them, written out here on their
 // own (not with the store's code) so that tests can pin the format and produce old files.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evidence BLOB of rollup rows: frozen field numbers, zero fields left out, provenance since
 // schema 4 and none before it, the compact format of schema 9 and the (number, 8 bytes) entries
 // before it, every value back with the same bits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schema 9: the rollups' evidence BLOBs in the compact format. The same workload stored as gua of
 // schema 8 stored it ((number, 8 bytes) BLOBs) upgrades to exactly the BLOBs a schema 9 writer
 // stores, and both report the same from their rollups alone, with the raw card-ticks' health.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpu-usage-audit's reference workload through the real writer: the report reproduces the
 // generator's ground truth, stays far below 20 bytes per card-tick, and rollups change nothing.
 #include "core/timezone.hpp"

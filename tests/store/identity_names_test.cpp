@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schema 10: the names the node gives an identity's pod and container. A schema 9 file upgrades
 // without loss; the writer fills names in on the identity's row (found later, or renamed) and
 // never blanks them; the reader, the recent-state reader and process_tick show them.

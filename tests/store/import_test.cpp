@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gua import --from gpu-usage-audit: every gpu-usage-audit schema version, §1/§3/§5 equal to the
 // tool's own math (computed here with its SQL), §2/§4 corrected, idempotence and intervals.
 #include "core/fatal.hpp"

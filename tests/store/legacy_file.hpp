@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A database file as gua 0.1 wrote it (schema 2, one row per card-tick), for upgrade tests.
 #pragma once
 

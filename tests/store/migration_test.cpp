@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schema upgrades: row-per-tick files of schema 1–2 become tick blocks.
 #include "core/fatal.hpp"
 #include "legacy_file.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schema v2 (policy_decision), the decision log, and the recent-state reader with streak rewind.
 #include "policy/support.hpp"
 #include "store/policy_log.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds gpu-usage-audit databases of each schema version with plain SQL, as gpu-usage-audit's own
 // code (and its migrations) would have left them, filled with a deterministic workload.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random tick histories for store tests: several cards coming and going, processes of a few
 // identities, unmeasured and partially active ticks, jitter, gaps and clock steps.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Database in read-only mode: a stopped database (no -wal) is read immutable and gets no side
 // files, whatever characters its path holds; a database with a -wal is read through it.
 #include "store/database.hpp"

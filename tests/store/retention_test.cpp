@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retention: only data beyond its period goes, in batches, and reports over the rolled-up past
 // stay exactly as they were.
 #include "core/timezone.hpp"

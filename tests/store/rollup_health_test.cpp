@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schema 7: rollups written before it (no identity evidence, card evidence without health totals)
 // upgrade without losing a value and read back with their health unknown ("n/a", never 0 J).
 #include "evidence_bytes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Property: a window read from hourly rollups plus raw card-ticks equals the same window read
 // from raw card-ticks only, on random histories, windows, card filters and time zones.
 #include "audit/window.hpp"

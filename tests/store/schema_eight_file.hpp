@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turns a file written by this gua into the file gua of schema 8 wrote for the same data: the
 // rollups' evidence BLOBs as (number, 8 bytes) entries, and without schema 10's identity names
 // (schema 8 had the same tables otherwise).

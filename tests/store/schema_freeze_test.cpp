@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frozen migrations: a new file made by every migration at once equals one upgraded version by
 // version, schema 3 keeps its own stream columns, a schema 3 file with data upgrades with the
 // "old recording" meaning (no unmeasured time, no per-process active time), and a schema 4 file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SQLite store: migrations and file identity, the Writer → Reader round trip, dimension rows,
 // the documented views (read with the plain sqlite3 C API) and the chunked scan.
 #include "core/fatal.hpp"

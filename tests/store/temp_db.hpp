@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fresh database file in a temporary directory, removed with the directory afterwards.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real cgroups for tests: finding the mount, making a per-test subtree, removing it.
 #include "support/cgroup_tree.hpp"
 

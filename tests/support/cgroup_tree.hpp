@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real cgroups for tests that move processes into them (identity from the cgroup path).
 #pragma once
 

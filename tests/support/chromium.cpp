@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs Debian 12's chromium headless: --no-sandbox (tests may run as root),
 // --disable-gpu, console lines on stderr with --enable-logging=stderr --v=0.
 #include "support/chromium.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Headless Chromium (Debian's `chromium`) for the HTML report's tests: the DOM after load and the
 // page's console lines.
 #pragma once

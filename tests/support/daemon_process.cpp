@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Background child processes for end-to-end tests: spawn, poll their output, signal, reap.
 #include "support/daemon_process.hpp"
 

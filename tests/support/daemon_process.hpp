@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A `gua daemon` (or any program) running in the background of an end-to-end test: its output is
 // captured to files that the test polls with bounded waits; it is always killed and reaped.
 #pragma once

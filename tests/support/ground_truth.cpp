@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ground truth of a fake-driver scenario by exact integration of piecewise-constant series.
 #include "support/ground_truth.hpp"
 

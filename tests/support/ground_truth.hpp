@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ground truth of a fake-driver scenario: the exact active / idle-held / truly-idle seconds of a
 // card and each identity's GPU-seconds over given spans, integrated from the scenario's
 // piecewise-constant series. Independent of gua: only the scenario JSON and the measurement rules.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain sqlite3 access for tests of the schema's public interface.
 #include "support/raw_db.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RawDb: a plain sqlite3 connection for tests, as an administrator's `sqlite3 gua.db` would have.
 #pragma once
 

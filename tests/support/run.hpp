@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a program with arguments and extra environment, capturing stdout, stderr and exit code.
 #pragma once
 

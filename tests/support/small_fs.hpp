@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File-system faults for tests: a small tmpfs mounted for a test's lifetime, filling a file system
 // up, and the daemon's stop line, which counts what a full disk kept out of the database.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-test temporary directories.
 #include "support/temp_dir.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TempDir: a per-test directory from mkdtemp, removed with everything in it when destroyed.
 #pragma once
 
