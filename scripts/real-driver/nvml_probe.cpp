@@ -1,4 +1,3 @@
-# SPDX-License-Identifier: Apache-2.0
 // SPDX-License-Identifier: Apache-2.0
 // nvml_probe: prints what a real NVIDIA driver does with the calls gua relies on, for
 // docs/real-driver.md. Not part of gua; built by scripts/real-driver/build.sh on a machine with
