@@ -83,7 +83,8 @@ Runner register_daemon(CLI::App& app) {
     cmd->add_option("--listen", o->listen,
                     "Serve Prometheus metrics at /metrics and the report at / (HTML, last 7 "
                     "days), /report and /report.json on PORT (loopback), HOST:PORT or "
-                    "[IPv6]:PORT (default: off)");
+                    "[IPv6]:PORT (default: off)")
+        ->check(non_empty());
     cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour,
                     "Dollars per GPU-hour for gua_waste_dollars_total (default: no dollar metric)")
         ->check(price_per_gpu_hour());

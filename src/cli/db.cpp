@@ -92,7 +92,16 @@ int run_check(const DbOptions& o) {
 }
 
 int run_vacuum(const DbOptions& o) {
-    store::Database db(resolve(o.db), store::OpenMode::read_write);
+    const std::string path = resolve(o.db);
+    // Identified before it is opened for writing: an empty or foreign file is refused untouched.
+    const store::FileProbe probe = store::probe_file(path);
+    if (probe.kind == store::FileKind::empty) {
+        throw Fatal(fmt::format("{} is not a gua database (it is empty); nothing to vacuum", path));
+    }
+    if (probe.kind != store::FileKind::gua) {
+        throw Fatal(probe.message);
+    }
+    store::Database db(path, store::OpenMode::read_write);
     const auto [before, after] = store::vacuum_database(db);
     fmt::print("{}: {} → {}\n", db.path(), bytes(before), bytes(after));
     return 0;

@@ -41,7 +41,9 @@ std::string render_json(const std::vector<ops::Finding>& findings, int exit_code
                           {"message", f.message},
                           {"fix", f.fix}});
     }
-    return nlohmann::json{{"checks", checks}, {"exit_code", exit_code}}.dump(2) + "\n";
+    return nlohmann::json{{"checks", checks}, {"exit_code", exit_code}}.dump(
+               2, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
 }
 
 int run(const DoctorCommandOptions& o) {

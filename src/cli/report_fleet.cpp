@@ -2,6 +2,7 @@
 // Fleet flags and printing for `gua report --prometheus`.
 #include "cli/report_fleet.hpp"
 
+#include "cli/validators.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 
@@ -13,7 +14,8 @@ void add_fleet_flags(CLI::App& cmd, report::FleetOptions& fleet) {
     CLI::Option* url =
         cmd.add_option("--prometheus", fleet.url,
                        "Report the fleet a Prometheus server scrapes (its root URL, e.g. "
-                       "http://127.0.0.1:9090) instead of a database");
+                       "http://127.0.0.1:9090) instead of a database")
+            ->check(non_empty());
     cmd.add_option("--source", fleet.source,
                    "With --prometheus: gua (gua daemons' counters) or dcgm (dcgm-exporter gauges)")
         ->check(CLI::IsMember({"gua", "dcgm"}))
@@ -21,6 +23,7 @@ void add_fleet_flags(CLI::App& cmd, report::FleetOptions& fleet) {
         ->needs(url);
     cmd.add_option("--host-label", fleet.host_label,
                    "With --prometheus: the label that names a host")
+        ->check(prometheus_label_name())
         ->capture_default_str()
         ->needs(url);
     cmd.add_option_function<std::string>(

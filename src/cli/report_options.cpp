@@ -2,6 +2,7 @@
 // Shared report printing: time zone, renderer choice, colour policy.
 #include "cli/report_options.hpp"
 
+#include "cli/output_file.hpp"
 #include "cli/validators.hpp"
 #include "core/fatal.hpp"
 #include "report/render.hpp"
@@ -24,7 +25,8 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
         ->check(CLI::IsMember({"text", "json", "csv", "html"}))
         ->capture_default_str();
     cmd.add_option("--output", flags.output,
-                   "Write the report to this file (replaced whole) instead of stdout")
+                   "Write the report to this file instead of stdout (- is stdout; only a regular "
+                   "file is replaced, never a database or special file)")
         ->check(non_empty());
     cmd.add_option("--table", flags.table,
                    "With --format csv: the table to write (gpus, identities, heatmap, cost)")
@@ -101,31 +103,6 @@ void check_format(const ReportFlags& flags) {
     }
 }
 
-namespace {
-
-/// Replaces `path` with `text` through a temporary file beside it; throws Fatal naming the file.
-void write_output(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".gua-new";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) {
-        throw Fatal(fmt::format("--output {}: cannot write: {}", path, std::strerror(errno)));
-    }
-    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    const int err = errno;
-    if (std::fclose(f) != 0 || !written) {
-        std::remove(tmp.c_str());
-        throw Fatal(fmt::format("--output {}: cannot write: {}", path,
-                                std::strerror(written ? errno : err)));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int rename_err = errno;
-        std::remove(tmp.c_str());
-        throw Fatal(fmt::format("--output {}: cannot write: {}", path, std::strerror(rename_err)));
-    }
-}
-
-} // namespace
-
 int print_model(const report::ReportModel& model, const ReportFlags& flags) {
     check_format(flags);
     std::string out;
@@ -141,12 +118,12 @@ int print_model(const report::ReportModel& model, const ReportFlags& flags) {
         out = report::render_html(model);
     } else {
         const char* no_color = std::getenv("NO_COLOR");
-        const bool color = flags.output.empty() && isatty(STDOUT_FILENO) == 1 &&
-                           (no_color == nullptr || *no_color == 0);
+        const bool color = (flags.output.empty() || flags.output == "-") &&
+                           isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == 0);
         out = report::render_text(model, report::TextOptions{flags.width, color});
     }
     if (!flags.output.empty()) {
-        write_output(flags.output, out);
+        write_user_file("--output", flags.output, out);
         return 0;
     }
     std::fwrite(out.data(), 1, out.size(), stdout);

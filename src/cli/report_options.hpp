@@ -41,9 +41,9 @@ void check_format(const ReportFlags& flags);
 config::Config apply_config(const ReportFlags& flags, report::BuildOptions& options);
 /// The zone of `options.time_zone`; throws Fatal (usage, naming --tz) for an unknown zone.
 TimeZone report_zone(const report::BuildOptions& options);
-/// Writes a finished report in the chosen format to --output (replaced whole, through a
-/// temporary file beside it) or stdout. Returns the exit code; throws Fatal when the file cannot
-/// be written.
+/// Writes a finished report in the chosen format to --output (write_user_file: a regular file
+/// replaced through a temporary file beside it, - for stdout) or stdout. Returns the exit code;
+/// throws Fatal when the file is refused or cannot be written.
 int print_model(const report::ReportModel& model, const ReportFlags& flags);
 
 /// Builds and prints the report for `options` from the database at `db_path` (print_model).

@@ -173,7 +173,7 @@ std::string render_status_json(const StatusView& v) {
     } else {
         j["last_hour"] = nullptr;
     }
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 } // namespace gua::cli

@@ -16,6 +16,23 @@ CLI::Validator non_empty() {
         "TEXT", "non-empty");
 }
 
+CLI::Validator prometheus_label_name() {
+    return CLI::Validator(
+        [](std::string& value) {
+            const auto letter = [](char c) {
+                return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+            };
+            const bool ok = !value.empty() && letter(value.front()) && !value.starts_with("__") &&
+                            std::all_of(value.begin(), value.end(), [&](char c) {
+                                return letter(c) || (c >= '0' && c <= '9');
+                            });
+            return ok ? std::string()
+                      : std::string("expected a Prometheus label name: letters, digits and _, "
+                                    "not starting with a digit or __");
+        },
+        "LABEL", "Prometheus label name");
+}
+
 CLI::Validator price_per_gpu_hour() {
     return CLI::Validator(
         [](std::string& value) {

@@ -13,6 +13,9 @@ namespace gua::cli {
 /// Rejects an empty value ("--gpu ''"): "must not be empty".
 CLI::Validator non_empty();
 
+/// Accepts a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with "__").
+CLI::Validator prometheus_label_name();
+
 /// Accepts a finite price per GPU-hour from 0 to 1000 (what audit::to_micros stores).
 CLI::Validator price_per_gpu_hour();
 

@@ -71,6 +71,10 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
             if (!d) {
                 return at(path, *n, "daemon.interval", "expected a duration such as \"30s\"");
             }
+            if (d.value() < 100 * k_us_per_ms) {
+                return at(path, *n, "daemon.interval",
+                          "expected a duration of at least 100ms, such as \"30s\"");
+            }
             c.interval_us = d.value();
         }
         if (const toml::node* n = t->get("db")) {

@@ -148,7 +148,7 @@ Result<void> parse_report(const std::string& path, const toml::table& table,
     }
     if (const toml::node* n = table.get("time_zone")) {
         const std::optional<std::string> v = n->value<std::string>();
-        if (!v || !TimeZone::load(*v)) {
+        if (!v || v->empty() || !TimeZone::load(*v)) {
             return at(path, *n, "report.time_zone",
                       "expected UTC, local, or an IANA time zone name such as \"Europe/Berlin\"");
         }

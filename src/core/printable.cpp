@@ -52,17 +52,42 @@ void escape(std::string& out, std::string_view bytes) {
     }
 }
 
-} // namespace
+/// What to do with each kind of byte sequence.
+struct Rules {
+    bool double_backslash = true; ///< "\\" → "\\\\"
+    bool pass_newline = false;    ///< '\n' passes
+    bool pass_sgr = false;        ///< ESC '[' digits/';' 'm' passes
+};
 
-std::string printable(std::string_view text) {
+/// Length of an SGR sequence (ESC '[' [0-9;]* 'm') at `s[i]`, 0 when there is none.
+std::size_t sgr_length(std::string_view s, std::size_t i) {
+    if (i + 2 >= s.size() || s[i] != '\x1b' || s[i + 1] != '[') {
+        return 0;
+    }
+    for (std::size_t k = i + 2; k < s.size() && k < i + 32; ++k) {
+        if (s[k] == 'm') {
+            return k + 1 - i;
+        }
+        if ((s[k] < '0' || s[k] > '9') && s[k] != ';') {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+std::string escaped(std::string_view text, const Rules& rules) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);
-        if (c == '\\') {
+        const std::size_t sgr = rules.pass_sgr ? sgr_length(text, i) : 0;
+        if (sgr > 0) {
+            out += text.substr(i, sgr);
+            i += sgr;
+        } else if (c == '\\' && rules.double_backslash) {
             out += "\\\\";
             ++i;
-        } else if (c >= 0x20 && c < 0x7F) {
+        } else if ((c >= 0x20 && c < 0x7F) || (c == '\n' && rules.pass_newline)) {
             out += static_cast<char>(c);
             ++i;
         } else if (c < 0x80) {
@@ -84,6 +109,92 @@ std::string printable(std::string_view text) {
         }
     }
     return out;
+}
+
+/// valid_utf8() with C0 (but TAB, LF, CR), DEL and C1 controls removed when `strip_controls`.
+std::string repaired(std::string_view text, bool strip_controls) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            const bool control = (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F;
+            if (!(strip_controls && control)) {
+                out += static_cast<char>(c);
+            }
+            ++i;
+            continue;
+        }
+        std::uint32_t code_point = 0;
+        const std::size_t n = utf8_length(text, i, code_point);
+        if (n == 0) {
+            out += "\xef\xbf\xbd"; // U+FFFD REPLACEMENT CHARACTER
+            ++i;
+            continue;
+        }
+        if (!(strip_controls && code_point <= 0x9F)) {
+            out += text.substr(i, n);
+        }
+        i += n;
+    }
+    return out;
+}
+
+/// A plain decimal number: -?digits[.digits][e[+-]digits].
+bool plain_number(std::string_view s) {
+    std::size_t i = s.starts_with('-') ? 1 : 0;
+    const auto digits = [&] {
+        const std::size_t from = i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+            ++i;
+        }
+        return i > from;
+    };
+    if (!digits()) {
+        return false;
+    }
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        if (!digits()) {
+            return false;
+        }
+    }
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+            ++i;
+        }
+        if (!digits()) {
+            return false;
+        }
+    }
+    return i == s.size();
+}
+
+} // namespace
+
+std::string printable(std::string_view text) {
+    return escaped(text, Rules{});
+}
+
+std::string terminal_text(std::string_view text, bool color) {
+    return escaped(text, Rules{false, true, color});
+}
+
+std::string valid_utf8(std::string_view text) {
+    return repaired(text, false);
+}
+
+std::string html_text(std::string_view text) {
+    return repaired(text, true);
+}
+
+std::string spreadsheet_safe(std::string_view field) {
+    if (field.empty() || std::string_view("=+-@\t\r").find(field.front()) == std::string::npos ||
+        plain_number(field)) {
+        return std::string(field);
+    }
+    return "'" + std::string(field);
 }
 
 } // namespace gua

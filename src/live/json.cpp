@@ -118,7 +118,8 @@ std::string render_now_json(const NowModel& m) {
                              {"detail", d.detail}});
     }
     j["policy"] = {{"window_seconds", seconds(m.decisions_window_us)}, {"decisions", decisions}};
-    return j.dump(2) + "\n";
+    // Names are bytes other people chose: invalid UTF-8 becomes U+FFFD, never an exception.
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 } // namespace gua::live

@@ -258,6 +258,8 @@ std::string render_now_text(const NowModel& m, const NowTextOptions& o) {
     out += "\n";
     holders(out, m, o);
     decisions(out, m, o);
+    // Host, state and note come from the database or the driver: escaped like every name.
+    out = terminal_text(out, o.color);
     if (o.columns <= 0) {
         return out;
     }

@@ -25,6 +25,7 @@ struct NvmlDiagnostics {
     DurationUs unmeasured_us = 0;    ///< poll time the utilization rings could not show
     int stride_corrections = 0;      ///< process lists whose entry stride had to be changed
     int dropped_process_entries = 0; ///< implausible process entries left out
+    int junk_power_readings = 0;     ///< power draws or limits outside what a card can have
 };
 
 /// One card: a physical GPU, or a MIG instance of one.

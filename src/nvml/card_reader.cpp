@@ -17,6 +17,11 @@ namespace {
 constexpr std::uint64_t k_bytes_per_mib = 1024ULL * 1024ULL;
 constexpr unsigned int k_max_process_samples = 4096;
 constexpr unsigned int k_sample_headroom = 16;
+/// No card draws or is limited to more than this (the largest boards of 2025 are near 1.2 kW).
+constexpr std::int64_t k_max_card_power_mw = 10'000'000;
+/// A reading above this many times the enforced limit is junk (averaged draw exceeds the limit
+/// only briefly and by far less).
+constexpr std::int64_t k_power_over_limit = 2;
 
 /// Classifies the return codes of one card's poll.
 class Status {
@@ -389,16 +394,38 @@ void read_field_values(const Library& lib, const Card& card, Status& status,
     }
 }
 
-void read_sensors(const Library& lib, const Card& card, Status& status,
+/// Power draw and enforced limit. A reading no card can give (a negative value the driver
+/// returned as a huge unsigned one, or far above the card's limit) is junk: dropped and counted,
+/// never stored or priced.
+void read_power(const Library& lib, const Card& card, Status& status, telemetry::DevicePoll& poll,
+                int& junk) {
+    unsigned int value = 0;
+    if (status.ok(lib.call<Entry::device_get_enforced_power_limit>(card.handle, &value))) {
+        if (value > 0 && value <= k_max_card_power_mw) {
+            poll.readings.power_limit_mw = value;
+        } else {
+            ++junk;
+        }
+    }
+    if (status.ok(lib.call<Entry::device_get_power_usage>(card.handle, &value))) {
+        const std::int64_t bound =
+            poll.readings.power_limit_mw
+                ? std::min<std::int64_t>(*poll.readings.power_limit_mw * k_power_over_limit,
+                                         k_max_card_power_mw)
+                : k_max_card_power_mw;
+        if (value <= bound) {
+            poll.readings.power_mw = value;
+        } else {
+            ++junk;
+        }
+    }
+}
+
+void read_sensors(const Library& lib, const Card& card, Status& status, SourceState& state,
                   telemetry::DevicePoll& poll) {
     unsigned int value = 0;
     unsigned long long wide = 0;
-    if (status.ok(lib.call<Entry::device_get_power_usage>(card.handle, &value))) {
-        poll.readings.power_mw = value;
-    }
-    if (status.ok(lib.call<Entry::device_get_enforced_power_limit>(card.handle, &value))) {
-        poll.readings.power_limit_mw = value;
-    }
+    read_power(lib, card, status, poll, state.diagnostics.junk_power_readings);
     if (status.ok(lib.call<Entry::device_get_total_energy_consumption>(card.handle, &wide)) &&
         wide <= static_cast<unsigned long long>(INT64_MAX)) {
         poll.readings.energy_mj = static_cast<std::int64_t>(wide);
@@ -474,7 +501,7 @@ void read_card(const Library& library, Card& card, TimeUs now, SourceState& stat
                                                                status, poll);
     if (!mig && !status.lost()) {
         read_process_utilization(library, card, state, status, poll);
-        read_sensors(library, card, status, poll);
+        read_sensors(library, card, status, state, poll);
     }
     card.last_poll = now;
     if (status.lost()) {

@@ -61,6 +61,13 @@ void DiagnosticNotices::update(const NvmlDiagnostics& counts, TimeUs now, Durati
                          counts.dropped_process_entries - r.dropped_process_entries));
         r.dropped_process_entries = counts.dropped_process_entries;
     }
+    if (counts.junk_power_readings > r.junk_power_readings && due(power, now)) {
+        emit(power, now,
+             fmt::format("NVML: dropped {} power reading(s) outside what a card can draw (driver "
+                         "junk; not stored, not priced)",
+                         counts.junk_power_readings - r.junk_power_readings));
+        r.junk_power_readings = counts.junk_power_readings;
+    }
 }
 
 } // namespace gua::nvml

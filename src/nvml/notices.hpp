@@ -32,7 +32,7 @@ class DiagnosticNotices {
     void update(const NvmlDiagnostics& counts, TimeUs now, DurationUs poll_span_us);
 
   private:
-    enum Kind : std::size_t { lost, junk_util, junk_process, stride, dropped, k_kinds };
+    enum Kind : std::size_t { lost, junk_util, junk_process, stride, dropped, power, k_kinds };
     bool due(Kind kind, TimeUs now) const;
     void emit(Kind kind, TimeUs now, const std::string& line);
 

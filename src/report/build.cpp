@@ -69,11 +69,29 @@ std::optional<std::int64_t> gpu_filter_of(const std::vector<store::GpuRow>& gpus
     if (!options.gpu) {
         return std::nullopt;
     }
+    // An index or a whole uuid names one card; a uuid prefix must name exactly one.
+    std::vector<const store::GpuRow*> prefixed;
     for (const store::GpuRow& g : gpus) {
-        if (std::to_string(g.index) == *options.gpu || g.uuid.starts_with(*options.gpu)) {
+        if (std::to_string(g.index) == *options.gpu || g.uuid == *options.gpu) {
             m.filters.push_back("gpu=" + *options.gpu);
             return g.id;
         }
+        if (g.uuid.starts_with(*options.gpu)) {
+            prefixed.push_back(&g);
+        }
+    }
+    if (prefixed.size() == 1) {
+        m.filters.push_back("gpu=" + *options.gpu);
+        return prefixed.front()->id;
+    }
+    if (prefixed.size() > 1) {
+        std::vector<std::string> uuids;
+        for (const store::GpuRow* g : prefixed) {
+            uuids.push_back(g->uuid);
+        }
+        throw Fatal(fmt::format("--gpu {}: ambiguous, it begins {} uuids ({}); give more of one",
+                                *options.gpu, uuids.size(), fmt::join(uuids, ", ")),
+                    ExitCode::usage);
     }
     throw Fatal(fmt::format("--gpu {}: no such GPU in {} (known: {} GPUs)", *options.gpu, path,
                             gpus.size()),

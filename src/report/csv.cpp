@@ -2,6 +2,7 @@
 // The report's tables as CSV (RFC 4180) for spreadsheets: one table per call, a header row, CRLF
 // line ends, fields quoted only where they must be. Numbers are unrounded; money is in currency
 // units with two decimals, exact from the report's integer cents.
+#include "core/printable.hpp"
 #include "report/render.hpp"
 
 #include <fmt/format.h>
@@ -12,8 +13,10 @@ namespace gua::report {
 
 namespace csv { // named after the file: unique in a unity batch
 
-/// One RFC 4180 field: quoted when it holds a comma, a quote or a line break.
-std::string field(const std::string& text) {
+/// One RFC 4180 field: neutralised when a spreadsheet would read it as a formula
+/// (spreadsheet_safe), quoted when it holds a comma, a quote or a line break.
+std::string field(const std::string& raw) {
+    const std::string text = spreadsheet_safe(raw);
     if (text.find_first_of(",\"\r\n") == std::string::npos) {
         return text;
     }

@@ -2,6 +2,7 @@
 // The HTML report: one self-contained page (inline CSS and SVG, no script, no fetches) in the text
 // report's section order; every number comes from the model, marked with its JSON field.
 #include "audit/waste.hpp"
+#include "core/printable.hpp"
 #include "core/time.hpp"
 #include "report/html_sections.hpp"
 #include "report/html_style.hpp"
@@ -351,7 +352,8 @@ std::string render_html(const ReportModel& m) {
                        "utilization ≥ {}%, held above {} MiB.</footer>\n</body></html>\n",
                        esc(m.gua_version), m.schema_version, m.active_threshold_pct,
                        m.held_threshold_mib);
-    return out;
+    // Names and labels come from other people: valid UTF-8, no control characters.
+    return html_text(out);
 }
 
 } // namespace gua::report

@@ -152,7 +152,8 @@ std::string render_json(const ReportModel& m) {
     if (m.policy) {
         j["policy"] = policy_json(*m.policy);
     }
-    return j.dump(2) + "\n";
+    // Names are bytes other people chose: invalid UTF-8 becomes U+FFFD, never an exception.
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 } // namespace gua::report

@@ -3,6 +3,7 @@
 #include "audit/waste.hpp"
 #include "core/bar.hpp"
 #include "core/duration.hpp"
+#include "core/printable.hpp"
 #include "report/render.hpp"
 #include "report/text_sections.hpp"
 
@@ -281,7 +282,8 @@ std::string render_text(const ReportModel& m, const TextOptions& o) {
     verdict(out, m);
     out += "\n";
     coverage(out, m);
-    return out;
+    // Names, labels and notes come from other people: no control character reaches a terminal.
+    return terminal_text(out, o.color);
 }
 
 } // namespace gua::report

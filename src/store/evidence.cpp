@@ -5,8 +5,12 @@
 
 #include "store/evidence_format.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
+#include <variant>
 
 namespace gua::store {
 
@@ -167,6 +171,36 @@ std::string encode_identity_evidence(const audit::IdentityTotals& totals) {
 void decode_identity_evidence(std::string_view blob, audit::IdentityTotals& totals) {
     totals.health = audit::IdentityHealth{};
     evidence_format::decode(blob, identity_fields_of(totals.health));
+}
+
+std::vector<int> evidence_differences(std::string_view blob, const audit::GpuTotals& recomputed) {
+    audit::GpuTotals stored;
+    decode_evidence(blob, stored);
+    audit::GpuTotals fresh = recomputed;
+    const std::array<Field, k_field_count> s = fields_of(stored);
+    const std::array<Field, k_field_count> f = fields_of(fresh);
+    std::vector<int> differ;
+    for (std::size_t k = 0; k < k_field_count; ++k) {
+        const bool same = std::visit(
+            [&](auto* stored_value) {
+                using T = std::remove_pointer_t<decltype(stored_value)>;
+                const T fresh_value = *std::get<T*>(f[k].value);
+                if (*stored_value == T{} || *stored_value == fresh_value) {
+                    return true;
+                }
+                if constexpr (std::is_floating_point_v<T>) {
+                    // Sums of the same ticks in another order may differ in the last bits.
+                    const double scale = std::max(std::fabs(*stored_value), std::fabs(fresh_value));
+                    return std::fabs(*stored_value - fresh_value) <= 1e-9 * scale;
+                }
+                return false;
+            },
+            s[k].value);
+        if (!same) {
+            differ.push_back(s[k].number);
+        }
+    }
+    return differ;
 }
 
 std::string recode_evidence(std::string_view blob) {

@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gua::store {
 
@@ -30,6 +31,11 @@ std::string encode_identity_evidence(const audit::IdentityTotals& totals);
 /// Decodes a BLOB written by encode_identity_evidence() (or before schema 9) into
 /// `totals.health` (reset first); an empty BLOB (rows written before schema 8) leaves it zero.
 void decode_identity_evidence(std::string_view blob, audit::IdentityTotals& totals);
+
+/// The field numbers of a card BLOB whose stored value differs from what `recomputed` (the totals
+/// of the same card and hour, recomputed from raw ticks) holds; empty when they agree. Fields
+/// the BLOB lacks are not compared (a gua of an older schema wrote fewer).
+std::vector<int> evidence_differences(std::string_view blob, const audit::GpuTotals& recomputed);
 
 /// A card BLOB of any schema re-encoded as encode_evidence() writes it (the schema 9 upgrade).
 std::string recode_evidence(std::string_view blob);

@@ -6,8 +6,10 @@
 #include "store/raw.hpp"
 #include "store/reader.hpp"
 #include "store/retention.hpp"
+#include "store/rollup.hpp"
 #include "store/run_kinds.hpp"
 #include "store/schema.hpp"
+#include "store/sqlite_owned.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -22,6 +24,64 @@ std::int64_t file_bytes(const std::string& path) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     return ec ? 0 : static_cast<std::int64_t>(size);
+}
+
+/// What is wrong with the header of a block that decodes (empty: nothing): its tick count, tick
+/// length and end must be those of the ticks its streams hold.
+std::string header_problem(const BlockRow& row, const DecodedTicks& ticks) {
+    if (row.n_ticks < 1) {
+        return fmt::format("says it holds {} ticks", row.n_ticks);
+    }
+    if (row.tick_us <= 0) {
+        return fmt::format("has a first tick of {} µs", row.tick_us);
+    }
+    TimeUs end = row.t0_us;
+    for (const StoredCardTick& t : ticks.ticks) {
+        end = std::max(end, t.t0 + t.duration_us);
+    }
+    if (ticks.ticks.empty() || end != row.end_us) {
+        return fmt::format("ends at {} by its header but its ticks end at {}",
+                           format_iso8601(row.end_us), format_iso8601(end));
+    }
+    return {};
+}
+
+void check_blocks(Database& db, std::vector<std::string>& problems) {
+    Statement blocks = db.prepare(fmt::format("SELECT {} FROM tick_block", block_columns_sql()));
+    BlockRow row;
+    DecodedTicks ticks;
+    while (blocks.step()) {
+        read_block_row(blocks, row);
+        ticks.clear();
+        const std::string where = fmt::format("tick block {} (run {}, from {})", row.id, row.run_id,
+                                              format_iso8601(row.t0_us));
+        if (!decode_block(row, ticks)) {
+            problems.push_back(where + " does not decode; reports leave it out");
+        } else if (const std::string p = header_problem(row, ticks); !p.empty()) {
+            problems.push_back(fmt::format("{} {}; reports may leave its ticks out", where, p));
+        }
+    }
+}
+
+/// Every hourly rollup whose raw ticks are still there must agree with them: reports use the
+/// rollup or the raw ticks depending on the window, and must give the same figures.
+void check_rollups(Database& db, std::vector<std::string>& problems) {
+    std::vector<std::pair<std::int64_t, audit::Thresholds>> hours;
+    {
+        Statement st = db.prepare(
+            "SELECT hour, active_util_pct, held_mib, graphics_is_holder FROM rollup_hour "
+            "ORDER BY hour");
+        while (st.step()) {
+            hours.push_back(
+                {st.int64(0), audit::Thresholds{st.real(1), st.int64(2), st.int64(3) != 0}});
+        }
+    }
+    RollupBuilder verifier(db);
+    for (const auto& [hour, thresholds] : hours) {
+        for (std::string& p : verifier.verify(hour, thresholds)) {
+            problems.push_back(std::move(p));
+        }
+    }
 }
 
 } // namespace
@@ -82,18 +142,8 @@ std::vector<std::string> check_database(Database& db) {
     if (!problems.empty()) {
         return problems;
     }
-    Statement blocks = db.prepare(fmt::format("SELECT {} FROM tick_block", block_columns_sql()));
-    BlockRow row;
-    DecodedTicks ticks;
-    while (blocks.step()) {
-        read_block_row(blocks, row);
-        ticks.clear();
-        if (!decode_block(row, ticks)) {
-            problems.push_back(fmt::format("tick block {} (run {}, from {}) does not decode; "
-                                           "reports leave it out",
-                                           row.id, row.run_id, format_iso8601(row.t0_us)));
-        }
-    }
+    check_blocks(db, problems);
+    check_rollups(db, problems);
     return problems;
 }
 
@@ -117,8 +167,15 @@ void backup_database(Database& db, const std::string& dest) {
         throw Fatal("backup: the destination path is empty", ExitCode::usage);
     }
     check_readable(db);
+    const std::string owned = sqlite_owned(dest);
+    if (!owned.empty()) {
+        throw Fatal(fmt::format("{} {}; SQLite would delete or overwrite a backup there, choose a "
+                                "new file",
+                                dest, owned),
+                    ExitCode::usage);
+    }
     std::error_code ec;
-    if (std::filesystem::exists(dest, ec)) {
+    if (std::filesystem::exists(dest, ec) || std::filesystem::is_symlink(dest, ec)) {
         throw Fatal(fmt::format("{} already exists; choose a new file for the backup", dest),
                     ExitCode::usage);
     }

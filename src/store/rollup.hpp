@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace gua::store {
@@ -41,6 +42,10 @@ class RollupBuilder {
     /// previous one and dropping its day's rollup. Returns false (keeping an existing rollup)
     /// when the hour has no raw ticks.
     bool build(std::int64_t hour, const audit::Thresholds& thresholds);
+    /// Compares the stored rollup of `hour` (computed with `thresholds`) with its raw
+    /// card-ticks, card by card where the raw ticks are all still there. Returns one line per
+    /// card that disagrees. Writes nothing.
+    std::vector<std::string> verify(std::int64_t hour, const audit::Thresholds& thresholds);
     /// Sums the hourly rollups of UTC day `day` into its daily rollup. Returns false (building
     /// nothing) when an hour of the day has raw ticks but no rollup, or its hours were computed
     /// with different thresholds.

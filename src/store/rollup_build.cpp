@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rollup computation: one WindowAccumulator per card over the hour's canonical tick order; daily
 // rollups are sums of the hourly ones.
+#include "core/time.hpp"
 #include "core/timezone.hpp"
 #include "store/evidence.hpp"
 #include "store/rollup.hpp"
@@ -35,6 +36,48 @@ struct CardAcc {
     std::int64_t gpu_id;
     audit::WindowAccumulator acc;
 };
+
+/// The raw card-ticks of one hour accumulated per card, as an hourly rollup holds them.
+struct HourScan {
+    std::vector<CardAcc> cards; ///< ascending gpu id
+    std::vector<std::uint32_t> local_to_identity{0};
+    audit::CoverageTracker host;
+};
+
+HourScan scan_hour(BlockScanner& scanner, ProcessIdentities& identities, std::int64_t hour,
+                   const audit::Thresholds& thresholds) {
+    HourScan s;
+    audit::CardTick tick;
+    scanner.scan(hour * k_us_per_hour, (hour + 1) * k_us_per_hour, [&](const DecodedTicks& d) {
+        for (const StoredCardTick& t : d.ticks) {
+            to_audit(d, t, identities, tick);
+            tick.gpu = 0;
+            for (audit::ProcTick& p : tick.processes) {
+                // Identity 0 (a process whose row is unknown) shares local 0 with nobody, as
+                // on the raw path where both are identity 0.
+                auto it =
+                    std::find(s.local_to_identity.begin(), s.local_to_identity.end(), p.identity);
+                if (it == s.local_to_identity.end()) {
+                    s.local_to_identity.push_back(p.identity);
+                    it = s.local_to_identity.end() - 1;
+                }
+                p.identity = static_cast<std::uint32_t>(it - s.local_to_identity.begin());
+            }
+            auto card = std::find_if(s.cards.begin(), s.cards.end(),
+                                     [&](const CardAcc& c) { return c.gpu_id == t.gpu_id; });
+            if (card == s.cards.end()) {
+                s.cards.push_back(
+                    CardAcc{t.gpu_id, audit::WindowAccumulator(thresholds, 0, no_cell)});
+                card = s.cards.end() - 1;
+            }
+            card->acc.add(tick);
+            s.host.add(t.t0, t.duration_us, t.t0 + t.duration_us);
+        }
+    });
+    std::sort(s.cards.begin(), s.cards.end(),
+              [](const CardAcc& a, const CardAcc& b) { return a.gpu_id < b.gpu_id; });
+    return s;
+}
 
 constexpr const char* k_hour_of_t0 =
     "CASE WHEN t0_us >= 0 THEN t0_us / 3600000000 ELSE -((-t0_us - 1) / 3600000000) - 1 END";
@@ -87,37 +130,11 @@ void RollupBuilder::drop(std::int64_t hour) {
 }
 
 bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds) {
-    std::vector<CardAcc> cards;
-    std::vector<std::uint32_t> local_to_identity{0};
-    audit::CoverageTracker host;
+    const HourScan scan = scan_hour(m_scanner, m_identities, hour, thresholds);
+    const std::vector<CardAcc>& cards = scan.cards;
+    const std::vector<std::uint32_t>& local_to_identity = scan.local_to_identity;
     audit::StateTimes host_states;
-    audit::CardTick tick;
-    m_scanner.scan(hour * k_us_per_hour, (hour + 1) * k_us_per_hour, [&](const DecodedTicks& d) {
-        for (const StoredCardTick& t : d.ticks) {
-            to_audit(d, t, m_identities, tick);
-            tick.gpu = 0;
-            for (audit::ProcTick& p : tick.processes) {
-                // Identity 0 (a process whose row is unknown) shares local 0 with nobody, as
-                // on the raw path where both are identity 0.
-                auto it = std::find(local_to_identity.begin(), local_to_identity.end(), p.identity);
-                if (it == local_to_identity.end()) {
-                    local_to_identity.push_back(p.identity);
-                    it = local_to_identity.end() - 1;
-                }
-                p.identity = static_cast<std::uint32_t>(it - local_to_identity.begin());
-            }
-            auto card = std::find_if(cards.begin(), cards.end(),
-                                     [&](const CardAcc& c) { return c.gpu_id == t.gpu_id; });
-            if (card == cards.end()) {
-                cards.push_back(
-                    CardAcc{t.gpu_id, audit::WindowAccumulator(thresholds, 0, no_cell)});
-                card = cards.end() - 1;
-            }
-            card->acc.add(tick);
-            host.add(t.t0, t.duration_us, t.t0 + t.duration_us);
-        }
-    });
-    const std::optional<audit::CoverageSummary> coverage = host.summary();
+    const std::optional<audit::CoverageSummary> coverage = scan.host.summary();
     if (!coverage) {
         return false;
     }
@@ -143,8 +160,6 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
     }
     h.bind(12, gaps_json(coverage->gaps));
     h.run();
-    std::sort(cards.begin(), cards.end(),
-              [](const CardAcc& a, const CardAcc& b) { return a.gpu_id < b.gpu_id; });
     Statement& g = m_insert_gpu;
     Statement& i = m_insert_identity;
     for (const CardAcc& card : cards) {
@@ -193,6 +208,50 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         }
     }
     return true;
+}
+
+std::vector<std::string> RollupBuilder::verify(std::int64_t hour,
+                                               const audit::Thresholds& thresholds) {
+    const HourScan scan = scan_hour(m_scanner, m_identities, hour, thresholds);
+    std::vector<std::string> problems;
+    Statement st = m_db.prepare("SELECT gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
+                                "unmeasured_us, evidence FROM rollup_gpu WHERE hour = ?");
+    st.bind(1, std::int64_t{hour});
+    while (st.step()) {
+        const std::int64_t gpu = st.int64(0);
+        const auto card = std::find_if(scan.cards.begin(), scan.cards.end(),
+                                       [&](const CardAcc& c) { return c.gpu_id == gpu; });
+        const audit::GpuTotals* t = card == scan.cards.end() ? nullptr : &card->acc.gpus().at(0);
+        const auto raw_ticks = t == nullptr ? std::int64_t{0} : static_cast<std::int64_t>(t->ticks);
+        const std::string where =
+            fmt::format("rollup of {} for gpu id {}", format_iso8601(hour * k_us_per_hour), gpu);
+        if (raw_ticks < st.int64(1)) {
+            continue; // raw ticks partly deleted by retention: nothing to compare with
+        }
+        if (raw_ticks > st.int64(1)) {
+            problems.push_back(fmt::format("{} counts {} card-ticks, its raw ticks {}", where,
+                                           st.int64(1), raw_ticks));
+            continue;
+        }
+        const std::array<std::int64_t, 4> states{t->states.active, t->states.idle_held,
+                                                 t->states.truly_idle, t->states.unmeasured};
+        std::vector<int> differ = evidence_differences(st.blob(6), *t);
+        for (int k = 0; k < 4; ++k) {
+            if (st.int64(2 + k) != states[static_cast<std::size_t>(k)]) {
+                differ.insert(differ.begin(), -1);
+                break;
+            }
+        }
+        if (!differ.empty()) {
+            problems.push_back(fmt::format(
+                "{} disagrees with its raw ticks ({}); reports over this hour would differ by "
+                "the path they take",
+                where,
+                differ.front() < 0 ? "state times"
+                                   : fmt::format("evidence fields {}", fmt::join(differ, ", "))));
+        }
+    }
+    return problems;
 }
 
 bool RollupBuilder::build_day(std::int64_t day) {

@@ -116,6 +116,40 @@ TEST(DbCli, RejectedCommandsLeaveNoFiles) {
     EXPECT_TRUE(o.out.empty()) << o.out;
 }
 
+TEST(DbCli, BackupRefusesTheFilesSqliteOwns) {
+    testing::TempDir dir;
+    const std::string db = dir.file("gua.db");
+    ASSERT_EQ(run(dir, "demo --quiet --db " + db).rc, 0);
+    // SQLite deletes a database's -wal when the last connection closes: a "backup" there would
+    // vanish; -shm and -journal are its files too, and the source itself is no backup.
+    for (const std::string& dest : {db + "-wal", db + "-shm", db + "-journal", db}) {
+        const Output o = run(dir, "db backup " + dest + " --db " + db);
+        EXPECT_EQ(o.rc, 2) << dest << ": " << o.out << o.err;
+        EXPECT_EQ(lines(o.err), 1U) << o.err;
+        EXPECT_NE(o.err.find("SQLite"), std::string::npos) << o.err;
+        EXPECT_TRUE(o.out.empty()) << o.out;
+    }
+    EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+    EXPECT_EQ(run(dir, "db check --db " + db).rc, 0);
+    // A dangling symlink would be followed by SQLite to create its target.
+    std::filesystem::create_symlink(dir.file("elsewhere.db"), dir.file("link.db"));
+    const Output o = run(dir, "db backup " + dir.file("link.db") + " --db " + db);
+    EXPECT_EQ(o.rc, 2) << o.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("elsewhere.db")));
+}
+
+TEST(DbCli, VacuumLeavesAnEmptyFileEmpty) {
+    testing::TempDir dir;
+    const std::string empty = dir.file("empty.db");
+    std::ofstream{empty};
+    const Output o = run(dir, "db vacuum --db " + empty);
+    EXPECT_EQ(o.rc, 1) << o.err;
+    EXPECT_EQ(lines(o.err), 1U) << o.err;
+    EXPECT_NE(o.err.find("is not a gua database (it is empty)"), std::string::npos) << o.err;
+    EXPECT_EQ(std::filesystem::file_size(empty), 0U);
+    EXPECT_FALSE(std::filesystem::exists(empty + "-wal"));
+}
+
 TEST(DbCli, AForeignDatabaseIsNamedSoAndLeftUnchanged) {
     testing::TempDir dir;
     const std::string other = dir.file("other.db");

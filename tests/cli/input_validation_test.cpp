@@ -64,7 +64,31 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "nan"}, "price per GPU-hour"},
         BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "-1"}, "price per GPU-hour"},
         BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "1e300"},
-                 "price per GPU-hour"}));
+                 "price per GPU-hour"},
+        BadInput{{"daemon", "--db", "@DB", "--listen", ""}, "must not be empty"},
+        BadInput{{"report", "--prometheus", ""}, "must not be empty"},
+        BadInput{{"report", "--prometheus", "http://127.0.0.1:9", "--host-label", "host-name"},
+                 "expected a Prometheus label name"},
+        BadInput{{"report", "--prometheus", "http://127.0.0.1:9", "--host-label", "__name__"},
+                 "expected a Prometheus label name"},
+        BadInput{{"report", "--prometheus", "http://127.0.0.1:9", "--host-label", ""},
+                 "expected a Prometheus label name"}));
+
+TEST(InputValidation, AnAmbiguousGpuPrefixNamesTheCardsItMatches) {
+    test::TempDir dir;
+    const std::string db = dir.file("demo.db");
+    ASSERT_EQ(test::run_gua({"demo", "--db", db, "--quiet", "--format", "json"}).exit_code, 0);
+    const test::RunResult r = test::run_gua({"report", "--db", db, "--gpu", "GPU-"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("--gpu GPU-: ambiguous"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("GPU-0a7c3e1f"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("GPU-1a7c3e1f"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+    const test::RunResult one = test::run_gua({"report", "--db", db, "--gpu", "GPU-1a"});
+    EXPECT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_NE(one.out.find("[gpu=GPU-1a]"), std::string::npos) << one.out;
+}
 
 TEST(InputValidation, ControlCharactersInArgumentsAreEscaped) {
     const test::RunResult r = test::run_gua({"report", "--format", "\x1b]52;c;aGk=\a"});

@@ -250,6 +250,12 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"[thresholds]\nactive = 10\n", "/etc/gua/gua.toml:2: thresholds.active: unknown key"},
         Bad{"[daemon]\ninterval = \"soon\"\n",
             "/etc/gua/gua.toml:2: daemon.interval: expected a duration such as \"30s\""},
+        Bad{"[daemon]\ninterval = \"10ms\"\n",
+            "/etc/gua/gua.toml:2: daemon.interval: expected a duration of at least 100ms, such "
+            "as \"30s\""},
+        Bad{"[report]\ntime_zone = \"\"\n",
+            "/etc/gua/gua.toml:2: report.time_zone: expected UTC, local, or an IANA time zone "
+            "name such as \"Europe/Berlin\""},
         Bad{"\n\n[prices]\n", "/etc/gua/gua.toml:3: prices: unknown key"}));
 
 TEST(Config, SyntaxErrorsNameFileAndLine) {

@@ -39,5 +39,44 @@ TEST(Printable, BackslashesCannotForgeAnEscape) {
     EXPECT_NE(printable("\\x1b"), printable("\x1b"));
 }
 
+TEST(TerminalText, KeepsLinesAndGuasColoursOnly) {
+    EXPECT_EQ(terminal_text("a\\b\nc\td", false), "a\\b\nc\\x09d");
+    EXPECT_EQ(terminal_text("\x1b[32mok\x1b[0m", true), "\x1b[32mok\x1b[0m");
+    EXPECT_EQ(terminal_text("\x1b[32mok", false), "\\x1b[32mok");
+    // Only SGR passes: cursor movement, screen clearing and OSC do not.
+    EXPECT_EQ(terminal_text("\x1b[2J\x1b]0;t\a\x1b[1;1H", true),
+              "\\x1b[2J\\x1b]0;t\\x07\\x1b[1;1H");
+    EXPECT_EQ(terminal_text("\x1b[", true), "\\x1b[");
+    EXPECT_EQ(terminal_text("jürgen \xff", true), "jürgen \\xff");
+}
+
+TEST(ValidUtf8, ReplacesEachInvalidByte) {
+    EXPECT_EQ(valid_utf8("ok ü"), "ok ü");
+    EXPECT_EQ(valid_utf8("a\xff\xfe"
+                         "b"),
+              "a\xef\xbf\xbd\xef\xbf\xbd"
+              "b");
+    EXPECT_EQ(valid_utf8("\xe6\x97"), "\xef\xbf\xbd\xef\xbf\xbd");
+    EXPECT_EQ(valid_utf8("\x1b\n"), "\x1b\n");
+}
+
+TEST(HtmlText, RemovesControlsAndRepairsUtf8) {
+    EXPECT_EQ(html_text("a\x1b[2Jb\a\x7f\tc\nd\r"), "a[2Jb\tc\nd\r");
+    EXPECT_EQ(html_text("\xc2\x9b"
+                        "31m\xc2\xa0"),
+              "31m\xc2\xa0");
+    EXPECT_EQ(html_text("x\xffy"), "x\xef\xbf\xbdy");
+}
+
+TEST(SpreadsheetSafe, NeutralisesFormulaLeadsButNotNumbers) {
+    for (const char* formula : {"=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)", "\tx", "\rx",
+                                "-", "+", "=", "-1e", "-.5"}) {
+        EXPECT_EQ(spreadsheet_safe(formula), std::string("'") + formula) << formula;
+    }
+    for (const char* plain : {"", "alice", "-12.34", "-1", "-1e-3", "-2E+10", "0", "a=b", "'x"}) {
+        EXPECT_EQ(spreadsheet_safe(plain), plain) << plain;
+    }
+}
+
 } // namespace
 } // namespace gua

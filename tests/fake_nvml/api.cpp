@@ -194,7 +194,8 @@ nvmlReturn_t clock_reasons(const char* function, nvmlDevice_t h, unsigned long l
         if (reasons == nullptr || handle.mig >= 0) {
             return reasons == nullptr ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
         }
-        *reasons = static_cast<unsigned long long>(d.clock_event_reasons.at(drv().now()));
+        *reasons =
+            static_cast<unsigned long long>(std::llround(d.clock_event_reasons.at(drv().now())));
         return NVML_SUCCESS;
     });
 }

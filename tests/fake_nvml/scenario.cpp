@@ -5,29 +5,93 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace gua::fake_nvml {
 namespace {
 
 using nlohmann::json;
 
+/// More samples than any driver's ring holds (each ring query walks up to this many).
+constexpr std::size_t k_max_ring_size = 1 << 20;
+
+template <typename T> struct is_vector : std::false_type {};
+template <typename T> struct is_vector<std::vector<T>> : std::true_type {};
+
+[[noreturn]] void out_of_range(const char* what) {
+    throw std::runtime_error(std::string(what) + ": not a number this field can hold");
+}
+
+/// An integer of type T from a JSON number, exactly: a fraction, a value outside T's range or
+/// anything but a number is an error (converting it would be undefined behaviour).
+template <typename T> T checked_integer(const json& v, const char* what) {
+    if (v.is_number_float()) {
+        const double d = v.get<double>();
+        const double low = static_cast<double>(std::numeric_limits<T>::lowest());
+        const double high = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
+        if (!(d >= low && d < high && d == std::trunc(d))) {
+            out_of_range(what);
+        }
+        return static_cast<T>(d);
+    }
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        return std::in_range<T>(u) ? static_cast<T>(u) : (out_of_range(what), T{});
+    }
+    if (v.is_number_integer()) {
+        const auto i = v.get<std::int64_t>();
+        return std::in_range<T>(i) ? static_cast<T>(i) : (out_of_range(what), T{});
+    }
+    out_of_range(what);
+}
+
+/// `v` as T with every numeric conversion checked (checked_integer); vectors element by element.
+template <typename T> T checked(const json& v, const char* what) {
+    if constexpr (is_vector<T>::value) {
+        if (!v.is_array()) {
+            throw std::runtime_error(std::string(what) + ": not a list");
+        }
+        T out;
+        for (const json& e : v) {
+            out.push_back(checked<typename T::value_type>(e, what));
+        }
+        return out;
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        return checked_integer<T>(v, what);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (!v.is_number()) {
+            out_of_range(what);
+        }
+        return v.get<T>();
+    } else {
+        return v.get<T>();
+    }
+}
+
 Series series(const json& j, const char* key, double fallback) {
     std::vector<std::pair<double, double>> points;
     if (j.contains(key)) {
         for (const json& point : j.at(key)) {
-            points.emplace_back(point.at(0).get<double>(), point.at(1).get<double>());
+            points.emplace_back(checked<double>(point.at(0), key),
+                                checked<double>(point.at(1), key));
         }
     }
     return Series(std::move(points), fallback);
 }
 
 template <typename T> T get_or(const json& j, const char* key, T fallback) {
-    return j.contains(key) && !j.at(key).is_null() ? j.at(key).get<T>() : fallback;
+    return j.contains(key) && !j.at(key).is_null() ? checked<T>(j.at(key), key) : fallback;
 }
 
 /// {"<metric id>": series, ...} under `key`.
@@ -35,7 +99,11 @@ std::map<unsigned int, Series> metric_series(const json& j, const char* key) {
     std::map<unsigned int, Series> out;
     if (j.contains(key)) {
         for (const auto& [id, points] : j.at(key).items()) {
-            out[static_cast<unsigned int>(std::stoul(id))] = series(json{{"s", points}}, "s", 0);
+            const unsigned long number = std::stoul(id);
+            if (number > std::numeric_limits<unsigned int>::max()) {
+                out_of_range(key);
+            }
+            out[static_cast<unsigned int>(number)] = series(json{{"s", points}}, "s", 0);
         }
     }
     return out;
@@ -80,7 +148,13 @@ Device parse_device(const json& j, std::size_t index) {
     d.gpm.metrics = metric_series(gpm, "metrics");
     d.gpm.unsupported_metrics = get_or(gpm, "not_supported_metrics", std::vector<unsigned int>{});
     d.util_period_s = get_or(j, "util_period_s", d.util_period_s);
+    if (!(d.util_period_s >= 1e-3 && d.util_period_s <= 3600)) {
+        throw std::runtime_error("util_period_s: from 0.001 to 3600 seconds");
+    }
     d.ring_size = get_or<std::size_t>(j, "ring_size", d.ring_size);
+    if (d.ring_size > k_max_ring_size) {
+        throw std::runtime_error("ring_size: at most " + std::to_string(k_max_ring_size));
+    }
     d.dry_idle = get_or<std::string>(j, "util_idle_mode", "continuous") == "dry";
     d.boot_timestamps = get_or<std::string>(j, "timestamp_domain", "epoch") == "boot";
     d.energy_start_mj = get_or(j, "energy_start_mj", 0.0);
@@ -88,7 +162,8 @@ Device parse_device(const json& j, std::size_t index) {
     if (j.contains("mig_instances")) {
         for (const json& m : j.at("mig_instances")) {
             d.mig_instances.push_back(
-                {m.at("uuid").get<std::string>(), get_or<std::string>(m, "name", "MIG 1g.10gb"),
+                {checked<std::string>(m.at("uuid"), "uuid"),
+                 get_or<std::string>(m, "name", "MIG 1g.10gb"),
                  get_or(m, "memory_total_mib", 9856.0), get_or(m, "gpu_instance_id", 0u),
                  get_or(m, "compute_instance_id", 0u), metric_series(m, "gpm_metrics")});
         }
@@ -110,7 +185,7 @@ Device parse_device(const json& j, std::size_t index) {
 
 Process parse_process(const json& j) {
     Process p;
-    p.device = j.at("device").get<std::size_t>();
+    p.device = checked<std::size_t>(j.at("device"), "device");
     p.mig_instance = get_or(j, "mig_instance", -1);
     if (j.contains("pid_env")) {
         const std::string name = j.at("pid_env").get<std::string>();
@@ -118,9 +193,13 @@ Process parse_process(const json& j) {
         if (value == nullptr) {
             throw std::runtime_error("pid_env " + name + " is not set");
         }
-        p.pid = static_cast<unsigned int>(std::stoul(value));
+        const unsigned long pid = std::stoul(value);
+        if (pid > std::numeric_limits<unsigned int>::max()) {
+            out_of_range("pid_env");
+        }
+        p.pid = static_cast<unsigned int>(pid);
     } else {
-        p.pid = j.at("pid").get<unsigned int>();
+        p.pid = checked<unsigned int>(j.at("pid"), "pid");
     }
     const std::string type = get_or<std::string>(j, "type", "compute");
     if (type != "compute" && type != "graphics" && type != "mps") {
@@ -198,6 +277,9 @@ Scenario parse_scenario(std::string_view text) {
     Scenario s;
     s.driver_version = get_or<std::string>(j, "driver_version", "");
     s.time_scale = get_or(j, "time_scale", 1.0);
+    if (!(s.time_scale > 0 && s.time_scale <= 1e6)) {
+        throw std::runtime_error("time_scale: above 0, at most 1e6");
+    }
     s.init_error = get_or(j, "init_error", 0);
     const json abi = get_or(j, "abi", json::object());
     s.process_info_stride = get_or<std::size_t>(abi, "process_info_stride", 0);
@@ -217,7 +299,7 @@ Scenario parse_scenario(std::string_view text) {
     for (const json& f : get_or(j, "faults", json::array())) {
         s.faults.push_back({f.at("function").get<std::string>(), get_or(f, "device", -1),
                             get_or(f, "from", 0.0), get_or(f, "to", k_forever),
-                            f.at("error").get<int>()});
+                            checked<int>(f.at("error"), "error")});
     }
     return s;
 }

@@ -121,6 +121,34 @@ TEST(NvmlLibrary, OtherInitErrorsNameTheDriverText) {
     EXPECT_EQ(failed.error().message, "NVML initialization failed: Driver Not Loaded (error 9)");
 }
 
+TEST(NvmlLibrary, TheFakeRefusesNumbersItsFieldsCannotHold) {
+    // Found by fuzz_scenario given longer: converting these was undefined behaviour.
+    std::vector<nlohmann::json> bad;
+    for (const nlohmann::json& init :
+         {nlohmann::json(2e10), nlohmann::json(1.5), nlohmann::json(-3e9), nlohmann::json("9")}) {
+        nlohmann::json s = k_one_gpu;
+        s["init_error"] = init;
+        bad.push_back(s);
+    }
+    for (const auto& [key, value] :
+         std::vector<std::pair<std::string, nlohmann::json>>{{"ring_size", 1e30},
+                                                             {"ring_size", -1},
+                                                             {"memory_total_mib", "x"},
+                                                             {"util_period_s", 0},
+                                                             {"unsupported_fields", {1e12}}}) {
+        nlohmann::json s = k_one_gpu;
+        s["devices"][0][key] = value;
+        bad.push_back(s);
+    }
+    for (const nlohmann::json& scenario : bad) {
+        FakeDriver fake(scenario);
+        const auto failed = fake.open();
+        ASSERT_FALSE(failed.ok()) << scenario.dump();
+        EXPECT_EQ(failed.error().message, "NVML initialization failed: Unknown Error (error 999)")
+            << scenario.dump();
+    }
+}
+
 TEST(NvmlLibrary, ErrorStringCoversEveryCode) {
     FakeDriver fake(k_one_gpu);
     auto library = fake.open();

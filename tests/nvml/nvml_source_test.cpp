@@ -118,6 +118,44 @@ TEST(NvmlSource, EnumeratesAndReadsEveryMetricOfAModernDriver) {
     EXPECT_EQ(find(poll, 5000, ProcessType::mps)->sm_util_pct, 0.0); // absent pid = 0 %
 }
 
+TEST(NvmlSource, PowerReadingsNoCardCanGiveAreDroppedAndCounted) {
+    json gpu = busy_gpu();
+    // −5 mW reaches gua as 4294967291 mW; 900 W is more than twice the 400 W limit.
+    gpu["power_mw"] = {{0, -5}, {2, 900000}, {4, 500000}};
+    FakeDriver fake(json{{"devices", {gpu}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    fake.set_time(1);
+    auto polls = source->poll(wall_at(1));
+    ASSERT_EQ(polls.size(), 1u);
+    EXPECT_FALSE(polls[0].readings.power_mw.has_value());
+    EXPECT_EQ(polls[0].readings.power_limit_mw, 400000);
+    EXPECT_EQ(source->diagnostics().junk_power_readings, 1);
+    fake.set_time(3);
+    polls = source->poll(wall_at(3));
+    EXPECT_FALSE(polls[0].readings.power_mw.has_value());
+    EXPECT_EQ(source->diagnostics().junk_power_readings, 2);
+    fake.set_time(5);
+    polls = source->poll(wall_at(5));
+    EXPECT_EQ(polls[0].readings.power_mw, 500000); // above the limit, but a card can
+    EXPECT_EQ(source->diagnostics().junk_power_readings, 2);
+    EXPECT_EQ(polls[0].read_errors, 0);
+}
+
+TEST(NvmlSource, AnImpossiblePowerLimitIsDroppedAndTheAbsoluteBoundApplies) {
+    json gpu = busy_gpu();
+    gpu["power_limit_mw"] = {{0, -1}};
+    gpu["power_mw"] = {{0, 9000000}};
+    FakeDriver fake(json{{"devices", {gpu}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    fake.set_time(1);
+    const auto polls = source->poll(wall_at(1));
+    EXPECT_FALSE(polls[0].readings.power_limit_mw.has_value());
+    EXPECT_EQ(polls[0].readings.power_mw, 9000000);
+    EXPECT_EQ(source->diagnostics().junk_power_readings, 1);
+}
+
 TEST(NvmlSource, ReadsALegacyDriverThroughV1Names) {
     FakeDriver fake(busy_scenario());
     auto source = fake.source(Variant::legacy);
