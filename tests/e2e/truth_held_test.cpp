@@ -3,7 +3,8 @@
 // poll — short holders, memory around the held threshold, holders taking turns, a job that ends
 // early, an MPS server next to its client — through the real daemon on the fake driver at 1 s
 // and 30 s, held to the scenario's integrated truth (truth_harness.hpp). Changes of who holds
-// what fall 50 ms after a poll, so polling every 5 s can see them within 50 ms.
+// what fall 50 ms after a poll (a process listed at a poll is taken as present since the previous
+// one), so the poll grid places them within 50 ms.
 #include "e2e/truth_harness.hpp"
 
 namespace gua::e2e {
@@ -83,7 +84,7 @@ class TruthHeld : public TruthTest, public ::testing::WithParamInterface<double>
 TEST_P(TruthHeld, AShortHolderExitingEarly) {
     spawn_sleeper(k_uid_a, "GUA_TRUTH_A");
     const json scenario = {{"devices", card()},
-                           {"processes", windows("GUA_TRUTH_A", a(), 20480, 0, 10 + k_late)}};
+                           {"processes", windows("GUA_TRUTH_A", a(), 20480, k_late, 10 + k_late)}};
     check(run_truth(scenario, run_spec()), "short holder " + label());
 }
 
@@ -119,7 +120,7 @@ TEST_P(TruthHeld, AJobThatEndsEarly) {
     spawn_sleeper(k_uid_b, "GUA_TRUTH_B");
     const json scenario = {
         {"devices", card()},
-        {"processes", concat(windows("GUA_TRUTH_A", a(), 8000, 0, 5 + k_late),
+        {"processes", concat(windows("GUA_TRUTH_A", a(), 8000, k_late, 5 + k_late),
                              json::array({proc("GUA_TRUTH_B", b(), steady(8000))}))}};
     check(run_truth(scenario, run_spec()), "early end " + label());
 }
@@ -132,10 +133,10 @@ TEST_P(TruthHeld, MpsClientAndServer) {
     spawn_sleeper(k_uid_b, "GUA_TRUTH_B");
     const json server = proc("GUA_TRUTH_B", b(), steady(2000), 0, 1e6, "mps");
     const json busy = periodic(0, 5, 100, 0);
-    const json scenario = {
-        {"devices", card(busy)},
-        {"processes", concat(windows("GUA_TRUTH_A", a(), 6000, 0, 10 + k_late, "compute", busy),
-                             json::array({server}))}};
+    const json scenario = {{"devices", card(busy)},
+                           {"processes", concat(windows("GUA_TRUTH_A", a(), 6000, k_late,
+                                                        10 + k_late, "compute", busy),
+                                                json::array({server}))}};
     check(run_truth(scenario, run_spec()), "MPS " + label());
 }
 
