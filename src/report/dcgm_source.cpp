@@ -78,7 +78,7 @@ audit::CardTick tick_of(std::uint32_t gpu, TimeUs t, DurationUs step, double uti
     if (fb_mib) {
         tick.processes.push_back(audit::ProcTick{0, telemetry::ProcessType::compute,
                                                  bounded_round(*fb_mib, 1e9), std::nullopt,
-                                                 std::nullopt});
+                                                 std::nullopt, std::nullopt});
     } else if (*tick.active_us == 0) {
         tick.idle_unknown_us = step; // no framebuffer reading: held or not is unknown
     }
