@@ -14,7 +14,7 @@
 namespace gua::identity {
 namespace {
 
-constexpr std::size_t k_read_chunk = 64 * 1024;
+constexpr std::size_t k_untrusted_chunk = 64 * 1024;
 
 Error fail(std::string_view what, const std::string& reason) {
     return Error{std::string(what) + ": " + reason};
@@ -70,7 +70,7 @@ Result<std::string> read_bounded(int fd, const std::string& name, std::size_t ma
     std::string text;
     for (;;) {
         const std::size_t old_size = text.size();
-        const std::size_t want = std::min(k_read_chunk, max_bytes + 1 - old_size);
+        const std::size_t want = std::min(k_untrusted_chunk, max_bytes + 1 - old_size);
         text.resize(old_size + want);
         const ssize_t got = ::read(fd, text.data() + old_size, want);
         if (got < 0 && errno == EINTR) {
