@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
-targets=(time config scenario block prior_art prometheus http escape)
+targets=(time config scenario block prior_art prometheus http escape identity)
 failed=0
 printf '%-11s %10s %9s %7s %7s %s\n' target execs execs/s cov ft result
 for t in "${targets[@]}"; do

@@ -126,7 +126,18 @@ std::vector<std::string_view> split_path(std::string_view path) {
     return parts;
 }
 
+/// A component below which a user creates cgroups: systemd's user.slice (sessions, and the
+/// delegated subtree of each user@<uid>.service).
+bool is_user_subtree(std::string_view component) {
+    return component == "user.slice" ||
+           (component.starts_with("user@") && component.ends_with(".service")) ||
+           (component.starts_with("user-") && component.ends_with(".slice"));
+}
+
 void fill_missing(CgroupFacts& into, const CgroupFacts& from) {
+    if (into.container_id.empty()) {
+        into.user_claimed = from.user_claimed;
+    }
     for (auto member : {&CgroupFacts::container_id, &CgroupFacts::pod_uid, &CgroupFacts::slurm_job,
                         &CgroupFacts::systemd_unit}) {
         if ((into.*member).empty()) {
@@ -141,19 +152,26 @@ CgroupFacts parse_cgroup_path(std::string_view path) {
     CgroupFacts facts;
     bool under_kubepods = false;
     bool under_slurm = false;
+    bool under_user = false; // what lies below is the user's to create
     // "/../.." : relative to the reader's cgroup namespace (gua in a container of its own), so
     // the kubepods ancestors may be above what the path shows.
     const bool relative = path.starts_with("/..");
     for (std::string_view part : split_path(path)) {
-        under_kubepods = under_kubepods || part.find("kubepods") != std::string_view::npos;
-        under_slurm = under_slurm || part.find("slurm") != std::string_view::npos;
+        under_user = under_user || is_user_subtree(part);
+        under_kubepods =
+            !under_user && (under_kubepods || part.find("kubepods") != std::string_view::npos);
+        under_slurm = !under_user && (under_slurm || part.find("slurm") != std::string_view::npos);
         if (const std::string_view id = container_id_of(part); !id.empty()) {
             facts.container_id = id; // the innermost container wins (e.g. kind nodes)
+            facts.user_claimed = under_user;
+            if (under_user && part.ends_with(".scope")) {
+                facts.systemd_unit = part; // the user's own scope, whatever it claims
+            }
             continue;
         }
         if (under_kubepods && facts.pod_uid.empty()) {
             facts.pod_uid = pod_uid_of(part);
-        } else if (relative && facts.pod_uid.empty()) {
+        } else if (relative && !under_user && facts.pod_uid.empty()) {
             facts.pod_uid = relative_pod_uid_of(part);
         }
         if (under_slurm && facts.slurm_job.empty()) {

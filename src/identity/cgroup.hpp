@@ -13,6 +13,11 @@ struct CgroupFacts {
     std::string pod_uid;      ///< Kubernetes pod UID with '_' turned into '-'
     std::string slurm_job;    ///< Slurm job id (digits)
     std::string systemd_unit; ///< innermost .service/.scope that is not a container scope
+    /// container_id was read below a cgroup its user can create (user.slice: a user's sessions
+    /// and systemd user manager, where rootless containers live): the user's claim, which anyone
+    /// can forge with a scope of that name (that scope is then also systemd_unit). Pod uid and
+    /// Slurm job are never read there.
+    bool user_claimed = false;
 
     friend bool operator==(const CgroupFacts&, const CgroupFacts&) = default;
 };

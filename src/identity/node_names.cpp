@@ -5,9 +5,16 @@
 #include "identity/user.hpp"
 
 #include <cstdlib>
+#include <ctime>
 
 namespace gua::identity {
 namespace {
+
+std::int64_t names_clock_us() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
 
 void from_env(const char* variable, std::string& path) {
     if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
@@ -30,7 +37,29 @@ NodeNames::NodeNames(const NodePaths& paths)
     : m_pods(paths.pod_logs, paths.container_logs),
       m_runtimes(paths.docker_root, paths.podman_root) {}
 
-void NodeNames::name(telemetry::Identity& identity, std::int64_t now_us) {
+void NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
+                     std::string_view claimed_container) {
+    if (identity.pod_uid.empty() && identity.container_id.empty() && claimed_container.empty()) {
+        return;
+    }
+    if (now_us != m_round_us) {
+        m_round_us = now_us;
+        m_spent_us = 0;
+    }
+    if (m_spent_us >= k_budget_us) {
+        ++m_deferred;
+        return;
+    }
+    const std::int64_t start = names_clock_us();
+    if (!identity.pod_uid.empty() || !identity.container_id.empty()) {
+        look_up(identity, now_us);
+    } else {
+        look_up_claimed(identity, std::string(claimed_container), now_us);
+    }
+    m_spent_us += names_clock_us() - start;
+}
+
+void NodeNames::look_up(telemetry::Identity& identity, std::int64_t now_us) {
     if (!identity.pod_uid.empty()) {
         PodNames names = m_pods.lookup(identity.pod_uid, identity.container_id, now_us);
         identity.pod_namespace = std::move(names.pod_namespace);
@@ -38,11 +67,17 @@ void NodeNames::name(telemetry::Identity& identity, std::int64_t now_us) {
         identity.container_name = std::move(names.container_name);
         return;
     }
-    identity.container_name = m_runtimes.lookup(identity.container_id);
-    if (identity.container_name.empty() && identity.uid && *identity.uid != 0 &&
-        !identity.container_id.empty()) {
+    identity.container_name = m_runtimes.lookup(identity.container_id, now_us);
+}
+
+void NodeNames::look_up_claimed(telemetry::Identity& identity, const std::string& claimed,
+                                std::int64_t now_us) {
+    // Only from the user's own store, so that claiming a system container's id never borrows
+    // its name.
+    if (identity.uid && *identity.uid != 0) {
         if (const std::optional<std::string> home = passwd_home(*identity.uid)) {
-            identity.container_name = m_runtimes.lookup_rootless(identity.container_id, *home);
+            identity.container_name =
+                m_runtimes.lookup_rootless(claimed, *home, *identity.uid, now_us);
         }
     }
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace gua::identity {
 
@@ -30,13 +31,29 @@ class NodeNames {
     explicit NodeNames(const NodePaths& paths);
     /// Fills `identity`'s pod_namespace, pod_name and container_name from its pod_uid and
     /// container_id: Kubernetes names when it has a pod uid, else the runtime's container name
-    /// (for a rootless Podman container, from the store in the home of its uid's passwd entry).
-    /// `now_us` is a monotonic time in µs.
-    void name(telemetry::Identity& identity, std::int64_t now_us);
+    /// from Docker's or the system Podman store. `claimed_container` is a container id its user
+    /// claims (a cgroup under user.slice: rootless Podman, or a forgery): named only from the
+    /// store in the home of the identity's uid (passwd), never from the system's.
+    /// `now_us` is a monotonic time in µs. Lookups of one round (one `now_us`) stop once they
+    /// took k_budget_us: the names of the identities left stay missing (names_missing()), to be
+    /// looked up again later.
+    void name(telemetry::Identity& identity, std::int64_t now_us,
+              std::string_view claimed_container = {});
+    /// Time the node's files may take per round (per tick) at most.
+    static constexpr std::int64_t k_budget_us = 100'000;
+    /// Lookups skipped because the round's budget was spent, since construction.
+    std::uint64_t deferred() const { return m_deferred; }
 
   private:
+    void look_up(telemetry::Identity& identity, std::int64_t now_us);
+    void look_up_claimed(telemetry::Identity& identity, const std::string& claimed,
+                         std::int64_t now_us);
+
     PodLogs m_pods;
     RuntimeNames m_runtimes;
+    std::int64_t m_round_us = -1; ///< the `now_us` of the current round
+    std::int64_t m_spent_us = 0;  ///< time its lookups took
+    std::uint64_t m_deferred = 0;
 };
 
 /// True when `identity` has a pod uid or container id that name() has not named yet.

@@ -74,7 +74,7 @@ Result<ProcStat> parse_proc_stat(std::string_view line) {
     return ProcStat{std::string(line.substr(open + 1, close - open - 1)), *start};
 }
 
-Result<std::uint32_t> parse_status_real_uid(std::string_view status) {
+Result<StatusUids> parse_status_uids(std::string_view status) {
     std::size_t pos = 0;
     while (pos < status.size()) {
         std::size_t end = status.find('\n', pos);
@@ -83,14 +83,25 @@ Result<std::uint32_t> parse_status_real_uid(std::string_view status) {
         }
         const std::string_view line = status.substr(pos, end - pos);
         if (line.starts_with("Uid:")) {
-            if (const auto uid = parse_number<std::uint32_t>(nth_token(line.substr(4), 1))) {
-                return *uid;
+            const auto real = parse_number<std::uint32_t>(nth_token(line.substr(4), 1));
+            const auto effective = parse_number<std::uint32_t>(nth_token(line.substr(4), 2));
+            const auto saved = parse_number<std::uint32_t>(nth_token(line.substr(4), 3));
+            if (real && effective && saved) {
+                return StatusUids{*real, *effective, *saved};
             }
             return Error{"malformed Uid: line in status"};
         }
         pos = end + 1;
     }
     return Error{"no Uid: line in status"};
+}
+
+Result<std::uint32_t> parse_status_real_uid(std::string_view status) {
+    Result<StatusUids> uids = parse_status_uids(status);
+    if (!uids) {
+        return uids.error();
+    }
+    return uids.value().real;
 }
 
 std::optional<std::uint32_t> parse_loginuid(std::string_view text) {

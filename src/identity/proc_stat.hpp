@@ -21,6 +21,17 @@ struct ProcStat {
 /// are read after the LAST ')'. Errors on a missing ')' or a non-numeric start time.
 Result<ProcStat> parse_proc_stat(std::string_view line);
 
+/// The real, effective and saved uids of a process.
+struct StatusUids {
+    std::uint32_t real = 0;
+    std::uint32_t effective = 0;
+    std::uint32_t saved = 0;
+};
+
+/// Reads the first three numbers of the `Uid:` line of /proc/<pid>/status text; errors when the
+/// line is missing or malformed.
+Result<StatusUids> parse_status_uids(std::string_view status);
+
 /// Reads the real uid (first number of the `Uid:` line) from /proc/<pid>/status text; errors when
 /// the line is missing or malformed.
 Result<std::uint32_t> parse_status_real_uid(std::string_view status);

@@ -281,11 +281,14 @@ ProcessFacts Resolver::resolve_uncached(std::uint32_t pid, const ProcStat& stat)
     identity.user = user_for(attributed_uid(identity.uid, identity.login_uid, m_first_person_uid));
     if (const auto cgroup = read_proc_file(pid_path(pid, "cgroup"), k_max_small_file)) {
         CgroupFacts facts = parse_cgroup(cgroup.value());
-        identity.container_id = std::move(facts.container_id);
+        // A container the user can claim is no container id (docs/security.md): only the name
+        // their own store gives it.
+        const std::string claimed = facts.user_claimed ? std::move(facts.container_id) : "";
+        identity.container_id = facts.user_claimed ? "" : std::move(facts.container_id);
         identity.pod_uid = std::move(facts.pod_uid);
         identity.slurm_job = std::move(facts.slurm_job);
         identity.systemd_unit = std::move(facts.systemd_unit);
-        m_node_names.name(identity, m_now_us);
+        m_node_names.name(identity, m_now_us, claimed);
     }
     if (const auto cmdline = read_proc_file(pid_path(pid, "cmdline"), k_max_cmdline)) {
         identity.jupyter_kernel = jupyter_kernel_id(split_cmdline(cmdline.value()));

@@ -27,23 +27,30 @@ class ProcessHandle {
   public:
     /// Opens `process` (which must have a start time) under `proc_root`. Errors: ErrorKind::gone
     /// ("gone") when the pid does not exist or is a zombie, "pid reused" when its start time
-    /// differs.
+    /// differs. `uid`, when set, is the uid the decision was made for: see uid_unchanged().
     static Result<ProcessHandle> open(const std::string& proc_root,
-                                      const audit::ProcessKey& process);
+                                      const audit::ProcessKey& process,
+                                      std::optional<std::uint32_t> uid = std::nullopt);
 
     /// True once the process has terminated (exited, or a zombie not yet reaped).
     bool exited() const;
-    /// Sends `signal` to this process: through the pidfd, or without pidfd support after
-    /// re-checking the start time immediately before kill(). Errors name the failure.
+    /// Errors ("uid changed: …") unless the process's real, effective and saved uids are all the
+    /// uid given to open() (when one was), read now; "gone" when it has gone.
+    Result<void> uid_unchanged() const;
+    /// Sends `signal` to this process after re-checking, immediately before, its start time and
+    /// its uids (as open() does: a process that took another uid, e.g. regained root through its
+    /// saved uid, is not signalled); through the pidfd, else kill(). Errors name the failure.
     Result<void> send(int signal) const;
     const audit::ProcessKey& process() const { return m_process; }
 
   private:
-    ProcessHandle(std::string proc_root, audit::ProcessKey process, UniqueFd pidfd);
+    ProcessHandle(std::string proc_root, audit::ProcessKey process, UniqueFd pidfd,
+                  std::optional<std::uint32_t> uid);
 
     std::string m_proc_root;
     audit::ProcessKey m_process;
-    UniqueFd m_pidfd; ///< invalid without pidfd support or off the real /proc
+    UniqueFd m_pidfd;                   ///< invalid without pidfd support or off the real /proc
+    std::optional<std::uint32_t> m_uid; ///< the uid it must still have when signalled
 };
 
 } // namespace gua::policy

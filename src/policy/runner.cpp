@@ -221,10 +221,15 @@ std::string PolicyRunner::terminate(const Decision& d, TimeUs now, std::string& 
         }
     }
     // Re-check pid and start time immediately before acting: a reused pid is never signalled.
-    Result<ProcessHandle> handle = ProcessHandle::open(m_options.proc_root, d.candidate.process);
+    Result<ProcessHandle> handle =
+        ProcessHandle::open(m_options.proc_root, d.candidate.process, d.candidate.identity.uid);
     if (!handle) {
         detail = "not signalled: " + handle.error().message;
         return handle.error().kind == ErrorKind::gone ? "gone" : "pid-reused";
+    }
+    if (auto same = handle.value().uid_unchanged(); !same) {
+        detail = "not signalled: " + same.error().message;
+        return same.error().kind == ErrorKind::gone ? "gone" : "uid-changed";
     }
     if (auto sent = handle.value().send(SIGTERM); !sent) {
         detail = "SIGTERM failed: " + sent.error().message;

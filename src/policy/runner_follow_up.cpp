@@ -62,12 +62,15 @@ void PolicyRunner::follow_up(const telemetry::Tick& tick, TimeUs now) {
                 detail = "the process exited but the driver still lists its memory";
             }
         } else if (!p.sigkill_sent && now >= p.sigterm_at + p.decision.grace_us) {
-            const Result<void> sent = p.handle.send(SIGKILL);
+            const Result<void> same = p.handle.uid_unchanged();
+            const Result<void> sent = same ? p.handle.send(SIGKILL) : same;
             p.sigkill_sent = true;
-            outcome = sent ? "sigkill-sent" : "signal-failed";
-            detail = sent ? fmt::format("still running {} after SIGTERM; SIGKILL sent",
-                                        format_duration(now - p.sigterm_at))
-                          : "SIGKILL failed: " + sent.error().message;
+            const bool changed = !same && same.error().kind != ErrorKind::gone;
+            outcome = sent ? "sigkill-sent" : changed ? "uid-changed" : "signal-failed";
+            detail = sent      ? fmt::format("still running {} after SIGTERM; SIGKILL sent",
+                                             format_duration(now - p.sigterm_at))
+                     : changed ? "SIGKILL not sent: " + same.error().message
+                               : "SIGKILL failed: " + sent.error().message;
             m_log.update(p.decision_id, outcome, detail, 0, now);
             m_log_line(fmt::format("policy: pid {} {}", c.process.pid, detail));
             return !sent.ok();

@@ -178,6 +178,9 @@ std::int64_t Writer::identity_id(const telemetry::Identity& i) {
         insert.step();
         id = insert.int64(0);
     }
+    if (m_identities.size() >= k_max_cached_ids) {
+        m_identities.clear();
+    }
     m_identities.emplace(key, id);
     return id;
 }
@@ -185,11 +188,12 @@ std::int64_t Writer::identity_id(const telemetry::Identity& i) {
 std::int64_t Writer::process_id(const telemetry::ProcessTick& p) {
     // Fast path: the same process as last time it was seen (no key formatting per tick).
     const std::pair<std::uint32_t, std::uint64_t> seen{p.pid, p.start_ticks.value_or(~0ULL)};
-    if (auto it = m_recent.find(seen); it != m_recent.end() && it->second.first == p.identity) {
-        return it->second.second;
+    if (auto it = m_recent.find(seen); it != m_recent.end() && it->second.identity == p.identity) {
+        it->second.tick = m_tick;
+        return it->second.id;
     }
     const std::int64_t id = process_id_slow(p);
-    m_recent[seen] = {p.identity, id};
+    m_recent[seen] = Recent{p.identity, id, m_tick};
     return id;
 }
 
@@ -219,6 +223,9 @@ std::int64_t Writer::process_id_slow(const telemetry::ProcessTick& p) {
     } else {
         insert.step();
         id = insert.int64(0);
+    }
+    if (m_processes.size() >= k_max_cached_ids) {
+        m_processes.clear();
     }
     m_processes.emplace(key, id);
     return id;
@@ -290,6 +297,7 @@ void Writer::append(const telemetry::Tick& tick) {
     }
     m_layout.gpus.clear();
     m_layout.procs.clear();
+    ++m_tick;
     for (std::size_t slot = 0; slot < tick.cards.size(); ++slot) {
         const telemetry::CardTickRecord& c = tick.cards[slot];
         m_layout.gpus.push_back(gpu_id(c.device));
@@ -298,6 +306,7 @@ void Writer::append(const telemetry::Tick& tick) {
                 static_cast<std::int64_t>(slot), process_id(p), static_cast<std::int64_t>(p.type)});
         }
     }
+    std::erase_if(m_recent, [&](const auto& item) { return item.second.tick != m_tick; });
     const std::int64_t hour = hour_of(tick.t0);
     enter_hour(hour);
     if (m_block.fits(m_layout, tick.t0)) {

@@ -61,6 +61,14 @@ class Writer {
     std::int64_t run_id() const { return m_run_id; }
     /// Card-ticks written by this writer.
     std::uint64_t card_rows() const { return m_card_rows; }
+    /// The caches of identity and process row ids (looked up in the database on a miss) are
+    /// emptied when they reach this many entries.
+    static constexpr std::size_t k_max_cached_ids = 16384;
+    /// Entries of the writer's caches of processes and identities (bounded: the processes of the
+    /// last tick, and at most k_max_cached_ids row ids of each kind).
+    std::size_t cached_entries() const {
+        return m_recent.size() + m_processes.size() + m_identities.size();
+    }
 
   private:
     Writer(Database& db, const audit::Thresholds& thresholds);
@@ -96,10 +104,16 @@ class Writer {
             return std::hash<std::uint64_t>{}(k.second * 0x9E3779B97F4A7C15ULL ^ k.first);
         }
     };
-    /// (pid, start ticks) → (identity, process id) of the last tick: the per-tick fast path.
-    std::unordered_map<std::pair<std::uint32_t, std::uint64_t>,
-                       std::pair<telemetry::Identity, std::int64_t>, PidHash>
-        m_recent;
+    /// A process of the last tick: its identity, row id, and the tick that last listed it.
+    struct Recent {
+        telemetry::Identity identity;
+        std::int64_t id = 0;
+        std::uint64_t tick = 0;
+    };
+    /// (pid, start ticks) → the process as the last tick listed it: the per-tick fast path. Only
+    /// the processes of the last tick are kept, so it never grows with processes that exited.
+    std::unordered_map<std::pair<std::uint32_t, std::uint64_t>, Recent, PidHash> m_recent;
+    std::uint64_t m_tick = 0; ///< ticks appended
 };
 
 } // namespace gua::store

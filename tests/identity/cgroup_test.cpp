@@ -173,6 +173,40 @@ TEST(Cgroup, UnifiedLineComesFirst) {
               "middle.service");
 }
 
+CgroupFacts claimed(std::string container, std::string unit) {
+    CgroupFacts f{std::move(container), "", "", std::move(unit)};
+    f.user_claimed = true;
+    return f;
+}
+
+TEST(Cgroup, WhatAUserCanCreateIsOnlyTheirClaim) {
+    const std::string user = "/user.slice/user-1000.slice/user@1000.service";
+    // A forged runtime scope, and rootless Podman's real layout: the user's claim either way.
+    EXPECT_EQ(parse_cgroup_path(user + "/app.slice/docker-" + k_cid + ".scope"),
+              claimed(k_cid, "docker-" + k_cid + ".scope"));
+    EXPECT_EQ(parse_cgroup_path(user + "/user.slice/libpod-" + k_cid + ".scope/container"),
+              claimed(k_cid, "libpod-" + k_cid + ".scope"));
+    EXPECT_EQ(parse_cgroup_path("/user.slice/user-1000.slice/session-3.scope/" + k_cid),
+              claimed(k_cid, "session-3.scope"));
+    // No pod and no Slurm job from below user.slice, whatever the names.
+    EXPECT_EQ(parse_cgroup_path(user + "/kubepods/burstable/pod" + k_pod + "/" + k_cid),
+              claimed(k_cid, "user@1000.service"));
+    EXPECT_EQ(parse_cgroup_path(user + "/app.slice/slurm.scope/job_42/step_0"),
+              facts("", "", "", "slurm.scope"));
+    EXPECT_EQ(parse_cgroup_path("/user.slice/kubepods-pod" + k_pod_ + ".slice"),
+              facts("", "", "", ""));
+    // The runtime's own scopes are not claims; a real container keeps its id even with a user
+    // session inside it, unless a claim is made below.
+    EXPECT_FALSE(parse_cgroup_path("/system.slice/docker-" + k_cid + ".scope").user_claimed);
+    EXPECT_EQ(parse_cgroup_path("/docker/" + k_cid + "/user.slice/user-1000.slice/session-1.scope"),
+              facts(k_cid, "", "", "session-1.scope"));
+    // Across lines, the flag follows the line the id came from.
+    EXPECT_TRUE(
+        parse_cgroup("0::" + user + "/app.slice/docker-" + k_cid + ".scope\n").user_claimed);
+    EXPECT_FALSE(parse_cgroup("1:name=systemd:/docker/" + k_cid + "\n0::" + user + "/a.scope\n")
+                     .user_claimed);
+}
+
 TEST(Cgroup, Garbage) {
     for (const std::string& text :
          std::vector<std::string>{"", "\n\n", "garbage", "1:cpu", "1:cpu:relative/docker/" + k_cid,

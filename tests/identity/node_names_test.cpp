@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 namespace gua::identity {
 namespace node_names_test { // named after the file: unique in a unity batch
@@ -197,19 +198,21 @@ TEST_F(RuntimeTree, DockerThenPodman) {
     m_node.write_podman(R"([{"id":")" + k_id_c + R"(","names":["scratch"]}])",
                         "volatile-containers.json");
     RuntimeNames runtimes = names();
-    EXPECT_EQ(runtimes.lookup(k_id_a), "llm-serve");
-    EXPECT_EQ(runtimes.lookup(k_id_b), "finetune");
-    EXPECT_EQ(runtimes.lookup(k_id_c), "scratch");
-    EXPECT_EQ(runtimes.lookup(std::string(64, 'e')), "");
-    EXPECT_EQ(runtimes.lookup(""), "");
+    EXPECT_EQ(runtimes.lookup(k_id_a, 0), "llm-serve");
+    EXPECT_EQ(runtimes.lookup(k_id_b, 0), "finetune");
+    EXPECT_EQ(runtimes.lookup(k_id_c, 0), "scratch");
+    EXPECT_EQ(runtimes.lookup(std::string(64, 'e'), 0), "");
+    EXPECT_EQ(runtimes.lookup("", 0), "");
 }
 
 TEST_F(RuntimeTree, PodmanStoreIsReadAgainWhenItChanges) {
     m_node.write_podman("[]");
     RuntimeNames runtimes = names();
-    EXPECT_EQ(runtimes.lookup(k_id_b), "");
+    EXPECT_EQ(runtimes.lookup(k_id_b, 0), "");
     m_node.write_podman(R"([{"id":")" + k_id_b + R"(","names":["finetune"]}])");
-    EXPECT_EQ(runtimes.lookup(k_id_b), "finetune") << "its size and mtime changed";
+    EXPECT_EQ(runtimes.lookup(k_id_b, 0), "") << "not looked at again before the reread period";
+    EXPECT_EQ(runtimes.lookup(k_id_b, RuntimeNames::k_store_reread_us), "finetune")
+        << "its size and mtime changed";
 }
 
 TEST_F(RuntimeTree, RootlessPodmanFromTheOwnersHome) {
@@ -219,10 +222,10 @@ TEST_F(RuntimeTree, RootlessPodmanFromTheOwnersHome) {
     std::ofstream(home + "/.local/share/containers/storage/overlay-containers/containers.json")
         << R"([{"id":")" + k_id_b + R"(","names":["anns-job"]}])";
     RuntimeNames runtimes = names();
-    EXPECT_EQ(runtimes.lookup(k_id_b), "") << "not in the system store";
-    EXPECT_EQ(runtimes.lookup_rootless(k_id_b, home), "anns-job");
-    EXPECT_EQ(runtimes.lookup_rootless(k_id_c, home), "");
-    EXPECT_EQ(runtimes.lookup_rootless(k_id_c, ""), "");
+    EXPECT_EQ(runtimes.lookup(k_id_b, 0), "") << "not in the system store";
+    EXPECT_EQ(runtimes.lookup_rootless(k_id_b, home, ::geteuid(), 0), "anns-job");
+    EXPECT_EQ(runtimes.lookup_rootless(k_id_c, home, ::geteuid(), 0), "");
+    EXPECT_EQ(runtimes.lookup_rootless(k_id_c, "", ::geteuid(), 0), "");
 }
 
 TEST_F(RuntimeTree, UnreadableStateGivesNoName) {
@@ -231,8 +234,8 @@ TEST_F(RuntimeTree, UnreadableStateGivesNoName) {
                                         "/config.v2.json"); // a directory, not a file
     m_node.write_podman("not json");
     RuntimeNames runtimes = names();
-    EXPECT_EQ(runtimes.lookup(k_id_a), "");
-    EXPECT_EQ(runtimes.lookup(k_id_b), "");
+    EXPECT_EQ(runtimes.lookup(k_id_a, 0), "");
+    EXPECT_EQ(runtimes.lookup(k_id_b, 0), "");
 }
 
 TEST(NodeNamesEnvironment, EachPathFromItsVariable) {
