@@ -142,7 +142,9 @@ void WindowAccumulator::add(const CardTick& tick) {
     }
     // An earlier tick of this card already covers [t0, covered): count only the rest.
     const DurationUs overlap = std::min(covered, end) - tick.t0;
-    m_gpus[tick.gpu].overlap_us += overlap;
+    if (overlap > overlap_jitter_us(tick.duration_us)) {
+        m_gpus[tick.gpu].overlap_us += overlap; // a real overlap, not clock jitter
+    }
     if (overlap >= tick.duration_us) {
         return;
     }

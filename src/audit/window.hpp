@@ -9,6 +9,7 @@
 #include "audit/health.hpp"
 #include "audit/pools.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -152,11 +153,20 @@ using WeekdayHourFn = std::function<std::pair<int, int>(TimeUs)>;
 using SpanSink =
     std::function<void(std::uint32_t gpu, TimeUs from, TimeUs to, const StateTimes& states)>;
 
+/// The most a card-tick may overlap the card's previous one and still be taken as clock jitter
+/// (the wall clock slewed against the monotonic clock that measured the previous tick): 0.2 % of
+/// the tick, at least 10 ms. Such an overlap is still counted once, but not reported as card time
+/// recorded more than once (docs/measurement.md).
+constexpr DurationUs overlap_jitter_us(DurationUs duration_us) {
+    return std::max<DurationUs>(duration_us / 500, 10 * k_us_per_ms);
+}
+
 /// Sums classification, attribution, buckets, waste pools and card profiles, the weekday × hour
 /// grid and coverage. Ticks must be added in non-decreasing t0 order (for gap detection). A card's
 /// time is counted once: the part of a card-tick that an earlier card-tick of the same card
 /// already covered is dropped (the rest keeps its proportions) and counted in
-/// GpuTotals::overlap_us, so no card's recorded time exceeds wall time. Pure: no I/O. Office hours
+/// GpuTotals::overlap_us (unless within overlap_jitter_us()), so no card's recorded time exceeds
+/// wall time. Pure: no I/O. Office hours
 /// (pools.hpp) are judged in the zone of `weekday_hour`. Adding a rollup with add_rollup() yields
 /// the totals of adding its card-ticks when can_add_rollup() says so (exactly for integer totals;
 /// pools and profile sums of fractions up to floating-point rounding).

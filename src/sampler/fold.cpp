@@ -279,27 +279,21 @@ void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, dou
         return;
     }
     std::int64_t held = 0;
-    bool any_holder = false;
+    std::size_t holders = 0;
     bool unknown_mem = false;
-    for (std::size_t i = 0; i < poll.processes.size(); ++i) {
-        const telemetry::ProcessReading& p = poll.processes[i];
-        if (!is_holder_type(p.type)) {
-            continue;
+    for (const telemetry::ProcessReading& p : poll.processes) {
+        if (is_holder_type(p.type)) {
+            ++holders;
+            unknown_mem = unknown_mem || !p.mem_used_mib;
+            held += weight_of(p);
         }
-        any_holder = true;
-        unknown_mem = unknown_mem || !p.mem_used_mib;
-        held += weight_of(p);
     }
-    if (!any_holder || (!unknown_mem && held <= m_thresholds.held_mib)) {
+    if (holders == 0 || (!unknown_mem && held <= m_thresholds.held_mib)) {
         card.idle_unlisted += idle_us;
         return;
     }
     card.idle_held += idle_us;
     const double per_mib = held > 0 ? idle_us / static_cast<double>(held) : 0.0;
-    std::size_t holders = 0;
-    for (const telemetry::ProcessReading& p : poll.processes) {
-        holders += is_holder_type(p.type) ? 1 : 0;
-    }
     for (std::size_t i = 0; i < poll.processes.size(); ++i) {
         const telemetry::ProcessReading& p = poll.processes[i];
         if (is_holder_type(p.type)) {

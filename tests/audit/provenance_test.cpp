@@ -260,6 +260,30 @@ TEST(Provenance, OverlapKeepsTheProportionsOfTheUncoveredPart) {
     EXPECT_EQ(acc.gpus().at(1).overlap_us, 0);
 }
 
+TEST(Provenance, ClockJitterBetweenTicksIsCountedOnceButNotReportedAsOverlap) {
+    // One daemon's 30 s ticks overlapping by 7 µs and 40 ms (the wall clock slewed): counted
+    // once, not "recorded more than once"; 100 ms over a 30 s tick is more than jitter.
+    WindowAccumulator acc(Thresholds{}, k_nobody, no_cell);
+    TimeUs t0 = k_t0;
+    for (const DurationUs back : {DurationUs{0}, DurationUs{7}, 40 * k_us_per_ms}) {
+        CardTick t;
+        t.t0 = t0 - back;
+        t.duration_us = k_dur;
+        t.active_us = k_dur;
+        t.util_source = telemetry::UtilSource::samples;
+        acc.add(t);
+        t0 = t.t0 + k_dur;
+    }
+    EXPECT_EQ(acc.gpus().at(0).overlap_us, 0);
+    EXPECT_EQ(acc.gpus().at(0).states.total(), 3 * k_dur - 7 - 40 * k_us_per_ms);
+    CardTick late;
+    late.t0 = t0 - 100 * k_us_per_ms;
+    late.duration_us = k_dur;
+    late.active_us = k_dur;
+    acc.add(late);
+    EXPECT_EQ(acc.gpus().at(0).overlap_us, 100 * k_us_per_ms);
+}
+
 TEST(Provenance, RescaleKeepsEveryPartProportional) {
     CardTick t = card(12 * k_us_per_second, 6 * k_us_per_second, 3 * k_us_per_second,
                       3 * k_us_per_second, {holder(1, 100, 40.0, 8 * k_us_per_second)});

