@@ -113,7 +113,7 @@ TEST(HostileNames, NowJsonAndTextSurviveAProcessNameAUserChose) {
     m.holders.push_back(h);
     const std::string json = live::render_now_json(m);
     ASSERT_TRUE(valid_utf8(json));
-    EXPECT_NE(nlohmann::json::parse(json).dump().find("train\xef\xbf\xbd"), std::string::npos);
+    EXPECT_NE(nlohmann::json::parse(json).dump().find("trainbad\xef\xbf\xbd"), std::string::npos);
     const std::string text = live::render_now_text(m, live::NowTextOptions{});
     EXPECT_FALSE(has_control(text, true)) << text;
     EXPECT_TRUE(valid_utf8(text));

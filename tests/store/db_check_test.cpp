@@ -76,7 +76,8 @@ TEST(DbCheck, ABlockWithFewerTicksThanItsEndIsNamed) {
     t.db.exec("UPDATE tick_block SET n_ticks = n_ticks - 1 WHERE id = " + std::to_string(id));
     const std::vector<std::string> problems = check_database(t.db);
     ASSERT_FALSE(problems.empty());
-    EXPECT_NE(problems[0].find("ends at"), std::string::npos) << problems[0];
+    EXPECT_NE(problems[0].find("tick block " + std::to_string(id)), std::string::npos)
+        << problems[0];
 }
 
 TEST(DbCheck, CorruptedRollupEvidenceIsNamed) {
