@@ -70,14 +70,6 @@ class OutputBinary : public ::testing::Test {
 };
 std::unique_ptr<test::TempDir> OutputBinary::s_dir;
 
-} // namespace output_file_test
-
-using output_file_test::expect_only;
-using output_file_test::mode_of;
-using output_file_test::OutputBinary;
-using output_file_test::refusal;
-using output_file_test::write;
-
 TEST(OutputFile, ANewFileGetsTheUmaskMode) {
     const test::TempDir dir;
     const mode_t old = ::umask(027);
@@ -238,4 +230,5 @@ TEST_F(OutputBinary, StandardOutputWorksForEveryone) {
     EXPECT_EQ(nobody.out, dash.out);
 }
 
+} // namespace output_file_test
 } // namespace gua::cli

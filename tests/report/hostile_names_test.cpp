@@ -57,10 +57,6 @@ bool valid_utf8(const std::string& s) {
     }
 }
 
-} // namespace hostile_names_test
-
-using namespace hostile_names_test;
-
 TEST(HostileNames, JsonIsValidUtf8WithInvalidBytesReplaced) {
     const std::string text = render_json(hostile_model());
     ASSERT_TRUE(valid_utf8(text));
@@ -120,4 +116,5 @@ TEST(HostileNames, NowJsonAndTextSurviveAProcessNameAUserChose) {
     EXPECT_NE(text.find("node\\x1b]52"), std::string::npos) << text;
 }
 
+} // namespace hostile_names_test
 } // namespace gua::report

@@ -46,10 +46,6 @@ std::string hour_sql(int k) {
     return std::to_string(k_start / k_us_per_hour + k);
 }
 
-} // namespace db_check_test
-
-using namespace db_check_test;
-
 TEST(DbCheck, ASoundDatabasePasses) {
     testing::TempDb t;
     record(t.db);
@@ -121,4 +117,5 @@ TEST(DbCheck, AnHourWhoseRawTicksArePartlyDeletedIsNotCompared) {
     EXPECT_EQ(check_database(t.db), std::vector<std::string>{});
 }
 
+} // namespace db_check_test
 } // namespace gua::store
