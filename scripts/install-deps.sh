@@ -8,6 +8,7 @@ packages=(
     cmake g++ ninja-build pkg-config make
     libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
     libmicrohttpd-dev libcurl4-openssl-dev
+    libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
     libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
     python3 jq tmux util-linux
 )
@@ -16,9 +17,10 @@ if [ "${1:-}" = "--test" ]; then
     # (dpkg-shlibdeps) also for `make package`; lintian for the package check; groff for the man
     # page check; systemd for `systemd-analyze verify`; zsh and fish to load their completion;
     # chromium to load the HTML report in a real browser (headless) and take its screenshots;
-    # python3-kubernetes (its API models validate packaging/kubernetes/) and yamllint.
+    # python3-kubernetes (its API models validate packaging/kubernetes/) and yamllint;
+    # slurmctld, slurmd, slurm-client and munge for a real one-node Slurm (tests/alloc/).
     packages+=(dpkg-dev lintian groff-base systemd prometheus zsh fish chromium python3-kubernetes
-        yamllint)
+        yamllint slurmctld slurmd slurm-client munge)
 fi
 if [ "${1:-}" = "--clang" ]; then
     # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Gathers what scripts/real-driver/run.sh needs into one folder (default .rd): the gua binary of
-# the build folder (default build), nvml_probe built from this directory, and the shared
+# the build folder (default build), nvml_probe and fault_probe built from this directory, and the shared
 # libraries gua links or dlopens beyond the C and C++ runtime, so that it runs on a machine without them.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,6 +12,8 @@ cp "$build/src/gua" "$dest/gua"
 strip --strip-debug "$dest/gua"
 g++ -std=c++20 -O2 -Wall -Wextra -Werror -I"$root/src" "$root/scripts/real-driver/nvml_probe.cpp" \
     -o "$dest/nvml_probe" -ldl -static-libstdc++ -static-libgcc
+g++ -std=c++20 -O2 -Wall -Wextra -Werror -I"$root/src" "$root/scripts/real-driver/fault_probe.cpp" \
+    -o "$dest/fault_probe" -ldl -static-libstdc++ -static-libgcc
 # libmicrohttpd is dlopen'ed by `gua daemon --listen`: take it and what it links too.
 mhd=$(ldconfig -p | awk '/libmicrohttpd.so.12 / {print $NF; exit}')
 cp -L "$mhd" "$dest/"

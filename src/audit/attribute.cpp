@@ -122,10 +122,22 @@ void attribute_us(const CardTick& tick, const StateTimes& states, const Threshol
         }
     }
     if (states.idle_held > 0) {
-        split(
-            tick, states.idle_held, holder, by_mem,
-            [&](const ProcTick& p, DurationUs us) { share_of(out, p.identity).idle_held_us += us; },
-            parts);
+        const auto add_held = [&](const ProcTick& p, DurationUs us) {
+            share_of(out, p.identity).idle_held_us += us;
+        };
+        // The sampler's poll-by-poll split first (who held what while the card was held); the
+        // rest (older recordings, rounding) by memory over the tick.
+        DurationUs rest = states.idle_held;
+        for (const ProcTick& p : tick.processes) {
+            if (p.idle_held_us && rest > 0) {
+                const DurationUs us = std::clamp<DurationUs>(*p.idle_held_us, 0, rest);
+                add_held(p, us);
+                rest -= us;
+            }
+        }
+        if (rest > 0) {
+            split(tick, rest, holder, by_mem, add_held, parts);
+        }
     }
     // Idle-held memory per process: whenever the card was not active, and for the whole tick when
     // its own per-process reading is below the active threshold.

@@ -30,7 +30,8 @@ struct IdentityShare {
 /// Splits `states` (the classification of `tick`) among the tick's identities: active time first
 /// by each process's own recorded active_us (capped at what is left), the rest by per-process SM
 /// utilization share (0.01 % resolution; by held memory when no process reports SM
-/// activity), idle-held time by held memory. Each split is exact in whole microseconds (largest
+/// activity), idle-held time first by each process's recorded idle_held_us (capped at what is
+/// left), the rest by held memory. Each split is exact in whole microseconds (largest
 /// remainder, ties to the earlier process), so the shares of a tick add up to active + idle_held.
 /// Shares of one identity's processes are merged. Active time with no process to carry it goes to
 /// `nobody`. Clears `out` first so the caller can reuse the vector.

@@ -38,6 +38,10 @@ struct ProcTick {
     /// Its part of the card-tick's active time as attributed by the sampler (poll by poll);
     /// nullopt (older recordings, no per-process reading): split by SM share of the tick.
     std::optional<DurationUs> active_us;
+    /// Its part of the card-tick's idle-held time as decided by the sampler poll by poll (from
+    /// the memory held together at each poll); nullopt (older recordings, non-holders): split
+    /// by memory over the tick.
+    std::optional<DurationUs> idle_held_us;
 };
 
 /// One card over [t0, t0 + duration). `gpu` indexes the caller's GPU table. When utilization was

@@ -62,7 +62,11 @@ StateTimes classify(const CardTick& tick, const Thresholds& thresholds) {
     t.active = take(*tick.active_us);
     t.unmeasured = take(tick.unmeasured_us + tick.idle_unknown_us);
     t.truly_idle = take(tick.idle_unlisted_us);
-    if (is_held(tick, thresholds)) {
+    // A recording that decided held or not poll by poll says so with per-process idle-held
+    // times: what is left is then idle-held. Older recordings are judged by the tick's memory.
+    const bool decided = std::any_of(tick.processes.begin(), tick.processes.end(),
+                                     [](const ProcTick& p) { return p.idle_held_us.has_value(); });
+    if (decided || is_held(tick, thresholds)) {
         t.idle_held = left;
     } else {
         t.truly_idle += left;

@@ -30,8 +30,9 @@ bool is_held(const CardTick& tick, const Thresholds& thresholds);
 
 /// Splits the tick's duration: active = time at or above the active threshold; unmeasured = time
 /// whose utilization is unknown plus idle time whose holders are unknown (the whole tick without
-/// utilization); idle time with no holder listed is truly idle; the rest is idle-held when the
-/// card is held, else truly idle. The four parts add up to the duration.
+/// utilization); idle time not held (idle_unlisted_us) is truly idle; the rest is idle-held when
+/// the recording decided it poll by poll (a process carries idle_held_us) or the card is held
+/// (is_held, older recordings), else truly idle. The four parts add up to the duration.
 StateTimes classify(const CardTick& tick, const Thresholds& thresholds);
 
 } // namespace gua::audit

@@ -21,7 +21,8 @@ CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickReco
     c.idle_unknown_us = card.idle_unknown_us;
     c.readings = card.readings;
     for (const telemetry::ProcessTick& p : card.processes) {
-        c.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us});
+        c.processes.push_back(
+            ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us, p.idle_held_us});
     }
     return c;
 }

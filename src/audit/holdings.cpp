@@ -19,7 +19,8 @@ CardTick card_tick_of(const CardNow& card, std::vector<ProcessKey>& keys) {
     t.idle_unknown_us = card.record->idle_unknown_us;
     keys.clear();
     for (const telemetry::ProcessTick& p : card.record->processes) {
-        t.processes.push_back(ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us});
+        t.processes.push_back(
+            ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us, p.idle_held_us});
         keys.push_back(ProcessKey{p.pid, p.start_ticks});
     }
     return t;

@@ -29,6 +29,9 @@ void rescale(CardTick& tick, DurationUs duration_us) {
         if (p.active_us) {
             p.active_us = scaled(*p.active_us);
         }
+        if (p.idle_held_us) {
+            p.idle_held_us = scaled(*p.idle_held_us);
+        }
     }
     // Readings that sum over the tick (energy, clocks-event time) shrink with it.
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {

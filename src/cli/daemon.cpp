@@ -2,6 +2,7 @@
 // `gua daemon`: record every card-tick from NVML into the database until stopped.
 #include "daemon/daemon.hpp"
 
+#include "alloc/settings.hpp"
 #include "cli/command.hpp"
 #include "cli/validators.hpp"
 #include "config/config.hpp"
@@ -14,7 +15,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 namespace gua::cli {
 
@@ -30,7 +33,26 @@ struct DaemonCommandOptions {
     std::optional<std::uint64_t> max_ticks;
     std::string listen;
     std::optional<double> price_per_gpu_hour;
+    std::vector<std::string> allocation_dirs;
 };
+
+// [allocations] with --allocation-dir replacing the file's mapping_dir when given.
+alloc::Settings allocation_settings(const DaemonCommandOptions& o, const config::Config& cfg) {
+    alloc::Settings settings = cfg.allocations;
+    if (!o.allocation_dirs.empty()) {
+        settings.mapping_dirs.clear();
+        for (const std::string& dir : o.allocation_dirs) {
+            if (auto r = alloc::validate_source_path("--allocation-dir", dir); !r) {
+                throw Fatal(r.error().message, ExitCode::usage);
+            }
+            if (std::find(settings.mapping_dirs.begin(), settings.mapping_dirs.end(), dir) ==
+                settings.mapping_dirs.end()) {
+                settings.mapping_dirs.push_back(dir);
+            }
+        }
+    }
+    return settings;
+}
 
 int run(const DaemonCommandOptions& o) {
     Result<config::Config> cfg = config::load_effective_config(o.config);
@@ -59,6 +81,9 @@ int run(const DaemonCommandOptions& o) {
     }
     d.exporter.listen = o.listen;
     d.exporter.price_per_gpu_hour = o.price_per_gpu_hour;
+    // The sources start reading now; the sampler does not record their answers yet.
+    const std::unique_ptr<alloc::AllocationSource> allocations =
+        alloc::make_allocation_source(allocation_settings(o, cfg.value()));
     const std::string library = o.nvml_library;
     return daemon::run_daemon(d, [library] { return nvml::open_nvml_source(library); });
 }
@@ -88,6 +113,12 @@ Runner register_daemon(CLI::App& app) {
     cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour,
                     "Dollars per GPU-hour for gua_waste_dollars_total (default: no dollar metric)")
         ->check(price_per_gpu_hour());
+    cmd->add_option("--allocation-dir", o->allocation_dirs,
+                    "Job-mapping directory (one file per GPU index, holding the job ids on it) "
+                    "written by a Slurm prolog or another scheduler; repeatable; replaces "
+                    "[allocations] mapping_dir")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     return [o] { return run(*o); };
 }
 

@@ -130,6 +130,7 @@ int run(const DemoOptions& o) {
         so.max_ticks = static_cast<std::uint64_t>(ticks);
         so.active_threshold_pct = cfg.thresholds.active_util_pct;
         so.graphics_is_holder = cfg.thresholds.graphics_is_holder;
+        so.held_mib = cfg.thresholds.held_mib;
         sampler::Sampler sampler(*source, *clock, resolver, so);
         const std::atomic<bool> stop{false};
         sampler.run(stop, [&](const telemetry::Tick& tick) {

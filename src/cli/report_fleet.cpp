@@ -37,6 +37,20 @@ void add_fleet_flags(CLI::App& cmd, report::FleetOptions& fleet) {
            },
            "With --source dcgm: sampling step of the gauges (default 15s)")
         ->needs(url);
+    cmd.add_option_function<std::string>(
+           "--prometheus-timeout",
+           [&fleet](const std::string& text) {
+               const Result<DurationUs> d = parse_duration(text);
+               if (!d || d.value() <= 0) {
+                   throw CLI::ValidationError("--prometheus-timeout",
+                                              d ? "expected a duration above 0"
+                                                : d.error().message);
+               }
+               fleet.timeout_us = d.value();
+           },
+           "With --prometheus: the longest the whole report may wait for the server (default "
+           "10m; each request at most 1m)")
+        ->needs(url);
 }
 
 int print_fleet_report(const report::FleetOptions& fleet, const report::BuildOptions& options,
@@ -44,7 +58,7 @@ int print_fleet_report(const report::FleetOptions& fleet, const report::BuildOpt
     const TimeZone tz = report_zone(options);
     report::BuildOptions o = options;
     o.top_identities = flags.top;
-    report::PrometheusClient prom(fleet.url);
+    report::PrometheusClient prom(fleet.url, fleet.timeout_us);
     const report::ReportModel model = fleet.source == "dcgm"
                                           ? report::build_dcgm_report(prom, fleet, o, tz)
                                           : report::build_prometheus_report(prom, fleet, o, tz);

@@ -2,6 +2,7 @@
 // gua.toml parsing with toml++: unknown keys and wrong types are errors with file and line.
 #include "config/config.hpp"
 
+#include "config/allocations_section.hpp"
 #include "config/policy_section.hpp"
 #include "config/sections.hpp"
 #include "config/toml_errors.hpp"
@@ -28,7 +29,7 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     c.path = path;
     if (auto r = check_keys(path, root, "",
                             {"thresholds", "daemon", "pricing", "energy", "health", "report",
-                             "teams", "policy", "retention"});
+                             "teams", "policy", "retention", "allocations"});
         !r) {
         return r.error();
     }
@@ -117,6 +118,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return r.error();
     }
     if (auto r = section("policy", parse_policy, c.policy); !r) {
+        return r.error();
+    }
+    if (auto r = section("allocations", parse_allocations, c.allocations); !r) {
         return r.error();
     }
     return c;

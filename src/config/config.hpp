@@ -3,6 +3,7 @@
 // identity grouping for the report.
 #pragma once
 
+#include "alloc/settings.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/cost.hpp"
 #include "audit/grouping.hpp"
@@ -32,6 +33,7 @@ struct Config {
     /// [report] time_zone: the reports' default zone (heatmap, office hours) and the zone in
     /// which the daemon's exported waste pools split office hours from off hours.
     std::string time_zone = "UTC";
+    alloc::Settings allocations; ///< [allocations]: mapping_dir, kubelet_socket
 };
 
 /// Parses the TOML text `text` (named `path` in errors). Errors say file, line and key, e.g.

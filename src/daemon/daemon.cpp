@@ -233,6 +233,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     so.interval_us = options.interval_us;
     so.active_threshold_pct = thresholds.active_util_pct;
     so.graphics_is_holder = thresholds.graphics_is_holder;
+    so.held_mib = thresholds.held_mib;
     so.max_ticks = options.max_ticks;
     sampler::Sampler sampler(*source, clock, resolver, so);
     StorageWatch storage(lock, log_line);

@@ -2,6 +2,8 @@
 // Pure parser for /proc/<pid>/cgroup: container id, Kubernetes pod, Slurm job and systemd unit.
 #include "identity/cgroup.hpp"
 
+#include "alloc/slurm_cgroup.hpp"
+
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -160,6 +162,9 @@ CgroupFacts parse_cgroup_path(std::string_view path) {
         if (part.ends_with(".service") || part.ends_with(".scope")) {
             facts.systemd_unit = part;
         }
+    }
+    if (facts.slurm_job.empty()) {
+        facts.slurm_job = alloc::slurm_job_label(path); // Slurm 26.05 SLUID directories too
     }
     return facts;
 }

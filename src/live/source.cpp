@@ -123,6 +123,7 @@ NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atom
     so.interval_us = length_us;
     so.active_threshold_pct = m_options.thresholds.active_util_pct;
     so.graphics_is_holder = m_options.thresholds.graphics_is_holder;
+    so.held_mib = m_options.thresholds.held_mib;
     so.max_poll_us = std::min<DurationUs>(so.max_poll_us, std::max<DurationUs>(length_us / 2, 1));
     so.max_ticks = 1;
     sampler::Sampler sampler(m_source, clock, m_resolver, so);

@@ -44,9 +44,9 @@ std::vector<Candidate> idle_candidates(const std::vector<audit::CardNow>& cards,
             c.gpus.push_back(GpuRef{device.index, device.uuid});
             for (const telemetry::ProcessTick& p : card.record->processes) {
                 if (p.pid != h.process.pid || p.start_ticks != h.process.start_ticks ||
-                    !audit::is_holder(
-                        audit::ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us},
-                        thresholds)) {
+                    !audit::is_holder(audit::ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct,
+                                                      p.active_us, p.idle_held_us},
+                                      thresholds)) {
                     continue;
                 }
                 c.identity = p.identity;

@@ -2,8 +2,10 @@
 // The fleet report from dcgm-exporter: each step of each GPU becomes an audit::CardTick (device
 // utilization, framebuffer used as the holder's memory) fed to the same WindowAccumulator.
 #include "audit/window.hpp"
+#include "core/fatal.hpp"
 #include "report/build_cost.hpp"
 #include "report/fleet.hpp"
+#include "report/prometheus_answer.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +17,11 @@ namespace gua::report {
 
 namespace {
 
+/// The most a dcgm-exporter gauge can read: utilization in percent (a little over 100 from
+/// rounding is kept), framebuffer used in MiB (16 TiB: beyond any card).
+constexpr double k_max_util_pct = 100.5;
+constexpr double k_max_fb_mib = 16.0 * 1024 * 1024;
+
 /// A GPU of the fleet as dcgm-exporter labels it.
 struct DcgmGpu {
     GpuRow row;
@@ -22,13 +29,25 @@ struct DcgmGpu {
     std::map<TimeUs, double> fb_used_mib;
 };
 
-/// Reads one gauge into the GPUs keyed by (host, UUID).
+/// Reads one gauge into the GPUs keyed by (host, UUID); refuses a reading above `max` (a
+/// utilization above 100 %, a framebuffer larger than any card's) naming its series.
 void read_gauge(PrometheusClient& prom, const FleetOptions& fleet, const BuildOptions& o,
-                const char* metric, std::map<std::pair<std::string, std::string>, DcgmGpu>& gpus,
+                const char* metric, double max,
+                std::map<std::pair<std::string, std::string>, DcgmGpu>& gpus,
                 std::map<TimeUs, double> DcgmGpu::*field) {
     const std::string& h = fleet.host_label;
     const std::string expr = fmt::format("max by ({}, gpu, UUID, modelName) ({})", h, metric);
     for (const PromSeries& s : prom.query_range(expr, o.from, o.to, fleet.step_us)) {
+        for (const auto& [t, v] : s.values) {
+            if (v > max) {
+                PromLabels labels = s.labels;
+                labels["__name__"] = metric;
+                throw Fatal(fmt::format("refused the answers of Prometheus at {}: series {}: "
+                                        "{:.6g} at {}, above the most it can read ({:g})",
+                                        prom.url(), describe_series(labels), v, format_iso8601(t),
+                                        max));
+            }
+        }
         DcgmGpu& g = gpus[{prom_label(s.labels, h), prom_label(s.labels, "UUID")}];
         g.row.host = prom_label(s.labels, h);
         g.row.uuid = prom_label(s.labels, "UUID");
@@ -59,7 +78,7 @@ audit::CardTick tick_of(std::uint32_t gpu, TimeUs t, DurationUs step, double uti
     if (fb_mib) {
         tick.processes.push_back(audit::ProcTick{0, telemetry::ProcessType::compute,
                                                  bounded_round(*fb_mib, 1e9), std::nullopt,
-                                                 std::nullopt});
+                                                 std::nullopt, std::nullopt});
     } else if (*tick.active_us == 0) {
         tick.idle_unknown_us = step; // no framebuffer reading: held or not is unknown
     }
@@ -72,8 +91,8 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
                               const BuildOptions& o, const TimeZone& tz) {
     ReportModel m = start_fleet_model(prom, o, tz);
     std::map<std::pair<std::string, std::string>, DcgmGpu> gpus;
-    read_gauge(prom, fleet, o, "DCGM_FI_DEV_GPU_UTIL", gpus, &DcgmGpu::util_pct);
-    read_gauge(prom, fleet, o, "DCGM_FI_DEV_FB_USED", gpus, &DcgmGpu::fb_used_mib);
+    read_gauge(prom, fleet, o, "DCGM_FI_DEV_GPU_UTIL", k_max_util_pct, gpus, &DcgmGpu::util_pct);
+    read_gauge(prom, fleet, o, "DCGM_FI_DEV_FB_USED", k_max_fb_mib, gpus, &DcgmGpu::fb_used_mib);
 
     std::vector<audit::CardTick> ticks;
     std::vector<const DcgmGpu*> index;
@@ -91,6 +110,13 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
     std::sort(ticks.begin(), ticks.end(), [](const audit::CardTick& a, const audit::CardTick& b) {
         return a.t0 != b.t0 ? a.t0 < b.t0 : a.gpu < b.gpu;
     });
+    if (ticks.empty()) {
+        throw Fatal(fmt::format("no dcgm-exporter series at Prometheus {} between {} and {}: "
+                                "looked for DCGM_FI_DEV_GPU_UTIL (and DCGM_FI_DEV_FB_USED) by "
+                                "`{}`, gpu, UUID and modelName",
+                                prom.url(), format_iso8601(o.from), format_iso8601(o.to),
+                                fleet.host_label));
+    }
     audit::WindowAccumulator acc(o.thresholds, 0, [&tz](TimeUs t) { return tz.weekday_hour(t); });
     for (const audit::CardTick& t : ticks) {
         acc.add(t);

@@ -24,6 +24,8 @@ struct FleetOptions {
     std::string source = "gua";                ///< "gua" (gua's counters) or "dcgm" (dcgm-exporter)
     std::string host_label = "instance";       ///< the label that tells hosts apart
     DurationUs step_us = 15 * k_us_per_second; ///< dcgm: the sampling step of the gauges
+    /// The longest the whole report may wait for the server (--prometheus-timeout).
+    DurationUs timeout_us = k_prom_report_timeout_us;
 };
 
 /// Builds the report of [options.from, options.to) from gua's counters with increase(), so

@@ -2,6 +2,7 @@
 // Prometheus HTTP API client: form-encoded POSTs, JSON results, one-line errors.
 #include "report/prometheus_api.hpp"
 
+#include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/shared_library.hpp"
 #include "report/prometheus_answer.hpp"
@@ -73,9 +74,35 @@ using nlohmann::json;
 
 constexpr std::int64_t k_max_points = 10000;
 
+/// Where libcurl writes an answer's body: at most k_prom_max_body_bytes, and not past gua's
+/// memory limit (checked every MiB).
+struct BodySink {
+    std::string* body = nullptr;
+    const std::string* server = nullptr;
+    std::size_t unchecked = 0;
+    bool too_big = false;
+    std::optional<Fatal> memory; ///< why the memory check stopped the transfer
+};
+
 std::size_t append_body(char* data, std::size_t size, std::size_t count, void* out) {
-    static_cast<std::string*>(out)->append(data, size * count);
-    return size * count;
+    auto* sink = static_cast<BodySink*>(out);
+    const std::size_t n = size * count;
+    if (sink->body->size() + n > k_prom_max_body_bytes) {
+        sink->too_big = true;
+        return 0; // stops the transfer
+    }
+    sink->body->append(data, n);
+    sink->unchecked += n;
+    if (sink->unchecked >= 1024 * 1024) {
+        sink->unchecked = 0;
+        try {
+            check_prom_memory(*sink->server);
+        } catch (const Fatal& e) {
+            sink->memory = e;
+            return 0;
+        }
+    }
+    return n;
 }
 
 std::string label_key(const PromLabels& labels) {
@@ -113,9 +140,16 @@ std::string server_root(std::string url) {
 
 } // namespace
 
-PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
-    : m_base(server_root(std::move(base_url))), m_timeout_us(timeout_us),
-      m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {
+PrometheusClient::PrometheusClient(std::string base_url, DurationUs report_timeout_us)
+    : PrometheusClient(std::move(base_url),
+                       std::chrono::steady_clock::now() +
+                           std::chrono::microseconds(std::max<DurationUs>(report_timeout_us, 0)),
+                       report_timeout_us) {}
+
+PrometheusClient::PrometheusClient(std::string base_url, Deadline deadline,
+                                   DurationUs report_timeout_us)
+    : m_base(server_root(std::move(base_url))), m_report_timeout_us(report_timeout_us),
+      m_deadline(deadline), m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {
     m_curl = curl_api().easy_init();
     if (m_curl == nullptr) {
         throw Fatal("cannot initialise libcurl");
@@ -123,8 +157,26 @@ PrometheusClient::PrometheusClient(std::string base_url, DurationUs timeout_us)
 }
 
 PrometheusClient::PrometheusClient(std::string base_url, PromTransport transport)
-    : m_base(server_root(std::move(base_url))), m_transport(std::move(transport)),
-      m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {}
+    : m_base(server_root(std::move(base_url))), m_report_timeout_us(k_prom_report_timeout_us),
+      m_deadline(std::chrono::steady_clock::now() +
+                 std::chrono::microseconds(k_prom_report_timeout_us)),
+      m_transport(std::move(transport)), m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {}
+
+DurationUs PrometheusClient::time_left() const {
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+                          m_deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+        report_timed_out();
+    }
+    return left;
+}
+
+void PrometheusClient::report_timed_out() const {
+    throw Fatal(fmt::format("Prometheus at {} did not finish answering within the report's time "
+                            "limit of {} (--prometheus-timeout)",
+                            m_base, format_duration(m_report_timeout_us)));
+}
 
 PrometheusClient::~PrometheusClient() {
     if (m_curl != nullptr) {
@@ -132,7 +184,8 @@ PrometheusClient::~PrometheusClient() {
     }
 }
 
-PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& params) {
+PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& params,
+                                       DurationUs timeout_us) {
     const CurlApi& api = curl_api();
     CURL* curl = static_cast<CURL*>(m_curl);
     std::string form;
@@ -155,14 +208,36 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
     if (!get) {
         api.easy_setopt(curl, CURLOPT_POSTFIELDS, form.c_str());
     }
+    BodySink sink;
+    sink.body = &answer.body;
+    sink.server = &m_base;
     api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &append_body);
-    api.easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+    api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
     api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(m_timeout_us / 1000));
-    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, std::max(static_cast<long>(timeout_us / 1000), 1L));
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                    std::clamp(static_cast<long>(timeout_us / 1000), 1L, 10000L));
+    // Only the server named: no redirect to another (a hostile server's answer is its own).
+    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     api.easy_setopt(curl, CURLOPT_USERAGENT, "gua-report");
     const CURLcode rc = api.easy_perform(curl);
+    if (sink.memory) {
+        throw *sink.memory;
+    }
+    if (sink.too_big) {
+        throw Fatal(fmt::format("refused an answer from Prometheus at {}: a body larger than {} "
+                                "MiB (the limit of one answer)",
+                                m_base, k_prom_max_body_bytes / (1024 * 1024)));
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT && timeout_us < k_prom_request_timeout_us) {
+        report_timed_out(); // what was left of the report's time ran out
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+        throw Fatal(fmt::format("Prometheus at {} did not answer within {} (the limit of one "
+                                "request)",
+                                m_base, format_duration(timeout_us)));
+    }
     if (rc != CURLE_OK) {
         throw Fatal(fmt::format("cannot query Prometheus at {}: {}", m_base,
                                 error[0] != '\0' ? error : api.easy_strerror(rc)));
@@ -172,11 +247,17 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
 }
 
 PromAnswer PrometheusClient::send(const std::string& path, const Params& params) {
-    if (!m_trace) {
-        return m_transport ? m_transport(path, params) : curl_post(path, params);
-    }
+    const DurationUs timeout = std::min(time_left(), k_prom_request_timeout_us);
     const auto start = std::chrono::steady_clock::now();
-    PromAnswer answer = m_transport ? m_transport(path, params) : curl_post(path, params);
+    PromAnswer answer = m_transport ? m_transport(path, params) : curl_post(path, params, timeout);
+    if (answer.body.size() > k_prom_max_body_bytes) {
+        throw Fatal(fmt::format("refused an answer from Prometheus at {}: a body larger than {} "
+                                "MiB (the limit of one answer)",
+                                m_base, k_prom_max_body_bytes / (1024 * 1024)));
+    }
+    if (!m_trace) {
+        return answer;
+    }
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::string what;
@@ -249,26 +330,7 @@ std::vector<std::string> PrometheusClient::label_values(const std::string& name,
     for (const std::string& m : match) {
         params.emplace_back("match[]", m);
     }
-    const PromAnswer answer = send("/api/v1/label/" + name + "/values", params);
-    const json j = json::parse(answer.body, nullptr, false);
-    const auto it = j.is_object() ? j.find("data") : j.end();
-    if (j.is_object() && j.value("status", json()) == "success" && it != j.end() &&
-        it->is_array()) {
-        std::vector<std::string> out;
-        for (const json& v : *it) {
-            if (!v.is_string()) {
-                throw Fatal(fmt::format("unexpected answer from Prometheus at {}: a label value "
-                                        "that is not a string",
-                                        m_base));
-            }
-            out.push_back(v.get<std::string>());
-        }
-        return out;
-    }
-    // Not a list: the same one-line errors as a query's answer.
-    parse_answer(answer, m_base, [](PromLabels&, std::vector<std::pair<TimeUs, double>>&) {});
-    throw Fatal(
-        fmt::format("unexpected answer from Prometheus at {}: no list of label values", m_base));
+    return parse_label_values(send("/api/v1/label/" + name + "/values", params), m_base);
 }
 
 void PrometheusClient::parallel(const std::vector<std::function<void(PrometheusClient&)>>& jobs,
@@ -301,7 +363,7 @@ void PrometheusClient::parallel(const std::vector<std::function<void(PrometheusC
         for (std::size_t t = 1; t < n; ++t) {
             threads.emplace_back([&] {
                 try {
-                    PrometheusClient client(m_base, m_timeout_us);
+                    PrometheusClient client(m_base, m_deadline, m_report_timeout_us);
                     worker(client);
                 } catch (...) { // cannot make a handle: the other workers carry on
                     const std::lock_guard<std::mutex> lock(error_mutex);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -45,13 +46,24 @@ struct PromAnswer {
 using PromTransport = std::function<PromAnswer(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& params)>;
 
+/// The longest one request may take (connecting included).
+inline constexpr DurationUs k_prom_request_timeout_us = 60 * k_us_per_second;
+/// The longest all the requests of one report may take together, by default.
+inline constexpr DurationUs k_prom_report_timeout_us = 10 * k_us_per_minute;
+/// The largest body of one answer, in bytes (docs/security.md).
+inline constexpr std::size_t k_prom_max_body_bytes = 64UL * 1024 * 1024;
+
 /// Queries one Prometheus server. Every failure (unreachable, HTTP error, query error, bad
-/// JSON, a sample time out of range) throws Fatal with a one-line message naming the server.
-/// Samples whose value is NaN or ±Inf are left out (missing, never 0).
+/// JSON, a sample time out of range, an impossible value, an answer past the limits of
+/// prometheus_answer.hpp, a body past k_prom_max_body_bytes, the report's time limit reached)
+/// throws Fatal with a one-line message naming the server.
 class PrometheusClient {
   public:
-    /// `base_url` is the server's root, e.g. "http://127.0.0.1:9090" (a trailing '/' is fine).
-    explicit PrometheusClient(std::string base_url, DurationUs timeout_us = 60 * k_us_per_second);
+    /// `base_url` is the server's root, e.g. "http://127.0.0.1:9090" (a trailing '/' is fine);
+    /// every request of this client (and of the clients parallel() makes) ends within
+    /// `report_timeout_us` of its construction.
+    explicit PrometheusClient(std::string base_url,
+                              DurationUs report_timeout_us = k_prom_report_timeout_us);
     /// A client whose requests go to `transport` instead of libcurl (tests and fuzzing: the
     /// answers are parsed exactly as a server's).
     PrometheusClient(std::string base_url, PromTransport transport);
@@ -65,8 +77,8 @@ class PrometheusClient {
     /// 10,000 points per series (Prometheus refuses more than 11,000).
     std::vector<PromSeries> query_range(const std::string& promql, TimeUs start, TimeUs end,
                                         DurationUs step);
-    /// Evaluates the instant vector `promql` at `at`, handing each series (its one point, or
-    /// none when the value is NaN or ±Inf) to `sink` as the answer is read.
+    /// Evaluates the instant vector `promql` at `at`, handing each series (its one point; an
+    /// answer without one is refused) to `sink` as the answer is read.
     void query_each(const std::string& promql, TimeUs at,
                     const std::function<void(PromLabels&, std::optional<double>)>& sink);
     /// One query_range request (at most 11,000 steps: the caller plans them), each series
@@ -89,11 +101,17 @@ class PrometheusClient {
 
   private:
     using Params = std::vector<std::pair<std::string, std::string>>;
+    using Deadline = std::chrono::steady_clock::time_point;
+    PrometheusClient(std::string base_url, Deadline deadline, DurationUs report_timeout_us);
     PromAnswer send(const std::string& path, const Params& params);
-    PromAnswer curl_post(const std::string& path, const Params& params);
+    PromAnswer curl_post(const std::string& path, const Params& params, DurationUs timeout_us);
+    /// The time left before the deadline; throws Fatal when there is none.
+    DurationUs time_left() const;
+    [[noreturn]] void report_timed_out() const;
 
     std::string m_base;
-    DurationUs m_timeout_us = 0;
+    DurationUs m_report_timeout_us = 0;
+    Deadline m_deadline;
     PromTransport m_transport;
     bool m_trace = false; ///< GUA_PROMETHEUS_TRACE set: each request's time and size on stderr
     void* m_curl = nullptr;

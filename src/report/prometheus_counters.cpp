@@ -4,6 +4,9 @@
 // away in prometheus_last_values.cpp).
 #include "report/prometheus_counters.hpp"
 
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
+#include "report/prometheus_answer.hpp"
 #include "report/prometheus_counters_parts.hpp"
 
 #include <fmt/format.h>
@@ -54,6 +57,40 @@ void interpolate(HostAt& at, const HostAt& next, TimeUs t) {
             const auto it = family->second.find(key);
             if (it != family->second.end() && it->second >= v) {
                 v += (it->second - v) * f;
+            }
+        }
+    }
+}
+
+} // namespace
+
+DurationUs counter_tolerance_us(DurationUs sample_interval_us) {
+    return 2 * sample_interval_us + 2 * k_us_per_minute;
+}
+
+namespace {
+
+/// Refuses the totals when a series counted more than its family's max_rate allows over the
+/// window: a broken or hostile server, never a figure to report.
+void check_rates(const Assembly& as, const std::vector<CounterFamily>& counters,
+                 const std::string& server, TimeUs from, TimeUs to, DurationUs interval) {
+    const DurationUs allowed = to - from + counter_tolerance_us(interval);
+    for (const CounterFamily& f : counters) {
+        const auto sums = as.sums.find(f.name);
+        if (f.max_rate <= 0 || sums == as.sums.end()) {
+            continue;
+        }
+        const double bound = f.max_rate * static_cast<double>(allowed) / 1e6;
+        for (const auto& [key, s] : sums->second) {
+            if (!(s.value <= bound)) {
+                PromLabels labels = s.labels;
+                labels["__name__"] = f.name;
+                throw Fatal(fmt::format(
+                    "refused the answers of Prometheus at {}: series {}: an increase of {:.6g} "
+                    "over a window of {}, more than {:g} a second allows (at most {:.6g}, with "
+                    "a tolerance of {})",
+                    server, describe_series(labels), s.value, format_duration(to - from),
+                    f.max_rate, bound, format_duration(counter_tolerance_us(interval))));
             }
         }
     }
@@ -461,6 +498,7 @@ CounterTotals read_counters(PrometheusClient& prom, const std::string& host_labe
         scans(hosts, chunk.first, chunk.second, false, most_series, jobs);
     }
     prom.parallel(jobs, limits.concurrency);
+    check_rates(as, counters, prom.url(), from, to, out.sample_interval_us);
 
     for (auto& [name, sums] : as.sums) {
         for (auto& [key, s] : sums) {

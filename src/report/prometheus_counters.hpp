@@ -55,6 +55,11 @@ struct CounterTotals {
     std::map<std::string, std::int64_t> series_per_host;
 };
 
+/// How far a counter's increase over a window may exceed what the window allows (a card's
+/// seconds: the window itself): two scrape intervals (the values at each edge come from a
+/// scrape next to it) and two minutes (a daemon's tick counted ahead of the wall clock).
+DurationUs counter_tolerance_us(DurationUs sample_interval_us);
+
 /// Label key of a series group: its labels in order, for maps.
 std::string series_key(const PromLabels& labels);
 
@@ -73,7 +78,8 @@ std::optional<std::map<std::string, double>> telescope(const std::map<std::strin
 /// an edge are cut into days, looked up at the ends of each day with a restart (and just after
 /// the restart, to see whether the counters carried over it); increase() for the days that
 /// telescope() refuses and for pod series. Requests follow the plans of prometheus_plan.hpp,
-/// `limits.concurrency` at once.
+/// `limits.concurrency` at once. Throws Fatal naming the series when a family's increase is
+/// more than its max_rate allows over the window (with counter_tolerance_us()).
 CounterTotals read_counters(PrometheusClient& prom, const std::string& host_label, TimeUs from,
                             TimeUs to, const std::vector<CounterFamily>& counters,
                             const std::vector<GaugeFamily>& gauges, const PromLimits& limits);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fleet report from gua's counters: increase() over the window, per host/GPU and per user.
 #include "audit/waste.hpp"
+#include "core/duration.hpp"
+#include "core/fatal.hpp"
 #include "report/fleet.hpp"
+#include "report/prometheus_answer.hpp"
 #include "report/prometheus_counters.hpp"
 #include "report/shares.hpp"
 
@@ -120,7 +123,18 @@ fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
                         std::back_inserter(steady));
     const std::string by = "sum by (" + fleet.host_label + ", state) ";
     const std::string range = prom_range(step);
+    // A host's sum of one state over one step is at most a step per card (its series).
+    const double most =
+        static_cast<double>(series) *
+        static_cast<double>(step + counter_tolerance_us(totals.sample_interval_us)) / 1e6;
     const auto add = [&](TimeUs segment_start, const PromLabels& labels, double v) {
+        if (!(v <= most)) {
+            throw Fatal(fmt::format("refused the answers of Prometheus at {}: series {}: an "
+                                    "increase of {:.6g} s in the step from {}, more than its {} "
+                                    "series could count (at most {:.6g} s)",
+                                    prom.url(), describe_series(labels), v,
+                                    format_iso8601(segment_start), series, most));
+        }
         const auto [day, hour] = tz.weekday_hour(segment_start);
         add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
                   prom_label(labels, "state"), us_of(v));
@@ -134,10 +148,24 @@ fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
                         by + "(last_over_time(gua_gpu_seconds_total{{HOSTS}}" + range + "))",
                         by + "(max_over_time(gua_gpu_seconds_total{{HOSTS}}" + range + "))", o.from,
                         o.to, step, static_cast<double>(series), limits, add);
+    // The steps are read apart from the window's totals: they too may not hold more card time
+    // than the cards could record.
+    DurationUs counted = 0;
     for (std::size_t d = 0; d < 7; ++d) {
         for (std::size_t h = 0; h < 24; ++h) {
             m.heatmap[d][h] = heat_cell(cells[d][h]);
+            counted += cells[d][h].total();
         }
+    }
+    const double allowed =
+        static_cast<double>(m.gpus.size()) *
+        static_cast<double>(o.to - o.from + counter_tolerance_us(totals.sample_interval_us));
+    if (static_cast<double>(counted) > allowed) {
+        throw Fatal(fmt::format("refused the answers of Prometheus at {}: the hourly increases of "
+                                "gua_gpu_seconds_total sum to {} of card time, more than the "
+                                "fleet's {} card{} hold in a window of {}",
+                                prom.url(), format_duration(counted), m.gpus.size(),
+                                m.gpus.size() == 1 ? "" : "s", format_duration(o.to - o.from)));
     }
     return cells;
 }
@@ -179,6 +207,47 @@ void fill_identities(ReportModel& m, const CounterTotals& totals, const BuildOpt
     rank_identities(m, std::move(rows), o.top_identities);
 }
 
+/// Refuses the answers when a card counted more time than the window holds (with the tolerance
+/// of counter_tolerance_us): its series are impossible, not a figure to report.
+void check_card_times(const std::map<std::pair<std::string, std::string>, Card>& cards,
+                      const std::string& server, const BuildOptions& o, DurationUs interval) {
+    const DurationUs allowed = o.to - o.from + counter_tolerance_us(interval);
+    for (const auto& [key, c] : cards) {
+        if (c.states.total() > allowed) {
+            const PromLabels labels{{"__name__", "gua_gpu_seconds_total"},
+                                    {"gpu", std::to_string(c.row.index)},
+                                    {"uuid", c.row.uuid}};
+            throw Fatal(fmt::format("refused the answers of Prometheus at {}: series {} on host "
+                                    "{}: {} of card time in a window of {} (at most the window "
+                                    "and a tolerance of {})",
+                                    server, describe_series(labels), printable(key.first, 80),
+                                    format_duration(c.states.total()),
+                                    format_duration(o.to - o.from),
+                                    format_duration(counter_tolerance_us(interval))));
+        }
+    }
+}
+
+/// Refuses the answers when an identity held more card time than every card of the fleet could
+/// give it over the window.
+void check_identity_times(const ReportModel& m, const std::string& server, const BuildOptions& o,
+                          DurationUs interval) {
+    const double allowed_hours = static_cast<double>(m.gpus.size()) *
+                                 to_hours(o.to - o.from + counter_tolerance_us(interval));
+    for (const IdentityRow& r : m.identities) {
+        if (!(r.gpu_hours <= allowed_hours)) {
+            const PromLabels labels{{"__name__", "gua_identity_gpu_seconds_total"},
+                                    {"user", r.name}};
+            throw Fatal(fmt::format("refused the answers of Prometheus at {}: series {}: {:.4g} "
+                                    "GPU-hours in a window of {}, more than the fleet's {} "
+                                    "card{} could give (at most {:.4g})",
+                                    server, describe_series(labels), r.gpu_hours,
+                                    format_duration(o.to - o.from), m.gpus.size(),
+                                    m.gpus.size() == 1 ? "" : "s", allowed_hours));
+        }
+    }
+}
+
 } // namespace
 
 ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& fleet,
@@ -190,6 +259,12 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         prom, h, o.from, o.to, report_counters(),
         {{"gua_gpu_memory_total_bytes", {"uuid"}}, {"gua_waste_pools_info", {"time_zone"}}},
         limits);
+    if (totals.hosts.empty()) {
+        throw Fatal(fmt::format("no gua daemon's series at Prometheus {} between {} and {}: "
+                                "looked for gua_gpu_seconds_total and gua's other families "
+                                "(docs/metrics.md) with a `{}` label",
+                                prom.url(), format_iso8601(o.from), format_iso8601(o.to), h));
+    }
     std::map<std::pair<std::string, std::string>, Card> cards;
     const auto card = [&](const PromSample& s) -> Card& {
         Card& c = cards[{prom_label(s.labels, h), prom_label(s.labels, "uuid")}];
@@ -227,6 +302,8 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         }
     }
 
+    check_card_times(cards, prom.url(), o, totals.sample_interval_us);
+
     audit::StateTimes total;
     std::array<DurationUs, 4> buckets{};
     std::vector<FleetCard> priced;
@@ -253,6 +330,13 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
             buckets[b] += c.buckets[b];
         }
     }
+    if (m.gpus.empty()) {
+        throw Fatal(fmt::format("no card's series at Prometheus {} between {} and {}: looked for "
+                                "gua_gpu_seconds_total and gua_gpu_card_ticks_total of the {} "
+                                "host{} with gua's series (by `{}`)",
+                                prom.url(), format_iso8601(o.from), format_iso8601(o.to),
+                                totals.hosts.size(), totals.hosts.size() == 1 ? "" : "s", h));
+    }
     m.headline = shares_of(total);
     m.provenance = provenance_of(total, audit::Provenance{}, 0);
     m.observed_card_hours = to_hours(total.active + total.idle_held + total.truly_idle);
@@ -264,6 +348,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     m.bucket_hours = to_hours(buckets[0] + buckets[1] + buckets[2] + buckets[3]);
 
     fill_identities(m, totals, o);
+    check_identity_times(m, prom.url(), o, totals.sample_interval_us);
     const auto heatmap = fill_heatmap(m, prom, fleet, totals, o, tz, limits);
     price_fleet(m, priced, o.pricing);
 

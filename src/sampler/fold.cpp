@@ -46,6 +46,7 @@ void TickBuilder::CardAcc::reset() {
     active = 0;
     idle_unlisted = 0;
     idle_unknown = 0;
+    idle_held = 0;
     buckets = {};
     measured_polls = 0;
     for (Counter& c : counters) {
@@ -66,6 +67,7 @@ void TickBuilder::CardAcc::reset() {
         acc.sm_weighted = 0;
         acc.sm_span = 0;
         acc.active = 0;
+        acc.idle_held = 0;
         acc.has_sm = false;
     }
     hint = 0;
@@ -147,6 +149,7 @@ TickBuilder::ProcAcc& TickBuilder::CardAcc::insert(std::uint32_t pid, telemetry:
     acc.sm_weighted = 0;
     acc.sm_span = 0;
     acc.active = 0;
+    acc.idle_held = 0;
     acc.has_sm = false;
     acc.seen = false;
     acc.serial.reset();
@@ -227,6 +230,11 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
         }
         measured = weight_total * scale;
         card.measured += measured;
+        if (poll.processes_unknown) {
+            // Who was active is unknown too: the whole measured span is holders-unknown (flagged),
+            // never active time of "(no process)". Its utilization still counts in the buckets.
+            active = 0;
+        }
         card.active += active;
         card.snapshot = card.snapshot || poll.util_source == telemetry::UtilSource::snapshot;
         ++card.measured_polls;
@@ -234,26 +242,17 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
     }
     fold_readings(card, poll.readings, span_us);
     fold_ghost(r.readings, poll);
-    // The poll's measured time below the threshold: holders unknown, none listed, or held
-    // candidate (the audit tells idle-held from truly idle by memory).
     double sm_total = 0;
-    bool holder_listed = false;
     for (const telemetry::ProcessReading& p : poll.processes) {
         sm_total += std::max(p.sm_util_pct.value_or(0.0), 0.0);
-        audit::ProcTick as_tick;
-        as_tick.type = p.type;
-        holder_listed = holder_listed || audit::is_holder(as_tick, m_thresholds);
-    }
-    if (poll.processes_unknown) {
-        card.idle_unknown += measured - active;
-    } else if (!holder_listed) {
-        card.idle_unlisted += measured - active;
     }
     // Each process's SM % is its mean since the previous poll: the poll's active time is split
     // by those shares (none attributed when no process had a reading).
     const double active_per_pct = sm_total > 0 ? active / sm_total : 0.0;
+    m_poll_procs.clear();
     for (const telemetry::ProcessReading& p : poll.processes) {
         ProcAcc& acc = process_of(card, p);
+        m_poll_procs.push_back(static_cast<std::size_t>(&acc - card.processes.data()));
         if (p.mem_used_mib) {
             acc.tick.mem_used_mib = std::max(acc.tick.mem_used_mib.value_or(0), *p.mem_used_mib);
         }
@@ -264,6 +263,60 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
             acc.active += std::max(*p.sm_util_pct, 0.0) * active_per_pct;
         }
     }
+    add_idle(card, poll, measured - active);
+}
+
+void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us) {
+    // The poll's measured time below the threshold, decided from what is held during this poll
+    // alone (docs/measurement.md): holders unknown; not held (no holder listed, or the holders
+    // listed together hold no more than held_mib); or idle-held, split among the holders by the
+    // memory each holds at this poll.
+    if (idle_us <= 0) {
+        return;
+    }
+    if (poll.processes_unknown) {
+        card.idle_unknown += idle_us;
+        return;
+    }
+    std::int64_t held = 0;
+    bool any_holder = false;
+    bool unknown_mem = false;
+    for (std::size_t i = 0; i < poll.processes.size(); ++i) {
+        const telemetry::ProcessReading& p = poll.processes[i];
+        if (!is_holder_type(p.type)) {
+            continue;
+        }
+        any_holder = true;
+        unknown_mem = unknown_mem || !p.mem_used_mib;
+        held += weight_of(p);
+    }
+    if (!any_holder || (!unknown_mem && held <= m_thresholds.held_mib)) {
+        card.idle_unlisted += idle_us;
+        return;
+    }
+    card.idle_held += idle_us;
+    const double per_mib = held > 0 ? idle_us / static_cast<double>(held) : 0.0;
+    std::size_t holders = 0;
+    for (const telemetry::ProcessReading& p : poll.processes) {
+        holders += is_holder_type(p.type) ? 1 : 0;
+    }
+    for (std::size_t i = 0; i < poll.processes.size(); ++i) {
+        const telemetry::ProcessReading& p = poll.processes[i];
+        if (is_holder_type(p.type)) {
+            card.processes[m_poll_procs[i]].idle_held +=
+                held > 0 ? static_cast<double>(weight_of(p)) * per_mib
+                         : idle_us / static_cast<double>(holders);
+        }
+    }
+}
+
+bool TickBuilder::is_holder_type(telemetry::ProcessType type) const {
+    return type != telemetry::ProcessType::graphics || m_thresholds.graphics_is_holder;
+}
+
+std::int64_t TickBuilder::weight_of(const telemetry::ProcessReading& p) const {
+    // As the audit weighs memory: unknown memory counts as the held threshold.
+    return std::max<std::int64_t>(p.mem_used_mib.value_or(m_thresholds.held_mib), 0);
 }
 
 void TickBuilder::fold_readings(CardAcc& card, const telemetry::CardReadings& poll,
@@ -478,6 +531,18 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
         const DurationUs card_active = r.active_us.value_or(0);
         double cumulative = 0;
         DurationUs attributed = 0;
+        // Per-process idle-held time: the same cumulative rounding, scaled so that the parts add
+        // up exactly to the card's idle-held time (its measured idle time neither unlisted nor of
+        // unknown holders).
+        const DurationUs card_held =
+            r.active_us ? std::max<DurationUs>(m_span - r.unmeasured_us - card_active -
+                                                   r.idle_unknown_us - r.idle_unlisted_us,
+                                               0)
+                        : 0;
+        const double held_scale =
+            card.idle_held > 0 ? static_cast<double>(card_held) / card.idle_held : 0.0;
+        double held_cumulative = 0;
+        DurationUs held_attributed = 0;
         std::size_t m = 0;
         for (const std::uint32_t index : card.order) {
             const ProcAcc& acc = card.processes[index];
@@ -508,6 +573,13 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
                 const DurationUs upto = round_within(cumulative, card_active);
                 p.active_us = upto - attributed;
                 attributed = upto;
+            }
+            p.idle_held_us.reset();
+            if (r.active_us && is_holder_type(acc.tick.type)) {
+                held_cumulative += acc.idle_held * held_scale;
+                const DurationUs upto = round_within(held_cumulative, card_held);
+                p.idle_held_us = upto - held_attributed;
+                held_attributed = upto;
             }
         }
         out.processes.resize(m);

@@ -54,10 +54,11 @@ class TickBuilder {
         telemetry::ProcessTick tick; ///< pid, type and start_ticks are its key
         double sm_weighted = 0;
         DurationUs sm_span = 0;
-        double active = 0;   ///< attributed active µs of the tick
-        bool has_sm = false; ///< had a per-process SM reading during the tick
-        bool seen = false;   ///< polled during the current tick
-        bool fresh = false;  ///< its identity was (re)written during the current tick
+        double active = 0;    ///< attributed active µs of the tick
+        double idle_held = 0; ///< attributed idle-held µs of the tick (decided poll by poll)
+        bool has_sm = false;  ///< had a per-process SM reading during the tick
+        bool seen = false;    ///< polled during the current tick
+        bool fresh = false;   ///< its identity was (re)written during the current tick
         /// identity::ProcessFacts::serial of the identity held; none for a new or synthetic one.
         std::optional<std::uint64_t> serial;
     };
@@ -71,6 +72,7 @@ class TickBuilder {
         double active = 0;
         double idle_unlisted = 0;
         double idle_unknown = 0;
+        double idle_held = 0; ///< measured idle µs held (poll by poll) above held_mib
         std::array<double, 4> buckets{};
         int measured_polls = 0;
         /// State of a counter field (card_fields.def): kept across ticks, so that a tick's
@@ -116,6 +118,12 @@ class TickBuilder {
 
     /// Folds one poll of a card that was not lost.
     void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
+    /// Decides the poll's `idle_us` of measured time below the active threshold from the holders
+    /// listed in `poll` (m_poll_procs holds their accumulators, in the poll's order).
+    void add_idle(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us);
+    bool is_holder_type(telemetry::ProcessType type) const;
+    /// Memory weight of a listed process: its memory, or held_mib when the driver did not say.
+    std::int64_t weight_of(const telemetry::ProcessReading& p) const;
     /// Folds the card readings of a poll covering `span_us` into `card` by each field's rule.
     static void fold_readings(CardAcc& card, const telemetry::CardReadings& poll,
                               DurationUs span_us);
@@ -131,7 +139,9 @@ class TickBuilder {
     TimeUs m_t0 = 0;
     DurationUs m_span = 0;
     std::map<std::string, CardAcc> m_cards;
-    const telemetry::Tick* m_last_out = nullptr; ///< the tick the previous finish() filled
+    const telemetry::Tick* m_last_out = nullptr;
+    /// Indexes in CardAcc::processes of the poll's processes, in the poll's order (reused).
+    std::vector<std::size_t> m_poll_procs; ///< the tick the previous finish() filled
 };
 
 } // namespace gua::sampler

@@ -36,6 +36,15 @@ std::int64_t Sampler::next_poll_deadline(std::int64_t previous, std::int64_t now
     return polls <= 1 ? tick_end : base + remaining / polls;
 }
 
+TimeUs Sampler::next_tick_start(const telemetry::Tick& previous, TimeUs wall_now) {
+    // The wall clock and the monotonic clock that measured the tick's duration disagree by
+    // microseconds (NTP slews the wall clock by up to 0.05 %): within that jitter the next tick
+    // starts where this one ended, so that one daemon's ticks neither overlap nor leave gaps.
+    const TimeUs end = previous.t0 + previous.duration_us;
+    const DurationUs jitter = wall_jitter_us(previous.duration_us);
+    return wall_now >= end - jitter && wall_now <= end + jitter ? end : wall_now;
+}
+
 void Sampler::run(const std::atomic<bool>& stop,
                   const std::function<void(const telemetry::Tick&)>& on_tick,
                   const std::function<void(DurationUs)>& on_overrun) {
@@ -45,6 +54,7 @@ void Sampler::run(const std::atomic<bool>& stop,
     audit::Thresholds thresholds;
     thresholds.active_util_pct = m_options.active_threshold_pct;
     thresholds.graphics_is_holder = m_options.graphics_is_holder;
+    thresholds.held_mib = m_options.held_mib;
     TickBuilder builder(thresholds, m_resolver);
     telemetry::Tick tick;                     // reused: finish() overwrites it in place every tick
     std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
@@ -54,7 +64,14 @@ void Sampler::run(const std::atomic<bool>& stop,
     // ended the previous tick, so a slow write between ticks neither overlaps nor leaves a gap.
     std::int64_t tick_start = m_clock.mono_now();
     TimeUs last_poll_wall = m_clock.wall_now();
-    const std::vector<telemetry::DevicePoll> primed = m_source.poll(last_poll_wall);
+    // The source measures its poll spans on a timeline anchored at the first poll's wall time
+    // and advanced by the monotonic clock: a step of the wall clock (NTP, an administrator) must
+    // not stretch or shrink a poll span, or the driver's rings would be read against a span they
+    // do not cover (a 60 s forward step made a busy card read idle from then on).
+    const std::int64_t mono_anchor = tick_start;
+    const TimeUs wall_anchor = last_poll_wall;
+    const auto source_time = [&](std::int64_t mono) { return wall_anchor + (mono - mono_anchor); };
+    const std::vector<telemetry::DevicePoll> primed = m_source.poll(source_time(tick_start));
     builder.start(last_poll_wall);
     builder.prime(primed);
     std::int64_t last_poll = tick_start;
@@ -68,7 +85,7 @@ void Sampler::run(const std::atomic<bool>& stop,
             m_clock.sleep_until(deadline, stop);
             const std::int64_t now = m_clock.mono_now();
             last_poll_wall = m_clock.wall_now();
-            m_source.poll_into(last_poll_wall, polls);
+            m_source.poll_into(source_time(now), polls);
             const bool unknown = std::any_of(polls.begin(), polls.end(), [&](const auto& p) {
                 return !m_devices.contains(p.uuid);
             });
@@ -86,7 +103,7 @@ void Sampler::run(const std::atomic<bool>& stop,
         on_tick(tick);
         ++m_ticks;
         m_resolver.sweep();
-        builder.start(last_poll_wall);
+        builder.start(next_tick_start(tick, last_poll_wall));
         // Anti-drift: the next tick starts one interval after this one, unless we are more than
         // a whole interval late, in which case we skip ahead without a burst of catch-up ticks.
         tick_start += interval;

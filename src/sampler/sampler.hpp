@@ -9,6 +9,7 @@
 #include "telemetry/device_source.hpp"
 #include "telemetry/tick.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -26,6 +27,8 @@ struct SamplerOptions {
     double active_threshold_pct = 10.0;
     std::optional<std::uint64_t> max_ticks; ///< stop after this many ticks (demo, tests)
     bool graphics_is_holder = false; ///< graphics contexts count as holders (idle time unlisted)
+    /// Holders listed together at a poll holding more than this hold the card during the poll.
+    std::int64_t held_mib = 100;
 };
 
 /// Runs the loop on one thread.
@@ -47,6 +50,15 @@ class Sampler {
 
     /// Shortest step between two polls, whatever the source asks.
     static constexpr DurationUs k_min_poll_step_us = 10 * k_us_per_ms;
+
+    /// How far the wall clock may drift from the monotonic clock over `span_us` and still be
+    /// taken as jitter, not a step: 0.1 % of the span (twice what NTP slews), at least 5 ms.
+    static constexpr DurationUs wall_jitter_us(DurationUs span_us) {
+        return std::max<DurationUs>(span_us / 1000, 5 * k_us_per_ms);
+    }
+    /// Where the tick after `previous` starts, given the wall time of the poll that ended it:
+    /// `previous`'s end when the two agree within wall_jitter_us(), else the wall time.
+    static TimeUs next_tick_start(const telemetry::Tick& previous, TimeUs wall_now);
 
   private:
     void refresh_devices();

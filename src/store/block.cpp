@@ -90,6 +90,26 @@ DurationUs proc_active_default(std::optional<DurationUs> card_active_us,
            static_cast<DurationUs>(slot_sm_cpct);
 }
 
+DurationUs proc_idle_held_default(DurationUs card_held_us, std::optional<std::uint64_t> mem_mib,
+                                  std::uint64_t slot_mem_mib) {
+    // Bounds keep the product exact in 64 bits.
+    constexpr DurationUs k_max_held = DurationUs{1} << 40;
+    constexpr std::uint64_t k_max_sum = std::uint64_t{1} << 22;
+    if (!mem_mib || card_held_us <= 0 || card_held_us > k_max_held || slot_mem_mib == 0 ||
+        slot_mem_mib > k_max_sum || *mem_mib > slot_mem_mib) {
+        return 0;
+    }
+    return card_held_us * static_cast<DurationUs>(*mem_mib) / static_cast<DurationUs>(slot_mem_mib);
+}
+
+DurationUs card_held_of(std::optional<DurationUs> active_us, DurationUs measured_us,
+                        DurationUs idle_unknown_us, DurationUs idle_unlisted_us) {
+    if (!active_us) {
+        return 0;
+    }
+    return std::max<DurationUs>(measured_us - *active_us - idle_unknown_us - idle_unlisted_us, 0);
+}
+
 std::int64_t quantised(std::int64_t value, std::int64_t quantum) {
     if (quantum <= 1) {
         return value;
@@ -130,6 +150,7 @@ std::size_t period_of(std::size_t stream, std::size_t cards, std::size_t procs) 
     case Stream::proc_mem_mib:
     case Stream::proc_sm_cpct:
     case Stream::proc_active_us:
+    case Stream::proc_idle_held_us:
         return procs;
     default:
         return cards;
@@ -255,8 +276,26 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
             constexpr std::uint64_t k_cap = std::uint64_t{1} << 40; // saturates: see the default
             slot_sm = std::min(slot_sm + (sm == codec::k_null ? 0 : std::min(sm, k_cap)), k_cap);
         }
+        std::uint64_t slot_mem = 0;
+        for (const telemetry::ProcessTick& p : c.processes) {
+            const std::uint64_t mem = non_negative(p.mem_used_mib);
+            constexpr std::uint64_t k_cap = std::uint64_t{1} << 40; // saturates: see the default
+            slot_mem =
+                std::min(slot_mem + (mem == codec::k_null ? 0 : std::min(mem, k_cap)), k_cap);
+        }
+        const DurationUs card_held =
+            card_held_of(c.active_us, measured, idle_unknown, c.idle_unlisted_us);
         for (const telemetry::ProcessTick& p : c.processes) {
             const std::uint64_t sm = rounded(p.sm_util_pct, 100.0);
+            const std::uint64_t mem = non_negative(p.mem_used_mib);
+            put(Stream::proc_idle_held_us,
+                p.idle_held_us
+                    ? codec::zigzag(*p.idle_held_us -
+                                    proc_idle_held_default(
+                                        card_held,
+                                        mem == codec::k_null ? std::nullopt : std::optional(mem),
+                                        slot_mem))
+                    : codec::k_null);
             put(Stream::proc_mem_mib, non_negative(p.mem_used_mib));
             put(Stream::proc_sm_cpct, sm);
             put(Stream::proc_active_us,

@@ -39,6 +39,10 @@ enum class Stream : std::size_t {
     idle_unlisted_us = 16, ///< per card-tick: zigzag(value − idle_unlisted_default()); absent: 0
     idle_unknown_us = 17,  ///< per card-tick; absent: 0
     proc_active_us = 18, ///< per process-tick: zigzag(value − proc_active_default()); absent: NULL
+    // Schema 11.
+    /// per process-tick: zigzag(value − proc_idle_held_default()); NULL for non-holders;
+    /// absent: NULL
+    proc_idle_held_us = 44,
 };
 
 namespace detail {
@@ -46,7 +50,7 @@ struct StreamName {
     Stream stream;
     std::string_view column;
 };
-inline constexpr std::array<StreamName, 13> k_structural_streams{{
+inline constexpr std::array<StreamName, 14> k_structural_streams{{
     {Stream::t0_delta, "t0_delta"},
     {Stream::dur_delta, "dur_delta"},
     {Stream::util_source, "util_source"},
@@ -60,6 +64,7 @@ inline constexpr std::array<StreamName, 13> k_structural_streams{{
     {Stream::idle_unlisted_us, "idle_unlisted_us"},
     {Stream::idle_unknown_us, "idle_unknown_us"},
     {Stream::proc_active_us, "proc_active_us"},
+    {Stream::proc_idle_held_us, "proc_idle_held_us"},
 }};
 constexpr std::size_t stream_count() {
     std::size_t n = k_structural_streams.size() + telemetry::k_card_field_count;
@@ -133,6 +138,18 @@ DurationUs idle_unlisted_default(bool slot_has_processes, std::optional<Duration
 /// active time or the process's reading is unknown or the slot's shares sum to 0.
 DurationUs proc_active_default(std::optional<DurationUs> card_active_us,
                                std::optional<std::uint64_t> sm_cpct, std::uint64_t slot_sm_cpct);
+
+/// The default that stream proc_idle_held_us is stored relative to: the card's idle-held time
+/// (measured − active − idle_unknown − idle_unlisted) split by the stored memory of the process
+/// over the sum of the stored memory of the card slot's processes, rounded down; 0 when a factor
+/// is unknown, the sum is 0 or above 2²⁴ MiB, or the idle-held time above 2⁴⁰ µs.
+DurationUs proc_idle_held_default(DurationUs card_held_us, std::optional<std::uint64_t> mem_mib,
+                                  std::uint64_t slot_mem_mib);
+
+/// A stored card-tick's idle-held time: measured − active − idle_unknown − idle_unlisted (0 when
+/// negative or its utilization was not measured).
+DurationUs card_held_of(std::optional<DurationUs> active_us, DurationUs measured_us,
+                        DurationUs idle_unknown_us, DurationUs idle_unlisted_us);
 
 /// The field that StoredBase::energy multiplies by the tick's duration, and the one that
 /// StoredBase::clock_event reads its bit from.
@@ -234,7 +251,8 @@ struct StoredProc {
     telemetry::ProcessType type = telemetry::ProcessType::compute;
     std::optional<std::int64_t> mem_used_mib;
     std::optional<double> sm_util_pct;
-    std::optional<DurationUs> active_us; ///< see telemetry::ProcessTick
+    std::optional<DurationUs> active_us;    ///< see telemetry::ProcessTick
+    std::optional<DurationUs> idle_held_us; ///< see telemetry::ProcessTick
 };
 
 /// One card-tick as stored, every recorded field; its processes are

@@ -50,6 +50,7 @@ constexpr std::array<bool, k_stream_count> k_may_be_absent = [] {
          s <= static_cast<std::size_t>(Stream::proc_active_us); ++s) {
         absent[s] = true;
     }
+    absent[static_cast<std::size_t>(Stream::proc_idle_held_us)] = true;
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         absent[f.stream] = f.since > 3;
     }
@@ -61,6 +62,7 @@ constexpr std::array<bool, k_stream_count> k_may_be_absent = [] {
 constexpr std::array<std::uint64_t, k_stream_count> k_absent_value = [] {
     std::array<std::uint64_t, k_stream_count> value{};
     value[static_cast<std::size_t>(Stream::proc_active_us)] = codec::k_null;
+    value[static_cast<std::size_t>(Stream::proc_idle_held_us)] = codec::k_null;
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         value[f.stream] = codec::k_null;
     }
@@ -201,6 +203,15 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 slot_sm =
                     std::min(slot_sm + (sm == codec::k_null ? 0 : std::min(sm, k_cap)), k_cap);
             }
+            std::uint64_t slot_mem = 0;
+            for (std::size_t j : slot_procs[slot]) {
+                constexpr std::uint64_t k_cap = std::uint64_t{1} << 40; // as BlockBuilder
+                const std::uint64_t mem = val(Stream::proc_mem_mib, k * procs + j);
+                slot_mem =
+                    std::min(slot_mem + (mem == codec::k_null ? 0 : std::min(mem, k_cap)), k_cap);
+            }
+            const DurationUs card_held =
+                card_held_of(t.active_us, measured, t.idle_unknown_us, t.idle_unlisted_us);
             for (std::size_t j : slot_procs[slot]) {
                 const std::size_t pi = k * procs + j;
                 StoredProc p;
@@ -221,6 +232,18 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                         proc_active_default(t.active_us,
                                             sm == codec::k_null ? std::nullopt : std::optional(sm),
                                             slot_sm);
+                }
+                const std::uint64_t held = val(Stream::proc_idle_held_us, pi);
+                if (held != codec::k_null) {
+                    if (!in_range(codec::unzigzag(held))) {
+                        return false;
+                    }
+                    const std::uint64_t mem = val(Stream::proc_mem_mib, pi);
+                    p.idle_held_us =
+                        codec::unzigzag(held) +
+                        proc_idle_held_default(
+                            card_held, mem == codec::k_null ? std::nullopt : std::optional(mem),
+                            slot_mem);
                 }
                 out.procs.push_back(p);
             }

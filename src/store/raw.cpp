@@ -91,7 +91,8 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
     for (std::uint32_t i = 0; i < tick.proc_count; ++i) {
         const StoredProc& p = ticks.procs[tick.proc_begin + i];
         out.processes.push_back(audit::ProcTick{identities.identity_of(p.process_id), p.type,
-                                                p.mem_used_mib, p.sm_util_pct, p.active_us});
+                                                p.mem_used_mib, p.sm_util_pct, p.active_us,
+                                                p.idle_held_us});
     }
 }
 

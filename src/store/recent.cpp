@@ -97,6 +97,7 @@ RecentCard recent_card(const DecodedTicks& d, const StoredCardTick& t, ProcessIn
         p.mem_used_mib = sp.mem_used_mib;
         p.sm_util_pct = sp.sm_util_pct;
         p.active_us = sp.active_us;
+        p.idle_held_us = sp.idle_held_us;
         r.processes.push_back(std::move(p));
     }
     std::sort(r.processes.begin(), r.processes.end(),
@@ -141,8 +142,8 @@ std::map<std::int64_t, std::vector<OlderTick>> older_ticks(Database& db,
                 const StoredProc& sp = d.procs[k];
                 const telemetry::ProcessTick& p = processes.of(sp.process_id);
                 o.keys.push_back({p.pid, p.start_ticks});
-                o.tick.processes.push_back(
-                    audit::ProcTick{0, sp.type, sp.mem_used_mib, sp.sm_util_pct, sp.active_us});
+                o.tick.processes.push_back(audit::ProcTick{
+                    0, sp.type, sp.mem_used_mib, sp.sm_util_pct, sp.active_us, sp.idle_held_us});
             }
             out[t.gpu_id].push_back(std::move(o));
         }

@@ -217,8 +217,14 @@ void v10(Database& db) {
     db.exec(k_schema_v10_sql);
 }
 
+// Version 11: tick blocks gain the per-process idle-held stream (proc_idle_held_us; NULL in
+// blocks written before).
+void v11(Database& db) {
+    db.exec(k_schema_v11_sql);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 10> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9, v10};
+constexpr std::array<Migration, 11> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

@@ -24,6 +24,10 @@ struct ProcessTick {
     /// This process's part of the card's active time, attributed poll by poll by SM share;
     /// nullopt when there was no per-process reading.
     std::optional<DurationUs> active_us;
+    /// This process's part of the card's idle-held time: each poll's idle time held together
+    /// above the threshold, split among that poll's holders by the memory each held then.
+    /// nullopt for non-holders, unmeasured cards and older recordings.
+    std::optional<DurationUs> idle_held_us;
 };
 
 /// One card over one tick. Utilization is summarised as time in the four efficiency buckets
@@ -38,10 +42,13 @@ struct CardTickRecord {
     /// Time whose utilization is unknown (lost ring samples, a lost GPU, failed reads); active_us
     /// and bucket_us cover the measured rest, duration − unmeasured_us.
     DurationUs unmeasured_us = 0;
-    /// Measured time below the active threshold during which no holder was listed.
+    /// Measured time below the active threshold during which the card was not held: no holder
+    /// was listed, or the holders listed together held no more than the held threshold (decided
+    /// poll by poll). The rest of the measured idle time, less idle_unknown_us, is idle-held.
     DurationUs idle_unlisted_us = 0;
-    /// Measured time below the active threshold during which the process lists could not be
-    /// read (holders unknown: neither idle-held nor truly idle).
+    /// Measured time of the polls whose process lists could not be read (holders unknown: neither
+    /// active for anyone, idle-held nor truly idle; flagged). Recordings made before this rule
+    /// kept the active part of such polls in active_us.
     DurationUs idle_unknown_us = 0;
     CardReadings readings; ///< folded from the polls by each field's rule (card_fields.def)
     int read_errors = 0;

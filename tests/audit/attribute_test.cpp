@@ -22,7 +22,7 @@ namespace gen = rc::gen;
 ProcTick proc(std::uint32_t identity, std::optional<std::int64_t> mib,
               std::optional<double> sm = std::nullopt,
               telemetry::ProcessType type = telemetry::ProcessType::compute) {
-    return ProcTick{identity, type, mib, sm, std::nullopt};
+    return ProcTick{identity, type, mib, sm, std::nullopt, std::nullopt};
 }
 
 CardTick tick(std::optional<DurationUs> active_us, std::vector<ProcTick> procs) {

@@ -29,7 +29,7 @@ CardTick tick(std::uint32_t gpu, TimeUs t0, DurationUs active, std::vector<ProcT
 }
 
 ProcTick proc(std::uint32_t identity, std::int64_t mib, double sm) {
-    return ProcTick{identity, telemetry::ProcessType::compute, mib, sm, std::nullopt};
+    return ProcTick{identity, telemetry::ProcessType::compute, mib, sm, std::nullopt, std::nullopt};
 }
 
 TEST(Health, TickEnergyPrefersTheCounterThenPowerTimesTimeElseNone) {

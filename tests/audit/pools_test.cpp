@@ -20,8 +20,8 @@ CardTick tick_with(std::array<DurationUs, 4> buckets, DurationUs active, double 
     t.active_us = active;
     t.util_pct = util;
     if (held > 0) {
-        t.processes.push_back(
-            ProcTick{1, telemetry::ProcessType::compute, held, std::nullopt, std::nullopt});
+        t.processes.push_back(ProcTick{1, telemetry::ProcessType::compute, held, std::nullopt,
+                                       std::nullopt, std::nullopt});
     }
     return t;
 }
@@ -168,7 +168,7 @@ TEST(Window, IdentityTimePerGpuAddsUpToItsTotals) {
         t.t0 = i * k_tick;
         t.gpu = static_cast<std::uint32_t>(1 + i % 2);
         t.processes.push_back(
-            ProcTick{7, telemetry::ProcessType::compute, 1000, 45.0, std::nullopt});
+            ProcTick{7, telemetry::ProcessType::compute, 1000, 45.0, std::nullopt, std::nullopt});
         acc.add(t);
     }
     const IdentityTotals& id = acc.identities().at(7);

@@ -32,7 +32,8 @@ CardTick tick(std::uint32_t gpu, TimeUs t0, std::optional<DurationUs> active,
 }
 
 ProcTick proc(std::uint32_t identity, std::int64_t mib) {
-    return ProcTick{identity, telemetry::ProcessType::compute, mib, std::nullopt, std::nullopt};
+    return ProcTick{identity,    telemetry::ProcessType::compute, mib, std::nullopt, std::nullopt,
+                    std::nullopt};
 }
 
 TEST(Window, TotalsPerGpuIdentityAndCell) {

@@ -557,12 +557,17 @@ TEST_F(Fold, GraphicsContextsAreHoldersWhenConfigured) {
     identity::Resolver resolver{"/nonexistent-proc"};
     TickBuilder builder{thresholds(true), resolver};
     telemetry::DevicePoll xorg = poll("GPU-a", {{0, 1}});
-    xorg.processes = {reading(2, 64, std::nullopt, telemetry::ProcessType::graphics)};
+    xorg.processes = {reading(2, 4096, std::nullopt, telemetry::ProcessType::graphics)};
     builder.start(k_t0);
     builder.add_poll({xorg}, 5 * k_s, m_devices);
     builder.add_poll({poll("GPU-a", {{0, 1}})}, 5 * k_s, m_devices);
     const telemetry::Tick t = builder.finish(0);
     EXPECT_EQ(t.cards[0].idle_unlisted_us, 5 * k_s);
+    // A small one holds no more than the held threshold: its poll is not held either.
+    xorg.processes = {reading(2, 64, std::nullopt, telemetry::ProcessType::graphics)};
+    builder.start(k_t0);
+    builder.add_poll({xorg}, 5 * k_s, m_devices);
+    EXPECT_EQ(builder.finish(1).cards[0].idle_unlisted_us, 5 * k_s);
 }
 
 // Two holders one after the other with an empty poll between them: the gap is truly idle (no

@@ -151,6 +151,59 @@ TEST(Sampler, NoCatchUpBurstWhenTheClockJumps) {
     EXPECT_EQ(clock.wall_now(), k_start + 9 * interval);
 }
 
+/// A simulated clock whose wall time runs `ppm` parts per million slower than its monotonic time
+/// (NTP slewing), and a few µs off at random at each read; `step` is added to the wall clock from
+/// the `step_at`-th sleep on.
+class SkewedClock final : public Clock {
+  public:
+    SkewedClock(TimeUs start, std::int64_t ppm, int step_at = 0, DurationUs step = 0)
+        : m_start(start), m_ppm(ppm), m_step_at(step_at), m_step(step) {}
+    TimeUs wall_now() override {
+        m_reads = (m_reads * 1103515245 + 12345) % 2147483648;
+        return m_start + m_mono - m_mono * m_ppm / 1000000 + (m_reads % 7) +
+               (m_sleeps >= m_step_at && m_step_at > 0 ? m_step : 0);
+    }
+    std::int64_t mono_now() override { return m_mono; }
+    void sleep_until(std::int64_t deadline, const std::atomic<bool>&) override {
+        m_mono = std::max(m_mono, deadline) + 3;
+        ++m_sleeps;
+    }
+
+  private:
+    TimeUs m_start;
+    std::int64_t m_ppm;
+    int m_step_at;
+    DurationUs m_step;
+    std::int64_t m_mono = 0;
+    std::int64_t m_reads = 1;
+    int m_sleeps = 0;
+};
+
+// One daemon's ticks never overlap one another (nor leave gaps) when the wall clock jitters or is
+// slewed against the monotonic clock; a real step of the wall clock moves the next tick's start.
+TEST(Sampler, JitterOfTheWallClockNeitherOverlapsNorGaps) {
+    for (const DurationUs interval : {k_s, 30 * k_s}) {
+        SkewedClock clock(k_start, 400);
+        const auto source = telemetry::make_synthetic_source("classic", k_start, interval, 1);
+        const Recorded r = run_sampler(clock, *source, interval, 20);
+        ASSERT_EQ(r.ticks.size(), 20U);
+        for (std::size_t i = 1; i < r.ticks.size(); ++i) {
+            EXPECT_EQ(r.ticks[i].t0, r.ticks[i - 1].t0 + r.ticks[i - 1].duration_us) << i;
+        }
+    }
+    SkewedClock stepped(k_start, 0, 8, 60 * k_s);
+    const auto source = telemetry::make_synthetic_source("classic", k_start, k_s, 1);
+    const Recorded r = run_sampler(stepped, *source, k_s, 12);
+    ASSERT_EQ(r.ticks.size(), 12U);
+    bool moved = false;
+    for (std::size_t i = 1; i < r.ticks.size(); ++i) {
+        const TimeUs end = r.ticks[i - 1].t0 + r.ticks[i - 1].duration_us;
+        EXPECT_TRUE(r.ticks[i].t0 == end || r.ticks[i].t0 >= end + 59 * k_s) << i;
+        moved = moved || r.ticks[i].t0 != end;
+    }
+    EXPECT_TRUE(moved) << "a 60 s step is not jitter";
+}
+
 /// Wraps a source; its `stall_at`-th poll (counting the priming poll as 1) takes `stall` of
 /// simulated time, as a driver call that hangs would.
 class StallingSource final : public telemetry::DeviceSource {

@@ -91,6 +91,7 @@ TEST(Blocks, RoundTripThroughWriterAndDecoder) {
             EXPECT_EQ(p.type, c.processes[k].type);
             EXPECT_EQ(p.mem_used_mib, c.processes[k].mem_used_mib);
             EXPECT_EQ(p.sm_util_pct, c.processes[k].sm_util_pct);
+            EXPECT_EQ(p.idle_held_us, c.processes[k].idle_held_us) << i << " process " << k;
         }
     }
     EXPECT_EQ(Reader(t.db).card_tick_count(), got.size());

@@ -58,7 +58,7 @@ TEST(IdentityNames, SchemaNineFileUpgradesWithoutLoss) {
     }
     Database db(path, OpenMode::read_write);
     migrate(db);
-    EXPECT_EQ(db.scalar("PRAGMA user_version"), 10);
+    EXPECT_EQ(db.scalar("PRAGMA user_version"), k_schema_version);
     test::RawDb raw(path);
     EXPECT_EQ(raw.one("SELECT group_concat(id || ':' || user || ':' || pod_uid || ':[' || "
                       "pod_namespace || pod_name || container_name || ']', ',') FROM identity"),

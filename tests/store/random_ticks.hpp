@@ -169,6 +169,23 @@ inline std::vector<telemetry::Tick> random_history(std::uint64_t seed, TimeUs st
                     unattributed -= *pt.active_us;
                 }
             }
+            // Per-process idle-held time (schema 11) on odd pids, derived without a draw so that
+            // the history's random sequence stays as it was: a share of the card's idle-held rest,
+            // or an odd value off the stored default.
+            if (r.active_us) {
+                const DurationUs rest = std::max<DurationUs>(
+                    d - r.unmeasured_us - *r.active_us - r.idle_unknown_us - r.idle_unlisted_us, 0);
+                for (telemetry::ProcessTick& pt : r.processes) {
+                    if (pt.pid % 2 == 1 && pt.type != telemetry::ProcessType::graphics) {
+                        const std::int64_t mib =
+                            std::max<std::int64_t>(pt.mem_used_mib.value_or(1), 1);
+                        pt.idle_held_us = held > 0 ? rest * std::min(mib, held) / held : rest / 3;
+                        if (pt.pid % 4 == 1) {
+                            *pt.idle_held_us = *pt.idle_held_us / 2 + 7;
+                        }
+                    }
+                }
+            }
             r.readings.mem_used_mib = held;
             tick.cards.push_back(r);
         }

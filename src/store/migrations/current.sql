@@ -1,4 +1,4 @@
--- The schema of a new gua database (version 10), made in one step: what the migrations
+-- The schema of a new gua database (version 11), made in one step: what the migrations
 -- (src/store/schema.cpp, src/store/migrations/v*.sql) leave in sqlite_schema, in the order
 -- they made it. Generated, never edited: tests/store/schema_freeze_test.cpp holds it equal
 -- to the migrations and writes the new text when they change.
@@ -172,7 +172,7 @@ CREATE TABLE tick_block (
     read_errors TEXT,
     proc_mem_mib TEXT,
     proc_sm_cpct TEXT
-, unmeasured_us TEXT, idle_unlisted_us TEXT, idle_unknown_us TEXT, proc_active_us TEXT, power_limit_w TEXT, energy_j TEXT, max_sm_clock_mhz TEXT, mem_temperature_c TEXT, mem_total_mib TEXT, mem_reserved_mib TEXT, ghost_mib TEXT, ecc_uncorrected TEXT, remapped_rows_cor TEXT, remapped_rows_unc TEXT, remap_pending TEXT, clocks_idle_us TEXT, clocks_sw_power_cap_us TEXT, clocks_hw_slowdown_us TEXT, clocks_sync_boost_us TEXT, clocks_sw_thermal_us TEXT, clocks_hw_thermal_us TEXT, clocks_hw_power_brake_us TEXT, sm_active_pmil TEXT, sm_occupancy_pmil TEXT, tensor_active_pmil TEXT, dram_bw_pmil TEXT, fp64_active_pmil TEXT, fp32_active_pmil TEXT, fp16_active_pmil TEXT);
+, unmeasured_us TEXT, idle_unlisted_us TEXT, idle_unknown_us TEXT, proc_active_us TEXT, power_limit_w TEXT, energy_j TEXT, max_sm_clock_mhz TEXT, mem_temperature_c TEXT, mem_total_mib TEXT, mem_reserved_mib TEXT, ghost_mib TEXT, ecc_uncorrected TEXT, remapped_rows_cor TEXT, remapped_rows_unc TEXT, remap_pending TEXT, clocks_idle_us TEXT, clocks_sw_power_cap_us TEXT, clocks_hw_slowdown_us TEXT, clocks_sync_boost_us TEXT, clocks_sw_thermal_us TEXT, clocks_hw_thermal_us TEXT, clocks_hw_power_brake_us TEXT, sm_active_pmil TEXT, sm_occupancy_pmil TEXT, tensor_active_pmil TEXT, dram_bw_pmil TEXT, fp64_active_pmil TEXT, fp32_active_pmil TEXT, fp16_active_pmil TEXT, proc_idle_held_us TEXT);
 CREATE INDEX tick_block_t0 ON tick_block (t0_us);
 CREATE VIEW block_tick AS
 WITH RECURSIVE tk(block_id, k, t0_us, duration_us) AS (

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// What reading allocations costs a host of 8 GPUs and 50 pods: one scan of a job-mapping
+// directory, one kubelet pod-resources List over gRPC (a real server on a unix socket), and the
+// consumer's per-tick queries (8 cards, one 30 s span). docs/PERFORMANCE.md records the figures.
+#include "alloc/kubelet_source.hpp"
+#include "alloc/mapping_dir.hpp"
+#include "alloc/timeline.hpp"
+#include "podresources_v1.grpc.pb.h"
+
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <fstream>
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+namespace {
+
+using namespace gua;
+using namespace gua::alloc;
+
+constexpr int k_gpus = 8;
+constexpr int k_pods = 50;
+
+std::string gpu_uuid(int index) {
+    return "GPU-" + std::to_string(10000000 + index) + "-aaaa-bbbb-cccc-0123456789ab";
+}
+
+// A scratch directory removed at exit.
+struct ScratchDir {
+    std::string path;
+    ScratchDir() {
+        std::string pattern = std::filesystem::temp_directory_path() / "gua-alloc-bench.XXXXXX";
+        path = ::mkdtemp(pattern.data());
+    }
+    ~ScratchDir() { std::filesystem::remove_all(path); }
+};
+
+// 8 mapping files (jobs 1000..1007) with their owner files.
+void BM_MappingDirScan(benchmark::State& state) {
+    ScratchDir dir;
+    std::filesystem::create_directory(dir.path + "/.gua-owners");
+    for (int i = 0; i < k_gpus; ++i) {
+        std::ofstream(dir.path + "/" + std::to_string(i)) << 1000 + i << "\n";
+        std::ofstream(dir.path + "/.gua-owners/" + std::to_string(1000 + i))
+            << "user=u" << i << "\naccount=a\n";
+    }
+    for (auto _ : state) {
+        Snapshot snapshot = read_mapping_dir(dir.path);
+        benchmark::DoNotOptimize(snapshot);
+    }
+}
+BENCHMARK(BM_MappingDirScan)->Unit(benchmark::kMicrosecond);
+
+// 50 pods of one container each: 8 hold one GPU, the others only CPU-side devices.
+class Lister final : public v1::PodResourcesLister::Service {
+  public:
+    grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*,
+                      v1::ListPodResourcesResponse* response) override {
+        for (int i = 0; i < k_pods; ++i) {
+            v1::PodResources* pod = response->add_pod_resources();
+            pod->set_name("pod-" + std::to_string(i));
+            pod->set_namespace_("team-" + std::to_string(i % 5));
+            v1::ContainerDevices* devices = pod->add_containers()->add_devices();
+            devices->set_resource_name(i < k_gpus ? "nvidia.com/gpu" : "example.com/nic");
+            devices->add_device_ids(i < k_gpus ? gpu_uuid(i) : "nic" + std::to_string(i));
+        }
+        return grpc::Status::OK;
+    }
+};
+
+void BM_KubeletList(benchmark::State& state) {
+    ScratchDir dir;
+    Lister lister;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + dir.path + "/kubelet.sock",
+                             grpc::InsecureServerCredentials());
+    builder.RegisterService(&lister);
+    const std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    const auto client =
+        make_grpc_pod_resources_client(dir.path + "/kubelet.sock", 2 * k_us_per_second);
+    for (auto _ : state) {
+        Snapshot snapshot = snapshot_of(client->list());
+        if (snapshot.entries.size() != k_gpus) {
+            state.SkipWithError("the List answer lost GPUs");
+            break;
+        }
+        benchmark::DoNotOptimize(snapshot);
+    }
+    server->Shutdown();
+}
+BENCHMARK(BM_KubeletList)->Unit(benchmark::kMicrosecond);
+
+// The consumer's per-tick work: 8 cards asked about one 30 s span in which two jobs changed.
+void BM_QueryEightCardsPerTick(benchmark::State& state) {
+    Timeline timeline(3 * k_us_per_second);
+    Snapshot all;
+    for (int i = 0; i < k_gpus; ++i) {
+        DeviceRef ref;
+        ref.uuid = gpu_uuid(i);
+        all.entries.push_back(
+            {ref, {AllocationKind::pod, "team/pod-" + std::to_string(i), "", "team"}});
+    }
+    Snapshot fewer = all;
+    fewer.entries.resize(k_gpus - 2);
+    timeline.record(0, all);
+    timeline.record(10 * k_us_per_second, fewer);
+    timeline.record(20 * k_us_per_second, all);
+    timeline.confirm(30 * k_us_per_second);
+    for (auto _ : state) {
+        for (int i = 0; i < k_gpus; ++i) {
+            CardQuery card;
+            card.index = static_cast<unsigned>(i);
+            card.uuid = gpu_uuid(i);
+            auto segments = timeline.query(card, 0, 30 * k_us_per_second);
+            benchmark::DoNotOptimize(segments);
+        }
+    }
+}
+BENCHMARK(BM_QueryEightCardsPerTick)->Unit(benchmark::kMicrosecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// KubeletSource: the kubelet pod-resources API (v1 List) asked once a second; GPUs and MIG
+// instances of pods become allocations of kind pod.
+#pragma once
+
+#include "alloc/source.hpp"
+#include "alloc/timeline.hpp"
+#include "core/result.hpp"
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace gua::alloc {
+
+/// One container's devices of one resource, as the kubelet lists them.
+struct PodDevices {
+    std::string pod_namespace;
+    std::string pod;
+    std::string container;
+    std::string resource; ///< e.g. "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"
+    std::vector<std::string> device_ids;
+};
+
+/// Lists what the kubelet has handed out; one call per reading.
+class PodResourcesClient {
+  public:
+    virtual ~PodResourcesClient() = default;
+    /// All pods' devices now, or an error naming the socket (kubelet gone, timeout, bad reply).
+    virtual Result<std::vector<PodDevices>> list() = 0;
+};
+
+/// A gRPC client of `v1.PodResourcesLister/List` on the unix socket `socket_path`, each call
+/// bounded by `timeout_us`.
+std::unique_ptr<PodResourcesClient> make_grpc_pod_resources_client(std::string socket_path,
+                                                                   DurationUs timeout_us);
+
+/// The snapshot a List answer implies: every device id of an NVIDIA GPU resource
+/// ("nvidia.com/gpu", "nvidia.com/mig-*") — a "GPU-…" or "MIG-…" uuid, with a time-slicing
+/// replica suffix "::N" dropped — allocated to the pod "<namespace>/<pod>" (account: the
+/// namespace). A failed List gives an unreadable snapshot.
+Snapshot snapshot_of(const Result<std::vector<PodDevices>>& listed);
+
+/// Asks `client` every `period_us` on a thread of its own and records each answer.
+class KubeletSource final : public AllocationSource {
+  public:
+    KubeletSource(std::string describe, std::unique_ptr<PodResourcesClient> client,
+                  DurationUs period_us = k_us_per_second, std::function<TimeUs()> clock = wall_now);
+    ~KubeletSource() override;
+    KubeletSource(const KubeletSource&) = delete;
+    KubeletSource& operator=(const KubeletSource&) = delete;
+
+    std::string describe() const override { return m_describe; }
+    std::vector<Segment> query(const CardQuery& card, TimeUs begin, TimeUs end) const override;
+    void forget_before(TimeUs before) override;
+    /// The number of List calls answered or failed so far (tests wait on it).
+    std::uint64_t readings() const;
+
+  private:
+    void read_once();
+
+    std::string m_describe;
+    std::unique_ptr<PodResourcesClient> m_client;
+    DurationUs m_period_us;
+    std::function<TimeUs()> m_clock;
+    mutable std::mutex m_mutex;
+    std::condition_variable_any m_wake;
+    Timeline m_timeline;
+    std::uint64_t m_readings = 0;
+    std::jthread m_thread; // last: started after every member above exists
+};
+
+} // namespace gua::alloc

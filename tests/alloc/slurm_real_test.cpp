@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: Apache-2.0
+// A real Slurm (Debian's slurmctld and slurmd 22.05, munge) on loopback with 4 GPUs declared in
+// gres.conf, the shipped prolog and epilog, and jobs submitted with sbatch: the mapping directory
+// gets the right files at job start and loses them at job end, and MappingDirSource times the
+// edges within a second. Needs root and the packages (scripts/install-deps.sh --test); skips
+// otherwise.
+#include "alloc/mapping_source.hpp"
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <set>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <thread>
+#include <unistd.h>
+
+namespace gua::alloc {
+namespace slurm_real_test {
+
+namespace fs = std::filesystem;
+constexpr int k_gpus = 4;
+
+void write_file(const std::string& path, const std::string& text, fs::perms mode = {}) {
+    std::ofstream(path, std::ios::trunc) << text;
+    if (mode != fs::perms{}) {
+        fs::permissions(path, mode);
+    }
+}
+
+// A TCP port free on loopback right now.
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+TimeUs read_time(const std::string& path) {
+    const std::string text = test::read_text(path);
+    return text.empty() ? 0 : std::stoll(text) / 1000; // `date +%s%N`: nanoseconds
+}
+
+// The NVML index of Slurm's GPU `minor` on this fake host: the bus ids are numbered in reverse.
+int nvml_index_of(int minor) {
+    return k_gpus - 1 - minor;
+}
+
+// munged, slurmctld and slurmd started in `dir`, stopped (SIGTERM) on destruction.
+class SlurmCluster {
+  public:
+    explicit SlurmCluster(const std::string& dir) : m_dir(dir) {}
+    ~SlurmCluster() {
+        for (const char* daemon : {"slurmd", "slurmctld", "munged"}) {
+            const std::string pid = test::read_text(m_dir + "/" + daemon + ".pid");
+            if (!pid.empty()) {
+                ::kill(std::stoi(pid), SIGTERM);
+            }
+        }
+    }
+    SlurmCluster(const SlurmCluster&) = delete;
+    SlurmCluster& operator=(const SlurmCluster&) = delete;
+
+    std::map<std::string, std::string> env() const {
+        return {{"SLURM_CONF", m_dir + "/slurm.conf"}};
+    }
+
+    // Writes the configuration and starts the daemons; an empty string on success, else why.
+    std::string start(const std::string& prolog, const std::string& epilog);
+    // sbatch's job id for `script` asking `gpus` GPUs.
+    std::string submit(int gpus, const std::string& account, const std::string& script) const;
+    // True once no job is left in the queue (at most `seconds`).
+    bool wait_idle(int seconds) const;
+
+  private:
+    void write_config(const std::string& prolog, const std::string& epilog) const;
+    std::string m_dir;
+};
+
+void SlurmCluster::write_config(const std::string& prolog, const std::string& epilog) const {
+    const std::string d = m_dir;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::ofstream conf(d + "/slurm.conf");
+    conf << "ClusterName=guatest\nSlurmctldHost=" << host << "(127.0.0.1)\n"
+         << "SlurmUser=root\nSlurmdUser=root\n"
+         << "SlurmctldPort=" << free_port() << "\nSlurmdPort=" << free_port() << "\n"
+         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << d << "/munge.sock\n"
+         << "StateSaveLocation=" << d << "/state\nSlurmdSpoolDir=" << d << "/spool\n"
+         << "SlurmctldPidFile=" << d << "/slurmctld.pid\nSlurmdPidFile=" << d << "/slurmd.pid\n"
+         << "SlurmctldLogFile=" << d << "/slurmctld.log\nSlurmdLogFile=" << d << "/slurmd.log\n"
+         << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nMpiDefault=none\n"
+         << "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nGresTypes=gpu\n"
+         << "Prolog=" << prolog << "\nEpilog=" << epilog << "\nPrologFlags=Alloc\n"
+         << "SchedulerType=sched/builtin\nReturnToService=2\nMinJobAge=2\nKillWait=2\n"
+         << "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\n"
+         << "JobAcctGatherType=jobacct_gather/none\nInactiveLimit=0\n"
+         << "NodeName=guanode NodeHostname=" << host
+         << " NodeAddr=127.0.0.1 CPUs=1 RealMemory=100 Gres=gpu:" << k_gpus << "\n"
+         << "PartitionName=gpu Nodes=guanode Default=YES MaxTime=INFINITE State=UP "
+            "OverSubscribe=FORCE:4\n";
+    write_file(d + "/gres.conf", "NodeName=guanode Name=gpu File=" + d + "/dev/nvidia[0-" +
+                                     std::to_string(k_gpus - 1) + "]\n");
+}
+
+std::string SlurmCluster::start(const std::string& prolog, const std::string& epilog) {
+    for (const char* sub : {"state", "spool", "dev"}) {
+        fs::create_directories(m_dir + "/" + sub);
+    }
+    // slurmd only accepts GPU files that are device nodes: char devices with NVIDIA's major.
+    for (int i = 0; i < k_gpus; ++i) {
+        const std::string node = m_dir + "/dev/nvidia" + std::to_string(i);
+        if (::mknod(node.c_str(), S_IFCHR | 0600, makedev(195, i)) != 0) {
+            return "cannot create device nodes (mknod) in " + m_dir;
+        }
+    }
+    write_config(prolog, epilog);
+    write_file(m_dir + "/munge.key", std::string(1024, 'k'), fs::perms::owner_read);
+    const test::RunResult munged =
+        test::run("/usr/sbin/munged",
+                  {"--force", "--socket=" + m_dir + "/munge.sock",
+                   "--key-file=" + m_dir + "/munge.key", "--pid-file=" + m_dir + "/munged.pid",
+                   "--log-file=" + m_dir + "/munged.log", "--seed-file=" + m_dir + "/munge.seed"});
+    if (munged.exit_code != 0) {
+        return "munged: " + munged.err;
+    }
+    const std::string conf = m_dir + "/slurm.conf";
+    for (const auto& [daemon, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"/usr/sbin/slurmctld", {"-f", conf}},
+             {"/usr/sbin/slurmd", {"-f", conf, "-N", "guanode"}}}) {
+        if (const test::RunResult r = test::run(daemon, args); r.exit_code != 0) {
+            return daemon + ": " + r.err;
+        }
+    }
+    for (int i = 0; i < 100; ++i) { // until the node is idle, at most 20 s
+        const test::RunResult r = test::run("/usr/bin/sinfo", {"-h", "-o", "%t"}, env());
+        if (r.out.starts_with("idle")) {
+            return {};
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return "the node never became idle: " + test::read_text(m_dir + "/slurmd.log");
+}
+
+std::string SlurmCluster::submit(int gpus, const std::string& account,
+                                 const std::string& script) const {
+    const test::RunResult r = test::run("/usr/bin/sbatch",
+                                        {"--parsable", "--gres=gpu:" + std::to_string(gpus), "-A",
+                                         account, "-o", m_dir + "/job-%j.out", "--wrap", script},
+                                        env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find_first_of(";\n"));
+}
+
+bool SlurmCluster::wait_idle(int seconds) const {
+    for (int i = 0; i < seconds * 5; ++i) {
+        if (test::run("/usr/bin/squeue", {"-h"}, env()).out.empty()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+}
+
+// Wrappers around the shipped scripts (slurm.conf's Prolog= takes no arguments): they set the
+// mapping directory and the fake host's NVIDIA files, and stamp the time the script finished.
+void write_wrappers(const std::string& dir) {
+    const std::string shipped = std::string(GUA_SOURCE_DIR) + "/packaging/slurm/";
+    for (const std::string name : {"prolog", "epilog"}) {
+        write_file(dir + "/" + name,
+                   "#!/bin/sh\nexport GUA_MAPPING_DIR=" + dir + "/map GUA_NVIDIA_PROC=" + dir +
+                       "/proc GUA_NVIDIA_SMI=" + dir + "/nvidia-smi\n" + shipped + name +
+                       ".sh\ndate +%s%N > " + dir + "/" + name + "-done.$SLURM_JOB_ID\n",
+                   fs::perms::owner_all);
+    }
+    // Four cards whose bus ids run opposite to their minor numbers.
+    std::string smi = "#!/bin/sh\n";
+    for (int minor = 0; minor < k_gpus; ++minor) {
+        const std::string bus = "0000:" + std::to_string(10 + minor) + ":00.0";
+        fs::create_directories(dir + "/proc/" + bus);
+        write_file(dir + "/proc/" + bus + "/information",
+                   "Model: Fake\nDevice Minor: " + std::to_string(minor) + "\n");
+        smi += "echo '" + std::to_string(nvml_index_of(minor)) + ", 0000" + bus + "'\n";
+    }
+    write_file(dir + "/nvidia-smi", smi, fs::perms::owner_all);
+}
+
+// A job's output once it printed its GPUs (at most 10 s).
+std::string wait_output(const std::string& path) {
+    for (int i = 0; i < 100; ++i) {
+        if (std::string out = test::read_text(path); out.find('\n') != std::string::npos) {
+            return out;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return test::read_text(path);
+}
+
+// The GPUs (Slurm's numbers) a job's output says it got.
+std::vector<int> job_gpus(const std::string& output) {
+    const std::size_t at = output.find("GPUS=");
+    std::vector<int> gpus;
+    std::string list = output.substr(at + 5, output.find('\n', at) - at - 5);
+    for (std::size_t pos = 0; pos < list.size(); pos = list.find(',', pos) + 1) {
+        gpus.push_back(std::stoi(list.substr(pos)));
+        if (list.find(',', pos) == std::string::npos) {
+            break;
+        }
+    }
+    return gpus;
+}
+
+TEST(SlurmReal, PrologAndEpilogDriveTheMappingDirectory) {
+    if (::geteuid() != 0 || !fs::exists("/usr/sbin/slurmctld") || !fs::exists("/usr/sbin/slurmd") ||
+        !fs::exists("/usr/sbin/munged") || !fs::exists("/usr/bin/sbatch")) {
+        GTEST_SKIP() << "needs root and Debian's slurmctld, slurmd, slurm-client and munge";
+    }
+    test::TempDir dir;
+    fs::create_directories(dir.file("map"));
+    write_wrappers(dir.path());
+    SlurmCluster slurm(dir.path());
+    const auto started = std::chrono::steady_clock::now();
+    if (const std::string why = slurm.start(dir.file("prolog"), dir.file("epilog")); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const double startup_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    RecordProperty("slurm_startup_ms", static_cast<int>(startup_s * 1000));
+    MappingDirSource source(dir.file("map"));
+    const TimeUs begin = wall_now();
+    // Job "wide" asks 2 GPUs and holds them 3 s; job "narrow" asks 1 and holds it 1.5 s.
+    const std::string script = "echo GPUS=$SLURM_JOB_GPUS; sleep ";
+    const std::string wide = slurm.submit(2, "physics", script + "3");
+    const std::string narrow = slurm.submit(1, "chemistry", script + "1.5");
+    // Both jobs run now: their files name them, on the NVML indices of their Slurm GPUs.
+    const std::string wide_out = wait_output(dir.file("job-" + wide + ".out"));
+    const std::string narrow_out = wait_output(dir.file("job-" + narrow + ".out"));
+    ASSERT_NE(wide_out.find("GPUS="), std::string::npos) << wide_out;
+    ASSERT_NE(narrow_out.find("GPUS="), std::string::npos) << narrow_out;
+    std::map<int, std::string> owner_of; // NVML index → job
+    for (int gpu : job_gpus(wide_out)) {
+        owner_of[nvml_index_of(gpu)] = wide;
+    }
+    for (int gpu : job_gpus(narrow_out)) {
+        owner_of[nvml_index_of(gpu)] = narrow;
+    }
+    ASSERT_EQ(owner_of.size(), 3U);
+    for (const auto& [index, job] : owner_of) {
+        EXPECT_EQ(test::read_text(dir.file("map/" + std::to_string(index))), job + "\n");
+    }
+    EXPECT_EQ(test::read_text(dir.file("map/.gua-owners/" + wide)), "user=root\naccount=physics\n");
+    ASSERT_TRUE(slurm.wait_idle(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the last epilog's stamp
+    const TimeUs end = wall_now();
+    for (const auto& entry : fs::directory_iterator(dir.file("map"))) {
+        EXPECT_TRUE(entry.path().filename().string().starts_with("."))
+            << entry.path() << " left behind";
+    }
+    EXPECT_TRUE(fs::is_empty(dir.file("map/.gua-owners")));
+    // The source's edges: the prolog's and the epilog's finishing times, within a second.
+    for (int index = 0; index < k_gpus; ++index) {
+        CardQuery card;
+        card.index = static_cast<unsigned>(index);
+        const std::vector<Segment> got = source.query(card, begin, end);
+        if (!owner_of.contains(index)) {
+            EXPECT_EQ(got.size(), 1U);
+            EXPECT_EQ(got.at(0).state, AllocationState::unallocated);
+            continue;
+        }
+        const std::string& job = owner_of[index];
+        ASSERT_EQ(got.size(), 3U) << "card " << index;
+        EXPECT_EQ(got[1].state, AllocationState::allocated);
+        ASSERT_EQ(got[1].allocations.size(), 1U);
+        EXPECT_EQ(got[1].allocations[0].id, job);
+        EXPECT_EQ(got[1].allocations[0].user, "root");
+        EXPECT_EQ(got[1].allocations[0].account, job == wide ? "physics" : "chemistry");
+        EXPECT_LT(std::abs(got[1].begin - read_time(dir.file("prolog-done." + job))),
+                  k_us_per_second);
+        EXPECT_LT(std::abs(got[1].end - read_time(dir.file("epilog-done." + job))),
+                  k_us_per_second);
+        EXPECT_EQ(got[2].state, AllocationState::unallocated);
+    }
+}
+
+} // namespace slurm_real_test
+} // namespace gua::alloc
