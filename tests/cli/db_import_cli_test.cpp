@@ -141,7 +141,7 @@ TEST(DbCli, BackupRefusesTheFilesSqliteOwns) {
 TEST(DbCli, VacuumLeavesAnEmptyFileEmpty) {
     testing::TempDir dir;
     const std::string empty = dir.file("empty.db");
-    std::ofstream{empty};
+    { std::ofstream created(empty); }
     const Output o = run(dir, "db vacuum --db " + empty);
     EXPECT_EQ(o.rc, 1) << o.err;
     EXPECT_EQ(lines(o.err), 1U) << o.err;

@@ -63,8 +63,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"report", "--db", "@DB", "--config", "/tmp"}, "is a directory"},
         BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "nan"}, "price per GPU-hour"},
         BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "-1"}, "price per GPU-hour"},
-        BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "1e300"},
-                 "price per GPU-hour"},
+        BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "1e300"}, "price per GPU-hour"},
         BadInput{{"daemon", "--db", "@DB", "--listen", ""}, "must not be empty"},
         BadInput{{"report", "--prometheus", ""}, "must not be empty"},
         BadInput{{"report", "--prometheus", "http://127.0.0.1:9", "--host-label", "host-name"},
@@ -78,14 +77,16 @@ TEST(InputValidation, AnAmbiguousGpuPrefixNamesTheCardsItMatches) {
     test::TempDir dir;
     const std::string db = dir.file("demo.db");
     ASSERT_EQ(test::run_gua({"demo", "--db", db, "--quiet", "--format", "json"}).exit_code, 0);
-    const test::RunResult r = test::run_gua({"report", "--db", db, "--gpu", "GPU-"});
+    const test::RunResult r =
+        test::run_gua({"report", "--db", db, "--since", "30d", "--gpu", "GPU-"});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find("--gpu GPU-: ambiguous"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("GPU-0a7c3e1f"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("GPU-1a7c3e1f"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty());
-    const test::RunResult one = test::run_gua({"report", "--db", db, "--gpu", "GPU-1a"});
+    const test::RunResult one =
+        test::run_gua({"report", "--db", db, "--since", "30d", "--gpu", "GPU-1a"});
     EXPECT_EQ(one.exit_code, 0) << one.err;
     EXPECT_NE(one.out.find("[gpu=GPU-1a]"), std::string::npos) << one.out;
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <vector>
 
 namespace gua::cli {
 namespace output_file_test {
@@ -68,14 +69,6 @@ class OutputBinary : public ::testing::Test {
     static std::unique_ptr<test::TempDir> s_dir;
 };
 std::unique_ptr<test::TempDir> OutputBinary::s_dir;
-
-} // namespace output_file_test
-
-using output_file_test::expect_only;
-using output_file_test::mode_of;
-using output_file_test::OutputBinary;
-using output_file_test::refusal;
-using output_file_test::write;
 
 TEST(OutputFile, ANewFileGetsTheUmaskMode) {
     const test::TempDir dir;
@@ -209,23 +202,33 @@ TEST_F(OutputBinary, APrivateFileStaysPrivate) {
 }
 
 TEST_F(OutputBinary, StandardOutputWorksForEveryone) {
-    const test::RunResult dash = report("-");
+    // The CSV table has no clock in it: the same bytes whichever way it is written.
+    const std::vector<std::string> csv{"report",   "--db", db(),      "--since", "30d",
+                                       "--format", "csv",  "--table", "gpus",    "--output"};
+    const auto with = [](std::vector<std::string> args, const std::string& last) {
+        args.push_back(last);
+        return args;
+    };
+    const test::RunResult dash = test::run_gua(with(csv, "-"));
     ASSERT_EQ(dash.exit_code, 0) << dash.err;
-    EXPECT_NE(dash.out.find("GPU"), std::string::npos);
-    const test::RunResult dev = report("/dev/stdout");
+    EXPECT_NE(dash.out.find("GPU-0a7c3e1f"), std::string::npos) << dash.out;
+    const test::RunResult dev = test::run_gua(with(csv, "/dev/stdout"));
     ASSERT_EQ(dev.exit_code, 0) << dev.err;
     EXPECT_EQ(dev.out, dash.out);
     if (::geteuid() != 0 || !std::filesystem::exists("/usr/bin/setpriv")) {
         return;
     }
     // An unprivileged user cannot create files in /dev: the report goes to the pipe directly.
+    std::vector<std::string> as_nobody{"--reuid=65534", "--regid=65534", "--clear-groups",
+                                       GUA_BINARY};
+    as_nobody.insert(as_nobody.end(), csv.begin(), csv.end());
+    as_nobody.push_back("/dev/stdout");
     const test::RunResult nobody =
-        test::run("/usr/bin/setpriv",
-                  {"--reuid=65534", "--regid=65534", "--clear-groups", GUA_BINARY, "report", "--db",
-                   db(), "--since", "30d", "--output", "/dev/stdout"},
-                  {{"NO_COLOR", "1"}});
+        test::run("/usr/bin/setpriv", as_nobody,
+                  {{"NO_COLOR", "1"}, {"HOME", s_dir->path()}, {"XDG_CONFIG_HOME", ""}});
     ASSERT_EQ(nobody.exit_code, 0) << nobody.err;
     EXPECT_EQ(nobody.out, dash.out);
 }
 
+} // namespace output_file_test
 } // namespace gua::cli

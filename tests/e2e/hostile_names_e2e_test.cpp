@@ -19,10 +19,6 @@ bool has_escape(const std::string& s) {
     return s.find('\x1b') != std::string::npos || s.find('\xff') != std::string::npos;
 }
 
-} // namespace hostile_names_e2e_test
-
-using namespace hostile_names_e2e_test;
-
 TEST(HostileNamesE2E, AProcessNameAUserChoseReachesNoOutputRaw) {
     GUA_REQUIRE_ROOT();
     Scene s;
@@ -64,4 +60,5 @@ TEST(HostileNamesE2E, AProcessNameAUserChoseReachesNoOutputRaw) {
     Scene::stop_daemon(*daemon);
 }
 
+} // namespace hostile_names_e2e_test
 } // namespace gua::policy_e2e

@@ -46,10 +46,6 @@ std::string hour_sql(int k) {
     return std::to_string(k_start / k_us_per_hour + k);
 }
 
-} // namespace db_check_test
-
-using namespace db_check_test;
-
 TEST(DbCheck, ASoundDatabasePasses) {
     testing::TempDb t;
     record(t.db);
@@ -76,7 +72,8 @@ TEST(DbCheck, ABlockWithFewerTicksThanItsEndIsNamed) {
     t.db.exec("UPDATE tick_block SET n_ticks = n_ticks - 1 WHERE id = " + std::to_string(id));
     const std::vector<std::string> problems = check_database(t.db);
     ASSERT_FALSE(problems.empty());
-    EXPECT_NE(problems[0].find("ends at"), std::string::npos) << problems[0];
+    EXPECT_NE(problems[0].find("tick block " + std::to_string(id)), std::string::npos)
+        << problems[0];
 }
 
 TEST(DbCheck, CorruptedRollupEvidenceIsNamed) {
@@ -120,4 +117,5 @@ TEST(DbCheck, AnHourWhoseRawTicksArePartlyDeletedIsNotCompared) {
     EXPECT_EQ(check_database(t.db), std::vector<std::string>{});
 }
 
+} // namespace db_check_test
 } // namespace gua::store
