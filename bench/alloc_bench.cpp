@@ -77,8 +77,8 @@ void BM_KubeletList(benchmark::State& state) {
                              grpc::InsecureServerCredentials());
     builder.RegisterService(&lister);
     const std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-    const auto client =
-        make_grpc_pod_resources_client(dir.path + "/kubelet.sock", 2 * k_us_per_second);
+    const auto client = load_pod_resources_client(kubelet_module_path(), dir.path + "/kubelet.sock",
+                                                  2 * k_us_per_second);
     for (auto _ : state) {
         Snapshot snapshot = snapshot_of(client->list());
         if (snapshot.entries.size() != k_gpus) {

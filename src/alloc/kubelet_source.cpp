@@ -2,6 +2,11 @@
 // KubeletSource: pod-resources List answers → snapshots, read once per period.
 #include "alloc/kubelet_source.hpp"
 
+#include "core/shared_library.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
 namespace gua::alloc {
 namespace {
 
@@ -13,6 +18,29 @@ bool is_nvidia_gpu_resource(std::string_view resource) {
 }
 
 } // namespace
+
+std::string kubelet_module_path() {
+    if (const char* path = std::getenv("GUA_KUBELET_MODULE"); path != nullptr && *path != 0) {
+        return path;
+    }
+    std::error_code ec;
+    const std::filesystem::path beside =
+        std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "gua-kubelet.so";
+    if (!ec && std::filesystem::exists(beside, ec)) {
+        return beside;
+    }
+    return GUA_KUBELET_MODULE_INSTALLED;
+}
+
+std::unique_ptr<PodResourcesClient> load_pod_resources_client(const std::string& module_path,
+                                                              const std::string& socket_path,
+                                                              DurationUs timeout_us) {
+    const SharedLibrary& module =
+        SharedLibrary::open(module_path, "gua", "[allocations] kubelet_socket");
+    MakePodResourcesClient* make = nullptr;
+    module.bind(make, k_make_pod_resources_client);
+    return std::unique_ptr<PodResourcesClient>(make(socket_path.c_str(), timeout_us));
+}
 
 Snapshot snapshot_of(const Result<std::vector<PodDevices>>& listed) {
     Snapshot snapshot;

@@ -8,6 +8,7 @@
 #include "core/result.hpp"
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -33,10 +34,23 @@ class PodResourcesClient {
     virtual Result<std::vector<PodDevices>> list() = 0;
 };
 
+/// The gRPC client lives in a module of its own (gua-kubelet.so, src/alloc/kubelet/), loaded only
+/// when a kubelet socket is configured: linking gRPC into gua would map ~60 more shared libraries
+/// at every start of every command. Its one entry point returns a new client (never null):
+using MakePodResourcesClient = PodResourcesClient*(const char* socket_path,
+                                                   std::int64_t timeout_us);
+inline constexpr const char* k_make_pod_resources_client = "gua_kubelet_make_client";
+
+/// Where the module is: $GUA_KUBELET_MODULE, else gua-kubelet.so beside the running executable,
+/// else the installed one (<libdir>/gua/gua-kubelet.so).
+std::string kubelet_module_path();
+
 /// A gRPC client of `v1.PodResourcesLister/List` on the unix socket `socket_path`, each call
-/// bounded by `timeout_us`.
-std::unique_ptr<PodResourcesClient> make_grpc_pod_resources_client(std::string socket_path,
-                                                                   DurationUs timeout_us);
+/// bounded by `timeout_us`, from the module at `module_path`. Throws Fatal naming the module when
+/// it cannot be loaded.
+std::unique_ptr<PodResourcesClient> load_pod_resources_client(const std::string& module_path,
+                                                              const std::string& socket_path,
+                                                              DurationUs timeout_us);
 
 /// The snapshot a List answer implies: every device id of an NVIDIA GPU resource
 /// ("nvidia.com/gpu", "nvidia.com/mig-*") — a "GPU-…" or "MIG-…" uuid, with a time-slicing
@@ -74,3 +88,9 @@ class KubeletSource final : public AllocationSource {
 };
 
 } // namespace gua::alloc
+
+/// The module's entry point (src/alloc/kubelet/grpc_client.cpp). gua reaches it only through
+/// load_pod_resources_client; the tests and the benchmark, which serve the same .proto themselves,
+/// link that file instead (protobuf refuses to register one .proto twice in a process).
+extern "C" gua::alloc::PodResourcesClient* gua_kubelet_make_client(const char* socket_path,
+                                                                   std::int64_t timeout_us);

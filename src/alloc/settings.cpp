@@ -37,7 +37,8 @@ std::unique_ptr<AllocationSource> make_allocation_source(const Settings& setting
     if (!settings.kubelet_socket.empty()) {
         sources.push_back(std::make_unique<KubeletSource>(
             "kubelet pod-resources " + settings.kubelet_socket,
-            make_grpc_pod_resources_client(settings.kubelet_socket, k_kubelet_timeout_us)));
+            load_pod_resources_client(kubelet_module_path(), settings.kubelet_socket,
+                                      k_kubelet_timeout_us)));
     }
     if (sources.empty()) {
         return nullptr;

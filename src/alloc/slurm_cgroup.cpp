@@ -10,12 +10,12 @@ namespace {
 constexpr std::size_t k_min_sluid_chars = 8;
 constexpr std::size_t k_max_sluid_chars = 24;
 
-bool is_digit(char c) {
+bool is_decimal_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
 bool all_digits(std::string_view text) {
-    return !text.empty() && std::all_of(text.begin(), text.end(), is_digit);
+    return !text.empty() && std::all_of(text.begin(), text.end(), is_decimal_digit);
 }
 
 // "s" and upper-case base32 characters: Slurm 26.05's job directory.
@@ -25,7 +25,7 @@ bool is_sluid(std::string_view text) {
         return false;
     }
     return std::all_of(text.begin() + 1, text.end(),
-                       [](char c) { return is_digit(c) || (c >= 'A' && c <= 'Z'); });
+                       [](char c) { return is_decimal_digit(c) || (c >= 'A' && c <= 'Z'); });
 }
 
 std::vector<std::string_view> components(std::string_view path) {

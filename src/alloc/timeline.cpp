@@ -74,6 +74,7 @@ void Timeline::record(TimeUs at, Snapshot snapshot) {
         m_readings.push_back({at, std::move(snapshot)});
     }
     m_confirmed_until = std::max(m_confirmed_until, at);
+    forget_before(at - k_max_history_us); // bounded even when nobody asks
 }
 
 void Timeline::confirm(TimeUs at) {

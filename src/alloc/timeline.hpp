@@ -8,6 +8,10 @@
 
 namespace gua::alloc {
 
+/// How far back a timeline answers at most: readings older than this are dropped as new ones
+/// arrive (the consumer asks about its last poll spans, seconds old).
+inline constexpr DurationUs k_max_history_us = k_us_per_hour;
+
 /// Readings in time order. Not thread-safe: the owning source locks around it.
 class Timeline {
   public:

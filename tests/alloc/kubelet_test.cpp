@@ -52,6 +52,11 @@ class FakeLister final : public v1::PodResourcesLister::Service {
     std::vector<FakePod> m_pods;
 };
 
+// The client of gua-kubelet.so, linked into the tests (which register the .proto themselves).
+std::unique_ptr<PodResourcesClient> client_of(const std::string& socket, DurationUs timeout_us) {
+    return std::unique_ptr<PodResourcesClient>(gua_kubelet_make_client(socket.c_str(), timeout_us));
+}
+
 std::unique_ptr<grpc::Server> serve(FakeLister& lister, const std::string& socket) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
@@ -91,7 +96,7 @@ TEST(AllocKubelet, ClientListsPodsContainersAndDevices) {
                 {"web", "cache", "example.com/fpga", {"fpga0"}}});
     const auto server = serve(lister, dir.file("kubelet.sock"));
     ASSERT_NE(server, nullptr);
-    const auto client = make_grpc_pod_resources_client(dir.file("kubelet.sock"), k_us_per_second);
+    const auto client = client_of(dir.file("kubelet.sock"), k_us_per_second);
     const Result<std::vector<PodDevices>> listed = client->list();
     ASSERT_TRUE(listed) << listed.error().message;
     ASSERT_EQ(listed.value().size(), 2U);
@@ -115,8 +120,7 @@ TEST(AllocKubelet, AllocationsChangeOverTimeAndTheKubeletGoingAwayIsUnknown) {
                 {"lab", "notebook", "nvidia.com/mig-1g.10gb", {"MIG-bbb"}}});
     auto server = serve(lister, socket);
     ASSERT_NE(server, nullptr);
-    KubeletSource source("kubelet " + socket,
-                         make_grpc_pod_resources_client(socket, 500 * k_us_per_ms),
+    KubeletSource source("kubelet " + socket, client_of(socket, 500 * k_us_per_ms),
                          100 * k_us_per_ms);
     const TimeUs start = wall_now();
     wait_readings(source, 2);
@@ -156,8 +160,7 @@ TEST(AllocKubelet, AllocationsChangeOverTimeAndTheKubeletGoingAwayIsUnknown) {
 
 TEST(AllocKubelet, NoKubeletAtAllIsUnknownFromTheStart) {
     test::TempDir dir;
-    KubeletSource source("kubelet",
-                         make_grpc_pod_resources_client(dir.file("none.sock"), 200 * k_us_per_ms),
+    KubeletSource source("kubelet", client_of(dir.file("none.sock"), 200 * k_us_per_ms),
                          100 * k_us_per_ms);
     const TimeUs start = wall_now();
     wait_readings(source, 1);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The gRPC client of the kubelet's v1.PodResourcesLister/List on a unix socket.
+// The gRPC client of the kubelet's v1.PodResourcesLister/List on a unix socket: the whole of the
+// gua-kubelet.so module, loaded by gua only when [allocations] kubelet_socket is set.
 #include "alloc/kubelet_source.hpp"
 #include "podresources_v1.grpc.pb.h"
 
@@ -7,7 +8,6 @@
 #include <grpcpp/grpcpp.h>
 
 namespace gua::alloc {
-namespace {
 
 class GrpcPodResourcesClient final : public PodResourcesClient {
   public:
@@ -48,11 +48,9 @@ class GrpcPodResourcesClient final : public PodResourcesClient {
     std::unique_ptr<v1::PodResourcesLister::Stub> m_stub;
 };
 
-} // namespace
-
-std::unique_ptr<PodResourcesClient> make_grpc_pod_resources_client(std::string socket_path,
-                                                                   DurationUs timeout_us) {
-    return std::make_unique<GrpcPodResourcesClient>(std::move(socket_path), timeout_us);
-}
-
 } // namespace gua::alloc
+
+extern "C" gua::alloc::PodResourcesClient* gua_kubelet_make_client(const char* socket_path,
+                                                                   std::int64_t timeout_us) {
+    return new gua::alloc::GrpcPodResourcesClient(socket_path, timeout_us);
+}
