@@ -24,6 +24,7 @@ graphics_is_holder = true
 [daemon]
 interval = "10s"
 db = "/tmp/gua.db"
+listen = "0.0.0.0:10409"
 
 [pricing]
 currency = "EUR"
@@ -53,6 +54,7 @@ TEST(Config, FullFileParses) {
     EXPECT_EQ(c.thresholds.held_mib, 256);
     EXPECT_TRUE(c.thresholds.graphics_is_holder);
     EXPECT_EQ(c.interval_us, 10 * k_us_per_second);
+    EXPECT_EQ(c.listen, "0.0.0.0:10409");
     EXPECT_TRUE(c.pricing.configured);
     EXPECT_EQ(c.pricing.currency, "EUR");
     EXPECT_EQ(c.pricing.default_micros_per_gpu_hour, 1'250'000);
@@ -250,6 +252,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"[thresholds]\nactive = 10\n", "/etc/gua/gua.toml:2: thresholds.active: unknown key"},
         Bad{"[daemon]\ninterval = \"soon\"\n",
             "/etc/gua/gua.toml:2: daemon.interval: expected a duration such as \"30s\""},
+        Bad{"[daemon]\nlisten = 10409\n",
+            "/etc/gua/gua.toml:2: daemon.listen: expected an address such as \"127.0.0.1:10409\" "
+            "or \"\" (off)"},
         Bad{"\n\n[prices]\n", "/etc/gua/gua.toml:3: prices: unknown key"}));
 
 TEST(Config, SyntaxErrorsNameFileAndLine) {
