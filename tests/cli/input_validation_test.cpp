@@ -63,8 +63,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"report", "--db", "@DB", "--config", "/tmp"}, "is a directory"},
         BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "nan"}, "price per GPU-hour"},
         BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "-1"}, "price per GPU-hour"},
-        BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "1e300"},
-                 "price per GPU-hour"}));
+        BadInput{{"daemon", "--db", "@DB", "--price-per-gpu-hour", "1e300"}, "price per GPU-hour"},
+        // Unknown options get the closest option of their command.
+        BadInput{{"report", "--db", "@DB", "--sinse", "1d"}, "did you mean --since?"},
+        BadInput{{"status", "--fromat", "json"}, "did you mean --format?"},
+        BadInput{{"db", "upgrade", "--db", "@DB", "--confg", "x.toml"}, "did you mean --config?"},
+        // Usage errors come before the database is looked for: exit 2 whether one exists or not.
+        BadInput{{"report", "--since", "soon"}, "--since"},
+        BadInput{{"report", "--format", "csv"}, "--format csv needs --table"}));
 
 TEST(InputValidation, ControlCharactersInArgumentsAreEscaped) {
     const test::RunResult r = test::run_gua({"report", "--format", "\x1b]52;c;aGk=\a"});
