@@ -2,6 +2,7 @@
 // Shared report printing: time zone, renderer choice, colour policy.
 #include "cli/report_options.hpp"
 
+#include "cli/live_flags.hpp"
 #include "cli/validators.hpp"
 #include "core/fatal.hpp"
 #include "report/render.hpp"
@@ -20,6 +21,11 @@
 namespace gua::cli {
 
 void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
+    cmd.add_option("--color", flags.color,
+                   "ANSI colours in text: auto (on a terminal, unless NO_COLOR is set), always or "
+                   "never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
     cmd.add_option("--format", flags.format, "Output format")
         ->check(CLI::IsMember({"text", "json", "csv", "html"}))
         ->capture_default_str();
@@ -140,9 +146,9 @@ int print_model(const report::ReportModel& model, const ReportFlags& flags) {
     } else if (flags.format == "html") {
         out = report::render_html(model);
     } else {
-        const char* no_color = std::getenv("NO_COLOR");
-        const bool color = flags.output.empty() && isatty(STDOUT_FILENO) == 1 &&
-                           (no_color == nullptr || *no_color == 0);
+        // auto: a terminal only, never with NO_COLOR; a file gets colours only when asked for.
+        const bool color =
+            flags.output.empty() ? stdout_color(flags.color) : flags.color == "always";
         out = report::render_text(model, report::TextOptions{flags.width, color});
     }
     if (!flags.output.empty()) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `--color auto|always|never` of `gua now` (and `gua top`, which shares the flag): auto colours a
-// terminal only and never under NO_COLOR; always and never are what they say.
+// `--color auto|always|never` of `gua now` (and `gua top`, which shares the flag) and of the text
+// report (`gua report`, `gua demo`): auto colours a terminal only and never under NO_COLOR; always
+// and never are what they say.
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -47,6 +48,20 @@ TEST(ColorCli, AlwaysNeverAndAutoWithNoColor) {
     ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
     EXPECT_FALSE(has_ansi(automatic.out));
     EXPECT_EQ(now_with("sometimes", {}).exit_code, 2);
+}
+
+TEST(ColorCli, ReportTextTakesTheSameFlag) {
+    const auto demo = [](const std::string& color) {
+        return test::run_gua(
+            {"demo", "--ticks", "20", "-q", "--color", color, "--start", "2026-05-01T00:00:00Z"},
+            {{"NO_COLOR", "1"}});
+    };
+    const test::RunResult always = demo("always");
+    ASSERT_EQ(always.exit_code, 0) << always.err;
+    EXPECT_TRUE(has_ansi(always.out));
+    const test::RunResult automatic = demo("auto");
+    ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
+    EXPECT_FALSE(has_ansi(automatic.out));
 }
 
 } // namespace color_cli_test
