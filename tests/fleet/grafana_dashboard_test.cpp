@@ -199,12 +199,13 @@ TEST(GrafanaDashboard, EveryPanelHasDataFromAKubernetesNodeOnTheDefaultConfig) {
         GTEST_SKIP() << "no cgroup v1 name=systemd hierarchy (the kubepods paths below are v1's)";
     }
     const test::TempDir temp;
+    const std::filesystem::path dir = temp.path();
     const std::string pod_a = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
     const std::string pod_b = "1c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
     const std::string cid_a(64, 'a');
     const std::string cid_b(64, 'b');
-    kubelet_logs(temp.path(), "ml-team", "train-7d9f", pod_a, "trainer", cid_a);
-    kubelet_logs(temp.path(), "research", "notebook-0", pod_b, "jupyter", cid_b);
+    kubelet_logs(dir, "ml-team", "train-7d9f", pod_a, "trainer", cid_a);
+    kubelet_logs(dir, "research", "notebook-0", pod_b, "jupyter", cid_b);
     test::CgroupTree tree(*mount, "gua-grafana-k8s");
     const Holder trainer(1001);
     const Holder notebook(1002);
@@ -228,15 +229,15 @@ TEST(GrafanaDashboard, EveryPanelHasDataFromAKubernetesNodeOnTheDefaultConfig) {
          {{{"device", 0}, {"pid_env", "TRAINER"}, {"memory_mib", {{0, 8000}}}},
           {{"device", 1}, {"pid_env", "NOTEBOOK"}, {"memory_mib", {{0, 8000}}}}}}};
     const std::uint16_t port = free_port();
-    DaemonHost host(temp.path(), "node", scenario, port,
+    DaemonHost host(dir, "node", scenario, port,
                     {{"TRAINER", trainer.pid()},
                      {"NOTEBOOK", notebook.pid()},
-                     {"GUA_POD_LOGS_DIR", (temp.path() / "pods").string()},
-                     {"GUA_CONTAINER_LOGS_DIR", (temp.path() / "containers").string()},
-                     {"GUA_DOCKER_ROOT", (temp.path() / "docker").string()},
-                     {"GUA_PODMAN_ROOT", (temp.path() / "podman").string()}},
+                     {"GUA_POD_LOGS_DIR", (dir / "pods").string()},
+                     {"GUA_CONTAINER_LOGS_DIR", (dir / "containers").string()},
+                     {"GUA_DOCKER_ROOT", (dir / "docker").string()},
+                     {"GUA_PODMAN_ROOT", (dir / "podman").string()}},
                     "1s", {}, test::read_text(std::string(GUA_SOURCE_DIR) + "/packaging/gua.toml"));
-    PrometheusServer prometheus(temp.path() / "prometheus", {"127.0.0.1:" + std::to_string(port)});
+    PrometheusServer prometheus(dir / "prometheus", {"127.0.0.1:" + std::to_string(port)});
     ASSERT_TRUE(prometheus.wait_ready(30s))
         << test::read_text(temp.file("prometheus/prometheus.log"));
     // Ten scrapes of both containers' series: enough for every rate() of the dashboard.
