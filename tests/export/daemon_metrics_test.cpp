@@ -140,7 +140,7 @@ TEST_F(ExportDaemon, ServesFromTheConfigAloneAndPricesWithTheExamplePrices) {
         },
         20s));
     const auto series = testing::parse_exposition(http_get(port, "/metrics").body);
-    const std::string card1 = R"(gpu="1",uuid="GPU-00000001-0000-0000-0000-000000000000")";
+    const std::string card1 = R"(gpu="1",uuid="GPU-00000000-0000-0000-0000-000000000001")";
     const double idle_seconds =
         series.at("gua_gpu_seconds_total{" + card1 + R"(,model="NVIDIA H100 80GB HBM3",)" +
                   R"(state="truly_idle"})");
