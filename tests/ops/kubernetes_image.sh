@@ -94,7 +94,7 @@ env -i ${env_vars[*]} GUA_FAKE_NVML_SCENARIO=/tmp/scenario.json \
 daemon=\$!
 for i in \$(seq 1 100); do
     if curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
-        grep -q '^gua_daemon_ticks_total [1-9]' "$work/metrics.txt"; then
+        grep -q '^gua_build_info{' "$work/metrics.txt"; then
         kill \$daemon; wait \$daemon || true
         echo "served /metrics: \$(grep -c '^gua_' "$work/metrics.txt") samples"
         exit 0
