@@ -10,8 +10,8 @@ CMAKE_FLAGS ?=
 # (docs/PERFORMANCE.md, "Build time"); UNITY=OFF compiles file by file.
 UNITY ?= ON
 
-.PHONY: all deps test-deps clang-deps build demo test test-asan test-tsan fuzz bench format \
-        format-check tidy package clean screenshots
+.PHONY: all deps test-deps package-deps clang-deps build demo test test-asan test-tsan fuzz bench format \
+        format-check tidy package install clean screenshots
 
 all: build
 
@@ -24,11 +24,17 @@ test-deps:
 clang-deps:
 	@scripts/install-deps.sh --clang
 
+package-deps:
+	@scripts/install-deps.sh --package
+
 $(BUILD)/build.ninja: | deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGUA_UNITY_BUILD=$(UNITY) \
 	    $(CMAKE_FLAGS)
 
+# A build tree `make package` configured without the tests gets them back here.
 build: deps $(BUILD)/build.ninja
+	@if grep -q '^GUA_BUILD_TESTS:BOOL=OFF' $(BUILD)/CMakeCache.txt; then \
+	    cmake -S . -B $(BUILD) -DGUA_BUILD_TESTS=ON -DGUA_BUILD_BENCH=ON; fi
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Only the gua binary: not the tests, the fake driver or the benchmarks.
@@ -36,8 +42,9 @@ demo: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target gua
 	./$(BUILD)/src/gua demo
 
+# Everything but the README path (label readme: a fresh clone built from scratch, .ci/run).
 test: test-deps build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE readme
 
 $(ASAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGUA_SANITIZE=ON \
@@ -90,8 +97,21 @@ format-check: clang-deps
 tidy: build
 	git ls-files 'src/*.cpp' | xargs clang-tidy -p $(BUILD) --quiet
 
-package: test-deps build
+# The .deb ($(BUILD)/gua_<version>_<arch>.deb): the build dependencies only, and only what the
+# package holds (the binary, the man page, the changelog, the shell completion). A tree configured
+# here has no tests or benchmarks until `make build` or `make test` adds them.
+package: package-deps
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DGUA_UNITY_BUILD=$(UNITY) -DGUA_BUILD_TESTS=OFF -DGUA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS) --target gua gua_man gua_changelog gua_completion
 	cd $(BUILD) && cpack -G DEB
+
+# gua on PATH: the binary, man page and completion under PREFIX (cmake --install; default
+# /usr/local), the unit and /etc/gua/gua.toml where the package puts them.
+PREFIX ?= /usr/local
+install: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target gua gua_man gua_changelog gua_completion
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -67,6 +67,10 @@ gua_install_symlink(${CMAKE_INSTALL_DATADIR}/bash-completion/completions gua gpu
 gua_install_symlink(${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d gua.fish
                     gpu-usage-audit.fish)
 
+# cpack (and `ninja install`) build only what is installed, not the tests and benchmarks of the
+# tree: `make package` builds those targets itself (gua, gua_man, gua_changelog, gua_completion).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME gua)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -93,4 +97,12 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     "${gua_packaging}/debian/postinst;${gua_packaging}/debian/prerm;${gua_packaging}/debian/postrm;${gua_packaging}/debian/conffiles")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+# Reproducible: SOURCE_DATE_EPOCH (the environment's, else the changelog's newest entry date).
+file(STRINGS ${gua_packaging}/debian/changelog gua_trailer REGEX "^ -- .*>  " LIMIT_COUNT 1)
+string(REGEX REPLACE "^ -- .*>  " "" gua_changelog_date "${gua_trailer}")
+execute_process(COMMAND date -u -d "${gua_changelog_date}" +%s OUTPUT_VARIABLE GUA_CHANGELOG_EPOCH
+                OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/GuaCPackReproducible.cmake.in
+               ${PROJECT_BINARY_DIR}/GuaCPackReproducible.cmake @ONLY)
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/GuaCPackReproducible.cmake)
 include(CPack)

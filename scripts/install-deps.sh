@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the Debian 12 packages gua needs to build and test, printing what it installs.
+# Installs the Debian 12 packages gua needs to build and test, printing what it installs:
+# no argument: build and unit tests; --test: also the end-to-end tests' tools; --package: only what
+# `make package` needs; --clang: the clang toolchain.
 # Already-installed packages are left alone; needs root or sudo only when something is missing.
 set -euo pipefail
 
+# What building the gua binary needs (compiler, CMake, the libraries' headers).
 packages=(
     cmake g++ ninja-build pkg-config make
-    libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
+    libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
     libmicrohttpd-dev libcurl4-openssl-dev
     libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-    libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
-    python3 jq tmux util-linux
 )
+if [ "${1:-}" = "--package" ]; then
+    # `make package`: the build dependencies and dpkg-shlibdeps (dpkg-dev), nothing of the tests.
+    packages+=(dpkg-dev)
+else
+    # The test and benchmark libraries (CMake finds them when it configures the test suite) and
+    # the tools the tests and scripts call.
+    packages+=(libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev sqlite3 python3 jq tmux
+        util-linux)
+fi
 if [ "${1:-}" = "--test" ]; then
     # Real components used by the end-to-end tests: prometheus (fleet tests, promtool); dpkg-dev
     # (dpkg-shlibdeps) also for `make package`; lintian for the package check; groff for the man

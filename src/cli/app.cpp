@@ -20,6 +20,49 @@
 
 namespace gua::cli {
 
+namespace {
+
+/// The deepest parsed subcommand (e.g. `db upgrade`), or `app` when none was.
+const CLI::App* parsed_command(const CLI::App& app) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->parsed()) {
+            return parsed_command(*sub);
+        }
+    }
+    return &app;
+}
+
+/// For an unknown `--option` of the command line: " — did you mean --other?" naming the closest
+/// long option of the command it was given to, or "" when none is close.
+std::string option_suggestion(const CLI::App& app, int argc, char** argv) {
+    const CLI::App* cmd = parsed_command(app);
+    std::vector<std::string> known;
+    for (const CLI::App* scope = cmd; scope != nullptr; scope = scope->get_parent()) {
+        for (const CLI::Option* opt : scope->get_options()) {
+            for (const std::string& name : opt->get_lnames()) {
+                known.push_back("--" + name);
+            }
+        }
+    }
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const std::string typed = arg.substr(0, arg.find('='));
+        if (arg == "--") {
+            break;
+        }
+        if (typed.rfind("--", 0) != 0 || typed.size() < 3 ||
+            std::find(known.begin(), known.end(), typed) != known.end()) {
+            continue;
+        }
+        if (const std::optional<std::string> guess = closest_name(typed, known)) {
+            return fmt::format(" — did you mean {}?", *guess);
+        }
+    }
+    return "";
+}
+
+} // namespace
+
 int main_entry(int argc, char** argv) {
     CLI::App app{"gua: audit how NVIDIA GPUs are really used — active, idle-held (memory held, "
                  "SMs cold) and truly idle time, per card and per person."};
@@ -73,6 +116,14 @@ int main_entry(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        std::string command;
+        for (const CLI::App* c = parsed_command(app); c != &app; c = c->get_parent()) {
+            command = " " + c->get_name() + command;
+        }
+        fmt::print(stderr, "gua: {}{} (see `gua{} --help`)\n", printable(e.what()),
+                   printable(option_suggestion(app, argc, argv)), command);
+        return static_cast<int>(ExitCode::usage);
     } catch (const CLI::ParseError& e) {
         fmt::print(stderr, "gua: {} (see `gua --help`)\n", printable(e.what()));
         return static_cast<int>(ExitCode::usage);

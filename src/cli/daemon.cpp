@@ -31,7 +31,7 @@ struct DaemonCommandOptions {
     std::string log;
     bool quiet = false;
     std::optional<std::uint64_t> max_ticks;
-    std::string listen;
+    std::optional<std::string> listen;
     std::optional<double> price_per_gpu_hour;
     std::vector<std::string> allocation_dirs;
 };
@@ -76,10 +76,16 @@ int run(const DaemonCommandOptions& o) {
     d.log_path = o.log;
     d.quiet = o.quiet;
     d.max_ticks = o.max_ticks;
-    if (!o.listen.empty() && !exporter::parse_listen(o.listen)) {
-        throw Fatal(exporter::parse_listen(o.listen).error().message, ExitCode::usage);
+    // --listen, else [daemon] listen of gua.toml; a bad address names where it came from.
+    const std::string listen = o.listen ? *o.listen : cfg.value().listen.value_or("");
+    if (const auto parsed = exporter::parse_listen(listen); !listen.empty() && !parsed) {
+        throw Fatal(o.listen ? parsed.error().message
+                             : fmt::format("{}: daemon.listen = \"{}\": expected PORT, HOST:PORT "
+                                           "or [IPv6]:PORT with a numeric host",
+                                           cfg.value().path, listen),
+                    ExitCode::usage);
     }
-    d.exporter.listen = o.listen;
+    d.exporter.listen = listen;
     d.exporter.price_per_gpu_hour = o.price_per_gpu_hour;
     // The sources start reading now; the sampler does not record their answers yet.
     const std::unique_ptr<alloc::AllocationSource> allocations =
@@ -108,10 +114,12 @@ Runner register_daemon(CLI::App& app) {
     cmd->add_option("--listen", o->listen,
                     "Serve Prometheus metrics at /metrics and the report at / (HTML, last 7 "
                     "days), /report and /report.json on PORT (loopback), HOST:PORT or "
-                    "[IPv6]:PORT (default: off)")
+                    "[IPv6]:PORT (default: [daemon] listen of gua.toml, else off)")
         ->check(non_empty());
-    cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour,
-                    "Dollars per GPU-hour for gua_waste_dollars_total (default: no dollar metric)")
+    cmd->add_option(
+           "--price-per-gpu-hour", o->price_per_gpu_hour,
+           "Price of every GPU-hour for gua_waste_dollars_total (default: [pricing] of gua.toml, "
+           "else its example prices)")
         ->check(price_per_gpu_hour());
     cmd->add_option("--allocation-dir", o->allocation_dirs,
                     "Job-mapping directory (one file per GPU index, holding the job ids on it) "

@@ -41,7 +41,8 @@ std::string render_json(const std::vector<ops::Finding>& findings, int exit_code
                           {"message", f.message},
                           {"fix", f.fix}});
     }
-    return nlohmann::json{{"checks", checks}, {"exit_code", exit_code}}.dump(
+    // schema_version: the layout of this object (man gua, doctor); raised when it changes.
+    return nlohmann::json{{"schema_version", 1}, {"checks", checks}, {"exit_code", exit_code}}.dump(
                2, ' ', false, nlohmann::json::error_handler_t::replace) +
            "\n";
 }

@@ -32,6 +32,10 @@ void add_live_flags(CLI::App& cmd, LiveFlags& flags) {
                    "Window of the per-GPU history line (gua top) and of recent_states (JSON), "
                    "10s to 24h")
         ->capture_default_str();
+    cmd.add_option("--color", flags.color,
+                   "ANSI colours: auto (on a terminal, unless NO_COLOR is set), always or never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
 }
 
 DurationUs duration_flag(const std::string& flag, const std::string& text) {
@@ -94,7 +98,10 @@ std::unique_ptr<telemetry::DeviceSource> open_live_source(const LiveFlags& flags
     return std::move(source).value();
 }
 
-bool stdout_color() {
+bool stdout_color(const std::string& mode) {
+    if (mode != "auto") {
+        return mode == "always";
+    }
     const char* no_color = std::getenv("NO_COLOR");
     return isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == 0);
 }

@@ -23,9 +23,10 @@ struct LiveFlags {
     std::string window = "10m";  ///< per-GPU bar window
     std::string history = "10m"; ///< per-GPU history line window (10s to 24h)
     std::string sample = "3s";   ///< sampling length without a daemon (`gua now`)
+    std::string color = "auto";  ///< --color: auto, always or never
 };
 
-/// Adds --db, --config, --nvml-library, --window and --history to `cmd`.
+/// Adds --db, --config, --nvml-library, --window, --history and --color to `cmd`.
 void add_live_flags(CLI::App& cmd, LiveFlags& flags);
 
 /// Thresholds from the config file and the windows from the flags; throws Fatal on bad input.
@@ -51,7 +52,9 @@ std::unique_ptr<telemetry::DeviceSource> open_live_source(const LiveFlags& flags
 /// Parses a duration flag; throws Fatal naming the flag.
 DurationUs duration_flag(const std::string& flag, const std::string& text);
 
-/// True when stdout is a terminal and NO_COLOR is unset or empty.
-bool stdout_color();
+/// Whether to print ANSI colours for --color `mode`: "always" yes, "never" no, "auto" when stdout
+/// is a terminal and NO_COLOR is unset or empty (the flag, given on purpose, overrides NO_COLOR,
+/// as no-color.org asks of command-line arguments).
+bool stdout_color(const std::string& mode);
 
 } // namespace gua::cli

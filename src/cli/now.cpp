@@ -51,8 +51,8 @@ int run(const NowCommandOptions& o) {
     const std::string out =
         o.format == "json"
             ? live::render_now_json(model)
-            : live::render_now_text(
-                  model, {stdout_color(), 20, 8, live::terminal_columns(STDOUT_FILENO), false});
+            : live::render_now_text(model, {stdout_color(o.flags.color), 20, 8,
+                                            live::terminal_columns(STDOUT_FILENO), false});
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
     return 0;

@@ -7,11 +7,14 @@
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "report/window_args.hpp"
+#include "store/database.hpp"
 #include "store/paths.hpp"
+#include "store/reader.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace gua::cli {
@@ -21,6 +24,7 @@ namespace {
 struct ReportCommandOptions {
     std::string db;
     std::string since = "7d";
+    bool since_given = false; ///< --since on the command line (not its default)
     std::string until;
     std::string from;
     std::string to;
@@ -39,8 +43,33 @@ DurationUs parse_duration_flag(const std::string& flag, const std::string& text)
     return d.value();
 }
 
+/// Without --since, --until, --from or --to, a recording younger than the default window is
+/// reported over its own span (gpu-usage-audit's min(--since, age)): the charts and shares cover
+/// what was recorded instead of days of "no data". Rollups count: retention may have removed the
+/// oldest raw ticks.
+void clamp_default_window(const std::string& db_path, report::BuildOptions& b) {
+    store::Database db(db_path, store::OpenMode::read_only);
+    store::Reader reader(db);
+    std::optional<TimeUs> first;
+    if (const auto span = reader.span()) {
+        first = span->first;
+    }
+    if (const auto rollups = reader.rollup_span()) {
+        first = first ? std::min(*first, rollups->first) : rollups->first;
+    }
+    if (first && *first > b.from && *first < b.to) {
+        b.from = *first;
+        b.window_label = format_duration(b.to - b.from) + " (all recorded)";
+    }
+}
+
 int run(const ReportCommandOptions& o) {
+    // Every flag is checked before the database is looked for: a usage error exits 2 with or
+    // without one.
     check_format(o.flags);
+    report::BuildOptions b;
+    apply_config(o.flags, b);
+    report::resolve_window(report::WindowArgs{o.since, o.until, o.from, o.to}, wall_now(), b, "--");
     std::string db = o.db;
     if (db.empty() && o.fleet.url.empty()) {
         const std::optional<std::string> found = store::default_read_path();
@@ -51,9 +80,10 @@ int run(const ReportCommandOptions& o) {
         }
         db = *found;
     }
-    report::BuildOptions b;
-    apply_config(o.flags, b);
-    report::resolve_window(report::WindowArgs{o.since, o.until, o.from, o.to}, wall_now(), b, "--");
+    const bool default_window = !o.since_given && o.until.empty() && o.from.empty() && o.to.empty();
+    if (default_window && o.fleet.url.empty()) {
+        clamp_default_window(db, b);
+    }
     if (!o.interval.empty()) {
         b.interval_override = parse_duration_flag("--interval", o.interval);
     }
@@ -76,8 +106,11 @@ Runner register_report(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("report", "Print the audit of a recorded window");
     cmd->add_option("--db", o->db, "Database to read (default: the user's, else the system's)")
         ->check(non_empty());
-    cmd->add_option("--since", o->since, "Window length back from --until/now (e.g. 30m, 7d, 2w)")
-        ->capture_default_str();
+    CLI::Option* since =
+        cmd->add_option("--since", o->since,
+                        "Window length back from --until/now (e.g. 30m, 7d, 2w; by default the "
+                        "recorded span when that is shorter)")
+            ->capture_default_str();
     cmd->add_option("--until", o->until, "End the window this long ago (e.g. 1d)");
     CLI::Option* from =
         cmd->add_option("--from", o->from, "Absolute window start (ISO 8601, e.g. 2026-05-01)");
@@ -93,7 +126,10 @@ Runner register_report(CLI::App& app) {
     add_report_flags(*cmd, o->flags);
     add_fleet_flags(*cmd, o->fleet);
     cmd->get_option("--prometheus")->excludes("--db");
-    return [o] { return run(*o); };
+    return [o, since] {
+        o->since_given = since->count() > 0;
+        return run(*o);
+    };
 }
 
 } // namespace gua::cli

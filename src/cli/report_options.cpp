@@ -3,6 +3,7 @@
 #include "cli/report_options.hpp"
 
 #include "cli/output_file.hpp"
+#include "cli/live_flags.hpp"
 #include "cli/validators.hpp"
 #include "core/fatal.hpp"
 #include "report/render.hpp"
@@ -21,6 +22,11 @@
 namespace gua::cli {
 
 void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
+    cmd.add_option("--color", flags.color,
+                   "ANSI colours in text: auto (on a terminal, unless NO_COLOR is set), always or "
+                   "never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
     cmd.add_option("--format", flags.format, "Output format")
         ->check(CLI::IsMember({"text", "json", "csv", "html"}))
         ->capture_default_str();
@@ -117,9 +123,9 @@ int print_model(const report::ReportModel& model, const ReportFlags& flags) {
     } else if (flags.format == "html") {
         out = report::render_html(model);
     } else {
-        const char* no_color = std::getenv("NO_COLOR");
-        const bool color = (flags.output.empty() || flags.output == "-") &&
-                           isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == 0);
+        // auto: a terminal only, never with NO_COLOR; a file gets colours only when asked for.
+        const bool to_stdout = flags.output.empty() || flags.output == "-";
+        const bool color = to_stdout ? stdout_color(flags.color) : flags.color == "always";
         out = report::render_text(model, report::TextOptions{flags.width, color});
     }
     if (!flags.output.empty()) {

@@ -26,6 +26,7 @@ struct ReportFlags {
     std::size_t top = 10;        ///< identities shown in §4
     std::string config;          ///< gua.toml to use (default: the usual locations)
     std::string price;           ///< --price: one price per GPU-hour for every GPU, e.g. "3.50"
+    std::string color = "auto";  ///< --color: auto, always or never (text format)
 };
 
 /// Adds the presentation flags to `cmd`.

@@ -129,6 +129,7 @@ std::string render_status_json(const StatusView& v) {
         return t ? json(format_iso8601(*t)) : json(nullptr);
     };
     json j;
+    j["schema_version"] = k_status_json_schema_version;
     j["running"] = in.mode != ops::RunMode::none;
     j["mode"] = in.mode == ops::RunMode::none ? json(nullptr) : json(to_string(in.mode));
     j["pid"] = in.daemon ? json(in.daemon->pid) : json(nullptr);

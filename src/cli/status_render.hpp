@@ -21,7 +21,11 @@ struct StatusView {
 /// Aligned "label  value" lines after a one-line verdict.
 std::string render_status_text(const StatusView& view);
 
-/// One JSON object (keys: running, mode, pid, since, stale_pid_file, service, database, ...).
+/// The layout version of `gua status --format json` (key schema_version); raised when it changes.
+inline constexpr int k_status_json_schema_version = 1;
+
+/// One JSON object (keys: schema_version, running, mode, pid, since, stale_pid_file, service,
+/// database, ...).
 std::string render_status_json(const StatusView& view);
 
 } // namespace gua::cli

@@ -51,7 +51,7 @@ int run(const TopCommandOptions& o) {
     screen_options.key_fd = tty && isatty(STDIN_FILENO) == 1 ? STDIN_FILENO : -1;
     screen_options.out_fd = STDOUT_FILENO;
     screen_options.tty = tty;
-    screen_options.text.color = stdout_color();
+    screen_options.text.color = stdout_color(o.flags.color);
     screen_options.refresh_us = refresh_us;
     live::TopScreen screen(screen_options);
     screen.placeholder(from_db ? "gua top — reading the daemon's database…\n"

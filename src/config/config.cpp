@@ -63,7 +63,7 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         }
     }
     if (const toml::table* t = root["daemon"].as_table()) {
-        if (auto r = check_keys(path, *t, "daemon", {"interval", "db"}); !r) {
+        if (auto r = check_keys(path, *t, "daemon", {"interval", "db", "listen"}); !r) {
             return r.error();
         }
         if (const toml::node* n = t->get("interval")) {
@@ -84,6 +84,14 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
                 return at(path, *n, "daemon.db", "expected a file path");
             }
             c.db = *v;
+        }
+        if (const toml::node* n = t->get("listen")) {
+            const std::optional<std::string> v = n->value<std::string>();
+            if (!v) {
+                return at(path, *n, "daemon.listen",
+                          "expected an address such as \"127.0.0.1:10409\" or \"\" (off)");
+            }
+            c.listen = *v;
         }
     }
     const auto section = [&](const char* name, auto parse, auto& out) -> Result<void> {

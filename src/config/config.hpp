@@ -24,12 +24,14 @@ struct Config {
     audit::Thresholds thresholds;
     std::optional<DurationUs> interval_us; ///< [daemon] interval
     std::optional<std::string> db;         ///< [daemon] db
-    audit::Pricing pricing;                ///< [pricing]; built-in example prices without it
-    audit::EnergyPricing energy;           ///< [energy]: electricity price and carbon intensity
-    audit::HealthRules health;             ///< [health]: what "busy but light" means
-    audit::Grouping grouping;              ///< [report] group_by and [teams]
-    policy::PolicyConfig policy;           ///< [policy] and [[policy.rule]] (docs/policy.md)
-    store::RetentionPolicy retention;      ///< [retention] raw, rollup
+    /// [daemon] listen: the address of /metrics and the report pages (`--listen`); "" is off.
+    std::optional<std::string> listen;
+    audit::Pricing pricing;           ///< [pricing]; built-in example prices without it
+    audit::EnergyPricing energy;      ///< [energy]: electricity price and carbon intensity
+    audit::HealthRules health;        ///< [health]: what "busy but light" means
+    audit::Grouping grouping;         ///< [report] group_by and [teams]
+    policy::PolicyConfig policy;      ///< [policy] and [[policy.rule]] (docs/policy.md)
+    store::RetentionPolicy retention; ///< [retention] raw, rollup
     /// [report] time_zone: the reports' default zone (heatmap, office hours) and the zone in
     /// which the daemon's exported waste pools split office hours from off hours.
     std::string time_zone = "UTC";

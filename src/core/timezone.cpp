@@ -14,11 +14,22 @@ namespace gua {
 
 namespace {
 
+/// The user's $TZ: "" when unset or empty; a leading ':' (POSIX's implementation-defined form)
+/// is dropped.
+std::string user_tz_at_start() {
+    const char* tz = std::getenv("TZ");
+    const std::string text = tz != nullptr ? tz : "";
+    return !text.empty() && text.front() == ':' ? text.substr(1) : text;
+}
+
 /// The process's TZ as this file last set it (nullopt: never set here), behind its lock. TZ is
 /// process state whatever we do; this is the one place that changes it.
 struct ZoneState {
     std::mutex mutex;
     std::optional<std::string> applied; ///< "" for the local zone (TZ unset)
+    /// The user's $TZ when the zones were first used (before this file changed it): what "local"
+    /// means, as for date(1); "" means /etc/localtime.
+    std::string user_tz = user_tz_at_start();
 };
 
 ZoneState& zone_state() {
@@ -27,7 +38,7 @@ ZoneState& zone_state() {
 }
 
 /// Makes `tz` ("" = local) the zone of localtime_r; the caller holds the lock.
-void apply(ZoneState& state, const std::string& tz) {
+void apply_zone(ZoneState& state, const std::string& tz) {
     if (state.applied == tz) {
         return;
     }
@@ -50,8 +61,9 @@ Result<TimeZone> TimeZone::load(const std::string& name) {
     if (name == "local") {
         ZoneState& state = zone_state();
         const std::lock_guard lock(state.mutex);
-        apply(state, "");
+        apply_zone(state, state.user_tz);
         tz.m_utc = false;
+        tz.m_tz = state.user_tz;
         tz.m_name = "local";
         if (const char* zone = tzname[0]; zone != nullptr) {
             tz.m_name = fmt::format("local, {}", zone);
@@ -82,7 +94,7 @@ std::pair<int, int> TimeZone::weekday_hour(TimeUs t) const {
     } else {
         ZoneState& state = zone_state();
         const std::lock_guard lock(state.mutex);
-        apply(state, m_tz);
+        apply_zone(state, m_tz);
         localtime_r(&secs, &tm);
     }
     return {tm.tm_wday, tm.tm_hour};

@@ -148,9 +148,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     const config::Config cfg = std::move(loaded).value();
     const audit::Thresholds thresholds = cfg.thresholds;
     exporter::ExporterOptions exporter_options = options.exporter;
-    if (cfg.pricing.configured) {
-        exporter_options.pricing = cfg.pricing;
-    }
+    // The dollar counters use [pricing] (its example prices without the section, as the report
+    // does) unless --price-per-gpu-hour gave one price for every model.
+    exporter_options.pricing = cfg.pricing;
     exporter_options.time_zone = cfg.time_zone;
 
     std::unique_ptr<telemetry::DeviceSource> source =

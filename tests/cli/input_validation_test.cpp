@@ -71,7 +71,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"report", "--prometheus", "http://127.0.0.1:9", "--host-label", "__name__"},
                  "expected a Prometheus label name"},
         BadInput{{"report", "--prometheus", "http://127.0.0.1:9", "--host-label", ""},
-                 "expected a Prometheus label name"}));
+                 "expected a Prometheus label name"},
+        // Unknown options get the closest option of their command.
+        BadInput{{"report", "--db", "@DB", "--sinse", "1d"}, "did you mean --since?"},
+        BadInput{{"status", "--fromat", "json"}, "did you mean --format?"},
+        BadInput{{"db", "upgrade", "--db", "@DB", "--confg", "x.toml"}, "did you mean --config?"},
+        // Usage errors come before the database is looked for: exit 2 whether one exists or not.
+        BadInput{{"report", "--since", "soon"}, "--since"},
+        BadInput{{"report", "--format", "csv"}, "--format csv needs --table"}));
 
 TEST(InputValidation, AnAmbiguousGpuPrefixNamesTheCardsItMatches) {
     test::TempDir dir;

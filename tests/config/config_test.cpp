@@ -24,6 +24,7 @@ graphics_is_holder = true
 [daemon]
 interval = "10s"
 db = "/tmp/gua.db"
+listen = "0.0.0.0:10409"
 
 [pricing]
 currency = "EUR"
@@ -53,6 +54,7 @@ TEST(Config, FullFileParses) {
     EXPECT_EQ(c.thresholds.held_mib, 256);
     EXPECT_TRUE(c.thresholds.graphics_is_holder);
     EXPECT_EQ(c.interval_us, 10 * k_us_per_second);
+    EXPECT_EQ(c.listen, "0.0.0.0:10409");
     EXPECT_TRUE(c.pricing.configured);
     EXPECT_EQ(c.pricing.currency, "EUR");
     EXPECT_EQ(c.pricing.default_micros_per_gpu_hour, 1'250'000);
@@ -256,6 +258,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"[report]\ntime_zone = \"\"\n",
             "/etc/gua/gua.toml:2: report.time_zone: expected UTC, local, or an IANA time zone "
             "name such as \"Europe/Berlin\""},
+        Bad{"[daemon]\nlisten = 10409\n",
+            "/etc/gua/gua.toml:2: daemon.listen: expected an address such as \"127.0.0.1:10409\" "
+            "or \"\" (off)"},
         Bad{"\n\n[prices]\n", "/etc/gua/gua.toml:3: prices: unknown key"}));
 
 TEST(Config, SyntaxErrorsNameFileAndLine) {

@@ -105,6 +105,51 @@ TEST_F(ExportDaemon, PromtoolAcceptsARealScrape) {
     EXPECT_EQ(daemon->stop(10s), 0);
 }
 
+// What the packaged service does once gua.toml says `[daemon] listen`: no --listen and no price
+// on the command line. The daemon serves, and prices the dollar counter with the built-in example
+// prices of [pricing] (H100 4.00 per GPU-hour, docs/configuration.md), as the report does.
+TEST_F(ExportDaemon, ServesFromTheConfigAloneAndPricesWithTheExamplePrices) {
+    json s = scenario();
+    s["devices"][1]["name"] = "NVIDIA H100 80GB HBM3";
+    std::ofstream(m_dir / "scenario.json") << s.dump();
+    std::ofstream(m_dir / "service.toml") << "[daemon]\nlisten = \"127.0.0.1:0\"\n";
+    const std::string log = (m_dir / "service.log").string();
+    Process daemon({GUA_BINARY, "daemon", "--db", (m_dir / "gua.db").string(), "--interval",
+                    "200ms", "--nvml-library", fake_nvml_library(), "--config",
+                    (m_dir / "service.toml").string()},
+                   Env{{"GUA_FAKE_NVML_SCENARIO", (m_dir / "scenario.json").string()},
+                       {"HOLDER", m_holder.pid()}},
+                   log);
+    std::uint16_t port = 0;
+    const std::regex serving(R"(serving Prometheus metrics on http://127\.0\.0\.1:(\d+)/)");
+    ASSERT_TRUE(wait_for(
+        [&] {
+            std::smatch match;
+            const std::string text = test::read_text(log);
+            if (std::regex_search(text, match, serving)) {
+                port = static_cast<std::uint16_t>(std::stoi(match[1]));
+            }
+            return port != 0 || !daemon.running();
+        },
+        20s, 20ms));
+    ASSERT_NE(port, 0) << test::read_text(log);
+    ASSERT_TRUE(wait_for(
+        [&] {
+            return http_get(port, "/metrics").body.find("gua_daemon_ticks_total 3") !=
+                   std::string::npos;
+        },
+        20s));
+    const auto series = testing::parse_exposition(http_get(port, "/metrics").body);
+    const std::string card1 = R"(gpu="1",uuid="GPU-00000000-0000-0000-0000-000000000001")";
+    const double idle_seconds =
+        series.at("gua_gpu_seconds_total{" + card1 + R"(,model="NVIDIA H100 80GB HBM3",)" +
+                  R"(state="truly_idle"})");
+    EXPECT_GT(idle_seconds, 0);
+    EXPECT_NEAR(series.at(R"(gua_waste_dollars_total{gpu="1",state="truly_idle"})"),
+                idle_seconds * 4.00 / 3600, 1e-9);
+    EXPECT_EQ(daemon.stop(10s), 0);
+}
+
 TEST_F(ExportDaemon, CountersSurviveARestart) {
     auto [first, first_port] = start({"--interval", "1s", "--ticks", "3"}, "first.log");
     ASSERT_NE(first_port, 0) << test::read_text((m_dir / "first.log").string());

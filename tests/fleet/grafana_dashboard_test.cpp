@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // packaging/grafana/gua.json without a Grafana server: the dashboard fields Grafana relies on,
 // every PromQL expression parsed by promtool (each wrapped as a recording rule, with Grafana's
-// variables filled in), and every metric it names present in a real `gua daemon --listen`
-// exposition.
+// variables filled in), every metric it names present in a real `gua daemon --listen`
+// exposition, and every expression answered with data by a real Prometheus scraping a daemon on
+// the default configuration whose GPU processes run in Kubernetes pods.
 #include "fleet/daemon_host.hpp"
 #include "fleet/prometheus_server.hpp"
+#include "support/cgroup_tree.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -165,6 +167,102 @@ TEST(GrafanaDashboard, PromtoolParsesEveryExpressionAndTheDaemonExportsEveryMetr
                              exposition.find("\n" + name + " ") != std::string::npos;
         EXPECT_TRUE(present) << name << " is not in the exposition:\n" << exposition;
     }
+    EXPECT_EQ(host.stop(), 0) << test::read_text(host.log());
+}
+
+// A node as the kubelet lays it out: under `dir`, pods/<ns>_<pod>_<uid>/<container>/0.log and
+// containers/<pod>_<ns>_<container>-<container id>.log linking to it.
+void kubelet_logs(const std::filesystem::path& dir, const std::string& ns, const std::string& pod,
+                  const std::string& uid, const std::string& container, const std::string& cid) {
+    const std::filesystem::path pod_dir = dir / "pods" / (ns + "_" + pod + "_" + uid);
+    std::filesystem::create_directories(pod_dir / container);
+    std::ofstream(pod_dir / container / "0.log") << "x\n";
+    std::filesystem::create_directories(dir / "containers");
+    std::filesystem::create_symlink(pod_dir / container / "0.log",
+                                    dir / "containers" /
+                                        (pod + "_" + ns + "_" + container + "-" + cid + ".log"));
+}
+
+// Two GPUs held by containers of two pods (one computing, one idle-held), the daemon on the
+// packaged gua.toml as shipped (no [pricing]: the example prices, as the default service), a real
+// Prometheus scraping it: every panel's query and every variable's selector returns data, the
+// waste panel and the Kubernetes row included.
+TEST(GrafanaDashboard, EveryPanelHasDataFromAKubernetesNodeOnTheDefaultConfig) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root (processes in kubepods cgroups)";
+    }
+    if (access(k_prometheus, X_OK) != 0 || !fake_nvml_available()) {
+        GTEST_SKIP() << "prometheus (scripts/install-deps.sh --test) or the fake NVML is missing";
+    }
+    const std::optional<std::filesystem::path> mount = test::find_cgroup_mount("name=systemd");
+    if (!mount) {
+        GTEST_SKIP() << "no cgroup v1 name=systemd hierarchy (the kubepods paths below are v1's)";
+    }
+    const test::TempDir temp;
+    const std::filesystem::path dir = temp.path();
+    const std::string pod_a = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
+    const std::string pod_b = "1c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
+    const std::string cid_a(64, 'a');
+    const std::string cid_b(64, 'b');
+    kubelet_logs(dir, "ml-team", "train-7d9f", pod_a, "trainer", cid_a);
+    kubelet_logs(dir, "research", "notebook-0", pod_b, "jupyter", cid_b);
+    test::CgroupTree tree(*mount, "gua-grafana-k8s");
+    const Holder trainer(1001);
+    const Holder notebook(1002);
+    if (!tree.place("kubepods/burstable/pod" + pod_a + "/" + cid_a, std::stoi(trainer.pid())) ||
+        !tree.place("kubepods/burstable/pod" + pod_b + "/" + cid_b, std::stoi(notebook.pid()))) {
+        GTEST_SKIP() << "cgroups are not writable here";
+    }
+    const json gpu0 = {{"uuid", "GPU-9af00000-0000-0000-0000-000000000000"},
+                       {"util", {{0, 60}}},
+                       {"power_mw", {{0, 300000}}},
+                       {"power_limit_mw", {{0, 700000}}},
+                       {"temperature_c", {{0, 55}}},
+                       {"memory_temperature_c", {{0, 48}}},
+                       {"clock_event_reasons", {{0, 4}}},
+                       {"sm_clock_mhz", {{0, 1700}}},
+                       {"max_sm_clock_mhz", {{0, 1980}}}};
+    const json gpu1 = {{"uuid", "GPU-9af10000-0000-0000-0000-000000000000"}, {"util", {{0, 0}}}};
+    const json scenario = {
+        {"devices", {gpu0, gpu1}},
+        {"processes",
+         {{{"device", 0}, {"pid_env", "TRAINER"}, {"memory_mib", {{0, 8000}}}},
+          {{"device", 1}, {"pid_env", "NOTEBOOK"}, {"memory_mib", {{0, 8000}}}}}}};
+    const std::uint16_t port = free_port();
+    DaemonHost host(dir, "node", scenario, port,
+                    {{"TRAINER", trainer.pid()},
+                     {"NOTEBOOK", notebook.pid()},
+                     {"GUA_POD_LOGS_DIR", (dir / "pods").string()},
+                     {"GUA_CONTAINER_LOGS_DIR", (dir / "containers").string()},
+                     {"GUA_DOCKER_ROOT", (dir / "docker").string()},
+                     {"GUA_PODMAN_ROOT", (dir / "podman").string()}},
+                    "1s", {}, test::read_text(std::string(GUA_SOURCE_DIR) + "/packaging/gua.toml"));
+    PrometheusServer prometheus(dir / "prometheus", {"127.0.0.1:" + std::to_string(port)});
+    ASSERT_TRUE(prometheus.wait_ready(30s))
+        << test::read_text(temp.file("prometheus/prometheus.log"));
+    // Ten scrapes of both containers' series: enough for every rate() of the dashboard.
+    ASSERT_TRUE(prometheus.wait_value(
+        R"(count_over_time(gua_identity_gpu_seconds_total{container="jupyter",state="idle_held"}[1m]))",
+        10, 60s))
+        << test::read_text(host.log());
+    for (const auto& [where, expr] : expressions(dashboard())) {
+        std::string query = filled(expr);
+        for (std::size_t at = query.find("[1m]"); at != std::string::npos;
+             at = query.find("[1m]")) {
+            query.replace(at, 4, "[30s]");
+        }
+        EXPECT_NE(prometheus.value(query), -1) << where << " has no data: " << query;
+    }
+    // The Kubernetes row names both pods; the waste panel prices with the example prices.
+    EXPECT_GT(
+        prometheus.value(
+            R"(sum(increase(gua_identity_gpu_seconds_total{namespace="research",pod="notebook-0",container="jupyter",state="idle_held"}[1h])))"),
+        0);
+    EXPECT_GT(
+        prometheus.value(
+            R"(sum(increase(gua_identity_gpu_seconds_total{namespace="ml-team",pod="train-7d9f",container="trainer",state="active"}[1h])))"),
+        0);
+    EXPECT_GT(prometheus.value(R"(sum(gua_waste_dollars_total{state="idle_held"}))"), 0);
     EXPECT_EQ(host.stop(), 0) << test::read_text(host.log());
 }
 

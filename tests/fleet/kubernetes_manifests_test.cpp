@@ -73,7 +73,7 @@ TEST(KubernetesManifests, ABrokenCopyIsRejected) {
     edit(dir.file("daemonset.yaml"), "mountPath: /var/log/pods\n              readOnly: true",
          "mountPath: /var/log/pods\n              readonly: true");
     edit(dir.file("daemonset.yaml"), "- --quiet", "- --silent");
-    edit(dir.file("daemonset.yaml"), "containerPort: 9400", "containerPort: 9500");
+    edit(dir.file("daemonset.yaml"), "containerPort: 10409", "containerPort: 9500");
     edit(dir.file("service.yaml"), "targetPort: metrics", "targetPort: http");
     edit(dir.file("servicemonitor.yaml"), "(namespace|pod|container|service|endpoint)",
          "(service|endpoint)");
@@ -84,7 +84,7 @@ TEST(KubernetesManifests, ABrokenCopyIsRejected) {
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
     for (const char* want :
          {"unknown field 'readonly' of V1VolumeMount", "--silent is not a `gua daemon` option",
-          "--listen 0.0.0.0:9400 is not the container port 'metrics'",
+          "--listen 0.0.0.0:10409 is not the container port 'metrics'",
           "/var/log/pods must be the node's /var/log/pods, mounted read-only",
           "port 'metrics' does not target the daemon's metrics port",
           "servicemonitor.yaml#0: the target label 'namespace' would replace gua's own"}) {

@@ -68,6 +68,7 @@ TEST_F(Background, StartStatusStopRecordsAndFlushes) {
     const GuaRun after = gua("status", {"--format", "json"});
     EXPECT_EQ(after.exit_code, 1);
     EXPECT_EQ(json::parse(after.out)["running"], false);
+    EXPECT_EQ(json::parse(after.out)["schema_version"], 1);
     // Stopped cleanly (a final flush recorded), every reading succeeded. The stop's partial
     // tick can end before the busy card's ring holds a new sample (a loaded machine): that tick
     // is flagged as unmeasured, never guessed; any other problem fails.

@@ -64,6 +64,7 @@ TEST_F(Doctor, AllGoodWithARunningDaemon) {
         }
     }
     EXPECT_EQ(j["exit_code"], run.exit_code);
+    EXPECT_EQ(j["schema_version"], 1);
     EXPECT_LE(run.exit_code, 1) << "only an unsynchronized clock may warn";
     EXPECT_EQ(gua("stop").exit_code, 0);
 }

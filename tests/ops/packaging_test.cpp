@@ -308,6 +308,41 @@ test -e /var/lib/gua && echo 'state kept' || echo 'state removed'
     EXPECT_FALSE(contains(out, "`gua uninstall")) << "prerm told the user to run gua:\n" << out;
 }
 
+// Reproducible: a second cpack run of the same build, a few seconds later and without
+// SOURCE_DATE_EPOCH in the environment, gives the same bytes (the changelog's date stands in).
+TEST_F(Packaging, TwoBuildsOfOneTreeAreByteIdentical) {
+    const fs::path again = root() / "again";
+    fs::create_directories(again);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    const auto [code, out] =
+        shell("cd " + quoted(again) + " && env -u SOURCE_DATE_EPOCH cpack -G DEB --config " +
+              quoted(fs::path(GUA_BUILD_DIR) / "CPackConfig.cmake") + " -B " + quoted(again));
+    ASSERT_EQ(code, 0) << out;
+    const fs::path second = again / s_deb.filename();
+    ASSERT_TRUE(fs::exists(second)) << out;
+    EXPECT_EQ(read_text(second), read_text(s_deb))
+        << shell("cmp -l " + quoted(s_deb) + " " + quoted(second) + " | head").second;
+    // The members' times are the changelog's date, not the build's.
+    const std::string listing = shell("TZ=UTC ar tv " + quoted(second)).second;
+    EXPECT_TRUE(contains(listing, "Nov 25 12:00 2026")) << listing;
+}
+
+// The Kubernetes image: packaging/kubernetes/Dockerfile's install steps replayed with apt's own
+// resolution of --no-install-recommends on an empty system, and daemonset.yaml's container
+// command run in the result (tests/ops/kubernetes_image.sh says how, without docker).
+TEST_F(Packaging, KubernetesImageServesMetricsWithTheDaemonSetsCommand) {
+    const fs::path source = GUA_SOURCE_DIR;
+    const auto [code, out] = shell("bash " + quoted(source / "tests/ops/kubernetes_image.sh") +
+                                   " " + quoted(source) + " " + quoted(s_deb) + " " +
+                                   quoted(fs::path(GUA_FAKE_NVML_DIR) / "libnvidia-ml.so.1") + " " +
+                                   quoted(root() / "image"));
+    if (code == 77) {
+        GTEST_SKIP() << out;
+    }
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_TRUE(contains(out, "served /metrics")) << out;
+}
+
 } // namespace
 
 TEST(PackagingUnit, SystemdAnalyzeVerifyPasses) {
@@ -394,6 +429,7 @@ TEST(PackagingUnit, DefaultConfigListsEverySectionAndKeyAndChangesNothing) {
                             "[thresholds]graphics_is_holder",
                             "[daemon]interval",
                             "[daemon]db",
+                            "[daemon]listen",
                             "[retention]raw",
                             "[retention]rollup",
                             "[pricing]currency",

@@ -56,6 +56,17 @@ TEST(UnitSettings, DeviceAllowWithoutNvidiaBlocksButWithNvidiaIsFine) {
     EXPECT_EQ(blocking_settings(unit).size(), 3u);
 }
 
+TEST(UnitSettings, ShippedUnitHasPrivateMountsAndRemoveIpcAndHidesNothingGuaNeeds) {
+    const UnitSettings unit =
+        read_unit_settings(std::string(GUA_SOURCE_DIR) + "/packaging/gua.service", "/nonexistent");
+    EXPECT_EQ(unit.service.at("PrivateMounts"), std::vector<std::string>{"yes"});
+    EXPECT_EQ(unit.service.at("RemoveIPC"), std::vector<std::string>{"yes"});
+    EXPECT_EQ(unit.service.at("ProtectSystem"), std::vector<std::string>{"strict"});
+    EXPECT_EQ(unit.service.at("StateDirectory"), std::vector<std::string>{"gua"});
+    EXPECT_EQ(unit.service.at("AmbientCapabilities"), std::vector<std::string>{"CAP_KILL"});
+    EXPECT_TRUE(blocking_settings(unit).empty());
+}
+
 TEST(Paths, SystemPathsLiveUnderTheRoot) {
     std::string pattern = (fs::temp_directory_path() / "gua-root-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
