@@ -2,8 +2,8 @@
 // Shared report printing: time zone, renderer choice, colour policy.
 #include "cli/report_options.hpp"
 
-#include "cli/output_file.hpp"
 #include "cli/live_flags.hpp"
+#include "cli/output_file.hpp"
 #include "cli/validators.hpp"
 #include "core/fatal.hpp"
 #include "report/render.hpp"
