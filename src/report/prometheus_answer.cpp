@@ -427,6 +427,21 @@ std::string describe_series(const PromLabels& labels) {
     return out + '}';
 }
 
+std::size_t prom_memory_limit() {
+    // GUA_PROMETHEUS_MAX_RSS_MB raises (or lowers) the limit: for a fleet larger than any the
+    // limit was sized for, and for sanitizer and fuzzing builds, whose resident set is mostly
+    // the sanitizer's own.
+    const char* text = std::getenv("GUA_PROMETHEUS_MAX_RSS_MB");
+    if (text != nullptr) {
+        char* end = nullptr;
+        const unsigned long long mb = std::strtoull(text, &end, 10);
+        if (end != text && *end == '\0' && mb > 0 && mb < (1ULL << 40)) {
+            return static_cast<std::size_t>(mb) * 1024 * 1024;
+        }
+    }
+    return k_prom_max_rss_bytes;
+}
+
 void check_prom_memory(const std::string& server) {
     std::FILE* f = std::fopen("/proc/self/statm", "re");
     if (f == nullptr) {
@@ -437,11 +452,12 @@ void check_prom_memory(const std::string& server) {
     const int n = std::fscanf(f, "%lu %lu", &size, &resident);
     std::fclose(f);
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    if (n == 2 && resident * page > k_prom_max_rss_bytes) {
+    const std::size_t limit = prom_memory_limit();
+    if (n == 2 && resident * page > limit) {
         throw Fatal(fmt::format("stopped reading Prometheus at {}: its answers would take gua past "
                                 "its memory limit of {} MiB for a fleet report (narrow the "
                                 "window, or see docs/security.md)",
-                                server, k_prom_max_rss_bytes / (1024 * 1024)));
+                                server, limit / (1024 * 1024)));
     }
 }
 

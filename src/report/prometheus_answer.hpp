@@ -50,8 +50,12 @@ std::string describe_series(const PromLabels& labels);
 /// at most `shown` bytes of it (then "…").
 std::string printable(const std::string& text, std::size_t shown);
 
+/// The resident memory a fleet report may reach: k_prom_max_rss_bytes, or
+/// $GUA_PROMETHEUS_MAX_RSS_MB MiB when that is set to a whole number above 0.
+std::size_t prom_memory_limit();
+
 /// Throws Fatal naming `server` when this process's resident memory is above
-/// k_prom_max_rss_bytes (read from /proc/self/statm; nothing when it cannot be read).
+/// prom_memory_limit() (read from /proc/self/statm; nothing when it cannot be read).
 void check_prom_memory(const std::string& server);
 
 } // namespace gua::report

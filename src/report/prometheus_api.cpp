@@ -140,16 +140,18 @@ std::string server_root(std::string url) {
 
 } // namespace
 
-PrometheusClient::PrometheusClient(std::string base_url, DurationUs report_timeout_us)
+PrometheusClient::PrometheusClient(std::string base_url, DurationUs report_timeout_us,
+                                   DurationUs request_timeout_us)
     : PrometheusClient(std::move(base_url),
                        std::chrono::steady_clock::now() +
                            std::chrono::microseconds(std::max<DurationUs>(report_timeout_us, 0)),
-                       report_timeout_us) {}
+                       report_timeout_us, request_timeout_us) {}
 
 PrometheusClient::PrometheusClient(std::string base_url, Deadline deadline,
-                                   DurationUs report_timeout_us)
+                                   DurationUs report_timeout_us, DurationUs request_timeout_us)
     : m_base(server_root(std::move(base_url))), m_report_timeout_us(report_timeout_us),
-      m_deadline(deadline), m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {
+      m_request_timeout_us(request_timeout_us), m_deadline(deadline),
+      m_trace(std::getenv("GUA_PROMETHEUS_TRACE") != nullptr) {
     m_curl = curl_api().easy_init();
     if (m_curl == nullptr) {
         throw Fatal("cannot initialise libcurl");
@@ -230,7 +232,7 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
                                 "MiB (the limit of one answer)",
                                 m_base, k_prom_max_body_bytes / (1024 * 1024)));
     }
-    if (rc == CURLE_OPERATION_TIMEDOUT && timeout_us < k_prom_request_timeout_us) {
+    if (rc == CURLE_OPERATION_TIMEDOUT && timeout_us < m_request_timeout_us) {
         report_timed_out(); // what was left of the report's time ran out
     }
     if (rc == CURLE_OPERATION_TIMEDOUT) {
@@ -247,7 +249,7 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
 }
 
 PromAnswer PrometheusClient::send(const std::string& path, const Params& params) {
-    const DurationUs timeout = std::min(time_left(), k_prom_request_timeout_us);
+    const DurationUs timeout = std::min(time_left(), m_request_timeout_us);
     const auto start = std::chrono::steady_clock::now();
     PromAnswer answer = m_transport ? m_transport(path, params) : curl_post(path, params, timeout);
     if (answer.body.size() > k_prom_max_body_bytes) {
@@ -363,7 +365,8 @@ void PrometheusClient::parallel(const std::vector<std::function<void(PrometheusC
         for (std::size_t t = 1; t < n; ++t) {
             threads.emplace_back([&] {
                 try {
-                    PrometheusClient client(m_base, m_deadline, m_report_timeout_us);
+                    PrometheusClient client(m_base, m_deadline, m_report_timeout_us,
+                                            m_request_timeout_us);
                     worker(client);
                 } catch (...) { // cannot make a handle: the other workers carry on
                     const std::lock_guard<std::mutex> lock(error_mutex);

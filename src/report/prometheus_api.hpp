@@ -61,9 +61,10 @@ class PrometheusClient {
   public:
     /// `base_url` is the server's root, e.g. "http://127.0.0.1:9090" (a trailing '/' is fine);
     /// every request of this client (and of the clients parallel() makes) ends within
-    /// `report_timeout_us` of its construction.
+    /// `report_timeout_us` of its construction, and each within `request_timeout_us`.
     explicit PrometheusClient(std::string base_url,
-                              DurationUs report_timeout_us = k_prom_report_timeout_us);
+                              DurationUs report_timeout_us = k_prom_report_timeout_us,
+                              DurationUs request_timeout_us = k_prom_request_timeout_us);
     /// A client whose requests go to `transport` instead of libcurl (tests and fuzzing: the
     /// answers are parsed exactly as a server's).
     PrometheusClient(std::string base_url, PromTransport transport);
@@ -102,7 +103,8 @@ class PrometheusClient {
   private:
     using Params = std::vector<std::pair<std::string, std::string>>;
     using Deadline = std::chrono::steady_clock::time_point;
-    PrometheusClient(std::string base_url, Deadline deadline, DurationUs report_timeout_us);
+    PrometheusClient(std::string base_url, Deadline deadline, DurationUs report_timeout_us,
+                     DurationUs request_timeout_us);
     PromAnswer send(const std::string& path, const Params& params);
     PromAnswer curl_post(const std::string& path, const Params& params, DurationUs timeout_us);
     /// The time left before the deadline; throws Fatal when there is none.
@@ -111,6 +113,7 @@ class PrometheusClient {
 
     std::string m_base;
     DurationUs m_report_timeout_us = 0;
+    DurationUs m_request_timeout_us = k_prom_request_timeout_us;
     Deadline m_deadline;
     PromTransport m_transport;
     bool m_trace = false; ///< GUA_PROMETHEUS_TRACE set: each request's time and size on stderr

@@ -262,7 +262,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     if (totals.hosts.empty()) {
         throw Fatal(fmt::format("no gua daemon's series at Prometheus {} between {} and {}: "
                                 "looked for gua_gpu_seconds_total and gua's other families "
-                                "(docs/metrics.md) with a `{}` label",
+                                "(docs/metrics.md) by the host label `{}`",
                                 prom.url(), format_iso8601(o.from), format_iso8601(o.to), h));
     }
     std::map<std::pair<std::string, std::string>, Card> cards;

@@ -15,6 +15,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <fstream>
+#include <iostream>
 #include <spawn.h>
 #include <sstream>
 #include <sys/resource.h>
@@ -111,6 +112,8 @@ std::vector<std::string> fleet_args(const PrometheusStandIn& server,
 /// stdout, exit 1 (a failure, not a usage error), within the memory and time bounds.
 void expect_refused(const Outcome& o, const std::vector<std::string>& words,
                     const std::string& name) {
+    std::cout << name << ": exit " << o.exit_code << ", peak RSS " << o.max_rss_kib / 1024
+              << " MiB, " << o.seconds << " s: " << o.err;
     EXPECT_EQ(o.exit_code, 1) << name << ": " << o.err << o.out.substr(0, 300);
     EXPECT_TRUE(o.out.empty()) << name << ": a figure was printed: " << o.out.substr(0, 300);
     EXPECT_FALSE(o.err.empty()) << name;

@@ -66,7 +66,9 @@ class PrometheusServer {
                                      "--storage.tsdb.retention.time=1d",
                                      "--web.listen-address=127.0.0.1:" + std::to_string(m_port)},
             Env{}, (dir / "prometheus.log").string());
-        m_client = std::make_unique<report::PrometheusClient>(url(), 5 * k_us_per_second);
+        // Polled for as long as a test runs: a day for all the requests, 5 s for each.
+        m_client =
+            std::make_unique<report::PrometheusClient>(url(), k_us_per_day, 5 * k_us_per_second);
     }
     ~PrometheusServer() { m_process->stop(std::chrono::seconds(10)); }
     PrometheusServer(const PrometheusServer&) = delete;
