@@ -53,7 +53,7 @@ $(ASAN_BUILD)/build.ninja: | deps
 test-asan: test-deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	    ctest --output-on-failure -j $(JOBS)
+	    ctest --output-on-failure -j $(JOBS) -LE readme
 
 # ThreadSanitizer (clang): only the daemon's threads are under test — the daemon end-to-end,
 # /metrics and HTTP server suites, the clock's stoppable wait (docs/TESTING.md); their files are
