@@ -55,9 +55,9 @@ class DaemonHostileHome : public DaemonTest {
         fs::create_directories(dir);
         plant(dir + "/containers.json");
         for (const auto& e : fs::recursive_directory_iterator(home)) {
-            ::lchown(e.path().c_str(), k_first_uid + i, k_first_uid + i);
+            EXPECT_EQ(::lchown(e.path().c_str(), k_first_uid + i, k_first_uid + i), 0) << e.path();
         }
-        ::lchown(home.c_str(), k_first_uid + i, k_first_uid + i);
+        EXPECT_EQ(::lchown(home.c_str(), k_first_uid + i, k_first_uid + i), 0) << home;
         return home;
     }
 
@@ -80,7 +80,7 @@ TEST_F(DaemonHostileHome, HostileStoresNeverStopTheDaemon) {
         [&](const std::string& f) { fs::create_symlink(secret, f); },
         [](const std::string& f) {
             std::ofstream(f) << "[";
-            ::truncate(f.c_str(), 300L * 1024 * 1024);
+            EXPECT_EQ(::truncate(f.c_str(), 300L * 1024 * 1024), 0) << f;
         },
     };
     std::ostringstream passwd;
