@@ -158,7 +158,7 @@ using namespace views_property_test;
 
 RC_GTEST_PROP(ViewsProperty, PerCardSumsEqualTheDecodersForEveryShapeForm, ()) {
     const int n_cards = *rc::gen::inRange(1, 5);
-    const int n_ticks = *rc::gen::inRange(1, 41);
+    const int n_ticks = *rc::gen::inRange(1, 21);
     std::vector<SlotPlan> plans(static_cast<std::size_t>(n_cards));
     for (SlotPlan& p : plans) {
         p.steady = *rc::gen::inRange(0, 3) != 0;
