@@ -223,8 +223,14 @@ void v11(Database& db) {
     db.exec(k_schema_v11_sql);
 }
 
+// Version 12: the views decode a slotted shape stream (some card slots steady, others not) instead
+// of reading it as a constant one; the tables are unchanged.
+void v12(Database& db) {
+    db.exec(k_schema_v12_sql);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 11> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11};
+constexpr std::array<Migration, 12> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

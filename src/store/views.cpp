@@ -46,16 +46,28 @@ SELECT block_id, k, t0_us, duration_us FROM tk;
         signed_value("b.dur_delta", "tk.k + 1", "1", "b.n_ticks"));
 }
 
-/// SQL: how many of the first `i` values of the shape stream (width 1) are `code`.
+/// SQL: how many of the first `i` values of the shape stream (width 1) are `code`, for each of the
+/// stream's forms (codec.hpp): constant, periodic, varying, and slotted, where each card slot `t`
+/// is steady (one value) or keeps all its n_ticks values, of which the first i / n_cards, plus one
+/// for a slot before i's, come before value i.
 std::string shape_count(std::uint64_t code) {
     const auto count = [&](const std::string& text) {
         return fmt::format("(length({0}) - length(replace({0}, char({1}), '')))", text, code + 2);
     };
-    return fmt::format("(CASE WHEN unicode(shape) >= 97 THEN (CASE WHEN unicode(substr(shape, 2, "
-                       "1)) = {0} THEN i ELSE 0 END) WHEN unicode(shape) >= 81 THEN (i / n_cards) "
-                       "* {1} + {2} ELSE {3} END)",
+    const std::string before = "(i / n_cards + (q.key < i % n_cards))";
+    const std::string start = "2 + n_cards + q.key + (n_ticks - 1) * (length(substr(shape, 2, "
+                              "q.key)) - length(replace(substr(shape, 2, q.key), char(3), '')))";
+    const std::string slotted = fmt::format(
+        "(SELECT CAST(total(CASE WHEN unicode(substr(shape, 2 + q.key, 1)) = 2 THEN "
+        "(unicode(substr(shape, {0}, 1)) = {1}) * {2} ELSE {3} END) AS INTEGER) FROM "
+        "json_each(cards) q)",
+        start, code + 2, before, count(fmt::format("substr(shape, {}, {})", start, before)));
+    return fmt::format("(CASE WHEN unicode(shape) >= 113 THEN {4} WHEN unicode(shape) >= 97 THEN "
+                       "(CASE WHEN unicode(substr(shape, 2, 1)) = {0} THEN i ELSE 0 END) WHEN "
+                       "unicode(shape) >= 81 THEN (i / n_cards) * {1} + {2} ELSE {3} END)",
                        code + 2, count("substr(shape, 2, n_cards)"),
-                       count("substr(shape, 2, i % n_cards)"), count("substr(shape, 2, i)"));
+                       count("substr(shape, 2, i % n_cards)"), count("substr(shape, 2, i)"),
+                       slotted);
 }
 
 /// SQL of what a per-card field with a base is stored relative to (block.hpp stored_base()), in
@@ -146,7 +158,7 @@ FROM (SELECT *,
                                b.shape, b.shape_us,
 {17}                               b.read_errors, b.proc_mem_mib, b.proc_sm_cpct, b.proc_active_us,
                                b.unmeasured_us AS unmeasured_s, b.idle_unlisted_us AS unlisted_s,
-                               b.idle_unknown_us AS unknown_s, b.n_ticks,
+                               b.idle_unknown_us AS unknown_s, b.n_ticks, b.cards,
                                json_array_length(b.cards) AS n_cards,
                                json_array_length(b.procs) AS n_procs,
                                tk.k * json_array_length(b.cards) + c.key AS i
