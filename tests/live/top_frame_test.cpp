@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `gua top`'s view: the holder sorts and the user filter (arrange_holders), and the frame on a
 // terminal — exactly its rows, header first, footer last, every line within the width, help.
+#include "live/build.hpp"
 #include "live/render.hpp"
 #include "live/view.hpp"
 
