@@ -10,6 +10,7 @@
 #include "store/database.hpp"
 #include "store/paths.hpp"
 #include "store/reader.hpp"
+#include "store/schema.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -49,6 +50,7 @@ DurationUs parse_duration_flag(const std::string& flag, const std::string& text)
 /// oldest raw ticks.
 void clamp_default_window(const std::string& db_path, report::BuildOptions& b) {
     store::Database db(db_path, store::OpenMode::read_only);
+    store::check_readable(db); // a foreign or older file is named as the report would name it
     store::Reader reader(db);
     std::optional<TimeUs> first;
     if (const auto span = reader.span()) {

@@ -38,13 +38,15 @@ inline std::int64_t evidence_bytes(store::Database& db) {
     return sum;
 }
 
-/// Takes schema 10 out of `db`: the identity name columns, and the views as schema 7 made them.
+/// Takes schemas 10 to 12 out of `db`: the identity name columns (10), the per-process idle-held
+/// stream (11), and the views as schema 7 made them (10 and 12).
 inline void undo_schema_ten(store::Database& db) {
     db.exec("DROP VIEW process_tick; DROP VIEW card_tick_state; DROP VIEW proc_tick; "
             "DROP VIEW card_tick; DROP VIEW block_card; DROP VIEW block_tick; "
             "ALTER TABLE identity DROP COLUMN pod_namespace; "
             "ALTER TABLE identity DROP COLUMN pod_name; "
-            "ALTER TABLE identity DROP COLUMN container_name;");
+            "ALTER TABLE identity DROP COLUMN container_name; "
+            "ALTER TABLE tick_block DROP COLUMN proc_idle_held_us;");
     const std::string_view v7 = store::k_schema_v7_sql;
     db.exec(v7.substr(v7.find("CREATE VIEW block_tick AS")));
 }
