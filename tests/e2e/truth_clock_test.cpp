@@ -7,7 +7,7 @@
 #include "e2e/truth_harness.hpp"
 
 namespace gua::e2e {
-namespace {
+namespace truth_clock_test { // named after the file: unique in a unity batch
 
 constexpr std::uint32_t k_uid_a = 1500;
 
@@ -42,5 +42,5 @@ TEST_P(TruthClockStep, AForwardStepNeverMakesABusyCardIdle) {
 INSTANTIATE_TEST_SUITE_P(Domains, TruthClockStep, ::testing::Values("epoch", "boot"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
-} // namespace
+} // namespace truth_clock_test
 } // namespace gua::e2e

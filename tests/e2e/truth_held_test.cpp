@@ -8,7 +8,7 @@
 #include "e2e/truth_harness.hpp"
 
 namespace gua::e2e {
-namespace {
+namespace truth_held_test { // named after the file: unique in a unity batch
 
 constexpr std::uint32_t k_uid_a = 1500;
 constexpr std::uint32_t k_uid_b = 1501;
@@ -145,5 +145,5 @@ INSTANTIATE_TEST_SUITE_P(Intervals, TruthHeld, ::testing::Values(1.0, 30.0),
                              return fmt::format("Every{}s", p.param);
                          });
 
-} // namespace
+} // namespace truth_held_test
 } // namespace gua::e2e
