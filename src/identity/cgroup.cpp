@@ -181,8 +181,9 @@ CgroupFacts parse_cgroup_path(std::string_view path) {
             facts.systemd_unit = part;
         }
     }
-    if (facts.slurm_job.empty()) {
-        facts.slurm_job = alloc::slurm_job_label(path); // Slurm 26.05 SLUID directories too
+    // Slurm 26.05 SLUID directories too; never from a path a user could create (under_user).
+    if (facts.slurm_job.empty() && !under_user) {
+        facts.slurm_job = alloc::slurm_job_label(path);
     }
     return facts;
 }

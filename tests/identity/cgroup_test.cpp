@@ -193,6 +193,10 @@ TEST(Cgroup, WhatAUserCanCreateIsOnlyTheirClaim) {
               claimed(k_cid, "user@1000.service"));
     EXPECT_EQ(parse_cgroup_path(user + "/app.slice/slurm.scope/job_42/step_0"),
               facts("", "", "", "slurm.scope"));
+    // Nor from Slurm's own layouts rebuilt there (found by the identity fuzz target).
+    EXPECT_EQ(parse_cgroup_path("/user.slice/slurm/uid_1000/job_42/step_0").slurm_job, "");
+    EXPECT_EQ(parse_cgroup_path(user + "/system.slice/slurmstepd.scope/job_42/step_0").slurm_job,
+              "");
     EXPECT_EQ(parse_cgroup_path("/user.slice/kubepods-pod" + k_pod_ + ".slice"),
               facts("", "", "", ""));
     // The runtime's own scopes are not claims; a real container keeps its id even with a user
