@@ -96,8 +96,16 @@ TEST_F(SoakChurn, MemoryStaysFlatWithThreeHundredNewProcessesASecond) {
     std::printf("[soak] %.0f scenario s, %ld processes seen; RSS max %ld KiB in the first half, "
                 "%ld KiB in the second\n",
                 reached_s, seen, first, second);
-    EXPECT_GE(reached_s, 40) << "too few processes came and went to prove anything";
-    EXPECT_GE(seen, 40 * k_per_second * 3 / 4);
+    // Under AddressSanitizer the daemon plays the scenario about a third slower: there the test
+    // asks for 20 s of churn without a sanitizer finding or growth past the bound; the regular
+    // build's 40 s are what show that a leak of 450 B a process is gone.
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr double k_min_seconds = 20;
+#else
+    constexpr double k_min_seconds = 40;
+#endif
+    EXPECT_GE(reached_s, k_min_seconds) << "too few processes came and went to prove anything";
+    EXPECT_GE(seen, static_cast<long>(k_min_seconds * k_per_second * 3 / 4));
     // 450 bytes a process seen would add about 6.5 MiB over 15,000 processes.
     EXPECT_LE(second, first + 2048) << "resident memory grows with the processes seen";
     EXPECT_EQ(integrity(), "ok");

@@ -367,6 +367,12 @@ StandInReply many_series(const StandInRequest& request, std::size_t count,
 // 200 MB answers cost 0.5–6.9 GB and 1 MB label values 1.07 GB: bodies, series and labels are
 // bounded, and so is the memory they take.
 TEST(HostileServer, HugeAnswersStayWithinMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+    // Under AddressSanitizer the resident set is mostly shadow memory and quarantine, so gua's
+    // memory check stops every case early and the bound says nothing about gua; the regular
+    // build (make test) holds it.
+    GTEST_SKIP() << "resident memory under AddressSanitizer does not measure gua's own";
+#endif
     struct Case {
         std::string name;
         StandInHandler handler;
