@@ -152,10 +152,6 @@ std::string shape_forms(Database& db) {
     return forms;
 }
 
-} // namespace views_property_test
-
-using namespace views_property_test;
-
 RC_GTEST_PROP(ViewsProperty, PerCardSumsEqualTheDecodersForEveryShapeForm, ()) {
     const int n_cards = *rc::gen::inRange(1, 5);
     const int n_ticks = *rc::gen::inRange(1, 21);
@@ -193,4 +189,5 @@ RC_GTEST_PROP(ViewsProperty, PerCardSumsEqualTheDecodersForEveryShapeForm, ()) {
     RC_ASSERT(view_sums(t.db, k_state_sql) == expected);
 }
 
+} // namespace views_property_test
 } // namespace gua::store
