@@ -4,10 +4,12 @@
 
 #include "core/time.hpp"
 #include "telemetry/model.hpp"
+#include "telemetry/tick.hpp"
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace gua::audit {
@@ -44,6 +46,27 @@ struct ProcTick {
     std::optional<DurationUs> idle_held_us;
 };
 
+/// An allocation's overlap with one card-tick. `allocation` indexes the caller's allocation table
+/// (AllocationRow).
+struct AllocationShare {
+    std::uint32_t allocation = 0;
+    DurationUs overlap_us = 0;
+    friend bool operator==(const AllocationShare&, const AllocationShare&) = default;
+};
+
+/// One allocation (Slurm job, pod, reservation) as the audit sees it: who it belongs to and when
+/// it held cards within the window.
+struct AllocationRow {
+    std::string kind;    ///< "slurm-job", "pod" or "reservation"
+    std::string id;      ///< Slurm job id, "<namespace>/<pod>", or a reservation's name
+    std::string user;    ///< owner user name; empty when the source did not say
+    std::string account; ///< Slurm account or Kubernetes namespace; empty when not said
+    std::string host;    ///< the host it was recorded on
+    TimeUs first_us = 0; ///< earliest time it owned a card (in the recording)
+    TimeUs last_us = 0;  ///< end of the last time it owned a card
+    friend bool operator==(const AllocationRow&, const AllocationRow&) = default;
+};
+
 /// One card over [t0, t0 + duration). `gpu` indexes the caller's GPU table. When utilization was
 /// not measured (MIG, unsupported) active_us is nullopt and the buckets are all zero.
 struct CardTick {
@@ -62,6 +85,10 @@ struct CardTick {
     DurationUs idle_unknown_us = 0;
     telemetry::CardReadings readings; ///< per-card fields (telemetry/card_fields.def)
     std::vector<ProcTick> processes;
+    /// The card's allocation crossed with its state (all zero without an allocation source).
+    telemetry::AllocationTimes allocation;
+    /// The allocations that owned the card during the tick, each with its overlap.
+    std::vector<AllocationShare> allocations;
 };
 
 } // namespace gua::audit

@@ -24,6 +24,7 @@ StateTimes& StateTimes::operator+=(const StateTimes& o) {
     idle_held += o.idle_held;
     truly_idle += o.truly_idle;
     unmeasured += o.unmeasured;
+    allocated_unused += o.allocated_unused;
     return *this;
 }
 

@@ -15,8 +15,14 @@ struct StateTimes {
     DurationUs idle_held = 0;
     DurationUs truly_idle = 0;
     DurationUs unmeasured = 0;
+    /// Allocated-unused: an allocation (Slurm job, pod) owned the card, its SMs were cold and it
+    /// was not held (docs/allocations.md). Zero without an allocation source; truly_idle is then
+    /// unallocated and unused.
+    DurationUs allocated_unused = 0;
 
-    DurationUs total() const { return active + idle_held + truly_idle + unmeasured; }
+    DurationUs total() const {
+        return active + idle_held + truly_idle + unmeasured + allocated_unused;
+    }
     StateTimes& operator+=(const StateTimes& o);
 };
 

@@ -30,6 +30,37 @@ struct ProcessTick {
     std::optional<DurationUs> idle_held_us;
 };
 
+/// What the host's allocation sources (Slurm job mapping, kubelet pod resources) said about one
+/// card over one tick, crossed with the card's state (docs/allocations.md). All zero on a host
+/// without an allocation source, and then a card-tick reads exactly as without allocations.
+struct AllocationTimes {
+    DurationUs allocated_us = 0; ///< time an allocation owned the card, whatever its state
+    DurationUs active_us = 0;    ///< of allocated_us: active
+    DurationUs idle_held_us = 0; ///< of allocated_us: idle-held
+    /// Of allocated_us: allocated-unused (measured idle time, the card not held). The rest of
+    /// allocated_us (active, idle-held, this) is unmeasured.
+    DurationUs unused_us = 0;
+    /// Time the allocation was unknown (a configured source unreadable, not yet read or stalled).
+    DurationUs unknown_us = 0;
+    /// Of unknown_us: measured idle time, the card not held. Neither truly idle nor
+    /// allocated-unused: it counts as unmeasured, flagged with its reason.
+    DurationUs unknown_idle_us = 0;
+
+    bool any() const { return allocated_us != 0 || unknown_us != 0; }
+    friend bool operator==(const AllocationTimes&, const AllocationTimes&) = default;
+};
+
+/// One allocation that owned a card during part of a tick.
+struct AllocationOwner {
+    std::string kind;    ///< "slurm-job", "pod" or "reservation" (alloc::kind_name)
+    std::string id;      ///< Slurm job id, "<namespace>/<pod>", or a reservation's name
+    std::string user;    ///< the owner's user name; empty when the source does not say
+    std::string account; ///< Slurm account or Kubernetes namespace; empty when not said
+    TimeUs begin = 0;    ///< its overlap with the tick: [begin, end)
+    TimeUs end = 0;
+    friend bool operator==(const AllocationOwner&, const AllocationOwner&) = default;
+};
+
 /// One card over one tick. Utilization is summarised as time in the four efficiency buckets
 /// (<10, 10–70, 70–90, ≥90 %) and time at or above the active threshold.
 struct CardTickRecord {
@@ -53,6 +84,8 @@ struct CardTickRecord {
     CardReadings readings; ///< folded from the polls by each field's rule (card_fields.def)
     int read_errors = 0;
     std::vector<ProcessTick> processes;
+    AllocationTimes allocation;               ///< all zero without an allocation source
+    std::vector<AllocationOwner> allocations; ///< who owned the card during the tick, in time order
 };
 
 /// All cards over [t0, t0 + duration).
