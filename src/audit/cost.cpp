@@ -73,13 +73,15 @@ StateCost& StateCost::operator+=(const StateCost& o) {
     active_cents += o.active_cents;
     idle_held_cents += o.idle_held_cents;
     truly_idle_cents += o.truly_idle_cents;
+    allocated_unused_cents += o.allocated_unused_cents;
     return *this;
 }
 
 StateCost cost_of(const StateTimes& times, std::int64_t micros_per_gpu_hour) {
     return StateCost{cost_cents(times.active, micros_per_gpu_hour),
                      cost_cents(times.idle_held, micros_per_gpu_hour),
-                     cost_cents(times.truly_idle, micros_per_gpu_hour)};
+                     cost_cents(times.truly_idle, micros_per_gpu_hour),
+                     cost_cents(times.allocated_unused, micros_per_gpu_hour)};
 }
 
 RunRate run_rate(double micros_per_hour) {

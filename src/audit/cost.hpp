@@ -63,8 +63,11 @@ struct StateCost {
     std::int64_t active_cents = 0;
     std::int64_t idle_held_cents = 0;
     std::int64_t truly_idle_cents = 0;
+    std::int64_t allocated_unused_cents = 0; ///< 0 without an allocation source
 
-    std::int64_t waste_cents() const { return idle_held_cents + truly_idle_cents; }
+    std::int64_t waste_cents() const {
+        return idle_held_cents + truly_idle_cents + allocated_unused_cents;
+    }
     std::int64_t total_cents() const { return active_cents + waste_cents(); }
     StateCost& operator+=(const StateCost& o);
 };

@@ -30,13 +30,17 @@ CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickReco
 const char* dominant_state(const CardTick& card, const Thresholds& thresholds) {
     const StateTimes t = classify(card, thresholds);
     // A card-tick mostly unmeasured (or wholly: MIG) has no state to show.
-    if (t.unmeasured > 0 && t.unmeasured >= std::max({t.active, t.idle_held, t.truly_idle})) {
+    if (t.unmeasured > 0 &&
+        t.unmeasured >= std::max({t.active, t.idle_held, t.truly_idle, t.allocated_unused})) {
         return "n/a";
     }
-    if (t.active >= t.idle_held && t.active >= t.truly_idle) {
+    if (t.active >= t.idle_held && t.active >= t.truly_idle && t.active >= t.allocated_unused) {
         return "active";
     }
-    return t.idle_held >= t.truly_idle ? "idle-held" : "truly-idle";
+    if (t.idle_held >= t.truly_idle && t.idle_held >= t.allocated_unused) {
+        return "idle-held";
+    }
+    return t.allocated_unused > t.truly_idle ? "allocated-unused" : "truly-idle";
 }
 
 } // namespace gua::audit

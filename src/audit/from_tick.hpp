@@ -10,7 +10,8 @@ namespace gua::audit {
 /// Builds the audit view of `card` within `tick`; every process gets identity index 0.
 CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickRecord& card);
 
-/// "active", "idle-held", "truly-idle" (the state holding most of the time) or "n/a".
+/// "active", "idle-held", "allocated-unused", "truly-idle" (the state holding most of the time)
+/// or "n/a"; ties go to the state listed first.
 const char* dominant_state(const CardTick& card, const Thresholds& thresholds);
 
 } // namespace gua::audit

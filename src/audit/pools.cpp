@@ -64,6 +64,8 @@ const char* to_string(Pool pool) {
         return "headroom_busy";
     case Pool::compute_bound:
         return "compute_bound";
+    case Pool::allocated_unused:
+        return "allocated_unused";
     }
     return "";
 }
@@ -114,7 +116,8 @@ void add_to_pools(const CardTick& tick, const StateTimes& states, Pattern patter
     (off_hours ? profile.off_hours_us : profile.office_us) += duration;
 
     const double util = mean_util_pct(tick);
-    const double non_active = static_cast<double>(states.idle_held + states.truly_idle);
+    const double non_active =
+        static_cast<double>(states.idle_held + states.truly_idle + states.allocated_unused);
     const double unused = d * (1.0 - util / 100.0);
     const double waste = std::clamp(std::max(unused, non_active), 0.0, d);
     if (pattern == Pattern::bursty) {
@@ -131,6 +134,7 @@ void add_to_pools(const CardTick& tick, const StateTimes& states, Pattern patter
         static_cast<double>(states.idle_held);
     at(pools, off_hours ? Pool::idle_off_hours : Pool::idle_office) +=
         static_cast<double>(states.truly_idle);
+    at(pools, Pool::allocated_unused) += static_cast<double>(states.allocated_unused);
     profile.idle_held_mib_us += held_d * static_cast<double>(states.idle_held);
     const double headroom = std::max(waste - non_active, 0.0);
     at(pools, util < k_productive_floor_pct ? Pool::headroom_under : Pool::headroom_busy) +=

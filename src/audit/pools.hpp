@@ -25,8 +25,11 @@ enum class Pool : std::uint8_t {
     headroom_under = 5, ///< unused SM capacity of other ticks with mean utilization < 70 %
     headroom_busy = 6,  ///< unused SM capacity of other ticks with mean utilization ≥ 70 %
     compute_bound = 7,  ///< busy time of steady ticks with mean utilization ≥ 90 %
+    /// Allocated-unused outside bursty ticks: an allocation owned the card, nobody used it (0
+    /// without an allocation source).
+    allocated_unused = 8,
 };
-inline constexpr std::size_t k_pool_count = 8;
+inline constexpr std::size_t k_pool_count = 9;
 
 /// Microseconds per pool (fractional: utilization splits a tick).
 using PoolTimes = std::array<double, k_pool_count>;

@@ -14,7 +14,8 @@ namespace gua::audit {
 namespace rules {
 
 double measured_us(const CardEvidence& card) {
-    return static_cast<double>(card.states.active + card.states.idle_held + card.states.truly_idle);
+    return static_cast<double>(card.states.active + card.states.idle_held + card.states.truly_idle +
+                               card.states.allocated_unused);
 }
 
 std::string card_text(const CardEvidence& card) {
@@ -120,9 +121,9 @@ Advice recommend(const RecommendInput& input) {
     advice.baseline_rate = run_rate(baseline_hourly);
 
     using Rule = std::optional<Recommendation> (*)(const rules::Context&);
-    static constexpr std::array<Rule, 7> k_rules{
-        rules::idle_culling,   rules::gpu_sharing,  rules::off_hours,    rules::data_loader,
-        rules::larger_batches, rules::memory_bound, rules::compute_bound};
+    static constexpr std::array<Rule, 8> k_rules{
+        rules::idle_culling,   rules::gpu_sharing,  rules::off_hours,     rules::data_loader,
+        rules::larger_batches, rules::memory_bound, rules::compute_bound, rules::over_allocation};
     std::vector<Remedy> remedies;
     for (const Rule rule : k_rules) {
         std::optional<Recommendation> r = rule(ctx);

@@ -34,10 +34,22 @@ struct IdentityEvidence {
     std::vector<double> idle_held_us;
 };
 
+/// One allocation (Slurm job, pod, reservation) with its time per card: `cards` indexes
+/// RecommendInput::cards, the duration vectors run parallel to it.
+struct AllocationEvidence {
+    std::string kind;  ///< "slurm-job", "pod" or "reservation"
+    std::string id;    ///< job id, "<namespace>/<pod>", reservation name
+    std::string owner; ///< the owner §4 names (user or namespace)
+    std::vector<std::size_t> cards;
+    std::vector<DurationUs> allocated_us;
+    std::vector<DurationUs> unused_us; ///< allocated-unused
+};
+
 /// Everything the rules read. Pure data; the report builder fills it from a WindowAccumulator.
 struct RecommendInput {
     std::vector<CardEvidence> cards;
     std::vector<IdentityEvidence> identities;
+    std::vector<AllocationEvidence> allocations; ///< empty without an allocation source
     std::array<std::array<StateTimes, 24>, 7> heatmap{}; ///< [weekday][hour], weekday 0 = Sunday
     std::string time_zone = "UTC";                       ///< of the heatmap and office hours
     DurationUs recorded_us = 0;                          ///< wall time with data in the window

@@ -33,6 +33,14 @@ void rescale(CardTick& tick, DurationUs duration_us) {
             p.idle_held_us = scaled(*p.idle_held_us);
         }
     }
+    telemetry::AllocationTimes& a = tick.allocation;
+    for (DurationUs* us : {&a.allocated_us, &a.active_us, &a.idle_held_us, &a.unused_us,
+                           &a.unknown_us, &a.unknown_idle_us}) {
+        *us = scaled(*us);
+    }
+    for (AllocationShare& s : tick.allocations) {
+        s.overlap_us = scaled(s.overlap_us);
+    }
     // Readings that sum over the tick (energy, clocks-event time) shrink with it.
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         std::optional<std::int64_t>& v = tick.readings.*f.value;

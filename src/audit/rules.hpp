@@ -62,6 +62,13 @@ inline constexpr double k_memory_full_recovery = 0.35;
 /// compute-bound time is the low end (a 1.43× speed-up).
 inline constexpr double k_compute_bound_recovery = 0.30;
 
+/// A card of an allocation counts as unused by it when allocated-unused fills at least half of the
+/// time the allocation held it: the job asked for a GPU its work did not need.
+inline constexpr double k_allocation_unused_card_share = 0.50;
+/// Requesting only the GPUs the work uses (fewer in --gres, per step, or a MIG slice) releases
+/// most of that time; some stays where a job's later phase needs the card.
+inline constexpr double k_allocation_recovery = 0.80;
+
 /// What every rule reads: the input, each pool's value per card (micro-units) and the baseline.
 struct Context {
     const RecommendInput& input;
@@ -83,12 +90,15 @@ std::optional<Recommendation> larger_batches(const Context& ctx);
 std::optional<Recommendation> memory_bound(const Context& ctx);
 /// Steady at ≥ 90 % → AMP / BF16 / FP8 on Tensor Cores, fused kernels.
 std::optional<Recommendation> compute_bound(const Context& ctx);
+/// Jobs asking for more GPUs than they use → request fewer, --gres per step, or MIG. Claims only
+/// the allocated-unused pool, which no other rule claims.
+std::optional<Recommendation> over_allocation(const Context& ctx);
 
 /// Fills the derived fields of `r` from its claims: pools, addressed GPU-hours and cents,
 /// fraction of the baseline and effective recovery.
 void settle(const Context& ctx, Recommendation& r);
 
-/// Measured time of a card (active + idle-held + truly idle), µs.
+/// Measured time of a card (active + idle-held + allocated-unused + truly idle), µs.
 double measured_us(const CardEvidence& card);
 /// "GPU 1 (NVIDIA A100-SXM4-80GB)".
 std::string card_text(const CardEvidence& card);

@@ -13,7 +13,7 @@ Waste compute_waste(const std::vector<StateTimes>& cards, DurationUs snapshot_us
     StateTimes states;
     for (const StateTimes& c : cards) {
         states += c;
-        const DurationUs measured = c.active + c.idle_held + c.truly_idle;
+        const DurationUs measured = c.active + c.idle_held + c.truly_idle + c.allocated_unused;
         if (c.total() > 0) {
             ++w.cards_in_window;
             w.measured_gpus += static_cast<double>(measured) / static_cast<double>(c.total());
@@ -21,27 +21,42 @@ Waste compute_waste(const std::vector<StateTimes>& cards, DurationUs snapshot_us
     }
     w.idle_held_gpu_hours = to_hours(states.idle_held);
     w.truly_idle_gpu_hours = to_hours(states.truly_idle);
-    const DurationUs measured = states.active + states.idle_held + states.truly_idle;
+    w.allocated_unused_gpu_hours = to_hours(states.allocated_unused);
+    const DurationUs blocked = states.idle_held + states.allocated_unused;
+    const DurationUs measured =
+        states.active + states.idle_held + states.truly_idle + states.allocated_unused;
     if (measured > 0) {
-        w.idle_held_share = static_cast<double>(states.idle_held) / static_cast<double>(measured);
-        w.truly_idle_share = static_cast<double>(states.truly_idle) / static_cast<double>(measured);
+        const auto of_measured = [measured](DurationUs us) {
+            return static_cast<double>(us) / static_cast<double>(measured);
+        };
+        w.idle_held_share = of_measured(states.idle_held);
+        w.truly_idle_share = of_measured(states.truly_idle);
+        w.allocated_unused_share = of_measured(states.allocated_unused);
+        w.blocked_share = of_measured(blocked);
     }
     w.idle_held_equiv_gpus = w.idle_held_share * w.measured_gpus;
     w.truly_idle_equiv_gpus = w.truly_idle_share * w.measured_gpus;
-    w.policy_problem = w.idle_held_share > k_idle_held_policy_share;
+    w.allocated_unused_equiv_gpus = w.allocated_unused_share * w.measured_gpus;
+    w.policy_problem = w.blocked_share > k_idle_held_policy_share;
     if (states.total() > 0) {
         const auto total = static_cast<double>(states.total());
         const double snapshot =
             static_cast<double>(std::clamp<DurationUs>(snapshot_us, 0, measured));
-        w.idle_held_share_low =
-            std::max(0.0, static_cast<double>(states.idle_held) - snapshot) / total;
-        w.idle_held_share_high =
-            std::min(1.0, static_cast<double>(states.idle_held + states.unmeasured) / total +
-                              snapshot / total);
-        w.verdict_certain = (w.idle_held_share_low > k_idle_held_policy_share) ==
-                            (w.idle_held_share_high > k_idle_held_policy_share);
+        const auto low = [&](DurationUs part) {
+            return std::max(0.0, static_cast<double>(part) - snapshot) / total;
+        };
+        const auto high = [&](DurationUs part) {
+            return std::min(1.0, static_cast<double>(part + states.unmeasured) / total +
+                                     snapshot / total);
+        };
+        w.idle_held_share_low = low(states.idle_held);
+        w.idle_held_share_high = high(states.idle_held);
+        w.blocked_share_low = low(blocked);
+        w.blocked_share_high = high(blocked);
+        w.verdict_certain = (w.blocked_share_low > k_idle_held_policy_share) ==
+                            (w.blocked_share_high > k_idle_held_policy_share);
         w.policy_problem =
-            w.verdict_certain ? w.idle_held_share_low > k_idle_held_policy_share : w.policy_problem;
+            w.verdict_certain ? w.blocked_share_low > k_idle_held_policy_share : w.policy_problem;
     }
     return w;
 }

@@ -6,6 +6,7 @@
 #include "audit/rescale.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gua::audit {
 
@@ -30,6 +31,8 @@ IdentityTotals& IdentityTotals::operator+=(const IdentityTotals& o) {
     ticks += o.ticks;
     holder_ticks += o.holder_ticks;
     health += o.health;
+    unallocated_active_us += o.unallocated_active_us;
+    unallocated_idle_held_us += o.unallocated_idle_held_us;
     for (const IdentityGpuTime& g : o.by_gpu) {
         auto on_gpu = std::find_if(by_gpu.begin(), by_gpu.end(),
                                    [&](const IdentityGpuTime& x) { return x.gpu == g.gpu; });
@@ -65,6 +68,7 @@ GpuTotals& GpuTotals::operator+=(const GpuTotals& o) {
     }
     profile += o.profile;
     health += o.health;
+    allocation += o.allocation;
     return *this;
 }
 
@@ -184,6 +188,9 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
     }
 
     add_health(tick, states, gpu.health);
+    const TickAllocation allocation = tick_allocation(tick, states);
+    gpu.allocation += allocation.matrix;
+    add_allocation_shares(tick, allocation.matrix, m_allocations);
     const std::optional<TickEnergy> energy = tick_energy(tick);
     const std::optional<double> load = load_share(tick);
     attribute_us(tick, states, m_thresholds, m_nobody, m_shares);
@@ -198,6 +205,10 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
         id.active_us += s.active_us;
         id.idle_held_us += s.idle_held_us;
         id.idle_held_mib_ms += s.idle_held_mib_us / 1000;
+        id.unallocated_active_us += std::llround(static_cast<double>(s.active_us) *
+                                                 allocation.unallocated_active_share);
+        id.unallocated_idle_held_us += std::llround(static_cast<double>(s.idle_held_us) *
+                                                    allocation.unallocated_idle_held_share);
         if (energy) {
             const DurationUs attributed = s.active_us + s.idle_held_us;
             id.health.energy_mj += energy_part_mj(energy->mj, attributed, states.total());
@@ -297,6 +308,12 @@ void WindowAccumulator::add_rollup(const RollupTotals& rollup) {
             m_identities.resize(index + 1);
         }
         m_identities[index] += i.totals;
+    }
+    for (std::size_t a = 0; a < rollup.allocations.size(); ++a) {
+        if (m_allocations.size() <= a) {
+            m_allocations.resize(a + 1);
+        }
+        m_allocations[a] += rollup.allocations[a];
     }
     for (const HourSlice& h : rollup.hours) {
         const auto [weekday, hour] = cell_of(h.hour_start);

@@ -3,6 +3,7 @@
 // from rollups) over a window.
 #pragma once
 
+#include "audit/allocations.hpp"
 #include "audit/attribute.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
@@ -46,6 +47,7 @@ struct GpuTotals {
     PoolTimes pools{};   ///< waste pools (disjoint slices of the measured time)
     CardProfile profile; ///< patterns, memory and time of day for the recommender
     HealthTotals health; ///< energy and the other health readings (audit/health.hpp)
+    AllocationMatrix allocation; ///< its time by allocation × state (all zero without a source)
 
     GpuTotals& operator+=(const GpuTotals& o);
 };
@@ -70,6 +72,10 @@ struct IdentityTotals {
     std::uint64_t holder_ticks = 0;      ///< card-ticks in which it had a holder process
     std::vector<IdentityGpuTime> by_gpu; ///< the same active and idle-held time, per card
     IdentityHealth health;               ///< energy of its attributed time
+    /// Of active_us and idle_held_us: time on cards no allocation owned while an allocation source
+    /// was known to say so (use outside the scheduler); 0 without allocations.
+    DurationUs unallocated_active_us = 0;
+    DurationUs unallocated_idle_held_us = 0;
 
     IdentityTotals& operator+=(const IdentityTotals& o);
 };
@@ -143,6 +149,8 @@ struct RollupTotals {
     std::vector<RollupCard> cards;
     std::vector<RollupIdentity> identities;
     std::vector<HourSlice> hours;
+    /// Per allocation (indexing the caller's AllocationRow table): its time over these hours.
+    std::vector<AllocationTotals> allocations;
 };
 
 /// Maps a UTC time to (weekday 0 = Sunday, hour 0–23) in the report's time zone.
@@ -200,6 +208,8 @@ class WindowAccumulator {
     const std::vector<GpuTotals>& gpus() const { return m_gpus; }
     /// Indexed by identity index; entries with ticks == 0 never appeared.
     const std::vector<IdentityTotals>& identities() const { return m_identities; }
+    /// Indexed by the allocation index of the ticks' AllocationShare; empty without allocations.
+    const std::vector<AllocationTotals>& allocations() const { return m_allocations; }
     /// [weekday][hour] state times.
     const std::array<std::array<StateTimes, 24>, 7>& heatmap() const { return m_heatmap; }
     std::optional<TimeUs> first() const { return m_coverage.first(); }
@@ -225,6 +235,7 @@ class WindowAccumulator {
     std::uint64_t m_ticks = 0;
     std::vector<GpuTotals> m_gpus;
     std::vector<IdentityTotals> m_identities;
+    std::vector<AllocationTotals> m_allocations;
     std::array<std::array<StateTimes, 24>, 7> m_heatmap{};
     CoverageTracker m_coverage;
     std::vector<std::optional<TimeUs>> m_card_end; ///< per GPU index: latest end of its ticks

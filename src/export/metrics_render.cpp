@@ -39,10 +39,14 @@ Labels with(const Labels& card, std::string_view name, std::string_view value) {
     return labels;
 }
 
-/// The recommender's per-card evidence: the eight pools and the card profile's sums.
+/// The recommender's per-card evidence: the pools and the card profile's sums.
 void add_evidence(Exposition& e, const Labels& card, const audit::PoolTimes& pools,
                   const audit::CardProfile& p, double active_other_held_mib_us) {
     for (std::size_t i = 0; i < audit::k_pool_count; ++i) {
+        // The allocated-unused pool appears once an allocation source reported one.
+        if (static_cast<audit::Pool>(i) == audit::Pool::allocated_unused && pools[i] <= 0) {
+            continue;
+        }
         e.add("gua_waste_pool_seconds_total",
               with(card, "pool", audit::to_string(static_cast<audit::Pool>(i))), seconds(pools[i]));
     }

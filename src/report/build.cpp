@@ -276,7 +276,18 @@ void coverage_section(const audit::WindowAccumulator& acc, const BuildOptions& o
 
 } // namespace
 
-ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz) {
+void build_sections(const audit::WindowAccumulator& acc, const WindowTables& tables,
+                    const BuildOptions& options, const TimelineGrid& timeline, ReportModel& m) {
+    state_sections(acc, tables.gpus, timeline, m);
+    identity_section(acc, tables.identities, options, m);
+    heatmap_section(acc, m);
+    coverage_section(acc, options, m);
+    build_cost_and_advice(acc, tables, options, acc.recorded_us(options.from, options.to), m);
+    build_health(acc, tables.gpus, tables.identities, options, m);
+}
+
+ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz,
+                         const std::vector<audit::AllocationRow>& allocations) {
     store::check_readable(db);
     store::Reader reader(db);
     ReportModel m;
@@ -314,18 +325,12 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         m.notes.push_back(note);
     }
 
-    state_sections(acc, gpus, timeline, m);
-    identity_section(acc, identities, options, m);
-    heatmap_section(acc, m);
-    coverage_section(acc, options, m);
+    build_sections(acc, WindowTables{gpus, identities, allocations}, options, timeline, m);
     const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
         return gpu_filter && g.id == *gpu_filter;
     });
     m.policy = summarize_policy(store::read_decisions(db, options.from, options.to), options.user,
                                 gpu != gpus.end() ? std::optional(gpu->uuid) : std::nullopt);
-    build_cost_and_advice(acc, gpus, identities, options, acc.recorded_us(options.from, options.to),
-                          m);
-    build_health(acc, gpus, identities, options, m);
     return m;
 }
 

@@ -7,12 +7,16 @@
 #include "audit/grouping.hpp"
 #include "audit/health.hpp"
 #include "core/timezone.hpp"
+#include "audit/window.hpp"
 #include "report/model.hpp"
+#include "report/timeline.hpp"
 #include "store/database.hpp"
+#include "store/reader.hpp"
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gua::report {
 
@@ -35,8 +39,24 @@ struct BuildOptions {
     std::string time_zone = "UTC";
 };
 
-/// Reads the window from `db` and computes every section. Throws Fatal for a filter that
-/// matches nothing known to the database.
-ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz);
+/// Reads the window from `db` and computes every section. `allocations` is the allocation table
+/// the card-ticks' AllocationShare indexes (empty without an allocation source). Throws Fatal for
+/// a filter that matches nothing known to the database.
+ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz,
+                         const std::vector<audit::AllocationRow>& allocations = {});
+
+/// The tables a window's totals refer to: cards and identities by their store ids, allocations
+/// by their index.
+struct WindowTables {
+    const std::vector<store::GpuRow>& gpus;
+    const std::vector<store::IdentityRow>& identities;
+    const std::vector<audit::AllocationRow>& allocations;
+};
+
+/// Computes the sections that follow from the accumulated window alone (§1–§9 but the policy
+/// section and the notes the reading adds) into `m`; build_report's second half, open to
+/// callers that accumulate card-ticks themselves.
+void build_sections(const audit::WindowAccumulator& acc, const WindowTables& tables,
+                    const BuildOptions& options, const TimelineGrid& timeline, ReportModel& m);
 
 } // namespace gua::report

@@ -6,6 +6,7 @@
 #include "audit/cost.hpp"
 #include "audit/mig.hpp"
 #include "audit/recommend.hpp"
+#include "report/build_allocations.hpp"
 
 #include <map>
 
@@ -25,6 +26,42 @@ audit::CardFacts facts_of(const store::GpuRow& g, const std::vector<store::GpuRo
     return f;
 }
 
+/// The allocations as the recommender sees them: per allocation, its time on the cards §8
+/// covers (`card_of_gpu` maps a card's store id to its position in the input's cards).
+std::vector<audit::AllocationEvidence>
+allocation_evidence(const audit::WindowAccumulator& acc,
+                    const std::vector<audit::AllocationRow>& allocations,
+                    const std::map<std::size_t, std::size_t>& card_of_gpu) {
+    std::vector<audit::AllocationEvidence> out;
+    for (std::size_t a = 0; a < acc.allocations().size(); ++a) {
+        const audit::AllocationTotals& t = acc.allocations()[a];
+        if (t.by_gpu.empty()) {
+            continue;
+        }
+        audit::AllocationEvidence ev;
+        if (a < allocations.size()) {
+            ev.kind = allocations[a].kind;
+            ev.id = allocations[a].id;
+            ev.owner = allocation_owner(allocations[a]).first;
+        } else {
+            ev.kind = "allocation";
+            ev.id = std::to_string(a);
+            ev.owner = "(unknown)";
+        }
+        for (const audit::AllocationGpuTime& g : t.by_gpu) {
+            const auto card = card_of_gpu.find(g.gpu);
+            if (card == card_of_gpu.end()) {
+                continue;
+            }
+            ev.cards.push_back(card->second);
+            ev.allocated_us.push_back(g.allocated_us);
+            ev.unused_us.push_back(g.unused_us);
+        }
+        out.push_back(std::move(ev));
+    }
+    return out;
+}
+
 } // namespace
 
 CardCostTable::CardCostTable(CostSection& cost, const audit::Pricing& pricing) : m_cost(cost) {
@@ -41,24 +78,29 @@ void CardCostTable::add(int index, const std::string& model, const audit::CardPr
     m_cost.gpus.push_back(
         GpuCostRow{index, model, price.micros_per_gpu_hour, c, price.fraction, price.rule});
     m_cost.total += c;
-    const DurationUs measured = states.active + states.idle_held + states.truly_idle;
+    const DurationUs measured =
+        states.active + states.idle_held + states.truly_idle + states.allocated_unused;
     m_idle_held_hourly += audit::hourly_micros(static_cast<double>(states.idle_held), measured,
                                                price.micros_per_gpu_hour);
     m_truly_idle_hourly += audit::hourly_micros(static_cast<double>(states.truly_idle), measured,
                                                 price.micros_per_gpu_hour);
+    m_allocated_unused_hourly += audit::hourly_micros(static_cast<double>(states.allocated_unused),
+                                                      measured, price.micros_per_gpu_hour);
 }
 
 void CardCostTable::finish() {
     m_cost.idle_held_rate = audit::run_rate(m_idle_held_hourly);
     m_cost.truly_idle_rate = audit::run_rate(m_truly_idle_hourly);
+    m_cost.allocated_unused_rate = audit::run_rate(m_allocated_unused_hourly);
     m_cost.waste_rate =
-        audit::RunRate{m_cost.idle_held_rate.hourly_cents + m_cost.truly_idle_rate.hourly_cents};
+        audit::RunRate{m_cost.idle_held_rate.hourly_cents + m_cost.truly_idle_rate.hourly_cents +
+                       m_cost.allocated_unused_rate.hourly_cents};
 }
 
-void build_cost_and_advice(const audit::WindowAccumulator& acc,
-                           const std::vector<store::GpuRow>& gpus,
-                           const std::vector<store::IdentityRow>& identities,
+void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTables& tables,
                            const BuildOptions& options, DurationUs recorded_us, ReportModel& m) {
+    const std::vector<store::GpuRow>& gpus = tables.gpus;
+    const std::vector<store::IdentityRow>& identities = tables.identities;
     const audit::Pricing& pricing = options.pricing;
     CostSection& cost = m.cost;
     CardCostTable table(cost, pricing);
@@ -85,6 +127,13 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc,
                                                   t.states, t.pools, t.profile});
     }
     table.finish();
+    std::map<std::uint32_t, std::int64_t> micros_of_gpu;
+    for (const auto& [id, price] : price_of_gpu) {
+        micros_of_gpu[static_cast<std::uint32_t>(id)] = price;
+    }
+    m.allocation = allocation_section(acc, identities, tables.allocations, options.grouping,
+                                      micros_of_gpu);
+    input.allocations = allocation_evidence(acc, tables.allocations, card_of_gpu);
 
     // Identities: each (identity, card) piece priced at the card's price, summed per group.
     std::map<std::string, IdentityCostRow> cost_of_group;

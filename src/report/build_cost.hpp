@@ -29,14 +29,14 @@ class CardCostTable {
     CostSection& m_cost;
     double m_idle_held_hourly = 0;
     double m_truly_idle_hourly = 0;
+    double m_allocated_unused_hourly = 0;
 };
 
-/// Prices the window (per card, per identity group, run-rates) into `m.cost` and runs the
-/// recommender into `m.advice`. `m.gpus` and `m.identities` must already be filled; `recorded_us`
-/// is the wall time with data in the window.
-void build_cost_and_advice(const audit::WindowAccumulator& acc,
-                           const std::vector<store::GpuRow>& gpus,
-                           const std::vector<store::IdentityRow>& identities,
+/// Prices the window (per card, per identity group, run-rates) into `m.cost`, builds the
+/// allocation section (allocated-unused priced to its owners) into `m.allocation` and runs the
+/// recommender into `m.advice`. `m.gpus` and `m.identities` must already be filled;
+/// `recorded_us` is the wall time with data in the window.
+void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTables& tables,
                            const BuildOptions& options, DurationUs recorded_us, ReportModel& m);
 
 } // namespace gua::report

@@ -47,16 +47,29 @@ std::string money(std::int64_t cents) {
 
 const char* const k_weekdays[7] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 
+/// Appends `more` to `fields` when the report has allocations (columns added at the end, so
+/// that a report without allocations keeps its columns).
+std::vector<std::string> with_alloc(std::vector<std::string> fields, const ReportModel& m,
+                                    std::initializer_list<std::string> more) {
+    if (m.allocation) {
+        fields.insert(fields.end(), more);
+    }
+    return fields;
+}
+
 void gpus(std::string& out, const ReportModel& m) {
-    record(out, {"host", "gpu", "uuid", "model", "active_gpu_hours", "idle_held_gpu_hours",
-                 "truly_idle_gpu_hours", "unmeasured_gpu_hours", "active", "idle_held",
-                 "truly_idle", "unmeasured", "samples"});
+    record(out, with_alloc({"host", "gpu", "uuid", "model", "active_gpu_hours",
+                            "idle_held_gpu_hours", "truly_idle_gpu_hours", "unmeasured_gpu_hours",
+                            "active", "idle_held", "truly_idle", "unmeasured", "samples"},
+                           m, {"allocated_unused_gpu_hours", "allocated_unused"}));
     for (const GpuRow& g : m.gpus) {
         const StateShares& s = g.shares;
-        record(out, {g.host, std::to_string(g.index), g.uuid, g.model, number(s.active_hours),
-                     number(s.idle_held_hours), number(s.truly_idle_hours),
-                     number(s.unmeasured_hours), number(s.active), number(s.idle_held),
-                     number(s.truly_idle), number(s.unmeasured), std::to_string(g.samples)});
+        record(out, with_alloc({g.host, std::to_string(g.index), g.uuid, g.model,
+                                number(s.active_hours), number(s.idle_held_hours),
+                                number(s.truly_idle_hours), number(s.unmeasured_hours),
+                                number(s.active), number(s.idle_held), number(s.truly_idle),
+                                number(s.unmeasured), std::to_string(g.samples)},
+                               m, {number(s.allocated_unused_hours), number(s.allocated_unused)}));
     }
 }
 
@@ -71,37 +84,55 @@ void identities(std::string& out, const ReportModel& m) {
 }
 
 void heatmap(std::string& out, const ReportModel& m) {
-    record(out,
-           {"weekday", "hour", "time_zone", "card_hours", "active", "idle_held", "truly_idle"});
+    record(out, with_alloc({"weekday", "hour", "time_zone", "card_hours", "active", "idle_held",
+                            "truly_idle"},
+                           m, {"allocated_unused"}));
     for (std::size_t d = 0; d < 7; ++d) {
         for (std::size_t h = 0; h < 24; ++h) {
             const HeatCell& c = m.heatmap[d][h];
             if (!c.has_data) {
-                record(out, {k_weekdays[d], std::to_string(h), m.time_zone, "0", "", "", ""});
+                record(out, with_alloc({k_weekdays[d], std::to_string(h), m.time_zone, "0", "", "",
+                                        ""},
+                                       m, {""}));
                 continue;
             }
-            record(out, {k_weekdays[d], std::to_string(h), m.time_zone, number(c.card_hours),
-                         number(c.active), number(c.idle_held), number(c.truly_idle)});
+            record(out, with_alloc({k_weekdays[d], std::to_string(h), m.time_zone,
+                                    number(c.card_hours), number(c.active), number(c.idle_held),
+                                    number(c.truly_idle)},
+                                   m, {number(c.allocated_unused)}));
         }
     }
 }
 
 void cost(std::string& out, const ReportModel& m) {
     const CostSection& c = m.cost;
-    record(out, {"row", "gpu", "name", "currency", "price_per_gpu_hour", "active", "idle_held",
-                 "truly_idle", "total"});
+    record(out, with_alloc({"row", "gpu", "name", "currency", "price_per_gpu_hour", "active",
+                            "idle_held", "truly_idle", "total"},
+                           m, {"allocated_unused"}));
     for (const GpuCostRow& g : c.gpus) {
-        record(out, {"gpu", std::to_string(g.index), g.model, c.currency,
-                     number(static_cast<double>(g.micros_per_gpu_hour) / 1e6),
-                     money(g.cost.active_cents), money(g.cost.idle_held_cents),
-                     money(g.cost.truly_idle_cents), money(g.cost.total_cents())});
+        record(out, with_alloc({"gpu", std::to_string(g.index), g.model, c.currency,
+                                number(static_cast<double>(g.micros_per_gpu_hour) / 1e6),
+                                money(g.cost.active_cents), money(g.cost.idle_held_cents),
+                                money(g.cost.truly_idle_cents), money(g.cost.total_cents())},
+                               m, {money(g.cost.allocated_unused_cents)}));
     }
-    record(out, {"total", "", "", c.currency, "", money(c.total.active_cents),
-                 money(c.total.idle_held_cents), money(c.total.truly_idle_cents),
-                 money(c.total.total_cents())});
+    record(out, with_alloc({"total", "", "", c.currency, "", money(c.total.active_cents),
+                            money(c.total.idle_held_cents), money(c.total.truly_idle_cents),
+                            money(c.total.total_cents())},
+                           m, {money(c.total.allocated_unused_cents)}));
     for (const IdentityCostRow& r : c.identities) {
-        record(out, {"identity", "", r.name, c.currency, "", money(r.active_cents),
-                     money(r.idle_held_cents), "", money(r.active_cents + r.idle_held_cents)});
+        record(out, with_alloc({"identity", "", r.name, c.currency, "", money(r.active_cents),
+                                money(r.idle_held_cents), "",
+                                money(r.active_cents + r.idle_held_cents)},
+                               m, {""}));
+    }
+    if (m.allocation) {
+        // Allocated-unused priced to its owners (a job's user, a pod's namespace).
+        for (const AllocationOwnerRow& r : m.allocation->owners) {
+            record(out, {"owner", "", (r.kind == "namespace" ? "namespace:" : "") + r.name,
+                         c.currency, "", "", "", "", money(r.allocated_unused_cents),
+                         money(r.allocated_unused_cents)});
+        }
     }
 }
 

@@ -187,7 +187,9 @@ ReportModel build_dcgm_report(PrometheusClient& prom, const FleetOptions& fleet,
     m.coverage.covered_share = presence.covered_share;
     summarise_hosts(m, by_host, presence, prom.url());
     // The gauges give card-ticks like a database's: §7 and §8 as in `gua report --db`.
-    build_cost_and_advice(acc, priced, {}, o, recorded, m);
+    const std::vector<store::IdentityRow> no_identities;
+    const std::vector<audit::AllocationRow> no_allocations;
+    build_cost_and_advice(acc, WindowTables{priced, no_identities, no_allocations}, o, recorded, m);
     return m;
 }
 

@@ -145,27 +145,8 @@ void headline(std::string& out, const ReportModel& m) {
         out += "<p class=\"muted\">No samples in the window.</p></section>\n";
         return;
     }
-    const auto p = html::percents(m.headline);
-    struct Kpi {
-        const char* name;
-        const char* cls;
-        const char* key;
-        double share;
-        double pct;
-        const char* hours_key;
-        double hours;
-    };
-    const StateShares& h = m.headline;
-    const Kpi kpis[] = {
-        {"active", "a", "active", h.active, p[0], "active_gpu_hours", h.active_hours},
-        {"idle-held", "h", "idle_held", h.idle_held, p[1], "idle_held_gpu_hours",
-         h.idle_held_hours},
-        {"truly idle", "t", "truly_idle", h.truly_idle, p[2], "truly_idle_gpu_hours",
-         h.truly_idle_hours},
-        {"unmeasured", "u", "unmeasured", h.unmeasured, p[3], "unmeasured_gpu_hours",
-         h.unmeasured_hours}};
     out += "<div class=\"kpis\">";
-    for (const Kpi& k : kpis) {
+    for (const html::StatePart& k : html::state_parts(m.headline, m.allocation.has_value())) {
         if (std::string_view(k.key) == "unmeasured" && k.hours <= 0) {
             continue;
         }
@@ -173,7 +154,7 @@ void headline(std::string& out, const ReportModel& m) {
             "<div class=\"kpi\"><span class=\"sw {}\"></span>{}<b>{}</b>{} "
             "GPU-hours</div>",
             k.cls, k.name, number(fmt::format("headline.{}", k.key), k.share, pct_text(k.pct)),
-            number(fmt::format("headline.{}", k.hours_key), k.hours, gpu_hours_text(k.hours)));
+            number(fmt::format("headline.{}_gpu_hours", k.key), k.hours, gpu_hours_text(k.hours)));
     }
     out += "</div>\n";
     html::headline_chart(out, m);
@@ -205,6 +186,10 @@ void waste(std::string& out, const ReportModel& m) {
     };
     row("idle-held (blocks other users)", "idle_held", w.idle_held_gpu_hours, w.idle_held_share,
         w.idle_held_equiv_gpus);
+    if (m.allocation) {
+        row("allocated-unused (allocated, nobody used it)", "allocated_unused",
+            w.allocated_unused_gpu_hours, w.allocated_unused_share, w.allocated_unused_equiv_gpus);
+    }
     row("truly idle (free capacity)", "truly_idle", w.truly_idle_gpu_hours, w.truly_idle_share,
         w.truly_idle_equiv_gpus);
     out += html::k_table_close;
@@ -226,27 +211,33 @@ void per_gpu(std::string& out, const ReportModel& m) {
         return;
     }
     const bool fleet = !m.hosts.empty();
+    const bool alloc = m.allocation.has_value();
     out += fleet ? html::table_open({"host", "gpu", "uuid", "model", "#active", "#idle-held",
                                      "#truly idle", "#unmeasured", "#samples"})
                  : html::table_open({"gpu", "uuid", "model", "#active", "#idle-held", "#truly idle",
                                      "#unmeasured", "#samples"});
-    static constexpr std::array<const char*, 4> k_keys{"active", "idle_held", "truly_idle",
-                                                       "unmeasured"};
+    if (alloc) {
+        // The allocated-unused column goes after idle-held, as in the other forms.
+        const std::string_view held = "<th class=\"n\">idle-held</th>";
+        const std::size_t at = out.rfind(held);
+        out.insert(at + held.size(), "<th class=\"n\">allocated-unused</th>");
+    }
     for (std::size_t i = 0; i < m.gpus.size(); ++i) {
         const GpuRow& g = m.gpus[i];
-        const auto p = html::percents(g.shares);
-        const std::array<double, 4> s{g.shares.active, g.shares.idle_held, g.shares.truly_idle,
-                                      g.shares.unmeasured};
-        const bool measured = s[0] + s[1] + s[2] > 0;
+        const std::vector<html::StatePart> parts = html::state_parts(g.shares, alloc);
+        const bool measured =
+            g.shares.active + g.shares.idle_held + g.shares.truly_idle + g.shares.allocated_unused >
+            0;
         out += "<tr>";
         if (fleet) {
             out += "<td>" + esc(g.host) + "</td>";
         }
         out += fmt::format("<td class=\"n\">{}</td><td><code>{}</code></td><td>{}</td>", g.index,
                            esc(g.short_uuid), esc(g.model));
-        for (std::size_t k = 0; k < 4; ++k) {
-            const std::string text = measured || k == 3 ? pct_text(p[k]) : "n/a";
-            out += html::num_td(number(fmt::format("gpus.{}.states.{}", i, k_keys[k]), s[k], text));
+        for (const html::StatePart& k : parts) {
+            const bool unmeasured = std::string_view(k.key) == "unmeasured";
+            const std::string text = measured || unmeasured ? pct_text(k.pct) : "n/a";
+            out += html::num_td(number(fmt::format("gpus.{}.states.{}", i, k.key), k.share, text));
         }
         out += html::num_td(number(fmt::format("gpus.{}.samples", i),
                                    static_cast<double>(g.samples), std::to_string(g.samples))) +
@@ -328,6 +319,9 @@ std::string render_html(const ReportModel& m) {
            "content=\"gua " +
            esc(m.gua_version) + "\">\n<title>" + esc(title) + "</title>\n<style>";
     out += html::k_style;
+    if (m.allocation) {
+        out += html::k_allocation_style;
+    }
     out += "</style></head>\n<body>\n";
     header(out, m);
     out += "<main>\n";
@@ -336,6 +330,9 @@ std::string render_html(const ReportModel& m) {
     per_gpu(out, m);
     per_host(out, m);
     html::identities_chart(out, m);
+    if (m.allocation) {
+        html::allocations_section(out, m);
+    }
     html::heatmap_chart(out, m);
     html::efficiency_chart(out, m);
     html::cost_section(out, m);

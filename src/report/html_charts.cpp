@@ -18,9 +18,6 @@ namespace gua::report::html {
 namespace {
 
 constexpr std::array<const char*, 7> k_weekdays{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-constexpr std::array<const char*, 4> k_state_names{"active", "idle-held", "truly idle",
-                                                   "unmeasured"};
-constexpr std::array<const char*, 4> k_state_classes{"a", "h", "t", "u"};
 
 /// "2026-05-04 06:00" (UTC).
 std::string minute_text(TimeUs t) {
@@ -45,17 +42,26 @@ std::string pct_text(double pct) {
 
 } // namespace
 
+std::vector<StatePart> state_parts(const StateShares& s, bool alloc) {
+    const std::vector<double> p = state_percentages(s, alloc);
+    std::vector<StatePart> parts{
+        {"active", "a", "active", s.active, p[0], s.active_hours},
+        {"idle-held", "h", "idle_held", s.idle_held, p[1], s.idle_held_hours}};
+    if (alloc) {
+        parts.push_back({"allocated-unused", "x", "allocated_unused", s.allocated_unused, p[4],
+                         s.allocated_unused_hours});
+    }
+    parts.push_back({"truly idle", "t", "truly_idle", s.truly_idle, p[2], s.truly_idle_hours});
+    parts.push_back({"unmeasured", "u", "unmeasured", s.unmeasured, p[3], s.unmeasured_hours});
+    return parts;
+}
+
 void headline_chart(std::string& out, const ReportModel& m) {
-    const auto p = percents(m.headline);
-    const std::array<double, 4> share{m.headline.active, m.headline.idle_held,
-                                      m.headline.truly_idle, m.headline.unmeasured};
-    const std::array<double, 4> hours{m.headline.active_hours, m.headline.idle_held_hours,
-                                      m.headline.truly_idle_hours, m.headline.unmeasured_hours};
+    const std::vector<StatePart> parts = state_parts(m.headline, m.allocation.has_value());
     std::string desc;
-    for (std::size_t k = 0; k < 4; ++k) {
-        if (share[k] > 0) {
-            desc +=
-                fmt::format("{}{} {}", desc.empty() ? "" : ", ", k_state_names[k], pct_text(p[k]));
+    for (const StatePart& k : parts) {
+        if (k.share > 0) {
+            desc += fmt::format("{}{} {}", desc.empty() ? "" : ", ", k.name, pct_text(k.pct));
         }
     }
     out += fmt::format("<figure><svg class=\"bar\" viewBox=\"0 0 1000 30\" "
@@ -64,15 +70,14 @@ void headline_chart(std::string& out, const ReportModel& m) {
                        "id=\"hb-d\">{}</desc>",
                        esc(desc));
     double x = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-        if (share[k] <= 0) {
+    for (const StatePart& k : parts) {
+        if (k.share <= 0) {
             continue;
         }
-        const double w = share[k] * 1000.0;
+        const double w = k.share * 1000.0;
         out += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"0\" width=\"{:.2f}\" "
                            "height=\"30\"><title>{}: {} ({} GPU-hours)</title></rect>",
-                           k_state_classes[k], x, w, k_state_names[k], pct_text(p[k]),
-                           gpu_hours_text(hours[k]));
+                           k.cls, x, w, k.name, pct_text(k.pct), gpu_hours_text(k.hours));
         x += w;
     }
     out += "</svg></figure>\n";
@@ -84,10 +89,11 @@ void timelines(std::string& out, const ReportModel& m) {
         out += "<p class=\"muted\">No timeline: this source has no per-card time.</p>\n";
         return;
     }
+    const bool alloc = m.allocation.has_value();
+    const std::vector<StatePart> legend = state_parts(StateShares{}, alloc);
     out += "<div class=\"legend\">";
-    for (std::size_t k = 0; k < 4; ++k) {
-        out += fmt::format("<span><span class=\"sw {}\"></span>{}</span>", k_state_classes[k],
-                           k_state_names[k]);
+    for (const StatePart& k : legend) {
+        out += fmt::format("<span><span class=\"sw {}\"></span>{}</span>", k.cls, k.name);
     }
     out += fmt::format("<span><span class=\"sw k\"></span>no data</span><span class=\"muted\">"
                        "bar height: share of the time; one bar per {} (a rollup's hour or day "
@@ -108,22 +114,28 @@ void timelines(std::string& out, const ReportModel& m) {
                            esc(name), esc(name), g.spans.size());
         // One path per state (a bar per span from the baseline up), then one transparent
         // rectangle per span carrying its <title>: a fifth of the bytes of a rectangle each.
-        std::array<std::string, 4> paths;
+        std::vector<std::string> paths(legend.size());
         std::string hover;
         for (const TimelineSpan& s : g.spans) {
             const double x = static_cast<double>(s.from - m.window_from) / window * k_width;
             const double w = static_cast<double>(s.to - s.from) / window * k_width;
             const double span_hours = to_hours(std::max<TimeUs>(s.to - s.from, 1));
-            const std::array<double, 4> hours{s.active_hours, s.idle_held_hours, s.truly_idle_hours,
-                                              s.unmeasured_hours};
+            StateShares span;
+            span.active_hours = s.active_hours;
+            span.idle_held_hours = s.idle_held_hours;
+            span.allocated_unused_hours = s.allocated_unused_hours;
+            span.truly_idle_hours = s.truly_idle_hours;
+            span.unmeasured_hours = s.unmeasured_hours;
+            const std::vector<StatePart> parts = state_parts(span, alloc);
             std::string title;
             double y = k_height;
-            for (std::size_t k = 0; k < 4; ++k) {
-                if (hours[k] <= 0) {
+            for (std::size_t k = 0; k < parts.size(); ++k) {
+                const double hours = parts[k].hours;
+                if (hours <= 0) {
                     continue;
                 }
-                title += fmt::format(", {} {} h", k_state_names[k], gpu_hours_text(hours[k]));
-                const double h = std::min(hours[k] / span_hours * k_height, y);
+                title += fmt::format(", {} {} h", parts[k].name, gpu_hours_text(hours));
+                const double h = std::min(hours / span_hours * k_height, y);
                 if (h >= 0.05) {
                     fmt::format_to(std::back_inserter(paths[k]),
                                    "M{:.2f} {:.1f}v-{:.1f}h{:.2f}v{:.1f}z", x, y, h, w, h);
@@ -135,9 +147,9 @@ void timelines(std::string& out, const ReportModel& m) {
                 "<rect x=\"{:.2f}\" width=\"{:.2f}\" height=\"34\"><title>{}:{}</title></rect>", x,
                 w, span_text(s.from, s.to), title.substr(1));
         }
-        for (std::size_t k = 0; k < 4; ++k) {
+        for (std::size_t k = 0; k < paths.size(); ++k) {
             if (!paths[k].empty()) {
-                out += fmt::format("<path class=\"{}\" d=\"{}\"/>", k_state_classes[k], paths[k]);
+                out += fmt::format("<path class=\"{}\" d=\"{}\"/>", legend[k].cls, paths[k]);
             }
         }
         out += "<g class=\"hover\">" + hover + "</g>";
@@ -197,10 +209,13 @@ void heatmap_chart(std::string& out, const ReportModel& m) {
             out += fmt::format(
                 "<rect class=\"q{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{} "
                 "data-weekday=\"{}\" data-hour=\"{}\"><title>{} {:02}:00: active {}, idle-held "
-                "{}, truly idle {} of {} GPU-hours</title></rect>",
+                "{}, {}truly idle {} of {} GPU-hours</title></rect>",
                 q, x + 1, y + 1, k_cell_w - 2, k_cell_h - 2,
                 field(fmt::format("heatmap.cells.{}.active", index), c.active), d, h, k_weekdays[d],
                 h, pct_text(c.active * 100.0), pct_text(c.idle_held * 100.0),
+                m.allocation ? fmt::format("allocated-unused {}, ",
+                                           pct_text(c.allocated_unused * 100.0))
+                             : std::string(),
                 pct_text(c.truly_idle * 100.0), gpu_hours_text(c.card_hours));
             ++index;
         }

@@ -14,10 +14,14 @@ std::string money(std::string_view path, std::int64_t cents, const std::string& 
     return number(path, static_cast<double>(cents), format_money(cents, cur));
 }
 
-/// The four money cells of a state cost (active, idle-held, truly idle, total).
-std::string cost_cells(const std::string& key, const audit::StateCost& c, const std::string& cur) {
+/// The money cells of a state cost (active, idle-held, allocated-unused when `alloc`, truly
+/// idle, total).
+std::string cost_cells(const std::string& key, const audit::StateCost& c, const std::string& cur,
+                       bool alloc) {
     return num_td(money(key + "active_cents", c.active_cents, cur)) +
            num_td(money(key + "idle_held_cents", c.idle_held_cents, cur)) +
+           (alloc ? num_td(money(key + "allocated_unused_cents", c.allocated_unused_cents, cur))
+                  : std::string()) +
            num_td(money(key + "truly_idle_cents", c.truly_idle_cents, cur)) +
            num_td(money(key + "total_cents", c.total_cents(), cur));
 }
@@ -93,8 +97,13 @@ void cost_section(std::string& out, const ReportModel& m) {
         out += "<p class=\"muted\">No GPU cards in the window.</p></section>\n";
         return;
     }
+    const bool alloc = m.allocation.has_value();
     out += table_open(
         {"gpu", "model", "#per GPU-hour", "#active", "#idle-held", "#truly idle", "#total"});
+    if (alloc) {
+        const std::string_view held = "<th class=\"n\">idle-held</th>";
+        out.insert(out.rfind(held) + held.size(), "<th class=\"n\">allocated-unused</th>");
+    }
     for (std::size_t i = 0; i < c.gpus.size(); ++i) {
         const GpuCostRow& g = c.gpus[i];
         const std::string key = fmt::format("cost.gpus.{}.", i);
@@ -107,17 +116,23 @@ void cost_section(std::string& out, const ReportModel& m) {
                                          static_cast<double>(g.micros_per_gpu_hour) /
                                              static_cast<double>(audit::k_micros_per_unit),
                                          format_micros(g.micros_per_gpu_hour, cur))),
-                           cost_cells(key, g.cost, cur));
+                           cost_cells(key, g.cost, cur, alloc));
     }
     const audit::StateCost& t = c.total;
     out += fmt::format("<tr class=\"sum\"><td colspan=\"3\">all</td>{}</tr>",
-                       cost_cells("cost.total.", t, cur));
-    const auto p = audit::rounded_percentages({static_cast<double>(t.active_cents),
-                                               static_cast<double>(t.idle_held_cents),
-                                               static_cast<double>(t.truly_idle_cents)},
-                                              1);
+                       cost_cells("cost.total.", t, cur, alloc));
+    std::vector<double> spend{static_cast<double>(t.active_cents),
+                              static_cast<double>(t.idle_held_cents),
+                              static_cast<double>(t.truly_idle_cents)};
+    if (alloc) {
+        spend.push_back(static_cast<double>(t.allocated_unused_cents));
+    }
+    const auto p = audit::rounded_percentages(spend, 1);
     out += "<tr><td colspan=\"3\" class=\"muted\">share of spend</td>";
-    for (const double share : {p[0], p[1], p[2], p[0] + p[1] + p[2]}) {
+    const std::vector<double> shown =
+        alloc ? std::vector<double>{p[0], p[1], p[3], p[2], p[0] + p[1] + p[2] + p[3]}
+              : std::vector<double>{p[0], p[1], p[2], p[0] + p[1] + p[2]};
+    for (const double share : shown) {
         out += num_td(fmt::format("{:.1f}%", share));
     }
     out += "</tr>";

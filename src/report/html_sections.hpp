@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gua::report::html {
 
@@ -40,6 +41,27 @@ std::string num_td(std::string_view html);
 
 /// The four shares of `s` in percent, rounded so that they add up to 100 (as the text report).
 std::array<double, 4> percents(const StateShares& s);
+
+/// One state as the charts draw it: its name, CSS class, JSON key, share, rounded percent, hours.
+struct StatePart {
+    const char* name;
+    const char* cls;
+    const char* key;
+    double share;
+    double pct;
+    double hours;
+};
+
+/// The states of `s` in drawing order: active, idle-held, allocated-unused (only when `alloc`),
+/// truly idle, unmeasured; percents rounded together to add up to 100.
+std::vector<StatePart> state_parts(const StateShares& s, bool alloc);
+
+/// The CSS of the allocated-unused colour (class "x"), added only to reports with allocations.
+extern const std::string_view k_allocation_style;
+
+/// Appends the Allocations section: the allocation matrix, owners and use outside the
+/// scheduler (only for reports with allocations).
+void allocations_section(std::string& out, const ReportModel& m);
 
 /// Appends the §1 headline bar (one SVG, a <title> per state) and its legend table.
 void headline_chart(std::string& out, const ReportModel& m);

@@ -16,15 +16,22 @@ json opt_time(const std::optional<TimeUs>& t) {
     return t ? json(format_iso8601(*t)) : json();
 }
 
-json shares(const StateShares& s) {
-    return json{{"active", s.active},
-                {"idle_held", s.idle_held},
-                {"truly_idle", s.truly_idle},
-                {"unmeasured", s.unmeasured},
-                {"active_gpu_hours", s.active_hours},
-                {"idle_held_gpu_hours", s.idle_held_hours},
-                {"truly_idle_gpu_hours", s.truly_idle_hours},
-                {"unmeasured_gpu_hours", s.unmeasured_hours}};
+/// State shares; the allocated-unused keys only in reports with allocations (`alloc`), so that
+/// a host without an allocation source keeps its report byte for byte.
+json shares(const StateShares& s, bool alloc) {
+    json j{{"active", s.active},
+           {"idle_held", s.idle_held},
+           {"truly_idle", s.truly_idle},
+           {"unmeasured", s.unmeasured},
+           {"active_gpu_hours", s.active_hours},
+           {"idle_held_gpu_hours", s.idle_held_hours},
+           {"truly_idle_gpu_hours", s.truly_idle_hours},
+           {"unmeasured_gpu_hours", s.unmeasured_hours}};
+    if (alloc) {
+        j["allocated_unused"] = s.allocated_unused;
+        j["allocated_unused_gpu_hours"] = s.allocated_unused_hours;
+    }
+    return j;
 }
 
 json provenance(const ProvenanceShares& p) {
@@ -55,6 +62,7 @@ json buckets(const std::array<double, 4>& b) {
 } // namespace
 
 std::string render_json(const ReportModel& m) {
+    const bool alloc = m.allocation.has_value();
     json j;
     j["schema_version"] = m.schema_version;
     j["gua_version"] = m.gua_version;
@@ -70,7 +78,7 @@ std::string render_json(const ReportModel& m) {
     j["thresholds"] = {{"active_util_pct", m.active_threshold_pct},
                        {"held_mib", m.held_threshold_mib}};
     j["samples"] = m.samples;
-    j["headline"] = shares(m.headline);
+    j["headline"] = shares(m.headline, alloc);
     j["provenance"] = provenance(m.provenance);
     const audit::Waste& w = m.waste;
     j["waste"] = {{"idle_held_gpu_hours", w.idle_held_gpu_hours},
@@ -82,19 +90,31 @@ std::string render_json(const ReportModel& m) {
                   {"gpus_in_window", w.cards_in_window},
                   {"measured_gpus", w.measured_gpus},
                   {"observed_gpu_hours", m.observed_card_hours}};
+    if (alloc) {
+        j["waste"]["allocated_unused_gpu_hours"] = w.allocated_unused_gpu_hours;
+        j["waste"]["allocated_unused_share"] = w.allocated_unused_share;
+        j["waste"]["allocated_unused_equiv_gpus"] = w.allocated_unused_equiv_gpus;
+    }
     j["policy_verdict"] = {{"idle_held_share", w.idle_held_share},
                            {"limit", audit::k_idle_held_policy_share},
                            {"allocation_policy_problem", w.policy_problem},
                            {"idle_held_share_low", w.idle_held_share_low},
                            {"idle_held_share_high", w.idle_held_share_high},
                            {"certain", w.verdict_certain}};
+    if (alloc) {
+        j["policy_verdict"]["judged"] = "blocked";
+        j["policy_verdict"]["blocked_share"] = w.blocked_share;
+        j["policy_verdict"]["allocated_unused_share"] = w.allocated_unused_share;
+        j["policy_verdict"]["blocked_share_low"] = w.blocked_share_low;
+        j["policy_verdict"]["blocked_share_high"] = w.blocked_share_high;
+    }
     json gpus = json::array();
     for (const GpuRow& g : m.gpus) {
         gpus.push_back({{"index", g.index},
                         {"uuid", g.uuid},
                         {"model", g.model},
                         {"samples", g.samples},
-                        {"states", shares(g.shares)},
+                        {"states", shares(g.shares, alloc)},
                         {"provenance", provenance(g.provenance)},
                         {"efficiency", buckets(g.buckets)}});
         if (!g.host.empty()) {
@@ -107,7 +127,7 @@ std::string render_json(const ReportModel& m) {
                               {"gpus", h.gpus},
                               {"samples", h.samples},
                               {"recorded_share", h.covered_share},
-                              {"states", shares(h.shares)}});
+                              {"states", shares(h.shares, alloc)}});
     }
     json ids = json::array();
     for (const IdentityRow& r : m.identities) {
@@ -120,6 +140,9 @@ std::string render_json(const ReportModel& m) {
                        {"samples", r.samples}});
     }
     j["identities"] = {{"top", ids}, {"total", m.identities_total}};
+    if (alloc) {
+        j["allocations"] = allocations_json(*m.allocation);
+    }
     json cells = json::array();
     for (std::size_t d = 0; d < 7; ++d) {
         for (std::size_t h = 0; h < 24; ++h) {
@@ -131,6 +154,9 @@ std::string render_json(const ReportModel& m) {
                                  {"idle_held", c.idle_held},
                                  {"truly_idle", c.truly_idle},
                                  {"gpu_hours", c.card_hours}});
+                if (alloc) {
+                    cells.back()["allocated_unused"] = c.allocated_unused;
+                }
             }
         }
     }

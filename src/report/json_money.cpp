@@ -12,12 +12,17 @@ namespace {
 
 using nlohmann::json;
 
-json state_cost(const audit::StateCost& c) {
-    return json{{"active_cents", c.active_cents},
-                {"idle_held_cents", c.idle_held_cents},
-                {"truly_idle_cents", c.truly_idle_cents},
-                {"waste_cents", c.waste_cents()},
-                {"total_cents", c.total_cents()}};
+/// A state cost; allocated_unused_cents only in reports with allocations (`alloc`).
+json state_cost(const audit::StateCost& c, bool alloc) {
+    json j{{"active_cents", c.active_cents},
+           {"idle_held_cents", c.idle_held_cents},
+           {"truly_idle_cents", c.truly_idle_cents},
+           {"waste_cents", c.waste_cents()},
+           {"total_cents", c.total_cents()}};
+    if (alloc) {
+        j["allocated_unused_cents"] = c.allocated_unused_cents;
+    }
+    return j;
 }
 
 json run_rate(const audit::RunRate& r) {
@@ -34,9 +39,10 @@ double price_units(std::int64_t micros) {
 
 json cost_json(const ReportModel& m) {
     const CostSection& c = m.cost;
+    const bool alloc = m.allocation.has_value();
     json gpus = json::array();
     for (const GpuCostRow& g : c.gpus) {
-        json row = state_cost(g.cost);
+        json row = state_cost(g.cost, alloc);
         row["index"] = g.index;
         row["model"] = g.model;
         row["price_per_gpu_hour"] = price_units(g.micros_per_gpu_hour);
@@ -56,17 +62,30 @@ json cost_json(const ReportModel& m) {
     json rate = run_rate(c.waste_rate);
     rate["idle_held_hourly_cents"] = c.idle_held_rate.hourly_cents;
     rate["truly_idle_hourly_cents"] = c.truly_idle_rate.hourly_cents;
+    if (alloc) {
+        rate["allocated_unused_hourly_cents"] = c.allocated_unused_rate.hourly_cents;
+    }
     rate["hours_per_month"] = audit::k_hours_per_month;
     rate["hours_per_year"] = audit::k_hours_per_year;
-    return json{{"currency", c.currency},
-                {"price_source", c.price_overridden    ? "override"
-                                 : c.prices_configured ? "config"
-                                                       : "built_in"},
-                {"spot_discount", c.spot_discount},
-                {"gpus", gpus},
-                {"total", state_cost(c.total)},
-                {"identities", identities},
-                {"waste_run_rate", rate}};
+    json out{{"currency", c.currency},
+             {"price_source", c.price_overridden    ? "override"
+                              : c.prices_configured ? "config"
+                                                    : "built_in"},
+             {"spot_discount", c.spot_discount},
+             {"gpus", gpus},
+             {"total", state_cost(c.total, alloc)},
+             {"identities", identities},
+             {"waste_run_rate", rate}};
+    if (alloc) {
+        json owners = json::array();
+        for (const AllocationOwnerRow& r : m.allocation->owners) {
+            owners.push_back({{"name", r.name},
+                              {"kind", r.kind},
+                              {"allocated_unused_cents", r.allocated_unused_cents}});
+        }
+        out["allocation_owners"] = owners;
+    }
+    return out;
 }
 
 json recommendations_json(const ReportModel& m) {
@@ -94,6 +113,11 @@ json recommendations_json(const ReportModel& m) {
     }
     json pools = json::object();
     for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
+        // Only with allocations, so that reports without an allocation source keep their keys.
+        if (static_cast<audit::Pool>(p) == audit::Pool::allocated_unused &&
+            a.pool_gpu_hours[p] <= 0) {
+            continue;
+        }
         pools[audit::to_string(static_cast<audit::Pool>(p))] = {{"gpu_hours", a.pool_gpu_hours[p]},
                                                                 {"cents", a.pool_cents[p]}};
     }

@@ -14,6 +14,9 @@ nlohmann::json cost_json(const ReportModel& m);
 /// The `recommendations` object (docs/report-json.md).
 nlohmann::json recommendations_json(const ReportModel& m);
 
+/// The `allocations` object (docs/report-json.md): the matrix, owners, use outside the scheduler.
+nlohmann::json allocations_json(const AllocationSection& a);
+
 /// The `health` object (docs/report-json.md); null for sources without health readings.
 nlohmann::json health_json(const ReportModel& m);
 

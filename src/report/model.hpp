@@ -18,7 +18,7 @@
 namespace gua::report {
 
 /// Shares of a set of state times, as fractions of all recorded card time: active + idle-held +
-/// truly idle + unmeasured sum to 1 (or all 0).
+/// allocated-unused + truly idle + unmeasured sum to 1 (or all 0).
 struct StateShares {
     double active = 0;
     double idle_held = 0;
@@ -28,6 +28,8 @@ struct StateShares {
     double idle_held_hours = 0;
     double truly_idle_hours = 0;
     double unmeasured_hours = 0;
+    double allocated_unused = 0; ///< allocated, cold and not held; 0 without an allocation source
+    double allocated_unused_hours = 0;
 };
 
 /// How recorded card time was measured, as shares of it: samples + partial + snapshot +
@@ -95,6 +97,7 @@ struct HeatCell {
     double idle_held = 0;
     double truly_idle = 0;
     double card_hours = 0;
+    double allocated_unused = 0;
 };
 
 /// One stretch of a card's timeline: its state time over [from, to) in card-hours. The rest of
@@ -106,6 +109,7 @@ struct TimelineSpan {
     double idle_held_hours = 0;
     double truly_idle_hours = 0;
     double unmeasured_hours = 0;
+    double allocated_unused_hours = 0;
 };
 
 /// One card's state over the window.
@@ -147,6 +151,40 @@ struct IdentityCostRow {
     std::int64_t idle_held_cents = 0;
 };
 
+/// Allocated-unused time of one allocation owner: a Slurm job's or reservation's user, a pod's
+/// namespace (docs/allocations.md), priced at the cards it held.
+struct AllocationOwnerRow {
+    std::string name;                  ///< user, namespace, or "(unknown)" when the source said none
+    std::string kind;                  ///< "user" or "namespace"
+    std::size_t allocations = 0;       ///< its allocations that held a card in the window
+    double allocated_hours = 0;        ///< card-hours its allocations owned
+    double allocated_unused_hours = 0; ///< of them, allocated-unused
+    std::int64_t allocated_unused_cents = 0;
+};
+
+/// Use outside the scheduler: one identity's attributed time on cards no allocation owned.
+struct UnallocatedUseRow {
+    std::string name;
+    double active_hours = 0;
+    double idle_held_hours = 0;
+};
+
+/// Allocations: card time by allocation × state, allocated-unused by owner and unallocated use by
+/// identity. Present only when the window has an allocation (or an allocation source failed).
+struct AllocationSection {
+    double allocated_active_hours = 0;
+    double allocated_idle_held_hours = 0;
+    double allocated_unused_hours = 0;
+    double unallocated_active_hours = 0;
+    double unallocated_idle_held_hours = 0;
+    double truly_idle_hours = 0;       ///< unallocated and unused
+    double unknown_hours = 0;          ///< allocation unknown (a configured source failed)
+    double unknown_use_hours = 0;      ///< active + idle-held of it, allocated or not: unknown
+    std::size_t allocations = 0;       ///< allocations that owned a card in the window
+    std::vector<AllocationOwnerRow> owners;          ///< most allocated-unused first
+    std::vector<UnallocatedUseRow> unallocated_use;  ///< most hours first
+};
+
 /// §7: what the window cost, by state, card and identity, and the waste run-rate.
 struct CostSection {
     std::string currency = "USD";
@@ -158,7 +196,9 @@ struct CostSection {
     std::vector<IdentityCostRow> identities; ///< same names and order as ReportModel::identities
     audit::RunRate idle_held_rate;           ///< at the window's per-card rates
     audit::RunRate truly_idle_rate;
-    audit::RunRate waste_rate; ///< idle_held_rate + truly_idle_rate (monthly/yearly exact)
+    audit::RunRate allocated_unused_rate; ///< 0 without an allocation source
+    /// idle_held_rate + truly_idle_rate + allocated_unused_rate (monthly/yearly exact)
+    audit::RunRate waste_rate;
 };
 
 /// §9: the energy of a card, of the window or of an identity. Unknown figures are nullopt ("n/a").
@@ -304,6 +344,8 @@ struct ReportModel {
     std::vector<GpuRow> gpus;
     std::vector<HostRow> hosts;          ///< fleet reports: per-host summary; empty for one host
     std::vector<IdentityRow> identities; ///< sorted by gpu_hours descending, then name
+    /// Allocations (matrix, owners, use outside the scheduler); nullopt when none was recorded.
+    std::optional<AllocationSection> allocation;
     std::size_t identities_total = 0;    ///< before truncation to the top N
     std::array<std::array<HeatCell, 24>, 7> heatmap{};
     Timeline timeline;               ///< per-card state over time (HTML report)

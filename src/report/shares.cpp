@@ -17,11 +17,13 @@ StateShares shares_of(const audit::StateTimes& t) {
         s.idle_held = static_cast<double>(t.idle_held) / total;
         s.truly_idle = static_cast<double>(t.truly_idle) / total;
         s.unmeasured = static_cast<double>(t.unmeasured) / total;
+        s.allocated_unused = static_cast<double>(t.allocated_unused) / total;
     }
     s.active_hours = to_hours(t.active);
     s.idle_held_hours = to_hours(t.idle_held);
     s.truly_idle_hours = to_hours(t.truly_idle);
     s.unmeasured_hours = to_hours(t.unmeasured);
+    s.allocated_unused_hours = to_hours(t.allocated_unused);
     return s;
 }
 
@@ -102,7 +104,8 @@ std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b) {
 
 HeatCell heat_cell(const audit::StateTimes& t) {
     const StateShares s = shares_of(t);
-    return HeatCell{t.total() > 0, s.active, s.idle_held, s.truly_idle, to_hours(t.total())};
+    return HeatCell{t.total() > 0, s.active,           s.idle_held,
+                    s.truly_idle,  to_hours(t.total()), s.allocated_unused};
 }
 
 std::string short_uuid(const std::string& uuid) {

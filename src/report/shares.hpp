@@ -13,8 +13,8 @@
 
 namespace gua::report {
 
-/// Shares of all recorded time (active + idle-held + truly idle + unmeasured) and the hours of
-/// each state.
+/// Shares of all recorded time (active + idle-held + allocated-unused + truly idle + unmeasured)
+/// and the hours of each state.
 StateShares shares_of(const audit::StateTimes& t);
 
 /// How the time of `states` was measured, from the audit's provenance of it (all zero where the

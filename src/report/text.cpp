@@ -28,13 +28,6 @@ struct Style {
     }
 };
 
-/// The four shares in percent, rounded so that they add up to 100.
-std::array<double, 4> pct4(const StateShares& s) {
-    const auto p =
-        audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured}, 1);
-    return {p[0], p[1], p[2], p[3]};
-}
-
 void headline(std::string& out, const ReportModel& m, const TextOptions& o, const Style& st) {
     out += "§1 Headline\n";
     if (m.samples == 0) {
@@ -42,20 +35,30 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
         return;
     }
     const auto& h = m.headline;
-    const auto cells = bar_cells(
-        std::array<double, 4>{h.active, h.idle_held, h.truly_idle, h.unmeasured}, o.width);
+    const bool alloc = m.allocation.has_value();
+    const auto cells = bar_cells(std::array<double, 5>{h.active, h.idle_held, h.allocated_unused,
+                                                       h.truly_idle, h.unmeasured},
+                                 o.width);
     out += "  " + st.paint("32", repeat("█", cells[0])) + st.paint("33", repeat("▒", cells[1])) +
-           st.paint("2", repeat("░", cells[2])) + repeat("?", cells[3]) + "\n";
-    const auto p = pct4(m.headline);
-    out += fmt::format("  active       █  {:5.1f}%  {:>10} GPU-hours\n", p[0],
-                       gpu_hours_text(m.headline.active_hours));
-    out += fmt::format("  idle-held    ▒  {:5.1f}%  {:>10} GPU-hours\n", p[1],
-                       gpu_hours_text(m.headline.idle_held_hours));
-    out += fmt::format("  truly-idle   ░  {:5.1f}%  {:>10} GPU-hours\n", p[2],
-                       gpu_hours_text(m.headline.truly_idle_hours));
+           st.paint("35", repeat("▓", cells[2])) + st.paint("2", repeat("░", cells[3])) +
+           repeat("?", cells[4]) + "\n";
+    const auto p = state_percentages(m.headline, alloc);
+    // With allocations the names need more room: "allocated-unused".
+    const int name_width = alloc ? 16 : 12;
+    const auto line = [&](const char* name, const char* glyph, double pct, double hours) {
+        return fmt::format("  {:<{}} {}  {:5.1f}%  {:>10} GPU-hours", name, name_width, glyph, pct,
+                           gpu_hours_text(hours));
+    };
+    out += line("active", "█", p[0], h.active_hours) + "\n";
+    out += line("idle-held", "▒", p[1], h.idle_held_hours) + "\n";
+    if (alloc) {
+        out += line("allocated-unused", "▓", p[4], h.allocated_unused_hours) +
+               " (allocated to a job or pod, nobody used it)\n";
+    }
+    out += line("truly-idle", "░", p[2], h.truly_idle_hours) +
+           (alloc ? " (unallocated and unused)\n" : "\n");
     if (m.headline.unmeasured_hours > 0) {
-        out += fmt::format("  unmeasured   ?  {:5.1f}%  {:>10} GPU-hours (why: Data coverage)\n",
-                           p[3], gpu_hours_text(m.headline.unmeasured_hours));
+        out += line("unmeasured", "?", p[3], h.unmeasured_hours) + " (why: Data coverage)\n";
     }
     out += fmt::format("  ({} samples; {})\n", m.samples, source_summary(m.provenance));
     if (const std::string caveat = snapshot_caveat(m.provenance); !caveat.empty()) {
@@ -70,18 +73,25 @@ void waste(std::string& out, const ReportModel& m) {
         return;
     }
     const audit::Waste& w = m.waste;
+    const bool alloc = m.allocation.has_value();
     out += fmt::format("  idle-held   {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
                        gpu_hours_text(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
+    if (alloc) {
+        out += fmt::format("  allocated-unused {:>5} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
+                           gpu_hours_text(w.allocated_unused_gpu_hours),
+                           w.allocated_unused_equiv_gpus);
+    }
     out += fmt::format("  truly-idle  {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
                        gpu_hours_text(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
     const std::string measured =
         std::abs(w.measured_gpus - static_cast<double>(w.cards_in_window)) < 0.005
             ? ""
             : fmt::format(" ({:.2f} of them measured)", w.measured_gpus);
-    out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; idle-held blocks other "
+    out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; idle-held {}blocks other "
                        "users, truly-idle is free capacity)\n",
                        w.cards_in_window, w.cards_in_window == 1 ? "" : "s", measured,
-                       gpu_hours_text(m.observed_card_hours));
+                       gpu_hours_text(m.observed_card_hours),
+                       alloc ? "and allocated-unused " : "");
 }
 
 void per_gpu(std::string& out, const ReportModel& m) {
@@ -91,39 +101,48 @@ void per_gpu(std::string& out, const ReportModel& m) {
         return;
     }
     const bool fleet = !m.hosts.empty();
+    const bool alloc = m.allocation.has_value();
     const bool any_unmeasured = std::any_of(
         m.gpus.begin(), m.gpus.end(), [](const GpuRow& g) { return g.shares.unmeasured > 0; });
     out += fmt::format("  {}gpu  uuid          model                      active  idle-held  "
-                       "truly-idle{}  samples\n",
+                       "{}truly-idle{}  samples\n",
                        fleet ? fmt::format("{:<21}  ", "host") : "",
-                       any_unmeasured ? "  unmeasured" : "");
+                       alloc ? "alloc-unused  " : "", any_unmeasured ? "  unmeasured" : "");
     for (const GpuRow& g : m.gpus) {
-        const auto p = pct4(g.shares);
-        const bool measured = g.shares.active + g.shares.idle_held + g.shares.truly_idle > 0;
+        const auto p = state_percentages(g.shares, alloc);
+        const bool measured = g.shares.active + g.shares.idle_held + g.shares.truly_idle +
+                                  g.shares.allocated_unused >
+                              0;
         out += fleet ? fmt::format("  {:<21}", g.host.substr(0, 21)) : "";
         const std::string unmeasured =
             any_unmeasured ? fmt::format("  {:9.1f}%", p[3]) : std::string();
         if (measured) {
-            out += fmt::format("  {:>3}  {:<12}  {:<25} {:6.1f}%  {:8.1f}%  {:9.1f}%{}  {:>7}\n",
-                               g.index, g.short_uuid, g.model.substr(0, 25), p[0], p[1], p[2],
-                               unmeasured, g.samples);
+            const std::string unused = alloc ? fmt::format("{:11.1f}%  ", p[4]) : std::string();
+            out += fmt::format("  {:>3}  {:<12}  {:<25} {:6.1f}%  {:8.1f}%  {}{:9.1f}%{}  {:>7}\n",
+                               g.index, g.short_uuid, g.model.substr(0, 25), p[0], p[1], unused,
+                               p[2], unmeasured, g.samples);
         } else {
-            out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {:>10}{}  {:>7}\n", g.index,
-                               g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", "n/a", unmeasured,
-                               g.samples);
+            const std::string unused = alloc ? fmt::format("{:>12}  ", "n/a") : std::string();
+            out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {}{:>10}{}  {:>7}\n",
+                               g.index, g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", unused,
+                               "n/a", unmeasured, g.samples);
         }
     }
 }
 
 void per_host(std::string& out, const ReportModel& m) {
     out += "Per host\n";
-    out += fmt::format("  {:<21} {:>5} {:>7}  {:>9}  {:>10}  {:>10}  {:>8}\n", "host", "gpus",
-                       "active", "idle-held", "truly-idle", "GPU-hours", "recorded");
+    const bool alloc = m.allocation.has_value();
+    out += fmt::format("  {:<21} {:>5} {:>7}  {:>9}  {}{:>10}  {:>10}  {:>8}\n", "host", "gpus",
+                       "active", "idle-held", alloc ? "alloc-unused  " : "", "truly-idle",
+                       "GPU-hours", "recorded");
     for (const HostRow& h : m.hosts) {
-        const auto p = pct4(h.shares);
-        out += fmt::format("  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {:9.1f}%  {:>10}  {:7.1f}%\n",
-                           h.host.substr(0, 21), h.gpus, p[0], p[1], p[2],
+        const auto p = state_percentages(h.shares, alloc);
+        const std::string unused = alloc ? fmt::format("{:11.1f}%  ", p[4]) : std::string();
+        out += fmt::format("  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {}{:9.1f}%  {:>10}  {:7.1f}%\n",
+                           h.host.substr(0, 21), h.gpus, p[0], p[1], unused, p[2],
                            gpu_hours_text(h.shares.active_hours + h.shares.idle_held_hours +
+                                          h.shares.allocated_unused_hours +
                                           h.shares.truly_idle_hours),
                            h.covered_share * 100.0);
     }
@@ -133,20 +152,23 @@ void identities(std::string& out, const ReportModel& m) {
     out += "§4 Top identities\n";
     if (m.identities.empty()) {
         out += "  (no processes in window)\n";
-        return;
+    } else {
+        out += "  identity              gpu-hours   idle-held  idle GiB-hours  samples\n";
+        for (const IdentityRow& r : m.identities) {
+            out += fmt::format("  {:<20} {:>10}  {:9.1f}%  {:>14}  {:>7}\n", r.name.substr(0, 20),
+                               gpu_hours_text(r.gpu_hours), r.idle_held_share * 100.0,
+                               gpu_hours_text(r.idle_held_gib_hours), r.samples);
+        }
+        if (m.identities_total > m.identities.size()) {
+            out += fmt::format("  (top {} of {} identities)\n", m.identities.size(),
+                               m.identities_total);
+        }
+        out += "  (GPU-hours = active + idle-held time split by SM share and held memory; they add "
+               "up to the card-hours)\n";
     }
-    out += "  identity              gpu-hours   idle-held  idle GiB-hours  samples\n";
-    for (const IdentityRow& r : m.identities) {
-        out += fmt::format("  {:<20} {:>10}  {:9.1f}%  {:>14}  {:>7}\n", r.name.substr(0, 20),
-                           gpu_hours_text(r.gpu_hours), r.idle_held_share * 100.0,
-                           gpu_hours_text(r.idle_held_gib_hours), r.samples);
+    if (m.allocation) {
+        render_allocation_owners_text(out, *m.allocation);
     }
-    if (m.identities_total > m.identities.size()) {
-        out +=
-            fmt::format("  (top {} of {} identities)\n", m.identities.size(), m.identities_total);
-    }
-    out += "  (GPU-hours = active + idle-held time split by SM share and held memory; they add "
-           "up to the card-hours)\n";
 }
 
 void heatmap(std::string& out, const ReportModel& m) {
@@ -266,6 +288,10 @@ std::string render_text(const ReportModel& m, const TextOptions& o) {
     }
     identities(out, m);
     out += "\n";
+    if (m.allocation) {
+        render_allocation_text(out, m);
+        out += "\n";
+    }
     heatmap(out, m);
     out += "\n";
     efficiency(out, m);

@@ -92,14 +92,22 @@ void render_cost_text(std::string& out, const ReportModel& m) {
         out += "  (no GPU cards in window)\n";
         return;
     }
-    out += fmt::format("  {:>3}  {:<25} {:>9}  {:>12} {:>12} {:>12} {:>12}\n", "gpu", "model",
-                       "per GPU-h", "active", "idle-held", "truly-idle", "total");
+    const bool alloc = m.allocation.has_value();
+    // With allocations a column for allocated-unused, between idle-held and truly idle.
+    const auto unused = [&](const std::string& cell) {
+        return alloc ? fmt::format(" {:>12}", cell) : std::string();
+    };
+    out += fmt::format("  {:>3}  {:<25} {:>9}  {:>12} {:>12}{} {:>12} {:>12}\n", "gpu", "model",
+                       "per GPU-h", "active", "idle-held", unused("alloc-unused"), "truly-idle",
+                       "total");
     for (const GpuCostRow& g : c.gpus) {
-        out += fmt::format(
-            "  {:>3}  {:<25} {:>9}  {:>12} {:>12} {:>12} {:>12}\n", g.index, g.model.substr(0, 25),
-            format_micros(g.micros_per_gpu_hour, cur), format_money(g.cost.active_cents, cur),
-            format_money(g.cost.idle_held_cents, cur), format_money(g.cost.truly_idle_cents, cur),
-            format_money(g.cost.total_cents(), cur));
+        out += fmt::format("  {:>3}  {:<25} {:>9}  {:>12} {:>12}{} {:>12} {:>12}\n", g.index,
+                           g.model.substr(0, 25), format_micros(g.micros_per_gpu_hour, cur),
+                           format_money(g.cost.active_cents, cur),
+                           format_money(g.cost.idle_held_cents, cur),
+                           unused(format_money(g.cost.allocated_unused_cents, cur)),
+                           format_money(g.cost.truly_idle_cents, cur),
+                           format_money(g.cost.total_cents(), cur));
     }
     for (const GpuCostRow& g : c.gpus) {
         if (!g.price_rule.empty()) {
@@ -107,15 +115,22 @@ void render_cost_text(std::string& out, const ReportModel& m) {
         }
     }
     const audit::StateCost& t = c.total;
-    out += fmt::format("  {:<40}  {:>12} {:>12} {:>12} {:>12}\n", "all",
+    out += fmt::format("  {:<40}  {:>12} {:>12}{} {:>12} {:>12}\n", "all",
                        format_money(t.active_cents, cur), format_money(t.idle_held_cents, cur),
+                       unused(format_money(t.allocated_unused_cents, cur)),
                        format_money(t.truly_idle_cents, cur), format_money(t.total_cents(), cur));
-    const auto p = audit::rounded_percentages({static_cast<double>(t.active_cents),
-                                               static_cast<double>(t.idle_held_cents),
-                                               static_cast<double>(t.truly_idle_cents)},
-                                              1);
-    out += fmt::format("  {:<40}  {:>11.1f}% {:>11.1f}% {:>11.1f}% {:>11.1f}%\n", "share of spend",
-                       p[0], p[1], p[2], p[0] + p[1] + p[2]);
+    std::vector<double> spend{static_cast<double>(t.active_cents),
+                              static_cast<double>(t.idle_held_cents),
+                              static_cast<double>(t.truly_idle_cents)};
+    if (alloc) {
+        spend.push_back(static_cast<double>(t.allocated_unused_cents));
+    }
+    const auto p = audit::rounded_percentages(spend, 1);
+    const double p_unused = alloc ? p[3] : 0.0;
+    out += fmt::format("  {:<40}  {:>11.1f}% {:>11.1f}%{} {:>11.1f}% {:>11.1f}%\n",
+                       "share of spend", p[0], p[1],
+                       alloc ? fmt::format(" {:>11.1f}%", p_unused) : std::string(), p[2],
+                       p[0] + p[1] + p[2] + p_unused);
     if (!c.identities.empty()) {
         out += fmt::format("  {:<40}  {:>12} {:>12} {:>12}\n", "identity", "active", "idle-held",
                            "total");
@@ -126,13 +141,24 @@ void render_cost_text(std::string& out, const ReportModel& m) {
                             format_money(r.active_cents + r.idle_held_cents, cur));
         }
     }
+    if (alloc && !m.allocation->owners.empty()) {
+        out += fmt::format("  {:<40}  {:>12}\n", "allocation owner", "alloc-unused");
+        for (const AllocationOwnerRow& r : m.allocation->owners) {
+            const std::string name = (r.kind == "namespace" ? "ns " : "") + r.name;
+            out += fmt::format("  {:<40}  {:>12}\n", name.substr(0, 40),
+                               format_money(r.allocated_unused_cents, cur));
+        }
+    }
     out += fmt::format("  Waste run-rate: {}/hour → {}/month (× 720 h) → {}/year (× 8760 h)\n",
                        format_money(c.waste_rate.hourly_cents, cur),
                        format_money(c.waste_rate.monthly_cents(), cur),
                        format_money(c.waste_rate.yearly_cents(), cur));
-    out += fmt::format("  (idle-held {}/hour + truly idle {}/hour at this window's per-card rates; "
-                       "rows are rounded to the cent on their own)\n",
+    out += fmt::format("  (idle-held {}/hour + {}truly idle {}/hour at this window's per-card "
+                       "rates; rows are rounded to the cent on their own)\n",
                        format_money(c.idle_held_rate.hourly_cents, cur),
+                       alloc ? fmt::format("allocated-unused {}/hour + ",
+                                           format_money(c.allocated_unused_rate.hourly_cents, cur))
+                             : std::string(),
                        format_money(c.truly_idle_rate.hourly_cents, cur));
 }
 

@@ -117,11 +117,9 @@ void render_provenance_text(std::string& out, const ReportModel& m) {
 
 std::string verdict_text(const ReportModel& m) {
     const audit::Waste& w = m.waste;
-    const double low_pct = w.idle_held_share_low * 100.0;
+    const bool alloc = m.allocation.has_value();
     // The same rounding as the headline's rows, so the verdict quotes what §1 shows.
-    const StateShares& h = m.headline;
-    const std::vector<double> pct =
-        audit::rounded_percentages({h.active, h.idle_held, h.truly_idle, h.unmeasured}, 1);
+    const std::vector<double> pct = state_percentages(m.headline, alloc);
     const double held = pct[1];
     const double unmeasured = pct[3];
     const double snapshot = m.provenance.snapshot * 100.0;
@@ -134,29 +132,36 @@ std::string verdict_text(const ReportModel& m) {
     } else if (snapshot > 0) {
         doubt = fmt::format("{:.1f}% measured by snapshots", snapshot);
     }
+    // Blocked time: idle-held, plus allocated-unused where an allocation source reported it.
+    const std::string subject =
+        alloc ? fmt::format("Blocked time (idle-held {:.1f}% + allocated-unused {:.1f}%) is {:.1f}%",
+                            held, pct[4], held + pct[4])
+              : fmt::format("Idle-held is {:.1f}%", held);
     if (!w.verdict_certain) {
         return fmt::format(
-            "  Idle-held is {:.1f}% of recorded GPU time with {}: it could be {} the 20% rule "
+            "  {} of recorded GPU time with {}: it could be {} the 20% rule "
             "(between {:.1f}% and {:.1f}%). Measure that time (see Data coverage) before "
             "deciding.\n",
-            held, doubt, w.policy_problem ? "within" : "above", w.idle_held_share_low * 100.0,
-            w.idle_held_share_high * 100.0);
+            subject, doubt, w.policy_problem ? "within" : "above", w.blocked_share_low * 100.0,
+            w.blocked_share_high * 100.0);
     }
     const std::string bound =
-        doubt.empty()
-            ? ""
-            : fmt::format(" ({} {:.1f}% with {})", w.policy_problem ? "at least" : "at most",
-                          w.policy_problem ? low_pct : w.idle_held_share_high * 100.0, doubt);
+        doubt.empty() ? ""
+                      : fmt::format(" ({} {:.1f}% with {})", w.policy_problem ? "at least" : "at most",
+                                    (w.policy_problem ? w.blocked_share_low : w.blocked_share_high) *
+                                        100.0,
+                                    doubt);
     if (w.policy_problem) {
         return fmt::format(
-            "  Idle-held is {:.1f}% of observed GPU time{}, above the 20% rule: this is an "
-            "allocation-policy problem, not a hardware shortage. Reclaim idle sessions before "
+            "  {} of observed GPU time{}, above the 20% rule: this is an "
+            "allocation-policy problem, not a hardware shortage. {} before "
             "buying more GPUs.\n",
-            held, bound);
+            subject, bound,
+            alloc ? "Reclaim idle sessions and unused allocations" : "Reclaim idle sessions");
     }
-    return fmt::format("  Idle-held is {:.1f}% of observed GPU time{}, within the 20% rule: "
+    return fmt::format("  {} of observed GPU time{}, within the 20% rule: "
                        "allocation policy is not the bottleneck.\n",
-                       held, bound);
+                       subject, bound);
 }
 
 } // namespace gua::report

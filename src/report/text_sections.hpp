@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gua::report {
 
@@ -39,6 +40,16 @@ void render_health_text(std::string& out, const ReportModel& m);
 
 /// Appends the provenance lines of Data coverage (sources, unmeasured, overlap, per GPU).
 void render_provenance_text(std::string& out, const ReportModel& m);
+
+/// The state shares in percent with one decimal, rounded so that they add up to 100: active,
+/// idle-held, truly idle, unmeasured, and (a fifth, only when `allocations`) allocated-unused.
+std::vector<double> state_percentages(const StateShares& s, bool allocations);
+
+/// Appends §4's allocated-unused time by owner (a job's user, a pod's namespace).
+void render_allocation_owners_text(std::string& out, const AllocationSection& a);
+
+/// Appends the Allocations section: the allocation matrix and use outside the scheduler.
+void render_allocation_text(std::string& out, const ReportModel& m);
 
 /// The verdict's line: the 20 % rule, or what unmeasured time and snapshots leave open.
 std::string verdict_text(const ReportModel& m);

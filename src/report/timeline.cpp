@@ -52,7 +52,7 @@ audit::StateTimes share_of(const audit::StateTimes& s, DurationUs part_us, Durat
         return static_cast<DurationUs>(std::llround(static_cast<double>(v) * f));
     };
     return audit::StateTimes{part(s.active), part(s.idle_held), part(s.truly_idle),
-                             part(s.unmeasured)};
+                             part(s.unmeasured), part(s.allocated_unused)};
 }
 
 } // namespace
@@ -134,6 +134,7 @@ void TimelineGrid::add(std::uint32_t gpu, TimeUs from, TimeUs to, const audit::S
     after.idle_held -= before.idle_held;
     after.truly_idle -= before.truly_idle;
     after.unmeasured -= before.unmeasured;
+    after.allocated_unused -= before.allocated_unused;
     c.states[c.head[first]] += before;
     c.states[c.head[last]] += after;
 }
@@ -155,7 +156,8 @@ std::vector<TimelineSpan> TimelineGrid::spans(std::uint32_t gpu) const {
             const TimeUs to = m_start + static_cast<TimeUs>(end) * m_width;
             out.push_back(TimelineSpan{std::max(from, m_from), std::min(to, m_to),
                                        to_hours(s.active), to_hours(s.idle_held),
-                                       to_hours(s.truly_idle), to_hours(s.unmeasured)});
+                                       to_hours(s.truly_idle), to_hours(s.unmeasured),
+                                       to_hours(s.allocated_unused)});
         }
         b = end;
     }

@@ -18,7 +18,7 @@ namespace {
 
 using evidence_format::Field;
 
-constexpr std::size_t k_field_count = 91;
+constexpr std::size_t k_field_count = 92;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -126,10 +126,11 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {88, &t.health.gpm.cpct_ms[5]},
         {89, &t.health.gpm.cpct_ms[6]},
         {90, &t.health.gpm.light_active_us},
+        {91, &pools[8]},
     }};
 }
 
-static_assert(audit::k_pool_count == 8 && audit::k_bucket_count == 4 &&
+static_assert(audit::k_pool_count == 9 && audit::k_bucket_count == 4 &&
                   audit::k_throttle_reason_count == 6 && audit::k_load_bins == 20 &&
                   audit::k_gpm_metric_count == 7,
               "a new member needs a new field number");

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `allocations` JSON object: card time by allocation × state, allocated-unused by owner, and
+// use outside the scheduler by identity (docs/report-json.md).
+#include "report/json_sections.hpp"
+
+namespace gua::report {
+
+nlohmann::json allocations_json(const AllocationSection& a) {
+    using nlohmann::json;
+    json owners = json::array();
+    for (const AllocationOwnerRow& r : a.owners) {
+        owners.push_back({{"name", r.name},
+                          {"kind", r.kind},
+                          {"allocations", r.allocations},
+                          {"allocated_gpu_hours", r.allocated_hours},
+                          {"allocated_unused_gpu_hours", r.allocated_unused_hours},
+                          {"allocated_unused_cents", r.allocated_unused_cents}});
+    }
+    json outside = json::array();
+    for (const UnallocatedUseRow& r : a.unallocated_use) {
+        outside.push_back({{"name", r.name},
+                           {"active_gpu_hours", r.active_hours},
+                           {"idle_held_gpu_hours", r.idle_held_hours}});
+    }
+    return json{{"count", a.allocations},
+                {"matrix",
+                 {{"allocated",
+                   {{"active_gpu_hours", a.allocated_active_hours},
+                    {"idle_held_gpu_hours", a.allocated_idle_held_hours},
+                    {"allocated_unused_gpu_hours", a.allocated_unused_hours}}},
+                  {"unallocated",
+                   {{"active_gpu_hours", a.unallocated_active_hours},
+                    {"idle_held_gpu_hours", a.unallocated_idle_held_hours},
+                    {"truly_idle_gpu_hours", a.truly_idle_hours}}},
+                  {"unknown",
+                   {{"gpu_hours", a.unknown_hours}, {"use_gpu_hours", a.unknown_use_hours}}}}},
+                {"owners", owners},
+                {"unallocated_use", outside}};
+}
+
+} // namespace gua::report

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// The text report's allocation parts: §4's allocated-unused by owner, the allocation matrix and
+// use outside the scheduler (docs/allocations.md).
+#include "audit/waste.hpp"
+#include "report/text_sections.hpp"
+
+#include <fmt/format.h>
+
+namespace gua::report {
+
+std::vector<double> state_percentages(const StateShares& s, bool allocations) {
+    if (!allocations) {
+        return audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured}, 1);
+    }
+    return audit::rounded_percentages(
+        {s.active, s.idle_held, s.truly_idle, s.unmeasured, s.allocated_unused}, 1);
+}
+
+void render_allocation_owners_text(std::string& out, const AllocationSection& a) {
+    if (a.owners.empty()) {
+        return;
+    }
+    out += "  allocation owner          allocations   allocated GPU-h   allocated-unused GPU-h\n";
+    for (const AllocationOwnerRow& r : a.owners) {
+        const std::string name =
+            (r.kind == "namespace" ? "ns " : "") + r.name.substr(0, r.kind == "namespace" ? 21 : 24);
+        out += fmt::format("  {:<24}  {:>11}   {:>15}   {:>22}\n", name, r.allocations,
+                           gpu_hours_text(r.allocated_hours),
+                           gpu_hours_text(r.allocated_unused_hours));
+    }
+    out += "  (allocated-unused: the owner's allocations held the card, nobody used it; not part "
+           "of any identity's GPU-hours)\n";
+}
+
+void render_allocation_text(std::string& out, const ReportModel& m) {
+    const AllocationSection& a = *m.allocation;
+    out += fmt::format("Allocations ({} in window)\n", a.allocations);
+    out += fmt::format("  {:<12} {:>12} {:>12} {:>18}\n", "GPU-hours", "active", "idle-held",
+                       "unused");
+    out += fmt::format("  {:<12} {:>12} {:>12} {:>18}\n", "allocated",
+                       gpu_hours_text(a.allocated_active_hours),
+                       gpu_hours_text(a.allocated_idle_held_hours),
+                       gpu_hours_text(a.allocated_unused_hours) + " alloc-unused");
+    out += fmt::format("  {:<12} {:>12} {:>12} {:>18}\n", "unallocated",
+                       gpu_hours_text(a.unallocated_active_hours),
+                       gpu_hours_text(a.unallocated_idle_held_hours),
+                       gpu_hours_text(a.truly_idle_hours) + " truly-idle");
+    if (a.unknown_hours > 0) {
+        out += fmt::format("  allocation unknown for {} GPU-hours (an allocation source could not "
+                           "be read; {} GPU-hours of use there are in neither row)\n",
+                           gpu_hours_text(a.unknown_hours), gpu_hours_text(a.unknown_use_hours));
+    }
+    if (a.unallocated_use.empty()) {
+        out += "  no use outside the scheduler\n";
+        return;
+    }
+    out += "  use outside the scheduler (unallocated cards):\n";
+    out += fmt::format("  {:<20} {:>12} {:>12}\n", "identity", "active", "idle-held");
+    for (const UnallocatedUseRow& r : a.unallocated_use) {
+        out += fmt::format("  {:<20} {:>12} {:>12}\n", r.name.substr(0, 20),
+                           gpu_hours_text(r.active_hours), gpu_hours_text(r.idle_held_hours));
+    }
+}
+
+} // namespace gua::report
