@@ -72,6 +72,13 @@ StateTimes classify(const CardTick& tick, const Thresholds& thresholds) {
     } else {
         t.truly_idle += left;
     }
+    // Idle time not held splits by allocation: allocated → allocated-unused; allocation unknown
+    // → unmeasured (never a confident "truly idle"); the rest is unallocated: truly idle.
+    const DurationUs unknown = std::min(tick.allocation.unknown_idle_us, t.truly_idle);
+    t.truly_idle -= unknown;
+    t.unmeasured += unknown;
+    t.allocated_unused = std::min(tick.allocation.unused_us, t.truly_idle);
+    t.truly_idle -= t.allocated_unused;
     return t;
 }
 

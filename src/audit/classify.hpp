@@ -38,7 +38,9 @@ bool is_held(const CardTick& tick, const Thresholds& thresholds);
 /// whose utilization is unknown plus idle time whose holders are unknown (the whole tick without
 /// utilization); idle time not held (idle_unlisted_us) is truly idle; the rest is idle-held when
 /// the recording decided it poll by poll (a process carries idle_held_us) or the card is held
-/// (is_held, older recordings), else truly idle. The four parts add up to the duration.
+/// (is_held, older recordings), else truly idle. Of the idle time not held, the part an
+/// allocation owned is allocated-unused and the part whose allocation was unknown is unmeasured
+/// (tick.allocation). The five parts add up to the duration.
 StateTimes classify(const CardTick& tick, const Thresholds& thresholds);
 
 } // namespace gua::audit

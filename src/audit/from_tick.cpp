@@ -20,6 +20,7 @@ CardTick to_card_tick(const telemetry::Tick& tick, const telemetry::CardTickReco
     c.idle_unlisted_us = card.idle_unlisted_us;
     c.idle_unknown_us = card.idle_unknown_us;
     c.readings = card.readings;
+    c.allocation = card.allocation;
     for (const telemetry::ProcessTick& p : card.processes) {
         c.processes.push_back(
             ProcTick{0, p.type, p.mem_used_mib, p.sm_util_pct, p.active_us, p.idle_held_us});
