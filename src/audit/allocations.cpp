@@ -3,6 +3,7 @@
 #include "audit/allocations.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gua::audit {
 
@@ -13,7 +14,11 @@ namespace {
 DurationUs part_of(DurationUs total, DurationUs cumulative_before, DurationUs weight,
                    DurationUs sum) {
     const auto at = [&](DurationUs c) {
-        return static_cast<DurationUs>(static_cast<__int128>(total) * c / sum);
+        // One card-tick's microseconds: the product stays far inside long double's 64-bit
+        // mantissa, so the division is exact where the parts must add up.
+        return static_cast<DurationUs>(
+            std::floor(static_cast<long double>(total) * static_cast<long double>(c) /
+                       static_cast<long double>(sum)));
     };
     return at(cumulative_before + weight) - at(cumulative_before);
 }

@@ -26,7 +26,9 @@ struct AllocationMatrix {
     DurationUs unknown_use = 0; ///< active + idle-held time not allocated in those card-ticks
 
     /// True when an allocation owned a card or a source failed at some point.
-    bool any() const { return allocated_active + allocated_idle_held + allocated_unused + unknown > 0; }
+    bool any() const {
+        return allocated_active + allocated_idle_held + allocated_unused + unknown > 0;
+    }
     AllocationMatrix& operator+=(const AllocationMatrix& o);
     friend bool operator==(const AllocationMatrix&, const AllocationMatrix&) = default;
 };

@@ -49,7 +49,7 @@ struct AllocationEvidence {
 struct RecommendInput {
     std::vector<CardEvidence> cards;
     std::vector<IdentityEvidence> identities;
-    std::vector<AllocationEvidence> allocations; ///< empty without an allocation source
+    std::vector<AllocationEvidence> allocations;         ///< empty without an allocation source
     std::array<std::array<StateTimes, 24>, 7> heatmap{}; ///< [weekday][hour], weekday 0 = Sunday
     std::string time_zone = "UTC";                       ///< of the heatmap and office hours
     DurationUs recorded_us = 0;                          ///< wall time with data in the window

@@ -78,23 +78,23 @@ std::optional<Recommendation> over_allocation(const Context& ctx) {
             continue;
         }
         // The flagged allocations' part of the card's pool (the rest belongs to others).
-        r.claims.push_back(Claim{card, Pool::allocated_unused,
-                                 k_allocation_recovery * std::min(us / pool, 1.0)});
+        r.claims.push_back(
+            Claim{card, Pool::allocated_unused, k_allocation_recovery * std::min(us / pool, 1.0)});
         r.gpus.push_back(in.cards[card].index);
     }
     if (r.claims.empty()) {
         return std::nullopt;
     }
-    std::stable_sort(flagged.begin(), flagged.end(), [](const Flagged& a, const Flagged& b) {
-        return a.unused_us > b.unused_us;
-    });
+    std::stable_sort(flagged.begin(), flagged.end(),
+                     [](const Flagged& a, const Flagged& b) { return a.unused_us > b.unused_us; });
     r.id = "over-allocation";
     r.group = "allocation";
     r.title = "Request only the GPUs jobs use: fewer GPUs, GPUs per step, or a MIG slice";
-    r.remedy = "Match the request to the work: ask for fewer GPUs (`--gres=gpu:N`, `nvidia.com/gpu` "
-               "limits) where a job used fewer than it held; in a multi-step job request GPUs per "
-               "step (`srun --gres=gpu:1` in each step) so idle steps do not hold them; give small "
-               "jobs a MIG slice (e.g. `--gres=gpu:1g.10gb:1`) instead of a whole card.";
+    r.remedy =
+        "Match the request to the work: ask for fewer GPUs (`--gres=gpu:N`, `nvidia.com/gpu` "
+        "limits) where a job used fewer than it held; in a multi-step job request GPUs per "
+        "step (`srun --gres=gpu:1` in each step) so idle steps do not hold them; give small "
+        "jobs a MIG slice (e.g. `--gres=gpu:1g.10gb:1`) instead of a whole card.";
     for (std::size_t i = 0; i < flagged.size() && i < 5; ++i) {
         r.evidence.push_back(evidence_of(flagged[i]));
         const std::string& owner = flagged[i].allocation->owner;

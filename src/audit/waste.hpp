@@ -22,10 +22,10 @@ struct Waste {
     double truly_idle_share = 0;
     double allocated_unused_gpu_hours = 0;
     double allocated_unused_share = 0;
-    double blocked_share = 0; ///< idle_held_share + allocated_unused_share
-    double idle_held_equiv_gpus = 0;  ///< idle-held share × measured GPUs
+    double blocked_share = 0;               ///< idle_held_share + allocated_unused_share
+    double idle_held_equiv_gpus = 0;        ///< idle-held share × measured GPUs
     double allocated_unused_equiv_gpus = 0; ///< allocated-unused share × measured GPUs
-    double truly_idle_equiv_gpus = 0; ///< truly-idle share × measured GPUs
+    double truly_idle_equiv_gpus = 0;       ///< truly-idle share × measured GPUs
     std::size_t cards_in_window = 0;
     /// Measured capacity: Σ over cards of their measured share of their recorded time (a card
     /// never measured, such as a MIG instance, counts 0).

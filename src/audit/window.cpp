@@ -205,8 +205,8 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
         id.active_us += s.active_us;
         id.idle_held_us += s.idle_held_us;
         id.idle_held_mib_ms += s.idle_held_mib_us / 1000;
-        id.unallocated_active_us += std::llround(static_cast<double>(s.active_us) *
-                                                 allocation.unallocated_active_share);
+        id.unallocated_active_us +=
+            std::llround(static_cast<double>(s.active_us) * allocation.unallocated_active_share);
         id.unallocated_idle_held_us += std::llround(static_cast<double>(s.idle_held_us) *
                                                     allocation.unallocated_idle_held_share);
         if (energy) {

@@ -44,9 +44,9 @@ struct GpuTotals {
     /// into the same database, a clock stepped back) had already covered: counted once, not in
     /// `states`.
     DurationUs overlap_us = 0;
-    PoolTimes pools{};   ///< waste pools (disjoint slices of the measured time)
-    CardProfile profile; ///< patterns, memory and time of day for the recommender
-    HealthTotals health; ///< energy and the other health readings (audit/health.hpp)
+    PoolTimes pools{};           ///< waste pools (disjoint slices of the measured time)
+    CardProfile profile;         ///< patterns, memory and time of day for the recommender
+    HealthTotals health;         ///< energy and the other health readings (audit/health.hpp)
     AllocationMatrix allocation; ///< its time by allocation × state (all zero without a source)
 
     GpuTotals& operator+=(const GpuTotals& o);

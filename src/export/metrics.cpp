@@ -151,10 +151,12 @@ void Metrics::expire_pod_series(TimeUs now) {
 }
 
 void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
-                  const std::vector<IdentityLabels>& identities) {
+                  const std::vector<IdentityLabels>& identities,
+                  const std::vector<audit::AllocationRow>& allocations) {
     const TimeUs end = tick.t0 + tick.duration_us;
     expire_pod_series(end);
     const audit::StateTimes states = audit::classify(tick, m_options.thresholds);
+    add_allocations(tick, states, allocations);
     const auto [slot, fresh] = m_gpus.try_emplace(card.uuid);
     GpuTotals& gpu = slot->second;
     if (fresh || gpu.labels.index != card.index || gpu.labels.model != card.model) {
@@ -264,8 +266,13 @@ void Metrics::observe_readings(const telemetry::Tick& tick) {
     m_readings.clear();
     for (const telemetry::CardTickRecord& c : tick.cards) {
         const CardLabels card{c.device.uuid, c.device.index, c.device.name};
-        m_readings[c.device.uuid] =
-            Reading{card, c.util_pct, c.device.memory_total_mib, c.readings};
+        Reading& r = m_readings[c.device.uuid];
+        r = Reading{card, c.util_pct, c.device.memory_total_mib, c.readings, {}};
+        for (const telemetry::AllocationOwner& a : c.allocations) {
+            if (a.end >= tick.t0 + tick.duration_us) {
+                r.allocations.push_back(a); // still running when the tick ended
+            }
+        }
     }
 }
 
@@ -273,6 +280,7 @@ void Metrics::observe(const telemetry::Tick& tick) {
     observe_readings(tick);
     std::vector<telemetry::Identity> identities;
     std::vector<IdentityLabels> labels;
+    std::vector<audit::AllocationRow> owners;
     for (const telemetry::CardTickRecord& c : tick.cards) {
         const CardLabels card{c.device.uuid, c.device.index, c.device.name};
         m_scratch = audit::to_card_tick(tick, c);
@@ -292,7 +300,15 @@ void Metrics::observe(const telemetry::Tick& tick) {
             }
             m_scratch.processes[i].identity = static_cast<std::uint32_t>(it - identities.begin());
         }
-        add(card, m_scratch, labels);
+        owners.clear();
+        m_scratch.allocations.clear();
+        for (const telemetry::AllocationOwner& a : c.allocations) {
+            m_scratch.allocations.push_back(
+                audit::AllocationShare{static_cast<std::uint32_t>(owners.size()), a.end - a.begin});
+            owners.push_back(
+                audit::AllocationRow{a.kind, a.id, a.user, a.account, "", a.begin, a.end});
+        }
+        add(card, m_scratch, labels, owners);
     }
 }
 

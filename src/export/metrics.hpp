@@ -23,6 +23,8 @@
 
 namespace gua::exporter {
 
+class Exposition;
+
 /// The `user` label of active time with no process to carry it (as in the report's §4).
 inline constexpr std::string_view k_no_process_user = "(no process)";
 /// The `user` label that collects every user beyond the top N.
@@ -91,9 +93,11 @@ class Metrics {
   public:
     explicit Metrics(MetricsOptions options);
 
-    /// Adds one card-tick of `card`; `tick.processes[i].identity` indexes `identities`.
+    /// Adds one card-tick of `card`; `tick.processes[i].identity` indexes `identities` and
+    /// `tick.allocations[i].allocation` indexes `allocations` (shares beyond it: owner unknown).
     void add(const CardLabels& card, const audit::CardTick& tick,
-             const std::vector<IdentityLabels>& identities);
+             const std::vector<IdentityLabels>& identities,
+             const std::vector<audit::AllocationRow>& allocations = {});
     /// Starts restoring history: until end_restore(), every user gets a label.
     void begin_restore() { m_restoring = true; }
     /// Keeps the max_users users with the most GPU seconds and folds the rest into `other`.
@@ -151,7 +155,21 @@ class Metrics {
         std::optional<double> util_pct;
         std::optional<std::int64_t> mem_total_mib;
         telemetry::CardReadings readings;
+        /// The allocations that owned the card at the tick's end (gua_allocation_info).
+        std::vector<telemetry::AllocationOwner> allocations;
     };
+    /// Owner labels of the allocated-unused counters: the first max_users distinct values keep
+    /// their own label for the life of the process, later ones count as `other`.
+    struct OwnerCounters {
+        std::map<std::string, std::string> label; ///< sanitized owner → label
+        std::map<std::string, double> unused_us;  ///< by label
+        void add(const std::string& owner, double us, std::size_t max_labels);
+    };
+    /// Adds the tick's allocated-unused time to its owners' counters, split by overlap.
+    void add_allocations(const audit::CardTick& tick, const audit::StateTimes& states,
+                         const std::vector<audit::AllocationRow>& allocations);
+    /// Appends the allocation series (owner counters, info gauges) to the exposition.
+    void render_allocations(Exposition& e) const;
     const std::string& label_for(const std::string& user);
     /// The series of `labels` (its pod labels dropped when max_pod_series are taken), seen at
     /// `end`; its key's `user` is the user label.
@@ -171,6 +189,8 @@ class Metrics {
     std::unordered_map<std::string, std::string> m_raw_label; ///< user → label (cache)
     std::size_t m_own_labels = 0;
     std::map<std::string, Reading> m_readings; ///< cards of the latest tick, by uuid
+    OwnerCounters m_unused_by_user;            ///< allocated-unused by the allocation's user
+    OwnerCounters m_unused_by_account;         ///< … by Slurm account or Kubernetes namespace
     Health m_health;
     std::vector<audit::IdentityShare> m_shares;
     std::vector<audit::Presence> m_present;

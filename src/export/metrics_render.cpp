@@ -126,6 +126,15 @@ void declare(Exposition& e) {
     e.family("gua_gpu_user_seconds_total", counter,
              "Card time attributed to a user on this card (active, idle_held), by the user label "
              "of gua_identity_gpu_seconds_total, in seconds.");
+    e.family("gua_allocated_unused_user_seconds_total", counter,
+             "Allocated-unused card time by the allocation's user (a Slurm job's user; unknown "
+             "where the source names none; the first max_users users, then other), in seconds.");
+    e.family("gua_allocated_unused_account_seconds_total", counter,
+             "Allocated-unused card time by the allocation's Slurm account or Kubernetes "
+             "namespace (the first max_users, then other), in seconds.");
+    e.family("gua_allocation_info", gauge,
+             "The allocations (Slurm job, pod, reservation) that own the card at the latest "
+             "tick's end; the value is always 1 and the series ends with the allocation.");
     e.family("gua_waste_pools_info", gauge,
              "The time zone whose office hours split the waste pools and office-hours time "
              "([report] time_zone); the value is always 1.");
@@ -176,6 +185,9 @@ std::string Metrics::render() const {
         if (g.states.unmeasured > 0) {
             state("unmeasured", g.states.unmeasured);
         }
+        if (g.states.allocated_unused > 0) {
+            state("allocated_unused", g.states.allocated_unused);
+        }
         e.add("gua_gpu_card_ticks_total", {{"gpu", gpu}, {"uuid", uuid}, {"model", model}},
               static_cast<double>(g.ticks));
         for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
@@ -209,6 +221,10 @@ std::string Metrics::render() const {
                   seconds(g.states.idle_held) * per_second);
             e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "truly_idle"}},
                   seconds(g.states.truly_idle) * per_second);
+            if (g.states.allocated_unused > 0) {
+                e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "allocated_unused"}},
+                      seconds(g.states.allocated_unused) * per_second);
+            }
         }
     }
     for (const auto& [key, u] : m_users) {
@@ -226,6 +242,7 @@ std::string Metrics::render() const {
               seconds(u.idle_held_mib_us) * k_bytes_per_mib);
         e.add("gua_identity_card_ticks_total", who, static_cast<double>(u.ticks));
     }
+    render_allocations(e);
     for (const auto& [uuid, r] : m_readings) {
         const std::string gpu = std::to_string(r.labels.index);
         const Labels card{{"gpu", gpu}, {"uuid", uuid}};

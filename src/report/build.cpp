@@ -171,7 +171,8 @@ void state_sections(const audit::WindowAccumulator& acc, const std::vector<store
     m.samples = acc.ticks();
     m.headline = shares_of(acc.states());
     const audit::StateTimes& st = acc.states();
-    m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle);
+    m.observed_card_hours =
+        to_hours(st.active + st.idle_held + st.truly_idle + st.allocated_unused);
     std::vector<audit::StateTimes> card_states;
     audit::Provenance provenance;
     DurationUs overlap_us = 0;

@@ -22,7 +22,8 @@ audit::AllocationMatrix window_matrix(const audit::WindowAccumulator& acc) {
 
 /// Allocated-unused per owner, priced card by card.
 std::vector<AllocationOwnerRow>
-owner_rows(const audit::WindowAccumulator& acc, const std::vector<audit::AllocationRow>& allocations,
+owner_rows(const audit::WindowAccumulator& acc,
+           const std::vector<audit::AllocationRow>& allocations,
            const std::map<std::uint32_t, std::int64_t>& micros_of_gpu) {
     std::map<std::pair<std::string, std::string>, AllocationOwnerRow> by_owner;
     for (std::size_t a = 0; a < acc.allocations().size(); ++a) {
@@ -30,9 +31,9 @@ owner_rows(const audit::WindowAccumulator& acc, const std::vector<audit::Allocat
         if (t.by_gpu.empty()) {
             continue;
         }
-        const auto owner = a < allocations.size() ? allocation_owner(allocations[a])
-                                                  : std::pair<std::string, std::string>{
-                                                        "(unknown)", "user"};
+        const auto owner = a < allocations.size()
+                               ? allocation_owner(allocations[a])
+                               : std::pair<std::string, std::string>{"(unknown)", "user"};
         AllocationOwnerRow& row = by_owner[owner];
         row.name = owner.first;
         row.kind = owner.second;
@@ -103,12 +104,10 @@ std::pair<std::string, std::string> allocation_owner(const audit::AllocationRow&
     return {row.user.empty() ? "(unknown)" : row.user, "user"};
 }
 
-std::optional<AllocationSection>
-allocation_section(const audit::WindowAccumulator& acc,
-                   const std::vector<store::IdentityRow>& identities,
-                   const std::vector<audit::AllocationRow>& allocations,
-                   const audit::Grouping& grouping,
-                   const std::map<std::uint32_t, std::int64_t>& micros_of_gpu) {
+std::optional<AllocationSection> allocation_section(
+    const audit::WindowAccumulator& acc, const std::vector<store::IdentityRow>& identities,
+    const std::vector<audit::AllocationRow>& allocations, const audit::Grouping& grouping,
+    const std::map<std::uint32_t, std::int64_t>& micros_of_gpu) {
     const audit::AllocationMatrix all = window_matrix(acc);
     if (!all.any()) {
         return std::nullopt;

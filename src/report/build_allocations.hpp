@@ -23,11 +23,9 @@ std::pair<std::string, std::string> allocation_owner(const audit::AllocationRow&
 /// The allocation section of the window, or nullopt when no card had an allocation (or an
 /// unknown one). `allocations` is the table the ticks' AllocationShare indexes (rows it lacks
 /// are named "(unknown)"); `micros_of_gpu` maps a card (CardTick::gpu) to its GPU-hour price.
-std::optional<AllocationSection>
-allocation_section(const audit::WindowAccumulator& acc,
-                   const std::vector<store::IdentityRow>& identities,
-                   const std::vector<audit::AllocationRow>& allocations,
-                   const audit::Grouping& grouping,
-                   const std::map<std::uint32_t, std::int64_t>& micros_of_gpu);
+std::optional<AllocationSection> allocation_section(
+    const audit::WindowAccumulator& acc, const std::vector<store::IdentityRow>& identities,
+    const std::vector<audit::AllocationRow>& allocations, const audit::Grouping& grouping,
+    const std::map<std::uint32_t, std::int64_t>& micros_of_gpu);
 
 } // namespace gua::report

@@ -131,8 +131,8 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTabl
     for (const auto& [id, price] : price_of_gpu) {
         micros_of_gpu[static_cast<std::uint32_t>(id)] = price;
     }
-    m.allocation = allocation_section(acc, identities, tables.allocations, options.grouping,
-                                      micros_of_gpu);
+    m.allocation =
+        allocation_section(acc, identities, tables.allocations, options.grouping, micros_of_gpu);
     input.allocations = allocation_evidence(acc, tables.allocations, card_of_gpu);
 
     // Identities: each (identity, card) piece priced at the card's price, summed per group.

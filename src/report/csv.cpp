@@ -64,12 +64,12 @@ void gpus(std::string& out, const ReportModel& m) {
                            m, {"allocated_unused_gpu_hours", "allocated_unused"}));
     for (const GpuRow& g : m.gpus) {
         const StateShares& s = g.shares;
-        record(out, with_alloc({g.host, std::to_string(g.index), g.uuid, g.model,
-                                number(s.active_hours), number(s.idle_held_hours),
-                                number(s.truly_idle_hours), number(s.unmeasured_hours),
-                                number(s.active), number(s.idle_held), number(s.truly_idle),
-                                number(s.unmeasured), std::to_string(g.samples)},
-                               m, {number(s.allocated_unused_hours), number(s.allocated_unused)}));
+        record(out,
+               with_alloc({g.host, std::to_string(g.index), g.uuid, g.model, number(s.active_hours),
+                           number(s.idle_held_hours), number(s.truly_idle_hours),
+                           number(s.unmeasured_hours), number(s.active), number(s.idle_held),
+                           number(s.truly_idle), number(s.unmeasured), std::to_string(g.samples)},
+                          m, {number(s.allocated_unused_hours), number(s.allocated_unused)}));
     }
 }
 
@@ -91,15 +91,15 @@ void heatmap(std::string& out, const ReportModel& m) {
         for (std::size_t h = 0; h < 24; ++h) {
             const HeatCell& c = m.heatmap[d][h];
             if (!c.has_data) {
-                record(out, with_alloc({k_weekdays[d], std::to_string(h), m.time_zone, "0", "", "",
-                                        ""},
-                                       m, {""}));
+                record(out,
+                       with_alloc({k_weekdays[d], std::to_string(h), m.time_zone, "0", "", "", ""},
+                                  m, {""}));
                 continue;
             }
-            record(out, with_alloc({k_weekdays[d], std::to_string(h), m.time_zone,
-                                    number(c.card_hours), number(c.active), number(c.idle_held),
-                                    number(c.truly_idle)},
-                                   m, {number(c.allocated_unused)}));
+            record(out,
+                   with_alloc({k_weekdays[d], std::to_string(h), m.time_zone, number(c.card_hours),
+                               number(c.active), number(c.idle_held), number(c.truly_idle)},
+                              m, {number(c.allocated_unused)}));
         }
     }
 }
@@ -121,10 +121,10 @@ void cost(std::string& out, const ReportModel& m) {
                             money(c.total.total_cents())},
                            m, {money(c.total.allocated_unused_cents)}));
     for (const IdentityCostRow& r : c.identities) {
-        record(out, with_alloc({"identity", "", r.name, c.currency, "", money(r.active_cents),
-                                money(r.idle_held_cents), "",
-                                money(r.active_cents + r.idle_held_cents)},
-                               m, {""}));
+        record(out,
+               with_alloc({"identity", "", r.name, c.currency, "", money(r.active_cents),
+                           money(r.idle_held_cents), "", money(r.active_cents + r.idle_held_cents)},
+                          m, {""}));
     }
     if (m.allocation) {
         // Allocated-unused priced to its owners (a job's user, a pod's namespace).

@@ -23,7 +23,8 @@ void matrix(std::string& out, const AllocationSection& a) {
     out += table_open({"GPU-hours", "#active", "#idle-held", "#unused"},
                       "Card time by allocation × state");
     const std::string k = "allocations.matrix.";
-    out += "<tr><td>allocated</td>" + hours(k + "allocated.active_gpu_hours", a.allocated_active_hours) +
+    out += "<tr><td>allocated</td>" +
+           hours(k + "allocated.active_gpu_hours", a.allocated_active_hours) +
            hours(k + "allocated.idle_held_gpu_hours", a.allocated_idle_held_hours) +
            "<td class=\"n\"><span class=\"sw x\"></span>" +
            number(k + "allocated.allocated_unused_gpu_hours", a.allocated_unused_hours,
@@ -38,13 +39,13 @@ void matrix(std::string& out, const AllocationSection& a) {
            " truly idle</td></tr>";
     out += k_table_close;
     if (a.unknown_hours > 0) {
-        out += fmt::format("<p class=\"small muted\">Allocation unknown for {} GPU-hours (an "
-                           "allocation source could not be read); {} GPU-hours of use there are "
-                           "in neither row.</p>\n",
-                           number(k + "unknown.gpu_hours", a.unknown_hours,
-                                  gpu_hours_text(a.unknown_hours)),
-                           number(k + "unknown.use_gpu_hours", a.unknown_use_hours,
-                                  gpu_hours_text(a.unknown_use_hours)));
+        out += fmt::format(
+            "<p class=\"small muted\">Allocation unknown for {} GPU-hours (an "
+            "allocation source could not be read); {} GPU-hours of use there are "
+            "in neither row.</p>\n",
+            number(k + "unknown.gpu_hours", a.unknown_hours, gpu_hours_text(a.unknown_hours)),
+            number(k + "unknown.use_gpu_hours", a.unknown_use_hours,
+                   gpu_hours_text(a.unknown_use_hours)));
     }
 }
 
@@ -53,6 +54,16 @@ void matrix(std::string& out, const AllocationSection& a) {
 void allocations_section(std::string& out, const ReportModel& m) {
     using namespace html_allocations_cpp;
     const AllocationSection& a = *m.allocation;
+    if (!a.matrix_known) {
+        out +=
+            fmt::format("<section id=\"allocations\"><h2>Allocations</h2>\n<p>Allocated-unused "
+                        "{} GPU-hours; the allocation matrix and use outside the scheduler "
+                        "need the hosts' databases (<code>gua report --db</code>).</p>"
+                        "</section>\n",
+                        number("allocations.allocated_unused_gpu_hours", a.allocated_unused_hours,
+                               gpu_hours_text(a.allocated_unused_hours)));
+        return;
+    }
     out += fmt::format("<section id=\"allocations\"><h2>Allocations</h2>\n<p class=\"small "
                        "muted\">{} allocations (Slurm jobs, pods, reservations) held cards in "
                        "the window.</p>\n",

@@ -213,9 +213,9 @@ void heatmap_chart(std::string& out, const ReportModel& m) {
                 q, x + 1, y + 1, k_cell_w - 2, k_cell_h - 2,
                 field(fmt::format("heatmap.cells.{}.active", index), c.active), d, h, k_weekdays[d],
                 h, pct_text(c.active * 100.0), pct_text(c.idle_held * 100.0),
-                m.allocation ? fmt::format("allocated-unused {}, ",
-                                           pct_text(c.allocated_unused * 100.0))
-                             : std::string(),
+                m.allocation
+                    ? fmt::format("allocated-unused {}, ", pct_text(c.allocated_unused * 100.0))
+                    : std::string(),
                 pct_text(c.truly_idle * 100.0), gpu_hours_text(c.card_hours));
             ++index;
         }

@@ -22,20 +22,28 @@ nlohmann::json allocations_json(const AllocationSection& a) {
                            {"active_gpu_hours", r.active_hours},
                            {"idle_held_gpu_hours", r.idle_held_hours}});
     }
-    return json{{"count", a.allocations},
-                {"matrix",
-                 {{"allocated",
-                   {{"active_gpu_hours", a.allocated_active_hours},
-                    {"idle_held_gpu_hours", a.allocated_idle_held_hours},
-                    {"allocated_unused_gpu_hours", a.allocated_unused_hours}}},
-                  {"unallocated",
-                   {{"active_gpu_hours", a.unallocated_active_hours},
-                    {"idle_held_gpu_hours", a.unallocated_idle_held_hours},
-                    {"truly_idle_gpu_hours", a.truly_idle_hours}}},
-                  {"unknown",
-                   {{"gpu_hours", a.unknown_hours}, {"use_gpu_hours", a.unknown_use_hours}}}}},
-                {"owners", owners},
-                {"unallocated_use", outside}};
+    if (!a.matrix_known) {
+        return json{{"count", nullptr},
+                    {"matrix", nullptr},
+                    {"allocated_unused_gpu_hours", a.allocated_unused_hours},
+                    {"owners", owners},
+                    {"unallocated_use", outside}};
+    }
+    return json{
+        {"count", a.allocations},
+        {"allocated_unused_gpu_hours", a.allocated_unused_hours},
+        {"matrix",
+         {{"allocated",
+           {{"active_gpu_hours", a.allocated_active_hours},
+            {"idle_held_gpu_hours", a.allocated_idle_held_hours},
+            {"allocated_unused_gpu_hours", a.allocated_unused_hours}}},
+          {"unallocated",
+           {{"active_gpu_hours", a.unallocated_active_hours},
+            {"idle_held_gpu_hours", a.unallocated_idle_held_hours},
+            {"truly_idle_gpu_hours", a.truly_idle_hours}}},
+          {"unknown", {{"gpu_hours", a.unknown_hours}, {"use_gpu_hours", a.unknown_use_hours}}}}},
+        {"owners", owners},
+        {"unallocated_use", outside}};
 }
 
 } // namespace gua::report

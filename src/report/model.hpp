@@ -154,10 +154,10 @@ struct IdentityCostRow {
 /// Allocated-unused time of one allocation owner: a Slurm job's or reservation's user, a pod's
 /// namespace (docs/allocations.md), priced at the cards it held.
 struct AllocationOwnerRow {
-    std::string name;                  ///< user, namespace, or "(unknown)" when the source said none
-    std::string kind;                  ///< "user" or "namespace"
-    std::size_t allocations = 0;       ///< its allocations that held a card in the window
-    double allocated_hours = 0;        ///< card-hours its allocations owned
+    std::string name;            ///< user, namespace, or "(unknown)" when the source said none
+    std::string kind;            ///< "user" or "namespace"
+    std::size_t allocations = 0; ///< its allocations that held a card in the window
+    double allocated_hours = 0;  ///< card-hours its allocations owned
     double allocated_unused_hours = 0; ///< of them, allocated-unused
     std::int64_t allocated_unused_cents = 0;
 };
@@ -172,17 +172,19 @@ struct UnallocatedUseRow {
 /// Allocations: card time by allocation × state, allocated-unused by owner and unallocated use by
 /// identity. Present only when the window has an allocation (or an allocation source failed).
 struct AllocationSection {
+    /// False for fleet reports: the counters carry allocated-unused time, not the matrix.
+    bool matrix_known = true;
     double allocated_active_hours = 0;
     double allocated_idle_held_hours = 0;
     double allocated_unused_hours = 0;
     double unallocated_active_hours = 0;
     double unallocated_idle_held_hours = 0;
-    double truly_idle_hours = 0;       ///< unallocated and unused
-    double unknown_hours = 0;          ///< allocation unknown (a configured source failed)
-    double unknown_use_hours = 0;      ///< active + idle-held of it, allocated or not: unknown
-    std::size_t allocations = 0;       ///< allocations that owned a card in the window
-    std::vector<AllocationOwnerRow> owners;          ///< most allocated-unused first
-    std::vector<UnallocatedUseRow> unallocated_use;  ///< most hours first
+    double truly_idle_hours = 0;            ///< unallocated and unused
+    double unknown_hours = 0;               ///< allocation unknown (a configured source failed)
+    double unknown_use_hours = 0;           ///< active + idle-held of it, allocated or not: unknown
+    std::size_t allocations = 0;            ///< allocations that owned a card in the window
+    std::vector<AllocationOwnerRow> owners; ///< most allocated-unused first
+    std::vector<UnallocatedUseRow> unallocated_use; ///< most hours first
 };
 
 /// §7: what the window cost, by state, card and identity, and the waste run-rate.
@@ -346,7 +348,7 @@ struct ReportModel {
     std::vector<IdentityRow> identities; ///< sorted by gpu_hours descending, then name
     /// Allocations (matrix, owners, use outside the scheduler); nullopt when none was recorded.
     std::optional<AllocationSection> allocation;
-    std::size_t identities_total = 0;    ///< before truncation to the top N
+    std::size_t identities_total = 0; ///< before truncation to the top N
     std::array<std::array<HeatCell, 24>, 7> heatmap{};
     Timeline timeline;               ///< per-card state over time (HTML report)
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window

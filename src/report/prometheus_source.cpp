@@ -37,6 +37,8 @@ void add_state(audit::StateTimes& t, const std::string& state, DurationUs us) {
         t.truly_idle += us;
     } else if (state == "unmeasured") {
         t.unmeasured += us;
+    } else if (state == "allocated_unused") {
+        t.allocated_unused += us;
     }
 }
 
@@ -339,8 +341,17 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     }
     m.headline = shares_of(total);
     m.provenance = provenance_of(total, audit::Provenance{}, 0);
-    m.observed_card_hours = to_hours(total.active + total.idle_held + total.truly_idle);
+    m.observed_card_hours =
+        to_hours(total.active + total.idle_held + total.truly_idle + total.allocated_unused);
     m.waste = audit::compute_waste(card_states, 0);
+    if (total.allocated_unused > 0) {
+        // The counters carry the state, not the matrix nor the owners' shares by card.
+        AllocationSection a;
+        a.matrix_known = false;
+        a.allocated_unused_hours = to_hours(total.allocated_unused);
+        a.truly_idle_hours = to_hours(total.truly_idle);
+        m.allocation = a;
+    }
     m.notes.push_back("gua's Prometheus counters do not record how utilization was measured "
                       "(sample buffers or snapshots), nor why time is unmeasured: read the hosts' "
                       "databases with `gua report` for that");

@@ -104,8 +104,8 @@ std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b) {
 
 HeatCell heat_cell(const audit::StateTimes& t) {
     const StateShares s = shares_of(t);
-    return HeatCell{t.total() > 0, s.active,           s.idle_held,
-                    s.truly_idle,  to_hours(t.total()), s.allocated_unused};
+    return HeatCell{t.total() > 0,       s.active,          s.idle_held, s.truly_idle,
+                    to_hours(t.total()), s.allocated_unused};
 }
 
 std::string short_uuid(const std::string& uuid) {

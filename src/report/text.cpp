@@ -77,9 +77,9 @@ void waste(std::string& out, const ReportModel& m) {
     out += fmt::format("  idle-held   {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
                        gpu_hours_text(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
     if (alloc) {
-        out += fmt::format("  allocated-unused {:>5} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
-                           gpu_hours_text(w.allocated_unused_gpu_hours),
-                           w.allocated_unused_equiv_gpus);
+        out += fmt::format(
+            "  allocated-unused {:>5} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
+            gpu_hours_text(w.allocated_unused_gpu_hours), w.allocated_unused_equiv_gpus);
     }
     out += fmt::format("  truly-idle  {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
                        gpu_hours_text(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
@@ -90,8 +90,7 @@ void waste(std::string& out, const ReportModel& m) {
     out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; idle-held {}blocks other "
                        "users, truly-idle is free capacity)\n",
                        w.cards_in_window, w.cards_in_window == 1 ? "" : "s", measured,
-                       gpu_hours_text(m.observed_card_hours),
-                       alloc ? "and allocated-unused " : "");
+                       gpu_hours_text(m.observed_card_hours), alloc ? "and allocated-unused " : "");
 }
 
 void per_gpu(std::string& out, const ReportModel& m) {
@@ -106,13 +105,13 @@ void per_gpu(std::string& out, const ReportModel& m) {
         m.gpus.begin(), m.gpus.end(), [](const GpuRow& g) { return g.shares.unmeasured > 0; });
     out += fmt::format("  {}gpu  uuid          model                      active  idle-held  "
                        "{}truly-idle{}  samples\n",
-                       fleet ? fmt::format("{:<21}  ", "host") : "",
-                       alloc ? "alloc-unused  " : "", any_unmeasured ? "  unmeasured" : "");
+                       fleet ? fmt::format("{:<21}  ", "host") : "", alloc ? "alloc-unused  " : "",
+                       any_unmeasured ? "  unmeasured" : "");
     for (const GpuRow& g : m.gpus) {
         const auto p = state_percentages(g.shares, alloc);
-        const bool measured = g.shares.active + g.shares.idle_held + g.shares.truly_idle +
-                                  g.shares.allocated_unused >
-                              0;
+        const bool measured =
+            g.shares.active + g.shares.idle_held + g.shares.truly_idle + g.shares.allocated_unused >
+            0;
         out += fleet ? fmt::format("  {:<21}", g.host.substr(0, 21)) : "";
         const std::string unmeasured =
             any_unmeasured ? fmt::format("  {:9.1f}%", p[3]) : std::string();
@@ -123,9 +122,9 @@ void per_gpu(std::string& out, const ReportModel& m) {
                                p[2], unmeasured, g.samples);
         } else {
             const std::string unused = alloc ? fmt::format("{:>12}  ", "n/a") : std::string();
-            out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {}{:>10}{}  {:>7}\n",
-                               g.index, g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", unused,
-                               "n/a", unmeasured, g.samples);
+            out += fmt::format("  {:>3}  {:<12}  {:<25} {:>7}  {:>9}  {}{:>10}{}  {:>7}\n", g.index,
+                               g.short_uuid, g.model.substr(0, 25), "n/a", "n/a", unused, "n/a",
+                               unmeasured, g.samples);
         }
     }
 }
@@ -139,12 +138,12 @@ void per_host(std::string& out, const ReportModel& m) {
     for (const HostRow& h : m.hosts) {
         const auto p = state_percentages(h.shares, alloc);
         const std::string unused = alloc ? fmt::format("{:11.1f}%  ", p[4]) : std::string();
-        out += fmt::format("  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {}{:9.1f}%  {:>10}  {:7.1f}%\n",
-                           h.host.substr(0, 21), h.gpus, p[0], p[1], unused, p[2],
-                           gpu_hours_text(h.shares.active_hours + h.shares.idle_held_hours +
-                                          h.shares.allocated_unused_hours +
-                                          h.shares.truly_idle_hours),
-                           h.covered_share * 100.0);
+        out +=
+            fmt::format("  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {}{:9.1f}%  {:>10}  {:7.1f}%\n",
+                        h.host.substr(0, 21), h.gpus, p[0], p[1], unused, p[2],
+                        gpu_hours_text(h.shares.active_hours + h.shares.idle_held_hours +
+                                       h.shares.allocated_unused_hours + h.shares.truly_idle_hours),
+                        h.covered_share * 100.0);
     }
 }
 

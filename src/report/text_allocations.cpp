@@ -22,8 +22,8 @@ void render_allocation_owners_text(std::string& out, const AllocationSection& a)
     }
     out += "  allocation owner          allocations   allocated GPU-h   allocated-unused GPU-h\n";
     for (const AllocationOwnerRow& r : a.owners) {
-        const std::string name =
-            (r.kind == "namespace" ? "ns " : "") + r.name.substr(0, r.kind == "namespace" ? 21 : 24);
+        const std::string name = (r.kind == "namespace" ? "ns " : "") +
+                                 r.name.substr(0, r.kind == "namespace" ? 21 : 24);
         out += fmt::format("  {:<24}  {:>11}   {:>15}   {:>22}\n", name, r.allocations,
                            gpu_hours_text(r.allocated_hours),
                            gpu_hours_text(r.allocated_unused_hours));
@@ -34,6 +34,13 @@ void render_allocation_owners_text(std::string& out, const AllocationSection& a)
 
 void render_allocation_text(std::string& out, const ReportModel& m) {
     const AllocationSection& a = *m.allocation;
+    if (!a.matrix_known) {
+        out += fmt::format("Allocations\n  allocated-unused {} GPU-hours; the allocation matrix "
+                           "and use outside the scheduler need the hosts' databases (gua report "
+                           "--db)\n",
+                           gpu_hours_text(a.allocated_unused_hours));
+        return;
+    }
     out += fmt::format("Allocations ({} in window)\n", a.allocations);
     out += fmt::format("  {:<12} {:>12} {:>12} {:>18}\n", "GPU-hours", "active", "idle-held",
                        "unused");

@@ -101,13 +101,12 @@ void render_cost_text(std::string& out, const ReportModel& m) {
                        "per GPU-h", "active", "idle-held", unused("alloc-unused"), "truly-idle",
                        "total");
     for (const GpuCostRow& g : c.gpus) {
-        out += fmt::format("  {:>3}  {:<25} {:>9}  {:>12} {:>12}{} {:>12} {:>12}\n", g.index,
-                           g.model.substr(0, 25), format_micros(g.micros_per_gpu_hour, cur),
-                           format_money(g.cost.active_cents, cur),
-                           format_money(g.cost.idle_held_cents, cur),
-                           unused(format_money(g.cost.allocated_unused_cents, cur)),
-                           format_money(g.cost.truly_idle_cents, cur),
-                           format_money(g.cost.total_cents(), cur));
+        out += fmt::format(
+            "  {:>3}  {:<25} {:>9}  {:>12} {:>12}{} {:>12} {:>12}\n", g.index,
+            g.model.substr(0, 25), format_micros(g.micros_per_gpu_hour, cur),
+            format_money(g.cost.active_cents, cur), format_money(g.cost.idle_held_cents, cur),
+            unused(format_money(g.cost.allocated_unused_cents, cur)),
+            format_money(g.cost.truly_idle_cents, cur), format_money(g.cost.total_cents(), cur));
     }
     for (const GpuCostRow& g : c.gpus) {
         if (!g.price_rule.empty()) {
@@ -127,10 +126,10 @@ void render_cost_text(std::string& out, const ReportModel& m) {
     }
     const auto p = audit::rounded_percentages(spend, 1);
     const double p_unused = alloc ? p[3] : 0.0;
-    out += fmt::format("  {:<40}  {:>11.1f}% {:>11.1f}%{} {:>11.1f}% {:>11.1f}%\n",
-                       "share of spend", p[0], p[1],
-                       alloc ? fmt::format(" {:>11.1f}%", p_unused) : std::string(), p[2],
-                       p[0] + p[1] + p[2] + p_unused);
+    out +=
+        fmt::format("  {:<40}  {:>11.1f}% {:>11.1f}%{} {:>11.1f}% {:>11.1f}%\n", "share of spend",
+                    p[0], p[1], alloc ? fmt::format(" {:>11.1f}%", p_unused) : std::string(), p[2],
+                    p[0] + p[1] + p[2] + p_unused);
     if (!c.identities.empty()) {
         out += fmt::format("  {:<40}  {:>12} {:>12} {:>12}\n", "identity", "active", "idle-held",
                            "total");
@@ -224,16 +223,23 @@ void savings_rules(std::string& out, const ReportModel& m) {
         return micros;
     };
     using P = audit::Pool;
-    const auto shares = audit::rounded_percentages(
-        {pool({P::held_office, P::held_off_hours}), pool({P::idle_office, P::idle_off_hours}),
-         pool({P::stall}), pool({P::headroom_under, P::headroom_busy}), pool({P::compute_bound})},
-        0);
-    out += wrap(fmt::format("(waste baseline {}/month at this window's rates: idle-held {:.0f} %, "
-                            "truly idle {:.0f} %, data-loader stalls {:.0f} %, unused SM capacity "
-                            "while active {:.0f} %, compute-bound time {:.0f} %)",
-                            format_money(a.baseline_rate.monthly_cents(), cur), shares[0],
-                            shares[1], shares[2], shares[3], shares[4]),
-                "  ", k_wrap);
+    std::vector<double> parts{
+        pool({P::held_office, P::held_off_hours}), pool({P::idle_office, P::idle_off_hours}),
+        pool({P::stall}), pool({P::headroom_under, P::headroom_busy}), pool({P::compute_bound})};
+    // The allocated-unused pool only where an allocation source reported some.
+    const bool unused = pool({P::allocated_unused}) > 0;
+    if (unused) {
+        parts.push_back(pool({P::allocated_unused}));
+    }
+    const auto shares = audit::rounded_percentages(parts, 0);
+    out += wrap(
+        fmt::format("(waste baseline {}/month at this window's rates: idle-held {:.0f} %, "
+                    "truly idle {:.0f} %, data-loader stalls {:.0f} %, unused SM capacity "
+                    "while active {:.0f} %, compute-bound time {:.0f} %{})",
+                    format_money(a.baseline_rate.monthly_cents(), cur), shares[0], shares[1],
+                    shares[2], shares[3], shares[4],
+                    unused ? fmt::format(", allocated-unused {:.0f} %", shares[5]) : std::string()),
+        "  ", k_wrap);
 }
 
 /// "2.50 GPU-hours ($5.00)", or without the money when not priced.

@@ -134,9 +134,10 @@ std::string verdict_text(const ReportModel& m) {
     }
     // Blocked time: idle-held, plus allocated-unused where an allocation source reported it.
     const std::string subject =
-        alloc ? fmt::format("Blocked time (idle-held {:.1f}% + allocated-unused {:.1f}%) is {:.1f}%",
-                            held, pct[4], held + pct[4])
-              : fmt::format("Idle-held is {:.1f}%", held);
+        alloc
+            ? fmt::format("Blocked time (idle-held {:.1f}% + allocated-unused {:.1f}%) is {:.1f}%",
+                          held, pct[4], held + pct[4])
+            : fmt::format("Idle-held is {:.1f}%", held);
     if (!w.verdict_certain) {
         return fmt::format(
             "  {} of recorded GPU time with {}: it could be {} the 20% rule "
@@ -146,18 +147,18 @@ std::string verdict_text(const ReportModel& m) {
             w.blocked_share_high * 100.0);
     }
     const std::string bound =
-        doubt.empty() ? ""
-                      : fmt::format(" ({} {:.1f}% with {})", w.policy_problem ? "at least" : "at most",
-                                    (w.policy_problem ? w.blocked_share_low : w.blocked_share_high) *
-                                        100.0,
-                                    doubt);
+        doubt.empty()
+            ? ""
+            : fmt::format(" ({} {:.1f}% with {})", w.policy_problem ? "at least" : "at most",
+                          (w.policy_problem ? w.blocked_share_low : w.blocked_share_high) * 100.0,
+                          doubt);
     if (w.policy_problem) {
-        return fmt::format(
-            "  {} of observed GPU time{}, above the 20% rule: this is an "
-            "allocation-policy problem, not a hardware shortage. {} before "
-            "buying more GPUs.\n",
-            subject, bound,
-            alloc ? "Reclaim idle sessions and unused allocations" : "Reclaim idle sessions");
+        return fmt::format("  {} of observed GPU time{}, above the 20% rule: this is an "
+                           "allocation-policy problem, not a hardware shortage. {} before "
+                           "buying more GPUs.\n",
+                           subject, bound,
+                           alloc ? "Reclaim idle sessions and unused allocations"
+                                 : "Reclaim idle sessions");
     }
     return fmt::format("  {} of observed GPU time{}, within the 20% rule: "
                        "allocation policy is not the bottleneck.\n",
