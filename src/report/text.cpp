@@ -87,10 +87,11 @@ void waste(std::string& out, const ReportModel& m) {
         std::abs(w.measured_gpus - static_cast<double>(w.cards_in_window)) < 0.005
             ? ""
             : fmt::format(" ({:.2f} of them measured)", w.measured_gpus);
-    out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; idle-held {}blocks other "
+    out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; {} other "
                        "users, truly-idle is free capacity)\n",
                        w.cards_in_window, w.cards_in_window == 1 ? "" : "s", measured,
-                       gpu_hours_text(m.observed_card_hours), alloc ? "and allocated-unused " : "");
+                       gpu_hours_text(m.observed_card_hours),
+                       alloc ? "idle-held and allocated-unused block" : "idle-held blocks");
 }
 
 void per_gpu(std::string& out, const ReportModel& m) {

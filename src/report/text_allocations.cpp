@@ -42,16 +42,16 @@ void render_allocation_text(std::string& out, const ReportModel& m) {
         return;
     }
     out += fmt::format("Allocations ({} in window)\n", a.allocations);
-    out += fmt::format("  {:<12} {:>12} {:>12} {:>18}\n", "GPU-hours", "active", "idle-held",
+    out += fmt::format("  {:<12} {:>12} {:>12} {:>12}\n", "GPU-hours", "active", "idle-held",
                        "unused");
-    out += fmt::format("  {:<12} {:>12} {:>12} {:>18}\n", "allocated",
+    out += fmt::format("  {:<12} {:>12} {:>12} {:>12}  (allocated-unused)\n", "allocated",
                        gpu_hours_text(a.allocated_active_hours),
                        gpu_hours_text(a.allocated_idle_held_hours),
-                       gpu_hours_text(a.allocated_unused_hours) + " alloc-unused");
-    out += fmt::format("  {:<12} {:>12} {:>12} {:>18}\n", "unallocated",
+                       gpu_hours_text(a.allocated_unused_hours));
+    out += fmt::format("  {:<12} {:>12} {:>12} {:>12}  (truly idle)\n", "unallocated",
                        gpu_hours_text(a.unallocated_active_hours),
                        gpu_hours_text(a.unallocated_idle_held_hours),
-                       gpu_hours_text(a.truly_idle_hours) + " truly-idle");
+                       gpu_hours_text(a.truly_idle_hours));
     if (a.unknown_hours > 0) {
         out += fmt::format("  allocation unknown for {} GPU-hours (an allocation source could not "
                            "be read; {} GPU-hours of use there are in neither row)\n",
