@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -129,6 +130,46 @@ TEST(JsonDoc, EveryCostRecommendationsProvenanceVerdictAndHealthFieldIsDocumente
         leaves(j[object], std::string(".") + object, paths);
     }
     ASSERT_GT(paths.size(), 50u);
+    for (const std::string& p : paths) {
+        EXPECT_TRUE(documented(rows, p)) << p << " is not in docs/report-json.md";
+    }
+}
+
+TEST(JsonDoc, EveryAllocationFieldIsDocumented) {
+    std::ifstream doc(std::string(GUA_SOURCE_DIR) + "/docs/report-json.md");
+    ASSERT_TRUE(doc);
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.starts_with("| `")) {
+            rows.push_back(line);
+        }
+    }
+    ReportModel m = full_model();
+    AllocationSection a;
+    a.allocated_unused_hours = 1;
+    a.unknown_hours = 0.5;
+    a.owners.push_back(AllocationOwnerRow{"carol", "user", 1, 2.0, 1.0, 200});
+    a.unallocated_use.push_back(UnallocatedUseRow{"bob", 0.3, 0.1});
+    m.allocation = a;
+    m.gpus.push_back(GpuRow{});
+    m.advice.pool_gpu_hours[static_cast<std::size_t>(audit::Pool::allocated_unused)] = 1;
+    const nlohmann::json j = nlohmann::json::parse(render_json(m));
+    std::vector<std::string> paths;
+    for (const char* object :
+         {"headline", "allocations", "cost", "recommendations", "policy_verdict", "waste"}) {
+        leaves(j[object], std::string(".") + object, paths);
+    }
+    // gpus[].states is documented as `headline`; its allocation keys in the gpus[] row too.
+    ASSERT_TRUE(j["gpus"][0]["states"].contains("allocated_unused"));
+    paths.push_back("gpus[].states.allocated_unused");
+    paths.push_back("gpus[].states.allocated_unused_gpu_hours");
+    for (const char* key :
+         {"allocations.matrix.unknown.use_gpu_hours",
+          "cost.allocation_owners[].allocated_unused_cents", "headline.allocated_unused_gpu_hours",
+          "recommendations.baseline.pools.allocated_unused.gpu_hours",
+          "policy_verdict.blocked_share_high"}) {
+        EXPECT_NE(std::find(paths.begin(), paths.end(), key), paths.end()) << key;
+    }
     for (const std::string& p : paths) {
         EXPECT_TRUE(documented(rows, p)) << p << " is not in docs/report-json.md";
     }
