@@ -58,10 +58,25 @@ void allocations_section(std::string& out, const ReportModel& m) {
         out +=
             fmt::format("<section id=\"allocations\"><h2>Allocations</h2>\n<p>Allocated-unused "
                         "{} GPU-hours; the allocation matrix and use outside the scheduler "
-                        "need the hosts' databases (<code>gua report --db</code>).</p>"
-                        "</section>\n",
+                        "need the hosts' databases (<code>gua report --db</code>).</p>\n",
                         number("allocations.allocated_unused_gpu_hours", a.allocated_unused_hours,
                                gpu_hours_text(a.allocated_unused_hours)));
+        if (!a.owners.empty()) {
+            out += table_open({"user", "#allocated-unused GPU-hours", "#allocated-unused cost"},
+                              "Allocated-unused by the allocation's user");
+            for (std::size_t i = 0; i < a.owners.size(); ++i) {
+                const AllocationOwnerRow& r = a.owners[i];
+                const std::string key = fmt::format("allocations.owners.{}.", i);
+                out += fmt::format(
+                    "<tr><td>{}</td>{}{}</tr>", esc(r.name),
+                    hours(key + "allocated_unused_gpu_hours", r.allocated_unused_hours),
+                    num_td(number(key + "allocated_unused_cents",
+                                  static_cast<double>(r.allocated_unused_cents),
+                                  format_money(r.allocated_unused_cents, m.cost.currency))));
+            }
+            out += k_table_close;
+        }
+        out += "</section>\n";
         return;
     }
     out += fmt::format("<section id=\"allocations\"><h2>Allocations</h2>\n<p class=\"small "

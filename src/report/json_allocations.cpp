@@ -9,12 +9,14 @@ nlohmann::json allocations_json(const AllocationSection& a) {
     using nlohmann::json;
     json owners = json::array();
     for (const AllocationOwnerRow& r : a.owners) {
-        owners.push_back({{"name", r.name},
-                          {"kind", r.kind},
-                          {"allocations", r.allocations},
-                          {"allocated_gpu_hours", r.allocated_hours},
-                          {"allocated_unused_gpu_hours", r.allocated_unused_hours},
-                          {"allocated_unused_cents", r.allocated_unused_cents}});
+        // Fleet reports know each owner's allocated-unused time only: the rest is null.
+        owners.push_back(
+            {{"name", r.name},
+             {"kind", r.kind},
+             {"allocations", a.matrix_known ? json(r.allocations) : json()},
+             {"allocated_gpu_hours", a.matrix_known ? json(r.allocated_hours) : json()},
+             {"allocated_unused_gpu_hours", r.allocated_unused_hours},
+             {"allocated_unused_cents", r.allocated_unused_cents}});
     }
     json outside = json::array();
     for (const UnallocatedUseRow& r : a.unallocated_use) {

@@ -79,6 +79,8 @@ const std::vector<CounterFamily>& report_counters() {
         {"gua_gpu_bursty_efficiency_seconds_total", {"uuid", "bucket"}, 1.0, false},
         {"gua_gpu_held_bytes_seconds_total", {"uuid", "during"}, 0, false},
         {"gua_gpu_user_seconds_total", {"uuid", "user", "state"}, 1.0, false},
+        // Allocated-unused by the allocation's user (present only with an allocation source).
+        {"gua_allocated_unused_user_seconds_total", {"user"}, 0, false},
     };
     return families;
 }
@@ -87,6 +89,38 @@ const std::vector<PromSample>& increase_of(const CounterTotals& totals, const st
     static const std::vector<PromSample> none;
     const auto it = totals.increase.find(name);
     return it != totals.increase.end() ? it->second : none;
+}
+
+/// Fleet reports: allocated-unused by the allocation's user, from the daemons' owner counters.
+/// The counters carry no card, so each owner's cost is its share of the fleet's allocated-unused
+/// cost (§7 prices that per card).
+void fill_allocation_owners(ReportModel& m, const CounterTotals& totals) {
+    if (!m.allocation) {
+        return;
+    }
+    std::map<std::string, double> seconds_of;
+    for (const PromSample& s : increase_of(totals, "gua_allocated_unused_user_seconds_total")) {
+        seconds_of[prom_label(s.labels, "user")] += std::max(s.value, 0.0);
+    }
+    const double all_hours = m.allocation->allocated_unused_hours;
+    const auto cents = static_cast<double>(m.cost.total.allocated_unused_cents);
+    for (const auto& [user, seconds] : seconds_of) {
+        AllocationOwnerRow row;
+        row.name = user;
+        row.kind = "user";
+        row.allocated_unused_hours = seconds / 3600.0;
+        row.allocated_unused_cents =
+            all_hours > 0
+                ? std::llround(cents * std::min(row.allocated_unused_hours / all_hours, 1.0))
+                : 0;
+        m.allocation->owners.push_back(row);
+    }
+    std::sort(m.allocation->owners.begin(), m.allocation->owners.end(),
+              [](const AllocationOwnerRow& a, const AllocationOwnerRow& b) {
+                  return a.allocated_unused_hours != b.allocated_unused_hours
+                             ? a.allocated_unused_hours > b.allocated_unused_hours
+                             : a.name < b.name;
+              });
 }
 
 /// True when every UTC hour of [from, to) is one local hour of `tz` (zones whose offset is a
@@ -362,6 +396,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     check_identity_times(m, prom.url(), o, totals.sample_interval_us);
     const auto heatmap = fill_heatmap(m, prom, fleet, totals, o, tz, limits);
     price_fleet(m, priced, o.pricing);
+    fill_allocation_owners(m, totals);
 
     const DurationUs step = coverage_step(o.from, o.to);
     const SeriesPresence presence =

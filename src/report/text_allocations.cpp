@@ -24,8 +24,10 @@ void render_allocation_owners_text(std::string& out, const AllocationSection& a)
     for (const AllocationOwnerRow& r : a.owners) {
         const std::string name = (r.kind == "namespace" ? "ns " : "") +
                                  r.name.substr(0, r.kind == "namespace" ? 21 : 24);
-        out += fmt::format("  {:<24}  {:>11}   {:>15}   {:>22}\n", name, r.allocations,
-                           gpu_hours_text(r.allocated_hours),
+        // Fleet reports know each owner's allocated-unused time only.
+        out += fmt::format("  {:<24}  {:>11}   {:>15}   {:>22}\n", name,
+                           a.matrix_known ? std::to_string(r.allocations) : "n/a",
+                           a.matrix_known ? gpu_hours_text(r.allocated_hours) : "n/a",
                            gpu_hours_text(r.allocated_unused_hours));
     }
     out += "  (allocated-unused: the owner's allocations held the card, nobody used it; not part "
