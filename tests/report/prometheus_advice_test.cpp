@@ -3,6 +3,7 @@
 // recommender's evidence read back per card, the notes on what it cannot take as a host's report
 // does, and the honest "not computed" of daemons that do not export the evidence.
 #include "report/fleet.hpp"
+#include "report/render.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -209,6 +210,40 @@ TEST(PrometheusAdvice, AHostWithoutTheEvidenceIsNamed) {
         pools += h;
     }
     EXPECT_DOUBLE_EQ(pools, 1.0);
+}
+
+TEST(PrometheusAdvice, AllocatedUnusedReadsBackWithTheSameMath) {
+    // Host h1's card 0: active for half the hour, allocated to carol's job and unused for the
+    // other half; the owner counter says the same.
+    const json card{
+        {"instance", "h1"}, {"gpu", "0"}, {"uuid", k_uuid}, {"model", "NVIDIA H100 80GB HBM3"}};
+    json active = card;
+    active["state"] = "active";
+    json unused = card;
+    unused["state"] = "allocated_unused";
+    const Answers answers{
+        {"gua_gpu_seconds_total",
+         json::array({sample(active, k_hour_s / 2), sample(unused, k_hour_s / 2)})},
+        {"gua_gpu_card_ticks_total", json::array({sample(card, 120)})},
+        {"gua_allocated_unused_user_seconds_total",
+         json::array({sample({{"instance", "h1"}, {"user", "carol"}}, k_hour_s / 2)})},
+    };
+    const ReportModel m = fleet_report(answers);
+    EXPECT_NEAR(m.headline.allocated_unused_hours, 0.5, 1e-9);
+    EXPECT_NEAR(m.headline.allocated_unused, 0.5, 1e-9);
+    EXPECT_NEAR(m.waste.blocked_share, 0.5, 1e-9);
+    EXPECT_TRUE(m.waste.policy_problem);
+    ASSERT_TRUE(m.allocation);
+    EXPECT_FALSE(m.allocation->matrix_known);
+    // Half an hour of an H100 at the built-in $4 per GPU-hour: 200 ¢, all of it carol's.
+    EXPECT_EQ(m.cost.total.allocated_unused_cents, 200);
+    ASSERT_EQ(m.allocation->owners.size(), 1u);
+    EXPECT_EQ(m.allocation->owners[0].name, "carol");
+    EXPECT_NEAR(m.allocation->owners[0].allocated_unused_hours, 0.5, 1e-9);
+    EXPECT_EQ(m.allocation->owners[0].allocated_unused_cents, 200);
+    const json j = json::parse(render_json(m));
+    EXPECT_TRUE(j["allocations"]["matrix"].is_null());
+    EXPECT_TRUE(j["allocations"]["owners"][0]["allocations"].is_null());
 }
 
 } // namespace prometheus_advice_test
