@@ -16,9 +16,9 @@ namespace gua::testing {
 /// Field number → its 64 bits (a double's bits for a double field).
 using EvidenceFields = std::map<unsigned, std::uint64_t>;
 
-/// True for the card evidence fields that hold doubles (pools 0–7, profile sums 18–23).
+/// True for the card evidence fields that hold doubles (pools 0–7 and 91, profile sums 18–23).
 inline bool is_card_double(unsigned number) {
-    return number <= 7 || (number >= 18 && number <= 23);
+    return number <= 7 || (number >= 18 && number <= 23) || number == 91;
 }
 
 /// One entry of the format before schema 9: the number, then 8 little-endian bytes.
