@@ -89,12 +89,6 @@ std::string num_td(std::string_view html) {
     return fmt::format("<td class=\"n\">{}</td>", html);
 }
 
-std::array<double, 4> percents(const StateShares& s) {
-    const auto p =
-        audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured}, 1);
-    return {p[0], p[1], p[2], p[3]};
-}
-
 } // namespace html
 
 namespace html_page { // not anonymous: text.cpp's section functions share a unity batch
@@ -252,21 +246,25 @@ void per_host(std::string& out, const ReportModel& m) {
     if (m.hosts.empty()) {
         return;
     }
+    const bool alloc = m.allocation.has_value();
     out += "<section id=\"hosts\"><h2>Per host</h2>" +
            html::table_open({"host", "#gpus", "#active", "#idle-held", "#truly idle", "#recorded"});
+    if (alloc) {
+        const std::string_view held = "<th class=\"n\">idle-held</th>";
+        out.insert(out.rfind(held) + held.size(), "<th class=\"n\">allocated-unused</th>");
+    }
     for (std::size_t i = 0; i < m.hosts.size(); ++i) {
         const HostRow& h = m.hosts[i];
-        const auto p = html::percents(h.shares);
-        out += fmt::format(
-            "<tr><td>{}</td>{}{}{}{}{}</tr>", esc(h.host), html::num_td(std::to_string(h.gpus)),
-            html::num_td(
-                number(fmt::format("hosts.{}.states.active", i), h.shares.active, pct_text(p[0]))),
-            html::num_td(number(fmt::format("hosts.{}.states.idle_held", i), h.shares.idle_held,
-                                pct_text(p[1]))),
-            html::num_td(number(fmt::format("hosts.{}.states.truly_idle", i), h.shares.truly_idle,
-                                pct_text(p[2]))),
-            html::num_td(number(fmt::format("hosts.{}.recorded_share", i), h.covered_share,
-                                pct_text(h.covered_share * 100.0))));
+        out += fmt::format("<tr><td>{}</td>{}", esc(h.host), html::num_td(std::to_string(h.gpus)));
+        for (const html::StatePart& k : html::state_parts(h.shares, alloc)) {
+            if (std::string_view(k.key) != "unmeasured") {
+                out += html::num_td(
+                    number(fmt::format("hosts.{}.states.{}", i, k.key), k.share, pct_text(k.pct)));
+            }
+        }
+        out += html::num_td(number(fmt::format("hosts.{}.recorded_share", i), h.covered_share,
+                                   pct_text(h.covered_share * 100.0))) +
+               "</tr>";
     }
     out += "</tbody></table></div></section>\n";
 }

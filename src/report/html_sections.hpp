@@ -39,9 +39,6 @@ inline constexpr std::string_view k_table_close = "</tbody></table></div>\n";
 /// A number cell: `<td class="n">HTML</td>`.
 std::string num_td(std::string_view html);
 
-/// The four shares of `s` in percent, rounded so that they add up to 100 (as the text report).
-std::array<double, 4> percents(const StateShares& s);
-
 /// One state as the charts draw it: its name, CSS class, JSON key, share, rounded percent, hours.
 struct StatePart {
     const char* name;
