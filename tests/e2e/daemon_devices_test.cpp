@@ -55,6 +55,18 @@ class DaemonDevices : public DaemonTest {
         writer.finish(t0 + tick.duration_us);
     }
 
+    /// `gua report` over the simulated run (its ticks lie up to k_run_s ahead of the real clock).
+    test::RunResult report_of(const std::string& format) const {
+        return test::run_gua({"report", "--db", db(), "--from",
+                              format_iso8601(wall_now() - k_us_per_hour), "--to",
+                              format_iso8601(wall_now() + k_us_per_hour), "--format", format});
+    }
+    json report_json() const {
+        const test::RunResult r = report_of("json");
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.exit_code == 0 ? json::parse(r.out) : json::object();
+    }
+
     test::RunResult record() {
         set_clock(k_start_s);
         set_env("GUA_TEST_CLOCK_FILE", path("clock"));
@@ -83,7 +95,7 @@ TEST_F(DaemonDevices, KnownCardLostAtStartIsInTheReportWithItsAbsentTimeUnmeasur
 
     // The truth, from the scenario: GPU 1 was unreachable for the first k_lost_s of the run and
     // busy at 30 % after; GPU 0 was busy at 60 % all along.
-    const json report = this->report();
+    const json report = report_json();
     const json gpu0 = gpu_row(report, 0);
     const json gpu1 = gpu_row(report, 1);
     EXPECT_NEAR(seconds(gpu1["provenance"]["card_gpu_hours"]), k_run_s, 0.01);
@@ -94,7 +106,7 @@ TEST_F(DaemonDevices, KnownCardLostAtStartIsInTheReportWithItsAbsentTimeUnmeasur
     EXPECT_NEAR(seconds(gpu0["provenance"]["unmeasured_gpu_hours"]), 0.0, 0.01);
     EXPECT_NEAR(seconds(gpu0["states"]["active_gpu_hours"]), k_run_s, 0.01);
 
-    const test::RunResult text = test::run_gua({"report", "--db", db(), "--since", "1d"});
+    const test::RunResult text = report_of("text");
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("utilization unknown (ring samples lost, GPU lost or readings "
                             "failed)"),
@@ -120,7 +132,7 @@ TEST_F(DaemonDevices, CardNeverSeenBeforeIsRecordedFromWhenItOpens) {
     // The tick in which it opened is recorded whole, its part before the card opened unmeasured.
     EXPECT_GE(recorded_seconds(1), k_run_s - k_lost_s);
     EXPECT_LE(recorded_seconds(1), k_run_s - k_lost_s + k_interval_s);
-    const json report = this->report();
+    const json report = report_json();
     EXPECT_NEAR(seconds(gpu_row(report, 1)["states"]["active_gpu_hours"]), k_run_s - k_lost_s,
                 0.01);
 }
