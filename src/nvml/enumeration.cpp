@@ -141,6 +141,9 @@ void NvmlSource::merge_known(std::vector<Card>& fresh, unsigned int count) {
             card.samples_supported = old->samples_supported;
             card.util = old->util;
             card.process_util = old->process_util;
+            card.list_capacity = old->list_capacity;
+            card.ring_capacity = old->ring_capacity;
+            card.process_sample_capacity = old->process_sample_capacity;
         } // back from lost: the cursors start again, the poll's span stays unmeasured
     }
     const auto opened = [&](unsigned int index) {
