@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// NvmlSource: the poll loop over cards and re-probing of lost cards; reading one card lives in
-// card_reader.cpp, enumerating the cards in enumeration.cpp.
+// NvmlSource: the poll loop over cards; reading one card lives in card_reader.cpp, enumerating
+// the cards (and re-probing lost ones) in enumeration.cpp.
 #include "nvml/nvml_source.hpp"
 
 #include "nvml/card_reader.hpp"
@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 namespace gua::nvml {
