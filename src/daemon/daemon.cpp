@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "daemon/known_devices.hpp"
 #include "daemon/lock.hpp"
 #include "daemon/log.hpp"
 #include "daemon/notify.hpp"
@@ -216,6 +217,8 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
         log.line("gua daemon: " + note);
     }
     source->set_notice_sink([&log](const std::string& line) { log.line(line); });
+    // A card the database knows at an index that does not open now is recorded as lost.
+    source->expect_devices(recorded_devices(db));
     GpuPresence gpus(lock, log, driver);
     gpus.see(cards, 0);
     policy::PolicyRunner policy_runner(db, cfg.policy, thresholds, log_line,

@@ -19,8 +19,11 @@ namespace gua::nvml {
 
 /// Driver oddities seen since the source was opened (for diagnostics; never affect readings).
 struct NvmlDiagnostics {
-    int junk_util_samples = 0;       ///< ring samples over 100 % dropped
-    int junk_process_samples = 0;    ///< per-process entries for unknown pids or over 100 % dropped
+    int junk_util_samples = 0;    ///< ring samples over 100 % dropped
+    int junk_process_samples = 0; ///< per-process entries over 100 % dropped (driver junk)
+    /// Per-process entries dropped because their pid was not in the poll's process list (a
+    /// process that exited before the list was read, or that no list showed): not driver junk.
+    int unlisted_process_samples = 0;
     int lost_sample_batches = 0;     ///< polls where the ring had overflowed since the last one
     DurationUs unmeasured_us = 0;    ///< poll time the utilization rings could not show
     int stride_corrections = 0;      ///< process lists whose entry stride had to be changed

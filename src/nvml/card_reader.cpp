@@ -350,7 +350,8 @@ void read_process_utilization(const Library& lib, Card& card, SourceState& state
     }
     PidUtils& util = buffers.pid_utils;
     card.process_util.fold(buffers.process_entries, buffers.pids,
-                           state.diagnostics.junk_process_samples, util);
+                           state.diagnostics.junk_process_samples,
+                           state.diagnostics.unlisted_process_samples, util);
     // A pid in several lists gets its SM share once: compute first, then MPS, then graphics.
     for (const auto type : {telemetry::ProcessType::compute, telemetry::ProcessType::mps,
                             telemetry::ProcessType::graphics}) {

@@ -43,10 +43,19 @@ void DiagnosticNotices::update(const NvmlDiagnostics& counts, TimeUs now, Durati
     }
     if (counts.junk_process_samples > r.junk_process_samples && due(junk_process, now)) {
         emit(junk_process, now,
-             fmt::format("NVML: dropped {} per-process utilization entr(y/ies) for pids not on "
-                         "the card or over 100 % (driver junk)",
+             fmt::format("NVML: dropped {} per-process utilization entr(y/ies) over 100 % "
+                         "(driver junk)",
                          counts.junk_process_samples - r.junk_process_samples));
         r.junk_process_samples = counts.junk_process_samples;
+    }
+    if (counts.unlisted_process_samples > r.unlisted_process_samples &&
+        due(unlisted_process, now)) {
+        emit(unlisted_process, now,
+             fmt::format("NVML: left out {} per-process utilization entr(y/ies) for pids not in "
+                         "the poll's process lists (a process that ended before its list was "
+                         "read, or a pid no list shows); not attributed to anyone",
+                         counts.unlisted_process_samples - r.unlisted_process_samples));
+        r.unlisted_process_samples = counts.unlisted_process_samples;
     }
     if (counts.stride_corrections > r.stride_corrections && due(stride, now)) {
         emit(stride, now,

@@ -30,9 +30,26 @@ class DiagnosticNotices {
     /// unless a line of that kind was written less than k_quiet_us before `now` (its growth is
     /// then reported with the next line). `poll_span_us`: the poll span now used.
     void update(const NvmlDiagnostics& counts, TimeUs now, DurationUs poll_span_us);
+    /// Writes `line` now (cards appearing, disappearing or not opening: rare, never throttled).
+    void say(const std::string& line) const {
+        if (m_sink) {
+            m_sink(line);
+        }
+    }
+    /// True when lines go somewhere.
+    bool has_sink() const { return static_cast<bool>(m_sink); }
 
   private:
-    enum Kind : std::size_t { lost, junk_util, junk_process, stride, dropped, power, k_kinds };
+    enum Kind : std::size_t {
+        lost,
+        junk_util,
+        junk_process,
+        unlisted_process,
+        stride,
+        dropped,
+        power,
+        k_kinds
+    };
     bool due(Kind kind, TimeUs now) const;
     void emit(Kind kind, TimeUs now, const std::string& line);
 

@@ -10,13 +10,18 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace gua::nvml {
 
 /// Enumerates cards (MIG instances as their own cards) and reads them through `Library`.
-/// A card whose GPU fell off the bus is reported lost and re-probed on every later poll.
+/// A card whose GPU fell off the bus is reported lost and re-probed on every later poll. Cards
+/// are enumerated again every k_enumeration_period_us, and at once when an index the driver
+/// counts but could not open opens: a card seen before stays listed (lost) while its index does
+/// not open; a card first seen mid-run is read from then on (docs/measurement.md, "Cards that
+/// come and go").
 class NvmlSource final : public telemetry::DeviceSource {
   public:
     /// Takes ownership of an opened (initialized) library.
@@ -24,9 +29,19 @@ class NvmlSource final : public telemetry::DeviceSource {
 
     /// Driver version from nvmlSystemGetDriverVersion; empty when unknown.
     std::string driver_version() override;
-    /// Re-enumerates: physical GPUs by index; a GPU in MIG mode with instances is replaced by
-    /// its instances (uuid "MIG-…", parent_uuid set). Indices without permission are skipped.
+    /// How often the cards are enumerated again when nothing suggests a change.
+    static constexpr DurationUs k_enumeration_period_us = 60 * k_us_per_second;
+
+    /// The cards known now, lost ones included (enumerating first if never done): physical GPUs
+    /// by index; a GPU in MIG mode with instances is replaced by its instances (uuid "MIG-…",
+    /// parent_uuid set). Indices that do not open (no permission, lost) are in
+    /// unopened_devices().
     std::vector<telemetry::DeviceInfo> devices() override;
+    /// Indices the driver counts that did not open at the last enumeration, with the error.
+    std::vector<telemetry::UnopenedDevice> unopened_devices() override;
+    /// Lists the last physical card of `known` at each unopened index as lost (see
+    /// DeviceSource::expect_devices).
+    void expect_devices(const std::vector<telemetry::DeviceInfo>& known) override;
     /// Reads every card once (enumerating first if devices() was never called).
     std::vector<telemetry::DevicePoll> poll(TimeUs now) override;
     /// Reads every card once into `out`, reusing its storage (no allocation on a steady poll).
@@ -50,9 +65,24 @@ class NvmlSource final : public telemetry::DeviceSource {
     const NvmlDiagnostics& diagnostics() const { return m_state.diagnostics; }
 
   private:
-    void enumerate();
-    void add_physical(unsigned int index, nvmlDevice_t handle, std::vector<Card>& fresh);
-    void keep_lost(unsigned int index, std::vector<Card>& fresh) const;
+    /// An index the driver counts that did not open: which call failed, and how.
+    struct Unopened {
+        unsigned int index = 0;
+        const char* function = "";
+        nvmlReturn_t rc = NVML_SUCCESS;
+    };
+
+    /// Enumerates the cards again; `now` is the poll's time (nullopt outside a poll).
+    void enumerate(std::optional<TimeUs> now);
+    /// True when the cards should be enumerated before the poll at `now`.
+    bool enumeration_due(TimeUs now);
+    /// Adds the card(s) of a physical GPU; returns the error that kept it from opening.
+    nvmlReturn_t add_physical(unsigned int index, nvmlDevice_t handle, std::vector<Card>& fresh);
+    /// Carries the state of cards already known into `fresh` and keeps the known cards that did
+    /// not open again as lost.
+    void merge_known(std::vector<Card>& fresh, unsigned int count);
+    /// Log lines for indices that stopped or started opening since the last lines.
+    void report_unopened();
     nvmlReturn_t describe(nvmlDevice_t handle, Card& card) const;
     bool reprobe(Card& card) const;
     /// Reads the card's GPM metrics into its poll (docs/health.md); a GPU lost meanwhile turns the
@@ -66,6 +96,11 @@ class NvmlSource final : public telemetry::DeviceSource {
     std::map<std::string, std::unique_ptr<GpmRing>> m_gpm;
     DiagnosticNotices m_notices;
     bool m_enumerated = false;
+    std::optional<TimeUs> m_last_enumeration; ///< poll time of the last enumeration
+    std::optional<TimeUs> m_last_poll;        ///< time of the previous poll
+    bool m_count_failed = false;              ///< nvmlDeviceGetCount failed: try at every poll
+    std::vector<Unopened> m_unopened;
+    std::vector<telemetry::UnopenedDevice> m_reported_unopened; ///< as last logged
 };
 
 } // namespace gua::nvml

@@ -265,7 +265,7 @@ bool PidUtils::offer(std::uint32_t pid, std::uint64_t timestamp_us, double pct) 
 }
 
 void ProcessUtilCursor::fold(const std::vector<ProcessUtilEntry>& entries,
-                             const std::vector<std::uint32_t>& live_pids, int& junk,
+                             const std::vector<std::uint32_t>& live_pids, int& junk, int& unlisted,
                              PidUtils& out) {
     out.assign(live_pids);
     std::uint64_t cursor = m_cursor_us;
@@ -273,8 +273,12 @@ void ProcessUtilCursor::fold(const std::vector<ProcessUtilEntry>& entries,
         if (e.timestamp_us == 0 || e.timestamp_us <= m_cursor_us) {
             continue;
         }
-        if (e.sm_util_pct > 100 || !out.offer(e.pid, e.timestamp_us, e.sm_util_pct)) {
+        if (e.sm_util_pct > 100) {
             ++junk;
+            continue;
+        }
+        if (!out.offer(e.pid, e.timestamp_us, e.sm_util_pct)) {
+            ++unlisted;
             continue;
         }
         cursor = std::max(cursor, e.timestamp_us);

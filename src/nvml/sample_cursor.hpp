@@ -137,11 +137,12 @@ class ProcessUtilCursor {
     void reset() { *this = ProcessUtilCursor{}; }
 
     /// Sets `out` to the SM % over the poll for every pid in `live_pids`: the driver's average
-    /// since the cursor, or 0 when the driver reported nothing newer for it. Entries for other
-    /// pids, with util over 100 or not newer than the cursor are dropped; the first two kinds are
-    /// counted in `junk`.
+    /// since the cursor, or 0 when the driver reported nothing newer for it. Entries with util
+    /// over 100 (driver junk) are counted in `junk`; entries for pids not in `live_pids` (gua's
+    /// own choice: e.g. a process that exited before the poll read its list) in `unlisted`;
+    /// both are dropped, as are entries not newer than the cursor.
     void fold(const std::vector<ProcessUtilEntry>& entries,
-              const std::vector<std::uint32_t>& live_pids, int& junk, PidUtils& out);
+              const std::vector<std::uint32_t>& live_pids, int& junk, int& unlisted, PidUtils& out);
 
   private:
     bool m_primed = false;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -96,6 +97,28 @@ Finding gpus_finding(const std::vector<telemetry::DeviceInfo>& devices) {
     return f;
 }
 
+/// "; NVML could not open GPU 1 (…)": the indices the driver counts but could not open.
+std::string unopened_text(const std::vector<telemetry::UnopenedDevice>& unopened) {
+    std::string out;
+    for (const telemetry::UnopenedDevice& u : unopened) {
+        out += fmt::format("{}GPU {} ({})", out.empty() ? "" : ", ", u.index, u.error);
+    }
+    return out.empty() ? out : "NVML could not open " + out;
+}
+
+Finding gpus_finding(const std::vector<telemetry::DeviceInfo>& devices,
+                     const std::vector<telemetry::UnopenedDevice>& unopened) {
+    Finding f = gpus_finding(devices);
+    if (unopened.empty()) {
+        return f;
+    }
+    f.severity = std::max(f.severity, Severity::warn);
+    f.message += (f.message.empty() ? "" : "; ") + unopened_text(unopened);
+    f.fix = "check `nvidia-smi -q -i <index>` and the kernel log (Xid errors); the daemon tries "
+            "these indices again at every poll and records a card from when it opens";
+    return f;
+}
+
 } // namespace
 
 std::string kernel_module_version_of(std::string_view line) {
@@ -145,7 +168,7 @@ std::vector<Finding> check_gpus(const std::string& nvml_library) {
         message += fmt::format(", kernel module {}", module);
     }
     out.push_back({"driver", "NVIDIA driver", Severity::ok, message, ""});
-    out.push_back(gpus_finding(source.value()->devices()));
+    out.push_back(gpus_finding(source.value()->devices(), source.value()->unopened_devices()));
     if (const std::string note = source.value()->measurement_note(); !note.empty()) {
         out.push_back({"utilization", "Utilization", Severity::warn, note,
                        "with a driver that keeps utilization samples (nvmlDeviceGetSamples) gua "

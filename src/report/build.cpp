@@ -203,6 +203,7 @@ void state_sections(const audit::WindowAccumulator& acc, const std::vector<store
         bucket_total += b;
     }
     m.bucket_hours = to_hours(bucket_total);
+    add_sample_period_note(m.provenance, m.buckets, m.demo_data, m.notes);
 }
 
 /// §4: identities grouped by user name, by team, or by Kubernetes namespace; the top N.

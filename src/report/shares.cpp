@@ -93,6 +93,23 @@ void add_provenance_notes(const ProvenanceShares& p, std::vector<std::string>& n
     }
 }
 
+void add_sample_period_note(const ProvenanceShares& p, const std::array<double, 4>& buckets,
+                            bool demo_data, std::vector<std::string>& notes) {
+    const double partly_busy = buckets[1];
+    const double active = buckets[1] + buckets[2] + buckets[3];
+    // Periods busy 10–70 % are the trace of work shorter than the period; a tenth of the measured
+    // time and a quarter of the active time is when the rounding matters.
+    if (demo_data || p.samples + p.partial <= 0 || partly_busy < 0.10 ||
+        partly_busy < 0.25 * active) {
+        return;
+    }
+    notes.push_back(fmt::format(
+        "{:.1f}% of the measured card time lay in driver sample periods busy only 10-70% of the "
+        "time: work in bursts shorter than the driver's sample period (1/6 s to 1 s) counts as "
+        "active for the whole period, so active time is rounded up (docs/measurement.md)",
+        partly_busy * 100.0));
+}
+
 std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b) {
     std::array<double, 4> out{};
     const double total = static_cast<double>(b[0] + b[1] + b[2] + b[3]);

@@ -26,6 +26,12 @@ ProvenanceShares provenance_of(const audit::StateTimes& states, const audit::Pro
 /// Appends the notes a reader must see before trusting the shares: snapshot-measured time and
 /// its error bound, card time recorded twice (counted once).
 void add_provenance_notes(const ProvenanceShares& p, std::vector<std::string>& notes);
+/// Appends the note on the driver's sample period when much of the time measured from driver
+/// sample buffers lay in periods busy only 10–70 % (`buckets`: shares of measured time by
+/// utilization): work shorter than a period is counted active for the whole period. Not for demo
+/// data (no driver).
+void add_sample_period_note(const ProvenanceShares& p, const std::array<double, 4>& buckets,
+                            bool demo_data, std::vector<std::string>& notes);
 
 /// Efficiency bucket shares (sum to 1, or all 0 when nothing was measured).
 std::array<double, 4> bucket_shares(const std::array<DurationUs, 4>& b);

@@ -7,6 +7,25 @@
 #include <algorithm>
 
 namespace gua::sampler {
+namespace {
+
+/// The wall time at monotonic instant `mono` (not after now): the two clocks read back to back, the
+/// wall time moved back by the monotonic time since `mono`. A pair of reads more than 1 ms apart
+/// (the thread lost the CPU between them) is read again: a wall time read late would move the
+/// next tick's start, leaving a gap after one tick and an overlap after the next.
+TimeUs wall_at(Clock& clock, std::int64_t mono) {
+    std::int64_t before = clock.mono_now();
+    TimeUs wall = clock.wall_now();
+    std::int64_t after = clock.mono_now();
+    for (int retry = 0; retry < 3 && after - before > k_us_per_ms; ++retry) {
+        before = after;
+        wall = clock.wall_now();
+        after = clock.mono_now();
+    }
+    return wall - (before + (after - before) / 2 - mono);
+}
+
+} // namespace
 
 Sampler::Sampler(telemetry::DeviceSource& source, Clock& clock, identity::Resolver& resolver,
                  SamplerOptions options)
@@ -63,7 +82,7 @@ void Sampler::run(const std::atomic<bool>& stop,
     // A tick spans exactly from one poll to the next: its start is the wall time of the poll that
     // ended the previous tick, so a slow write between ticks neither overlaps nor leaves a gap.
     std::int64_t tick_start = m_clock.mono_now();
-    TimeUs last_poll_wall = m_clock.wall_now();
+    TimeUs last_poll_wall = wall_at(m_clock, tick_start);
     // The source measures its poll spans on a timeline anchored at the first poll's wall time
     // and advanced by the monotonic clock: a step of the wall clock (NTP, an administrator) must
     // not stretch or shrink a poll span, or the driver's rings would be read against a span they
@@ -84,7 +103,7 @@ void Sampler::run(const std::atomic<bool>& stop,
         for (bool tick_done = false; !tick_done;) {
             m_clock.sleep_until(deadline, stop);
             const std::int64_t now = m_clock.mono_now();
-            last_poll_wall = m_clock.wall_now();
+            last_poll_wall = wall_at(m_clock, now);
             m_source.poll_into(source_time(now), polls);
             const bool unknown = std::any_of(polls.begin(), polls.end(), [&](const auto& p) {
                 return !m_devices.contains(p.uuid);

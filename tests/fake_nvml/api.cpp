@@ -49,8 +49,9 @@ nvmlReturn_t count_devices(unsigned int* count, bool skip_forbidden) {
         return NVML_ERROR_INVALID_ARGUMENT;
     }
     const auto& devices = drv().scenario().devices;
+    const double now = drv().now();
     *count = static_cast<unsigned int>(std::count_if(devices.begin(), devices.end(), [&](auto& d) {
-        return !skip_forbidden || !d.no_permission;
+        return (!skip_forbidden || !d.no_permission) && d.present_from <= now;
     }));
     return NVML_SUCCESS;
 }
@@ -70,7 +71,8 @@ nvmlReturn_t handle_by_index(const char* function, unsigned int index, nvmlDevic
             break;
         }
     }
-    if (device == nullptr || position >= devices.size()) {
+    if (device == nullptr || position >= devices.size() ||
+        devices[position].present_from > drv().now()) {
         return NVML_ERROR_INVALID_ARGUMENT;
     }
     if (const auto rc = drv().fault(function, position)) {

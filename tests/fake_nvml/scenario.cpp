@@ -169,6 +169,7 @@ Device parse_device(const json& j, std::size_t index) {
         }
     }
     d.no_permission = get_or(j, "no_permission", false);
+    d.present_from = get_or(j, "present_from", -1e300);
     d.not_supported = get_or(j, "not_supported", std::vector<std::string>{});
     const json quirks = get_or(j, "quirks", json::object());
     d.include_last_seen = get_or(quirks, "include_last_seen", false);

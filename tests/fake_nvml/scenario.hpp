@@ -78,6 +78,9 @@ struct Device {
     bool mig = false;
     std::vector<MigInstance> mig_instances;
     bool no_permission = false;
+    /// Scenario time from which the driver counts the device (hot-added); before it the device
+    /// is not counted and its index does not exist.
+    double present_from = -1e300;
     std::vector<std::string> not_supported; ///< function names answering NOT_SUPPORTED
     bool include_last_seen = false;         ///< ring quirk: also return the entry == lastSeen
     bool unsorted = false;                  ///< ring quirk: newest first

@@ -26,9 +26,9 @@ RingFold fold_of(UtilCursor& cursor, std::vector<RingSample> batch, DurationUs s
 }
 
 PidUtils fold_of(ProcessUtilCursor& cursor, const std::vector<ProcessUtilEntry>& entries,
-                 const std::vector<std::uint32_t>& live_pids, int& junk) {
+                 const std::vector<std::uint32_t>& live_pids, int& junk, int& unlisted) {
     PidUtils out;
-    cursor.fold(entries, live_pids, junk, out);
+    cursor.fold(entries, live_pids, junk, unlisted, out);
     return out;
 }
 
@@ -194,14 +194,16 @@ TEST(NvmlSampleCursor, ProcessUtilKeepsLivePidsAndZeroesAbsentOnes) {
     cursor.prime({{10, k_t0, 30}, {11, k_t0 + 5, 250}});
     EXPECT_EQ(cursor.cursor_us(), k_t0);
     int junk = 0;
+    int unlisted = 0;
     const auto util = fold_of(cursor,
                               {{10, k_t0 + 100, 40},
                                {10, k_t0 + 200, 60},
                                {12, k_t0 + 300, 90},
                                {10, k_t0 + 400, 101},
                                {11, k_t0, 20}},
-                              {10, 11}, junk);
-    EXPECT_EQ(junk, 2);
+                              {10, 11}, junk, unlisted);
+    EXPECT_EQ(junk, 1);     // over 100 %: the driver's junk
+    EXPECT_EQ(unlisted, 1); // pid 12 is not in the poll's lists: gua's own choice, not junk
     ASSERT_EQ(util.size(), 2u);
     EXPECT_EQ(util.at(10), 60.0);
     EXPECT_EQ(util.at(11), 0.0);

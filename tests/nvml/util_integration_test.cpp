@@ -179,7 +179,8 @@ TEST(NvmlUtilIntegration, PerProcessSharesFollowTheirWorkload) {
             EXPECT_EQ(poll.processes.size(), 2u);
         }
     }
-    EXPECT_GT(source->diagnostics().junk_process_samples, 0);
+    EXPECT_GT(source->diagnostics().junk_process_samples, 0);     // the entry over 100 %
+    EXPECT_GT(source->diagnostics().unlisted_process_samples, 0); // pid 999999, on no list
 }
 
 // Driver 580.159.04 (H200) answers the size query with its table size, 72, and refuses any

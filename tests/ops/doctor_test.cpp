@@ -54,6 +54,19 @@ TEST_F(Doctor, ShowsMigInstances) {
         << run.out;
 }
 
+// A GPU the driver counts but cannot open is named with its index and the driver's error.
+TEST_F(Doctor, NamesTheGpusNvmlCouldNotOpen) {
+    write_scenario(json{{"driver_version", "560.35.05"},
+                        {"devices", {{{"uuid", "GPU-a"}}, {{"uuid", "GPU-b"}}}},
+                        {"faults", {{{"function", "*"}, {"device", 1}, {"error", 15}}}}});
+    const GuaRun run = gua("doctor", {}, fake_env());
+    const std::string line = line_of(run.out, "GPUs");
+    EXPECT_TRUE(line.starts_with("! GPUs: 1 GPU visible: 0 NVIDIA H100 80GB HBM3; NVML could not "
+                                 "open GPU 1 (nvmlDeviceGetHandleByIndex: GPU is lost (error 15))"))
+        << run.out;
+    EXPECT_TRUE(contains(line, "— fix: check `nvidia-smi -q -i <index>`")) << line;
+}
+
 TEST_F(Doctor, AllGoodWithARunningDaemon) {
     ASSERT_EQ(start_background().exit_code, 0);
     const GuaRun run = gua("doctor", {"--format", "json"}, fake_env());

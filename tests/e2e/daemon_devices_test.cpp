@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// End to end: cards that come and go under the real daemon on the simulated clock. A card lost
+// when the daemon starts and back 40 s later is in the report, its absent time unmeasured when the
+// database knew it from an earlier run, and recorded from when it opens otherwise; the daemon's
+// log names the index NVML could not open and its error.
+#include "core/time.hpp"
+#include "e2e/daemon_e2e.hpp"
+#include "store/database.hpp"
+#include "store/schema.hpp"
+#include "store/writer.hpp"
+
+#include <fmt/format.h>
+
+namespace gua::e2e::daemon_devices_test {
+namespace {
+
+constexpr double k_start_s = 1000; // scenario time of the daemon's first poll
+constexpr double k_lost_s = 40;    // GPU 1 answers GPU_IS_LOST to every call for this long
+constexpr double k_interval_s = 10;
+constexpr int k_ticks = 10;
+
+class DaemonDevices : public DaemonTest {
+  protected:
+    /// Two busy cards; GPU 1 is lost from before the daemon starts until k_lost_s after.
+    void write_lost_at_start() const {
+        write_scenario(
+            {{"devices",
+              {{{"uuid", "GPU-0"}, {"util", {{0, 60}}}}, {{"uuid", "GPU-1"}, {"util", {{0, 30}}}}}},
+             {"faults",
+              {{{"function", "*"},
+                {"device", 1},
+                {"from", 0},
+                {"to", k_start_s + k_lost_s},
+                {"error", 15}}}}});
+    }
+
+    /// An earlier run, two days ago (outside the report's last day), that saw both cards.
+    void record_earlier_run() const {
+        store::Database database(db(), store::OpenMode::create);
+        store::migrate_to(database, store::k_schema_version);
+        const TimeUs t0 = wall_now() - 2 * 24 * k_us_per_hour;
+        store::Writer writer(database, store::RunInfo{"host", "560.35.05", "nvml",
+                                                      30 * k_us_per_second, 10.0, t0, 100, false});
+        telemetry::Tick tick;
+        tick.t0 = t0;
+        tick.duration_us = 30 * k_us_per_second;
+        for (int i = 0; i < 2; ++i) {
+            telemetry::CardTickRecord card;
+            card.device.uuid = fmt::format("GPU-{}", i);
+            card.device.index = i;
+            card.device.name = "NVIDIA H100 80GB HBM3";
+            tick.cards.push_back(card);
+        }
+        writer.write(tick);
+        writer.finish(t0 + tick.duration_us);
+    }
+
+    /// `gua report` over the simulated run (its ticks lie up to k_run_s ahead of the real clock).
+    test::RunResult report_of(const std::string& format) const {
+        return test::run_gua({"report", "--db", db(), "--from",
+                              format_iso8601(wall_now() - k_us_per_hour), "--to",
+                              format_iso8601(wall_now() + k_us_per_hour), "--format", format});
+    }
+    json report_json() const {
+        const test::RunResult r = report_of("json");
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.exit_code == 0 ? json::parse(r.out) : json::object();
+    }
+
+    test::RunResult record() {
+        set_clock(k_start_s);
+        set_env("GUA_TEST_CLOCK_FILE", path("clock"));
+        return run_daemon({"--interval", fmt::format("{}s", k_interval_s), "--ticks",
+                           std::to_string(k_ticks), "--quiet"},
+                          FakeVariant::modern, std::chrono::seconds(60));
+    }
+};
+
+constexpr double k_run_s = k_interval_s * k_ticks;
+
+TEST_F(DaemonDevices, KnownCardLostAtStartIsInTheReportWithItsAbsentTimeUnmeasured) {
+    record_earlier_run();
+    write_lost_at_start();
+    const test::RunResult r = record();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("NVML could not open GPU 1: nvmlDeviceGetHandleByIndex: GPU is lost "
+                         "(error 15)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("GPU-1 (NVIDIA H100 80GB HBM3), the card recorded at that index before, "
+                         "is recorded as lost"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("NVML opens GPU 1 again"), std::string::npos) << r.err;
+
+    // The truth, from the scenario: GPU 1 was unreachable for the first k_lost_s of the run and
+    // busy at 30 % after; GPU 0 was busy at 60 % all along.
+    const json report = report_json();
+    const json gpu0 = gpu_row(report, 0);
+    const json gpu1 = gpu_row(report, 1);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["card_gpu_hours"]), k_run_s, 0.01);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["unmeasured_gpu_hours"]), k_lost_s, 0.01);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["utilization_unknown_gpu_hours"]), k_lost_s, 0.01)
+        << "its reason: utilization unknown (GPU lost)";
+    EXPECT_NEAR(seconds(gpu1["states"]["active_gpu_hours"]), k_run_s - k_lost_s, 0.01);
+    EXPECT_NEAR(seconds(gpu0["provenance"]["unmeasured_gpu_hours"]), 0.0, 0.01);
+    EXPECT_NEAR(seconds(gpu0["states"]["active_gpu_hours"]), k_run_s, 0.01);
+
+    const test::RunResult text = report_of("text");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("utilization unknown (ring samples lost, GPU lost or readings "
+                            "failed)"),
+              std::string::npos)
+        << text.out;
+}
+
+// Never recorded before: nothing can be said about the card until it opens (its uuid is unknown);
+// it is recorded from the tick in which it first opens, measured from its second poll.
+TEST_F(DaemonDevices, CardNeverSeenBeforeIsRecordedFromWhenItOpens) {
+    write_lost_at_start();
+    const test::RunResult r = record();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("NVML could not open GPU 1: nvmlDeviceGetHandleByIndex: GPU is lost "
+                         "(error 15)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("NVML: GPU 1 (GPU-1) appeared; recording it from now on"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NEAR(measured_seconds(1), k_run_s - k_lost_s, 0.01);
+    EXPECT_NEAR(measured_seconds(0), k_run_s, 0.01);
+    // The tick in which it opened is recorded whole, its part before the card opened unmeasured.
+    EXPECT_GE(recorded_seconds(1), k_run_s - k_lost_s);
+    EXPECT_LE(recorded_seconds(1), k_run_s - k_lost_s + k_interval_s);
+    const json report = report_json();
+    EXPECT_NEAR(seconds(gpu_row(report, 1)["states"]["active_gpu_hours"]), k_run_s - k_lost_s,
+                0.01);
+}
+
+} // namespace
+} // namespace gua::e2e::daemon_devices_test
