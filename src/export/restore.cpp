@@ -12,7 +12,8 @@
 
 namespace gua::exporter {
 
-Restored restore_from_database(store::Database& db, Metrics& metrics) {
+Restored restore_from_database(store::Database& db, Metrics& metrics,
+                               const std::vector<audit::AllocationRow>& allocations) {
     store::Reader reader(db);
     std::unordered_map<std::int64_t, CardLabels> cards;
     for (const store::GpuRow& g : reader.gpus()) {
@@ -47,7 +48,7 @@ Restored restore_from_database(store::Database& db, Metrics& metrics) {
                 continue;
             }
             store::to_audit(decoded, t, identities, tick);
-            metrics.add(it->second, tick, identities_of);
+            metrics.add(it->second, tick, identities_of, allocations);
             ++restored.card_ticks;
         }
     }
