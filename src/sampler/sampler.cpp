@@ -140,12 +140,16 @@ void Sampler::run(const std::atomic<bool>& stop,
             ++m_ticks;
             m_resolver.sweep();
             // A step of the wall clock: forward, the time it skipped is unmeasured at the start
-            // of the next tick; back, the time it lives again is left out.
+            // of the next tick; back, the time it lives again is left out. A longer step starts
+            // the next tick at the wall time (a gap in coverage, or time recorded twice).
             const DurationUs step = wall_step(tick, last_poll_wall);
-            t0 = tick.t0 + tick.duration_us;
+            const bool bridged = std::abs(step) <= k_max_bridged_step_us;
+            t0 = bridged ? tick.t0 + tick.duration_us : last_poll_wall;
             builder.start(t0);
-            builder.add_unmeasured(step);
-            skip_us += std::max<DurationUs>(-step, 0);
+            if (bridged) {
+                builder.add_unmeasured(step);
+                skip_us += std::max<DurationUs>(-step, 0);
+            }
         } else {
             builder.start(t0);
         }

@@ -62,6 +62,10 @@ class Sampler {
     /// How far the wall clock stepped during `previous`, given the wall time of the poll that
     /// ended it: that time − `previous`'s end (negative: stepped back), 0 within wall_jitter_us().
     static DurationUs wall_step(const telemetry::Tick& previous, TimeUs wall_now);
+    /// The longest step of the wall clock the ticks bridge (a forward step's time unmeasured, a
+    /// backward step's time recorded once); a longer one (a clock set at boot) starts the next
+    /// tick at the wall time, so that no card-tick spans more than this beyond its interval.
+    static constexpr DurationUs k_max_bridged_step_us = 10 * 60 * k_us_per_second;
     /// How often the sampler asks, between polls, which watched processes exited, so that an
     /// exit inside a poll span is placed within half of this (docs/measurement.md).
     static constexpr DurationUs k_exit_check_us = 250 * k_us_per_ms;
