@@ -222,22 +222,28 @@ struct History {
     std::vector<std::vector<HistoryPoll>> ticks;
 };
 
+/// A value drawn uniformly from [lo, hi), whatever the case's size (inRange scales with it, and
+/// a history of 1 ms lives would be enormous).
+template <typename T> T uniform(T lo, T hi) {
+    return *rc::gen::resize(100, rc::gen::inRange<T>(lo, hi));
+}
+
 History random_history() {
     History h;
-    const int n_ticks = *rc::gen::inRange(1, 4);
+    const int n_ticks = uniform<int>(1, 4);
     const std::int64_t total = n_ticks * 30 * k_us_per_second;
     // Lives per pid, one after another (pid reuse), starting and ending on a 10 ms grid (the
     // resolution of /proc start times) or on any millisecond.
     for (std::size_t pid = 0; pid < k_pids.size(); ++pid) {
-        std::int64_t t = -*rc::gen::inRange<std::int64_t>(0, 20) * k_us_per_second;
+        std::int64_t t = -uniform<std::int64_t>(0, 20) * k_us_per_second;
         while (t < total) {
             Life life;
             life.pid = pid;
-            life.uid = std::to_string(61000 + *rc::gen::inRange(1, 4));
+            life.uid = std::to_string(61000 + uniform<int>(1, 4));
             life.start = t / (10 * k_ms) * (10 * k_ms);
-            life.end = life.start + *rc::gen::inRange<std::int64_t>(1, 40'000) * k_ms;
-            life.exit_seen = *rc::gen::inRange(0, 4) != 0;
-            t = life.end + *rc::gen::inRange<std::int64_t>(1, 20'000) * k_ms;
+            life.end = life.start + uniform<std::int64_t>(1, 40'000) * k_ms;
+            life.exit_seen = uniform<int>(0, 4) != 0;
+            t = life.end + uniform<std::int64_t>(1, 20'000) * k_ms;
             h.lives.push_back(life);
         }
     }
@@ -246,19 +252,21 @@ History random_history() {
         std::vector<HistoryPoll>& polls = h.ticks.emplace_back();
         for (std::int64_t left = 30 * k_us_per_second; left > 0;) {
             HistoryPoll p;
-            p.span = std::min<DurationUs>(left, *rc::gen::inRange<std::int64_t>(1, 5001) * k_ms);
+            p.span = std::min<DurationUs>(left, uniform<std::int64_t>(1, 5001) * k_ms);
             left -= p.span;
             at += p.span;
             p.at = at;
-            p.pct = *rc::gen::element(0.0, 5.0, 10.0, 100.0);
-            p.list_unknown = *rc::gen::inRange(0, 12) == 0;
-            p.util_unknown = *rc::gen::inRange(0, 8) == 0;
+            constexpr std::array<double, 4> k_pct{0.0, 5.0, 10.0, 100.0};
+            p.pct = k_pct[uniform<std::size_t>(0, k_pct.size())];
+            p.list_unknown = uniform<int>(0, 12) == 0;
+            p.util_unknown = uniform<int>(0, 8) == 0;
             for (std::size_t i = 0; i < h.lives.size(); ++i) {
                 if (h.lives[i].start <= at && at < h.lives[i].end) {
-                    p.memory[i] = *rc::gen::inRange(0, 12) == 0
+                    constexpr std::array<std::int64_t, 8> k_mib{0,   40,  60,  90,
+                                                                100, 101, 120, 20480};
+                    p.memory[i] = uniform<int>(0, 12) == 0
                                       ? std::nullopt
-                                      : std::optional(*rc::gen::element<std::int64_t>(
-                                            0, 40, 60, 90, 100, 101, 120, 20480));
+                                      : std::optional(k_mib[uniform<std::size_t>(0, k_mib.size())]);
                 }
             }
             if (p.memory.empty() && p.pct >= 10.0) {
