@@ -299,6 +299,10 @@ void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, dou
         card.idle_unknown += idle_us;
         return;
     }
+    if (!changes_inside(card, poll, span_us)) {
+        decide_listed(card, poll, idle_us); // the usual case, in one pass
+        return;
+    }
     collect_holders(card, poll, span_us);
     const auto span = static_cast<double>(std::max<DurationUs>(span_us, 1));
     m_cuts.clear();
@@ -322,6 +326,59 @@ void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, dou
             decide(card, idle_us * (m_cuts[i] - m_cuts[i - 1]) / span, m_cuts[i - 1], m_cuts[i]);
         }
     }
+}
+
+bool TickBuilder::changes_inside(const CardAcc& card, const telemetry::DevicePoll& poll,
+                                 DurationUs span_us) const {
+    if (!m_times->exits.empty()) {
+        return true;
+    }
+    if (!m_times->boot_offset_us) {
+        return false;
+    }
+    // A start time in clock ticks after the span's start (rounded down) may fall inside it;
+    // collect_holders() places it exactly.
+    const std::int64_t begin_ticks = (m_times->end_mono_us - span_us + *m_times->boot_offset_us) *
+                                     m_ticks_per_s / k_us_per_second;
+    for (std::size_t i = 0; i < poll.processes.size(); ++i) {
+        const Start& start = card.processes[m_poll_procs[i]].tick.start_ticks;
+        if (start && static_cast<std::int64_t>(*start) >= begin_ticks &&
+            is_holder_type(poll.processes[i].type)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void TickBuilder::decide_listed(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us) {
+    std::int64_t held = 0;
+    std::size_t holders = 0;
+    bool unknown_mem = false;
+    for (const telemetry::ProcessReading& p : poll.processes) {
+        if (is_holder_type(p.type)) {
+            ++holders;
+            unknown_mem = unknown_mem || !p.mem_used_mib;
+            held += weight_of(p);
+        }
+    }
+    if (holders == 0 || (!unknown_mem && held <= m_thresholds.held_mib)) {
+        card.idle_unlisted += idle_us;
+        return;
+    }
+    const double per_mib = held > 0 ? idle_us / static_cast<double>(held) : 0.0;
+    double deferred = 0;
+    for (std::size_t i = 0; i < poll.processes.size(); ++i) {
+        const telemetry::ProcessReading& p = poll.processes[i];
+        if (!is_holder_type(p.type)) {
+            continue;
+        }
+        ProcAcc& acc = card.processes[m_poll_procs[i]];
+        const double share = held > 0 ? static_cast<double>(weight_of(p)) * per_mib
+                                      : idle_us / static_cast<double>(holders);
+        (acc.names_deferred ? deferred : acc.idle_held) += share;
+    }
+    card.idle_held += idle_us - deferred;
+    card.idle_unknown += deferred; // who holds it is not known yet: flagged
 }
 
 void TickBuilder::collect_holders(CardAcc& card, const telemetry::DevicePoll& poll,

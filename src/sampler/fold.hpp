@@ -165,6 +165,11 @@ class TickBuilder {
     /// its start when that falls inside the span, and the holders that exited inside it.
     void add_idle(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us,
                   DurationUs span_us);
+    /// True when a holder of the poll may have started, or one exited, inside its span.
+    bool changes_inside(const CardAcc& card, const telemetry::DevicePoll& poll,
+                        DurationUs span_us) const;
+    /// Decides `idle_us` from the holders listed in `poll` standing for its whole span.
+    void decide_listed(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us);
     /// Fills m_segments with the holders of the poll's span.
     void collect_holders(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
     /// Decides `idle_us` of idle time spread over [a, b) of the span from m_segments alive then.

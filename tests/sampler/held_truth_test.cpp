@@ -220,8 +220,8 @@ TEST_P(HeldTruth, AFailedPerProcessUtilizationRead) {
         busy.push_back({p + 20 + k_late, 0});
     }
     const json faults = json::array({{{"function", "nvmlDeviceGetProcessUtilization"},
-                                      {"from", k_offset + 60},
-                                      {"to", k_offset + 120},
+                                      {"from", k_offset + 30},
+                                      {"to", k_offset + 90},
                                       {"error", 999}}});
     check(json::array({proc(k_pid_a, a(), steady(1000), 0, 1e6, "compute", busy),
                        proc(k_pid_b, b(), steady(3000))}),
