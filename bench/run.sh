@@ -105,6 +105,13 @@ else
     echo "skipped: needs $build/bench/gua-daemon-bench and the fake library (ninja gua_daemon_bench fake_nvml)"
 fi
 
+echo "== the fold alone (TickBuilder, 8 cards × 16 processes, six polls a tick)"
+if [ -x "$build/bench/gua-fold-bench" ]; then
+    "$build/bench/gua-fold-bench"
+else
+    echo "skipped: needs $build/bench/gua-fold-bench (ninja gua_fold_bench)"
+fi
+
 echo "== fleet scale through Prometheus (bench/prometheus_scale.sh)"
 if [ $short -eq 1 ]; then
     bench/prometheus_scale.sh "$build" --short

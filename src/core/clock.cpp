@@ -61,6 +61,14 @@ std::int64_t SystemClock::mono_now() {
     return static_cast<std::int64_t>(ts.tv_sec) * k_us_per_second + ts.tv_nsec / 1000;
 }
 
+std::optional<std::int64_t> SystemClock::boot_now() {
+    timespec ts{};
+    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0) {
+        return std::nullopt;
+    }
+    return static_cast<std::int64_t>(ts.tv_sec) * k_us_per_second + ts.tv_nsec / 1000;
+}
+
 void SystemClock::sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) {
     while (!stop.load(std::memory_order_relaxed)) {
         const std::int64_t now = mono_now();

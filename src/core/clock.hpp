@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gua {
@@ -22,6 +23,9 @@ class Clock {
     virtual std::int64_t mono_now() = 0;
     /// Sleeps until mono_now() >= deadline or `stop` becomes true (checked at least every 100 ms).
     virtual void sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) = 0;
+    /// Current boot time (CLOCK_BOOTTIME, what /proc start times count from) in microseconds, or
+    /// nullopt where this clock's time is not the host's (simulated clocks).
+    virtual std::optional<std::int64_t> boot_now() { return std::nullopt; }
 };
 
 /// The real clocks: CLOCK_REALTIME and CLOCK_MONOTONIC.
@@ -30,6 +34,7 @@ class SystemClock final : public Clock {
     TimeUs wall_now() override;
     std::int64_t mono_now() override;
     void sleep_until(std::int64_t deadline, const std::atomic<bool>& stop) override;
+    std::optional<std::int64_t> boot_now() override;
 };
 
 /// A clock that only moves when slept on: sleep_until jumps straight to the deadline.

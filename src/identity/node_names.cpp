@@ -37,10 +37,10 @@ NodeNames::NodeNames(const NodePaths& paths)
     : m_pods(paths.pod_logs, paths.container_logs),
       m_runtimes(paths.docker_root, paths.podman_root) {}
 
-void NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
+bool NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
                      std::string_view claimed_container) {
     if (identity.pod_uid.empty() && identity.container_id.empty() && claimed_container.empty()) {
-        return;
+        return true;
     }
     if (now_us != m_round_us) {
         m_round_us = now_us;
@@ -48,7 +48,7 @@ void NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
     }
     if (m_spent_us >= k_budget_us) {
         ++m_deferred;
-        return;
+        return false;
     }
     const std::int64_t start = names_clock_us();
     if (!identity.pod_uid.empty() || !identity.container_id.empty()) {
@@ -57,6 +57,7 @@ void NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
         look_up_claimed(identity, std::string(claimed_container), now_us);
     }
     m_spent_us += names_clock_us() - start;
+    return true;
 }
 
 void NodeNames::look_up(telemetry::Identity& identity, std::int64_t now_us) {

@@ -36,8 +36,8 @@ class NodeNames {
     /// store in the home of the identity's uid (passwd), never from the system's.
     /// `now_us` is a monotonic time in µs. Lookups of one round (one `now_us`) stop once they
     /// took k_budget_us: the names of the identities left stay missing (names_missing()), to be
-    /// looked up again later.
-    void name(telemetry::Identity& identity, std::int64_t now_us,
+    /// looked up again later. Returns false when the budget skipped this lookup.
+    bool name(telemetry::Identity& identity, std::int64_t now_us,
               std::string_view claimed_container = {});
     /// Time the node's files may take per round (per tick) at most.
     static constexpr std::int64_t k_budget_us = 100'000;

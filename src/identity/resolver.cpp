@@ -78,6 +78,25 @@ void Resolver::reap_exited() {
     collect_exits();
 }
 
+void Resolver::take_exits(std::vector<std::pair<std::uint32_t, std::uint64_t>>& out) {
+    if (!watching()) {
+        return;
+    }
+    // Level-triggered: an exited pidfd stays ready until collect_exits() forgets its entry, so
+    // entries already reported are skipped.
+    std::array<epoll_event, k_exit_batch> events{};
+    const int n = ::epoll_wait(m_epoll.get(), events.data(), k_exit_batch, 0);
+    for (int i = 0; i < n; ++i) {
+        const std::uint64_t key = events[static_cast<std::size_t>(i)].data.u64;
+        const auto it = m_cache.find(static_cast<std::uint32_t>(key >> 32U));
+        if (it != m_cache.end() && epoll_key(it->first, it->second.pidfd.get()) == key &&
+            !it->second.exit_taken && it->second.facts.start_ticks) {
+            it->second.exit_taken = true;
+            out.emplace_back(it->first, *it->second.facts.start_ticks);
+        }
+    }
+}
+
 void Resolver::collect_exits() {
     m_exits_noticed = true;
     if (!m_epoll.valid() || m_watched == 0) {
@@ -117,12 +136,18 @@ void Resolver::forget(std::unordered_map<std::uint32_t, Entry>::iterator it) {
 }
 
 void Resolver::retry_names(Entry& entry) {
-    if (!entry.names_tried || m_now_us - *entry.names_tried < m_names_retry_us) {
+    // Names the budget skipped are looked up again in the next round, missing ones later.
+    const bool next_round = entry.facts.names_deferred && entry.names_tried != m_now_us;
+    if (!entry.names_tried || (!next_round && m_now_us - *entry.names_tried < m_names_retry_us)) {
         return;
     }
     telemetry::Identity& known = entry.facts.identity;
     telemetry::Identity found = known;
-    m_node_names.name(found, m_now_us);
+    const bool deferred = !m_node_names.name(found, m_now_us);
+    if (deferred != entry.facts.names_deferred) {
+        entry.facts.names_deferred = deferred;
+        entry.facts.serial = ++m_serial;
+    }
     // Only what was missing is taken, so a name once found stays.
     bool changed = false;
     for (auto member : {&telemetry::Identity::pod_namespace, &telemetry::Identity::pod_name,
@@ -269,6 +294,7 @@ std::optional<ProcStat> Resolver::read_stat(std::uint32_t pid) const {
 // re-read of stat turns "the process exited or its pid was reused meanwhile" into unknown.
 ProcessFacts Resolver::resolve_uncached(std::uint32_t pid, const ProcStat& stat) {
     telemetry::Identity identity;
+    bool names_deferred = false;
     identity.command = stat.comm;
     if (const auto status = read_proc_file(pid_path(pid, "status"), k_max_small_file)) {
         if (const auto uid = parse_status_real_uid(status.value())) {
@@ -288,7 +314,7 @@ ProcessFacts Resolver::resolve_uncached(std::uint32_t pid, const ProcStat& stat)
         identity.pod_uid = std::move(facts.pod_uid);
         identity.slurm_job = std::move(facts.slurm_job);
         identity.systemd_unit = std::move(facts.systemd_unit);
-        m_node_names.name(identity, m_now_us, claimed);
+        names_deferred = !m_node_names.name(identity, m_now_us, claimed);
     }
     if (const auto cmdline = read_proc_file(pid_path(pid, "cmdline"), k_max_cmdline)) {
         identity.jupyter_kernel = jupyter_kernel_id(split_cmdline(cmdline.value()));
@@ -297,7 +323,7 @@ ProcessFacts Resolver::resolve_uncached(std::uint32_t pid, const ProcStat& stat)
     if (!again || again->start_ticks != stat.start_ticks) {
         return ProcessFacts{};
     }
-    return ProcessFacts{std::move(identity), stat.start_ticks};
+    return ProcessFacts{std::move(identity), stat.start_ticks, 0, names_deferred};
 }
 
 std::string Resolver::user_for(std::optional<std::uint32_t> uid) {

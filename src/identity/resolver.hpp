@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace gua::identity {
 
@@ -25,6 +26,9 @@ struct ProcessFacts {
     /// Differs from one resolution to the next, so an unchanged serial means unchanged facts (0 for
     /// the unknown identity of a vanished pid).
     std::uint64_t serial = 0;
+    /// The per-tick time budget skipped naming its pod or container (NodeNames::k_budget_us):
+    /// who it belongs to is not fully known until a later round names it (flagged, not guessed).
+    bool names_deferred = false;
 };
 
 /// Resolves pids through `proc_root` (normally "/proc"). A vanished pid resolves to the unknown
@@ -73,6 +77,12 @@ class Resolver {
     /// asked, as the first lookup after sweep() does, so that a pid reused within a round is
     /// re-resolved (call once per poll). Keeps the cache and the round.
     void notice_exits() { m_exits_noticed = false; }
+    /// Appends to `out` the watched processes (pid, start time) that exited since this was last
+    /// asked, each once: one epoll_wait, none when no process is watched. Keeps the cache, so
+    /// the sampler can place an exit between two polls (docs/measurement.md).
+    void take_exits(std::vector<std::pair<std::uint32_t, std::uint64_t>>& out);
+    /// True while processes are watched through pidfds (take_exits() can see them exit).
+    bool watching() const { return m_epoll.valid() && m_watched > 0; }
     /// Number of processes currently cached.
     std::size_t cached_count() const { return m_cache.size(); }
     /// Number of pids remembered as not found.
@@ -89,6 +99,7 @@ class Resolver {
         std::int64_t comm_read = 0; ///< CLOCK_MONOTONIC µs of the last comm check
         /// CLOCK_MONOTONIC µs of the last names lookup while names_missing() (else nullopt).
         std::optional<std::int64_t> names_tried;
+        bool exit_taken = false; ///< take_exits() reported its exit
     };
     /// True when `comm` is open, its process alive and named `name`.
     static bool names(const UniqueFd& comm, const std::string& name);

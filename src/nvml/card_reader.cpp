@@ -337,6 +337,9 @@ void read_process_utilization(const Library& lib, Card& card, SourceState& state
         read_process_samples(lib, card.handle, priming ? 0 : card.process_util.cursor_us(),
                              card.process_sample_capacity, buffers);
     if (rc != NVML_SUCCESS) {
+        // A failed read (not "not supported") leaves who was active unknown, never split by
+        // memory as if measured.
+        poll.process_util_unknown = !unsupported(rc);
         status.ok(rc);
         return;
     }

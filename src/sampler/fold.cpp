@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <unistd.h>
 
 namespace gua::sampler {
 
 TickBuilder::TickBuilder(const audit::Thresholds& thresholds, identity::Resolver& resolver)
-    : m_thresholds(thresholds), m_resolver(resolver) {}
+    : m_thresholds(thresholds), m_resolver(resolver),
+      m_ticks_per_s(std::max<long>(::sysconf(_SC_CLK_TCK), 1)) {}
 
 namespace {
 
@@ -152,6 +154,10 @@ TickBuilder::ProcAcc& TickBuilder::CardAcc::insert(std::uint32_t pid, telemetry:
     acc.idle_held = 0;
     acc.has_sm = false;
     acc.seen = false;
+    acc.names_deferred = false;
+    acc.listed_at = 0;
+    acc.last_weight = 0;
+    acc.last_mem_known = false;
     acc.serial.reset();
     order.insert(position(pid, type, start), static_cast<std::uint32_t>(live));
     ++live;
@@ -182,8 +188,10 @@ void TickBuilder::prime(const std::vector<telemetry::DevicePoll>& polls) {
 }
 
 void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
-                           const std::unordered_map<std::string, telemetry::DeviceInfo>& devices) {
+                           const std::unordered_map<std::string, telemetry::DeviceInfo>& devices,
+                           const PollTimes& times) {
     m_span += span_us;
+    m_times = &times;
     // A process that exited since the previous poll is noticed now, so a pid reused within the
     // tick resolves to its new process.
     m_resolver.notice_exits();
@@ -235,7 +243,6 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
             // never active time of "(no process)". Its utilization still counts in the buckets.
             active = 0;
         }
-        card.active += active;
         card.snapshot = card.snapshot || poll.util_source == telemetry::UtilSource::snapshot;
         ++card.measured_polls;
         r.util_samples += static_cast<std::uint32_t>(poll.util.size());
@@ -247,12 +254,19 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
         sm_total += std::max(p.sm_util_pct.value_or(0.0), 0.0);
     }
     // Each process's SM % is its mean since the previous poll: the poll's active time is split
-    // by those shares (none attributed when no process had a reading).
-    const double active_per_pct = sm_total > 0 ? active / sm_total : 0.0;
+    // by those shares (none attributed when no process had a reading). When the per-process read
+    // failed, who was active is unknown: that time is flagged, never split by memory.
+    double unknown_active = poll.process_util_unknown ? active : 0.0;
+    const double active_per_pct =
+        sm_total > 0 && !poll.process_util_unknown ? active / sm_total : 0.0;
+    ++card.polls;
     m_poll_procs.clear();
     for (const telemetry::ProcessReading& p : poll.processes) {
         ProcAcc& acc = process_of(card, p);
         m_poll_procs.push_back(static_cast<std::size_t>(&acc - card.processes.data()));
+        acc.listed_at = card.polls;
+        acc.last_weight = weight_of(p);
+        acc.last_mem_known = p.mem_used_mib.has_value();
         if (p.mem_used_mib) {
             acc.tick.mem_used_mib = std::max(acc.tick.mem_used_mib.value_or(0), *p.mem_used_mib);
         }
@@ -260,17 +274,24 @@ void TickBuilder::add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll
             acc.has_sm = true;
             acc.sm_weighted += *p.sm_util_pct * static_cast<double>(span_us);
             acc.sm_span += span_us;
-            acc.active += std::max(*p.sm_util_pct, 0.0) * active_per_pct;
+            const double share = std::max(*p.sm_util_pct, 0.0) * active_per_pct;
+            // A process whose identity the resolver could not finish: its part is no one's.
+            (acc.names_deferred ? unknown_active : acc.active) += share;
         }
     }
-    add_idle(card, poll, measured - active);
+    card.active += active - unknown_active;
+    card.idle_unknown += unknown_active;
+    add_idle(card, poll, measured - active, span_us);
 }
 
-void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us) {
+void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us,
+                           DurationUs span_us) {
     // The poll's measured time below the threshold, decided from what is held during this poll
     // alone (docs/measurement.md): holders unknown; not held (no holder listed, or the holders
     // listed together hold no more than held_mib); or idle-held, split among the holders by the
-    // memory each holds at this poll.
+    // memory each holds at this poll. A holder that started or exited inside the span holds only
+    // from its start or until its exit: the span is decided piece by piece between those
+    // instants, its idle time spread evenly over it.
     if (idle_us <= 0) {
         return;
     }
@@ -278,6 +299,58 @@ void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, dou
         card.idle_unknown += idle_us;
         return;
     }
+    if (!changes_inside(card, poll, span_us)) {
+        decide_listed(card, poll, idle_us); // the usual case, in one pass
+        return;
+    }
+    collect_holders(card, poll, span_us);
+    const auto span = static_cast<double>(std::max<DurationUs>(span_us, 1));
+    m_cuts.clear();
+    for (const Segment& h : m_segments) {
+        if (h.from > 0) {
+            m_cuts.push_back(h.from);
+        }
+        if (h.to < span) {
+            m_cuts.push_back(h.to);
+        }
+    }
+    if (m_cuts.empty()) {
+        decide(card, idle_us, 0, span);
+        return;
+    }
+    m_cuts.push_back(0);
+    m_cuts.push_back(span);
+    std::sort(m_cuts.begin(), m_cuts.end());
+    for (std::size_t i = 1; i < m_cuts.size(); ++i) {
+        if (m_cuts[i] > m_cuts[i - 1]) {
+            decide(card, idle_us * (m_cuts[i] - m_cuts[i - 1]) / span, m_cuts[i - 1], m_cuts[i]);
+        }
+    }
+}
+
+bool TickBuilder::changes_inside(const CardAcc& card, const telemetry::DevicePoll& poll,
+                                 DurationUs span_us) const {
+    if (!m_times->exits.empty()) {
+        return true;
+    }
+    if (!m_times->boot_offset_us) {
+        return false;
+    }
+    // A start time in clock ticks after the span's start (rounded down) may fall inside it;
+    // collect_holders() places it exactly.
+    const std::int64_t begin_ticks = (m_times->end_mono_us - span_us + *m_times->boot_offset_us) *
+                                     m_ticks_per_s / k_us_per_second;
+    for (std::size_t i = 0; i < poll.processes.size(); ++i) {
+        const Start& start = card.processes[m_poll_procs[i]].tick.start_ticks;
+        if (start && static_cast<std::int64_t>(*start) >= begin_ticks &&
+            is_holder_type(poll.processes[i].type)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void TickBuilder::decide_listed(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us) {
     std::int64_t held = 0;
     std::size_t holders = 0;
     bool unknown_mem = false;
@@ -292,14 +365,102 @@ void TickBuilder::add_idle(CardAcc& card, const telemetry::DevicePoll& poll, dou
         card.idle_unlisted += idle_us;
         return;
     }
-    card.idle_held += idle_us;
     const double per_mib = held > 0 ? idle_us / static_cast<double>(held) : 0.0;
+    double deferred = 0;
     for (std::size_t i = 0; i < poll.processes.size(); ++i) {
         const telemetry::ProcessReading& p = poll.processes[i];
-        if (is_holder_type(p.type)) {
-            card.processes[m_poll_procs[i]].idle_held +=
-                held > 0 ? static_cast<double>(weight_of(p)) * per_mib
-                         : idle_us / static_cast<double>(holders);
+        if (!is_holder_type(p.type)) {
+            continue;
+        }
+        ProcAcc& acc = card.processes[m_poll_procs[i]];
+        const double share = held > 0 ? static_cast<double>(weight_of(p)) * per_mib
+                                      : idle_us / static_cast<double>(holders);
+        (acc.names_deferred ? deferred : acc.idle_held) += share;
+    }
+    card.idle_held += idle_us - deferred;
+    card.idle_unknown += deferred; // who holds it is not known yet: flagged
+}
+
+void TickBuilder::collect_holders(CardAcc& card, const telemetry::DevicePoll& poll,
+                                  DurationUs span_us) {
+    m_segments.clear();
+    const auto span = static_cast<double>(std::max<DurationUs>(span_us, 1));
+    const std::int64_t begin = m_times->end_mono_us - span_us;
+    for (std::size_t i = 0; i < poll.processes.size(); ++i) {
+        const telemetry::ProcessReading& p = poll.processes[i];
+        if (!is_holder_type(p.type)) {
+            continue;
+        }
+        const ProcAcc& acc = card.processes[m_poll_procs[i]];
+        double from = 0;
+        if (m_times->boot_offset_us && acc.tick.start_ticks) {
+            // /proc start times count clock ticks since boot (truncated: at most one tick early).
+            const std::int64_t started =
+                static_cast<std::int64_t>(*acc.tick.start_ticks) * k_us_per_second / m_ticks_per_s -
+                *m_times->boot_offset_us;
+            if (started > begin && started <= m_times->end_mono_us) {
+                from = static_cast<double>(started - begin);
+            }
+        }
+        m_segments.push_back({m_poll_procs[i], weight_of(p), p.mem_used_mib.has_value(),
+                              acc.names_deferred, from, span});
+    }
+    for (const ProcessExit& e : m_times->exits) {
+        // A holder listed at the card's previous poll that exited inside this span held its
+        // memory of then until its exit.
+        const double to = std::min(static_cast<double>(e.mono_us - begin), span);
+        if (to <= 0) {
+            continue;
+        }
+        for (const auto type : {telemetry::ProcessType::compute, telemetry::ProcessType::mps,
+                                telemetry::ProcessType::graphics}) {
+            ProcAcc* acc = is_holder_type(type) ? card.find(e.pid, type, e.start_ticks) : nullptr;
+            if (acc == nullptr || acc->listed_at + 1 != card.polls) {
+                continue;
+            }
+            if (!acc->seen) { // listed last in the previous tick: it is part of this one too
+                acc->seen = true;
+                acc->fresh = false;
+            }
+            if (acc->last_mem_known) {
+                acc->tick.mem_used_mib =
+                    std::max(acc->tick.mem_used_mib.value_or(0), acc->last_weight);
+            }
+            m_segments.push_back({static_cast<std::size_t>(acc - card.processes.data()),
+                                  acc->last_weight, acc->last_mem_known, acc->names_deferred, 0,
+                                  to});
+        }
+    }
+}
+
+void TickBuilder::decide(CardAcc& card, double idle_us, double a, double b) {
+    std::int64_t held = 0;
+    std::size_t holders = 0;
+    bool unknown_mem = false;
+    const auto alive = [&](const Segment& h) { return h.from <= a && h.to >= b; };
+    for (const Segment& h : m_segments) {
+        if (alive(h)) {
+            ++holders;
+            unknown_mem = unknown_mem || !h.mem_known;
+            held += h.weight;
+        }
+    }
+    if (holders == 0 || (!unknown_mem && held <= m_thresholds.held_mib)) {
+        card.idle_unlisted += idle_us;
+        return;
+    }
+    const double per_mib = held > 0 ? idle_us / static_cast<double>(held) : 0.0;
+    for (const Segment& h : m_segments) {
+        if (!alive(h)) {
+            continue;
+        }
+        const double share = held > 0 ? static_cast<double>(h.weight) * per_mib
+                                      : idle_us / static_cast<double>(holders);
+        if (h.deferred) {
+            card.idle_unknown += share; // who holds it is not known yet: flagged
+        } else {
+            card.idle_held += share;
+            card.processes[h.index].idle_held += share;
         }
     }
 }
@@ -409,6 +570,7 @@ TickBuilder::ProcAcc& TickBuilder::process_of(CardAcc& card,
             acc->serial.reset();
             acc->tick.identity = *reading.identity;
         }
+        acc->names_deferred = false;
         return *acc;
     }
     // Resolved at every poll: a pid reused since the previous poll has another start time and
@@ -429,6 +591,7 @@ TickBuilder::ProcAcc& TickBuilder::process_of(CardAcc& card,
     if (acc == nullptr) {
         acc = &card.insert(reading.pid, reading.type, facts.start_ticks);
     }
+    acc->names_deferred = facts.names_deferred;
     if (!acc->seen) {
         // A process seen in the previous tick usually resolves to the same facts: nothing to copy.
         acc->seen = true;

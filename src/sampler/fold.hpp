@@ -8,14 +8,33 @@
 #include "telemetry/model.hpp"
 #include "telemetry/tick.hpp"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
 namespace gua::sampler {
+
+/// A watched process that exited between two polls, placed on the sampler's monotonic clock.
+struct ProcessExit {
+    std::uint32_t pid = 0;
+    std::uint64_t start_ticks = 0; ///< its /proc start time (the pid-reuse guard)
+    std::int64_t mono_us = 0;      ///< when it exited: the middle of the check that saw it
+};
+
+/// Where a poll lies in time, so that a process that started or exited inside the poll's span is
+/// weighed for the part of the span it was alive (docs/measurement.md). Default: unknown, and
+/// the processes listed at the poll stand for its whole span.
+struct PollTimes {
+    std::int64_t end_mono_us = 0; ///< the poll's instant on the monotonic clock (its span's end)
+    /// Boot time − monotonic time at the poll, µs: places /proc start times; nullopt: unknown.
+    std::optional<std::int64_t> boot_offset_us;
+    std::span<const ProcessExit> exits; ///< the exits seen since the previous poll
+};
 
 /// Accumulates polls into one tick, poll by poll (docs/measurement.md). Pure apart from
 /// identity resolution through the resolver.
@@ -31,9 +50,16 @@ class TickBuilder {
     /// as the counters' baselines and folds nothing else, so that the first tick's energy covers
     /// it from its start. Call after start().
     void prime(const std::vector<telemetry::DevicePoll>& polls);
-    /// Folds one poll covering `span_us` of time (since the previous poll) for `devices`.
+    /// Folds one poll covering `span_us` of time (since the previous poll) for `devices`;
+    /// `times` places process starts and exits inside the span.
     void add_poll(const std::vector<telemetry::DevicePoll>& polls, DurationUs span_us,
-                  const std::unordered_map<std::string, telemetry::DeviceInfo>& devices);
+                  const std::unordered_map<std::string, telemetry::DeviceInfo>& devices,
+                  const PollTimes& times = {});
+    /// Adds `us` of time no poll measured (a forward step of the wall clock): it lengthens the
+    /// tick and is unmeasured on every card of the tick.
+    void add_unmeasured(DurationUs us) { m_span += std::max<DurationUs>(us, 0); }
+    /// The time folded into the tick so far.
+    DurationUs span() const { return m_span; }
     /// Finishes the tick into `out`, reusing its vectors and strings. Every card polled during
     /// the tick gets a card-tick: time not measured (lost samples, a lost card, polls without a
     /// reading, polls the card missed) is its unmeasured_us, never extrapolated; a card lost for
@@ -59,6 +85,12 @@ class TickBuilder {
         bool has_sm = false;  ///< had a per-process SM reading during the tick
         bool seen = false;    ///< polled during the current tick
         bool fresh = false;   ///< its identity was (re)written during the current tick
+        /// Its identity's names were deferred by the resolver's budget at its latest poll: its
+        /// part of that poll is attributed to no one (flagged).
+        bool names_deferred = false;
+        std::uint64_t listed_at = 0;  ///< CardAcc::polls of the latest poll that listed it
+        std::int64_t last_weight = 0; ///< its memory weight at that poll
+        bool last_mem_known = false;  ///< the driver said its memory at that poll
         /// identity::ProcessFacts::serial of the identity held; none for a new or synthetic one.
         std::optional<std::uint64_t> serial;
     };
@@ -75,6 +107,7 @@ class TickBuilder {
         double idle_held = 0; ///< measured idle µs held (poll by poll) above held_mib
         std::array<double, 4> buckets{};
         int measured_polls = 0;
+        std::uint64_t polls = 0; ///< polls of this card that were not lost, ever (not reset)
         /// State of a counter field (card_fields.def): kept across ticks, so that a tick's
         /// increase starts at the previous tick's last reading.
         struct Counter {
@@ -118,9 +151,29 @@ class TickBuilder {
 
     /// Folds one poll of a card that was not lost.
     void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
+    /// One holder over part of a poll span: [from, to) µs from the span's start.
+    struct Segment {
+        std::size_t index; ///< in CardAcc::processes
+        std::int64_t weight;
+        bool mem_known;
+        bool deferred; ///< its part is attributed to no one (names deferred)
+        double from;
+        double to;
+    };
     /// Decides the poll's `idle_us` of measured time below the active threshold from the holders
-    /// listed in `poll` (m_poll_procs holds their accumulators, in the poll's order).
-    void add_idle(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us);
+    /// listed in `poll` (m_poll_procs holds their accumulators, in the poll's order), each from
+    /// its start when that falls inside the span, and the holders that exited inside it.
+    void add_idle(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us,
+                  DurationUs span_us);
+    /// True when a holder of the poll may have started, or one exited, inside its span.
+    bool changes_inside(const CardAcc& card, const telemetry::DevicePoll& poll,
+                        DurationUs span_us) const;
+    /// Decides `idle_us` from the holders listed in `poll` standing for its whole span.
+    void decide_listed(CardAcc& card, const telemetry::DevicePoll& poll, double idle_us);
+    /// Fills m_segments with the holders of the poll's span.
+    void collect_holders(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
+    /// Decides `idle_us` of idle time spread over [a, b) of the span from m_segments alive then.
+    void decide(CardAcc& card, double idle_us, double a, double b);
     bool is_holder_type(telemetry::ProcessType type) const;
     /// Memory weight of a listed process: its memory, or held_mib when the driver did not say.
     std::int64_t weight_of(const telemetry::ProcessReading& p) const;
@@ -139,6 +192,10 @@ class TickBuilder {
     TimeUs m_t0 = 0;
     DurationUs m_span = 0;
     std::map<std::string, CardAcc> m_cards;
+    const PollTimes* m_times = nullptr; ///< of the poll being folded
+    std::int64_t m_ticks_per_s = 100;   ///< clock ticks of /proc start times per second
+    std::vector<Segment> m_segments;    ///< reused by add_idle()
+    std::vector<double> m_cuts;         ///< reused by add_idle()
     const telemetry::Tick* m_last_out = nullptr;
     /// Indexes in CardAcc::processes of the poll's processes, in the poll's order (reused).
     std::vector<std::size_t> m_poll_procs; ///< the tick the previous finish() filled

@@ -5,6 +5,7 @@
 #include "sampler/fold.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace gua::sampler {
 namespace {
@@ -55,13 +56,31 @@ std::int64_t Sampler::next_poll_deadline(std::int64_t previous, std::int64_t now
     return polls <= 1 ? tick_end : base + remaining / polls;
 }
 
-TimeUs Sampler::next_tick_start(const telemetry::Tick& previous, TimeUs wall_now) {
+DurationUs Sampler::wall_step(const telemetry::Tick& previous, TimeUs wall_now) {
     // The wall clock and the monotonic clock that measured the tick's duration disagree by
     // microseconds (NTP slews the wall clock by up to 0.05 %): within that jitter the next tick
     // starts where this one ended, so that one daemon's ticks neither overlap nor leave gaps.
-    const TimeUs end = previous.t0 + previous.duration_us;
-    const DurationUs jitter = wall_jitter_us(previous.duration_us);
-    return wall_now >= end - jitter && wall_now <= end + jitter ? end : wall_now;
+    const DurationUs step = wall_now - (previous.t0 + previous.duration_us);
+    return std::abs(step) <= wall_jitter_us(previous.duration_us) ? 0 : step;
+}
+
+void Sampler::check_exits(std::int64_t now) {
+    m_exited.clear();
+    m_resolver.take_exits(m_exited);
+    for (const auto& [pid, start] : m_exited) {
+        m_exits.push_back(ProcessExit{pid, start, m_exits_checked + (now - m_exits_checked) / 2});
+    }
+    m_exits_checked = now;
+}
+
+void Sampler::sleep_watching(std::int64_t deadline, const std::atomic<bool>& stop) {
+    // Only while the resolver watches processes: otherwise one sleep, as before.
+    for (std::int64_t now = m_clock.mono_now();
+         m_resolver.watching() && now < deadline && !stop.load(); now = m_clock.mono_now()) {
+        m_clock.sleep_until(std::min(deadline, now + k_exit_check_us), stop);
+        check_exits(m_clock.mono_now());
+    }
+    m_clock.sleep_until(deadline, stop);
 }
 
 void Sampler::run(const std::atomic<bool>& stop,
@@ -79,8 +98,8 @@ void Sampler::run(const std::atomic<bool>& stop,
     std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
     // The first poll primes the source's cursors; its data covers time before the first tick,
     // except the counters' readings, which are the first tick's baselines.
-    // A tick spans exactly from one poll to the next: its start is the wall time of the poll that
-    // ended the previous tick, so a slow write between ticks neither overlaps nor leaves a gap.
+    // A tick spans exactly from one poll to the next: its start is the end of the previous tick,
+    // so a slow write between ticks neither overlaps nor leaves a gap.
     std::int64_t tick_start = m_clock.mono_now();
     TimeUs last_poll_wall = wall_at(m_clock, tick_start);
     // The source measures its poll spans on a timeline anchored at the first poll's wall time
@@ -91,9 +110,14 @@ void Sampler::run(const std::atomic<bool>& stop,
     const TimeUs wall_anchor = last_poll_wall;
     const auto source_time = [&](std::int64_t mono) { return wall_anchor + (mono - mono_anchor); };
     const std::vector<telemetry::DevicePoll> primed = m_source.poll(source_time(tick_start));
-    builder.start(last_poll_wall);
+    TimeUs t0 = last_poll_wall;
+    builder.start(t0);
     builder.prime(primed);
     std::int64_t last_poll = tick_start;
+    m_exits_checked = tick_start;
+    // After the wall clock stepped back, the time it lives again is left out of the ticks (it
+    // was recorded already), so that the ticks neither overlap nor drift from the wall clock.
+    DurationUs skip_us = 0;
 
     while (!stop.load() && (!m_options.max_ticks || m_ticks < *m_options.max_ticks)) {
         // Polls within the tick follow the source's affordable span (it may shrink when a
@@ -101,9 +125,11 @@ void Sampler::run(const std::atomic<bool>& stop,
         const std::int64_t tick_end = tick_start + interval;
         std::int64_t deadline = next_poll_deadline(tick_start, m_clock.mono_now(), tick_end);
         for (bool tick_done = false; !tick_done;) {
-            m_clock.sleep_until(deadline, stop);
+            sleep_watching(deadline, stop);
             const std::int64_t now = m_clock.mono_now();
             last_poll_wall = wall_at(m_clock, now);
+            const std::optional<std::int64_t> boot = m_clock.boot_now();
+            check_exits(now);
             m_source.poll_into(source_time(now), polls);
             const bool unknown = std::any_of(polls.begin(), polls.end(), [&](const auto& p) {
                 return !m_devices.contains(p.uuid);
@@ -111,18 +137,41 @@ void Sampler::run(const std::atomic<bool>& stop,
             if (unknown) {
                 refresh_devices();
             }
-            builder.add_poll(polls, now - last_poll, m_devices);
+            const DurationUs skipped = std::min(skip_us, now - last_poll);
+            skip_us -= skipped;
+            PollTimes times;
+            times.end_mono_us = now;
+            times.boot_offset_us = boot ? std::optional(*boot - now) : std::nullopt;
+            times.exits = m_exits;
+            if (now - last_poll - skipped > 0) {
+                builder.add_poll(polls, now - last_poll - skipped, m_devices, times);
+            }
+            m_exits.clear();
             last_poll = now;
             tick_done = deadline >= tick_end || stop.load();
             if (!tick_done) {
                 deadline = next_poll_deadline(deadline, m_clock.mono_now(), tick_end);
             }
         }
-        builder.finish(m_ticks, tick);
-        on_tick(tick);
-        ++m_ticks;
-        m_resolver.sweep();
-        builder.start(next_tick_start(tick, last_poll_wall));
+        if (builder.span() > 0) { // else wholly left out after a backward step: not a tick
+            builder.finish(m_ticks, tick);
+            on_tick(tick);
+            ++m_ticks;
+            m_resolver.sweep();
+            // A step of the wall clock: forward, the time it skipped is unmeasured at the start
+            // of the next tick; back, the time it lives again is left out. A longer step starts
+            // the next tick at the wall time (a gap in coverage, or time recorded twice).
+            const DurationUs step = wall_step(tick, last_poll_wall);
+            const bool bridged = std::abs(step) <= k_max_bridged_step_us;
+            t0 = bridged ? tick.t0 + tick.duration_us : last_poll_wall;
+            builder.start(t0);
+            if (bridged) {
+                builder.add_unmeasured(step);
+                skip_us += std::max<DurationUs>(-step, 0);
+            }
+        } else {
+            builder.start(t0);
+        }
         // Anti-drift: the next tick starts one interval after this one, unless we are more than
         // a whole interval late, in which case we skip ahead without a burst of catch-up ticks.
         tick_start += interval;

@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "identity/resolver.hpp"
+#include "sampler/fold.hpp"
 #include "telemetry/device_source.hpp"
 #include "telemetry/tick.hpp"
 
@@ -15,6 +16,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gua::sampler {
 
@@ -56,12 +59,25 @@ class Sampler {
     static constexpr DurationUs wall_jitter_us(DurationUs span_us) {
         return std::max<DurationUs>(span_us / 1000, 5 * k_us_per_ms);
     }
-    /// Where the tick after `previous` starts, given the wall time of the poll that ended it:
-    /// `previous`'s end when the two agree within wall_jitter_us(), else the wall time.
-    static TimeUs next_tick_start(const telemetry::Tick& previous, TimeUs wall_now);
+    /// How far the wall clock stepped during `previous`, given the wall time of the poll that
+    /// ended it: that time − `previous`'s end (negative: stepped back), 0 within wall_jitter_us().
+    static DurationUs wall_step(const telemetry::Tick& previous, TimeUs wall_now);
+    /// The longest step of the wall clock the ticks bridge (a forward step's time unmeasured, a
+    /// backward step's time recorded once); a longer one (a clock set at boot) starts the next
+    /// tick at the wall time, so that no card-tick spans more than this beyond its interval.
+    static constexpr DurationUs k_max_bridged_step_us = 10 * 60 * k_us_per_second;
+    /// How often the sampler asks, between polls, which watched processes exited, so that an
+    /// exit inside a poll span is placed within half of this (docs/measurement.md).
+    static constexpr DurationUs k_exit_check_us = 250 * k_us_per_ms;
 
   private:
     void refresh_devices();
+    /// Sleeps until `deadline`, asking the resolver every k_exit_check_us which watched processes
+    /// exited meanwhile (appended to m_exits); asks once more at the end.
+    void sleep_watching(std::int64_t deadline, const std::atomic<bool>& stop);
+    /// Appends the exits the resolver saw since the previous check, placed at `now`'s and the
+    /// previous check's middle.
+    void check_exits(std::int64_t now);
     /// The deadline of the poll after the one planned at `previous` (monotonic µs), given the
     /// time `now`, so that polls are evenly spaced, no further apart than the source affords,
     /// never bunched after a late poll, and the last one falls exactly on `tick_end`.
@@ -74,6 +90,9 @@ class Sampler {
     SamplerOptions m_options;
     std::uint64_t m_ticks = 0;
     std::unordered_map<std::string, telemetry::DeviceInfo> m_devices;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> m_exited; ///< reused by check_exits()
+    std::vector<ProcessExit> m_exits;                              ///< since the previous poll
+    std::int64_t m_exits_checked = 0; ///< monotonic µs of the previous check
 };
 
 } // namespace gua::sampler

@@ -66,6 +66,9 @@ struct DevicePoll {
     DurationUs unmeasured_us = 0;
     /// A process-list read failed: `processes` may be incomplete, the holders are unknown.
     bool processes_unknown = false;
+    /// The per-process utilization read failed (not "not supported"): who was active during the
+    /// poll is unknown, so its active time is attributed to no one (flagged).
+    bool process_util_unknown = false;
     /// The card's readings (card_fields.def): counter fields hold the driver's running counter
     /// (energy since the driver loaded), fields the fold derives stay empty.
     CardReadings readings;

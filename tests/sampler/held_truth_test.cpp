@@ -92,8 +92,10 @@ class HeldTruth : public ::testing::TestWithParam<double> {
     std::string a() const { return "uid:61001"; }
     std::string b() const { return "uid:61002"; }
 
-    /// Runs `processes` on one card with `util` and checks states and identities.
-    void check(const json& processes, const json& util, const std::string& name) {
+    /// Runs `processes` on one card with `util` and checks states and identities; `device` adds
+    /// fields to the card, `faults` are the scenario's.
+    void check(const json& processes, const json& util, const std::string& name,
+               const json& device = json::object(), const json& faults = json::array()) {
         ASSERT_FALSE(m_proc.root().empty());
         identity::testing::FakeProcess pa;
         pa.uid = "61001";
@@ -102,8 +104,10 @@ class HeldTruth : public ::testing::TestWithParam<double> {
         pb.uid = "61002";
         m_proc.write(k_pid_a, pa);
         m_proc.write(k_pid_b, pb);
-        const json scenario = {{"devices", json::array({{{"uuid", k_uuid}, {"util", util}}})},
-                               {"processes", processes}};
+        json card = {{"uuid", k_uuid}, {"util", util}};
+        card.update(device);
+        const json scenario = {
+            {"devices", json::array({card})}, {"processes", processes}, {"faults", faults}};
         const nvml::testing::FakeDriver fake(test::fake_scenario(scenario));
         auto source = fake.source();
         ASSERT_TRUE(source);
@@ -206,37 +210,88 @@ TEST_P(HeldTruth, MpsClientAndServer) {
           busy, "MPS");
 }
 
-// The wall clock stepped 60 s forward (NTP, an administrator) while the card is busy all the
-// time, ring timestamps in the epoch and in the boot-time domain: the card stays busy (poll spans
-// follow the monotonic clock; it read 0 % after the step when they followed the wall clock).
-TEST(HeldTruthClock, AForwardWallClockStepNeverMakesABusyCardIdle) {
-    for (const char* domain : {"epoch", "boot"}) {
-        const json scenario = {{"devices", json::array({{{"uuid", k_uuid},
-                                                         {"util", steady(100)},
-                                                         {"timestamp_domain", domain}}})}};
-        const nvml::testing::FakeDriver fake(scenario);
-        auto source = fake.source();
-        ASSERT_TRUE(source);
-        TruthClock clock(fake, 8, 60 * k_us_per_second);
-        identity::Resolver resolver{"/nonexistent-proc"};
-        SamplerOptions options;
-        options.interval_us = 30 * k_us_per_second;
-        options.max_ticks = 8;
-        Sampler sampler(*source, clock, resolver, options);
-        const std::atomic<bool> stop{false};
-        std::vector<telemetry::Tick> ticks;
-        sampler.run(stop, [&](const telemetry::Tick& t) { ticks.push_back(t); });
-        ASSERT_EQ(ticks.size(), 8U);
-        bool stepped = false;
-        for (std::size_t i = 0; i < ticks.size(); ++i) {
-            const telemetry::CardTickRecord& c = ticks[i].cards.at(0);
-            EXPECT_GE(c.active_us.value_or(0), ticks[i].duration_us * 99 / 100)
-                << domain << " tick " << i;
-            stepped =
-                stepped || (i > 0 && ticks[i].t0 >= ticks[i - 1].t0 + ticks[i - 1].duration_us +
-                                                        59 * k_us_per_second);
+// The per-process utilization read fails for a minute while one user's process is busy and
+// another's holds memory idle: that minute's active time is flagged, never split by memory (the
+// idle holder was charged 75 % of it).
+TEST_P(HeldTruth, AFailedPerProcessUtilizationRead) {
+    json busy = json::array({json::array({0.0, 0})});
+    for (double p = k_offset - k_period; p < k_offset + 1300; p += k_period) {
+        busy.push_back({p + k_late, 100});
+        busy.push_back({p + 20 + k_late, 0});
+    }
+    const json faults = json::array({{{"function", "nvmlDeviceGetProcessUtilization"},
+                                      {"from", k_offset + 30},
+                                      {"to", k_offset + 90},
+                                      {"error", 999}}});
+    check(json::array({proc(k_pid_a, a(), steady(1000), 0, 1e6, "compute", busy),
+                       proc(k_pid_b, b(), steady(3000))}),
+          busy, "per-process read failed", json::object(), faults);
+}
+
+// The compute-process list keeps growing between the size query and the data calls (every data
+// call answers INSUFFICIENT_SIZE) for the first polls: those polls' holders are unknown,
+// flagged, never "(no process)".
+TEST_P(HeldTruth, AProcessListThatKeepsGrowing) {
+    json busy = json::array({json::array({0.0, 0})});
+    for (double p = k_offset - k_period; p < k_offset + 1300; p += k_period) {
+        busy.push_back({p + k_late, 100});
+        busy.push_back({p + 20 + k_late, 0});
+    }
+    check(json::array({proc(k_pid_a, a(), steady(8000), 0, 1e6, "compute", busy)}), busy,
+          "list keeps growing", {{"process_list_growth", {{"extra", 10}, {"calls", 60}}}});
+}
+
+// The wall clock stepped 60 s forward or back (NTP, an administrator) while the card is busy all
+// the time, ring timestamps in the epoch and in the boot-time domain: the card stays busy (poll
+// spans follow the monotonic clock; it read 0 % after the step when they followed the wall
+// clock), and the ticks stay contiguous and on the wall clock: a forward step's minute is
+// unmeasured at the start of the next tick, a backward step's minute, lived twice, is recorded
+// once (neither a gap nor an overlap).
+TEST(HeldTruthClock, AWallClockStepIsUnmeasuredNeverAGapOrAnOverlap) {
+    for (const DurationUs step : {60 * k_us_per_second, -60 * k_us_per_second}) {
+        for (const char* domain : {"epoch", "boot"}) {
+            const std::string name =
+                fmt::format("{} s step, {} timestamps", step / 1'000'000, domain);
+            const json scenario = {{"devices", json::array({{{"uuid", k_uuid},
+                                                             {"util", steady(100)},
+                                                             {"timestamp_domain", domain}}})}};
+            const nvml::testing::FakeDriver fake(scenario);
+            auto source = fake.source();
+            ASSERT_TRUE(source);
+            TruthClock clock(fake, 8, step);
+            identity::Resolver resolver{"/nonexistent-proc"};
+            SamplerOptions options;
+            options.interval_us = 30 * k_us_per_second;
+            options.max_ticks = 8;
+            Sampler sampler(*source, clock, resolver, options);
+            const std::atomic<bool> stop{false};
+            std::vector<telemetry::Tick> ticks;
+            sampler.run(stop, [&](const telemetry::Tick& t) { ticks.push_back(t); });
+            ASSERT_EQ(ticks.size(), 8U) << name;
+            DurationUs unmeasured = 0;
+            DurationUs recorded = 0;
+            for (std::size_t i = 0; i < ticks.size(); ++i) {
+                const telemetry::CardTickRecord& c = ticks[i].cards.at(0);
+                EXPECT_GE(c.active_us.value_or(0),
+                          (ticks[i].duration_us - c.unmeasured_us) * 99 / 100)
+                    << name << ", tick " << i;
+                if (i > 0) {
+                    EXPECT_EQ(ticks[i].t0, ticks[i - 1].t0 + ticks[i - 1].duration_us)
+                        << name << ": tick " << i << " follows the previous one";
+                }
+                unmeasured += c.unmeasured_us;
+                recorded += ticks[i].duration_us;
+            }
+            // The ticks end on the wall clock as it reads after the step.
+            EXPECT_EQ(ticks.back().t0 + ticks.back().duration_us, clock.wall_now()) << name;
+            if (step > 0) {
+                EXPECT_EQ(unmeasured, step) << name << ": the skipped minute, unmeasured";
+                EXPECT_EQ(recorded, clock.mono_now() + step) << name;
+            } else {
+                EXPECT_EQ(unmeasured, 0) << name;
+                EXPECT_EQ(recorded, clock.mono_now() + step) << name << ": the minute once";
+            }
         }
-        EXPECT_TRUE(stepped) << "the ticks keep wall-clock timestamps: a gap of the step";
     }
 }
 
