@@ -56,6 +56,7 @@ void Sampler::run(const std::atomic<bool>& stop,
     thresholds.graphics_is_holder = m_options.graphics_is_holder;
     thresholds.held_mib = m_options.held_mib;
     TickBuilder builder(thresholds, m_resolver);
+    builder.set_allocations(m_options.allocations, &m_source);
     telemetry::Tick tick;                     // reused: finish() overwrites it in place every tick
     std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
     // The first poll primes the source's cursors; its data covers time before the first tick,
@@ -103,6 +104,9 @@ void Sampler::run(const std::atomic<bool>& stop,
         on_tick(tick);
         ++m_ticks;
         m_resolver.sweep();
+        if (m_options.allocations != nullptr) {
+            m_options.allocations->forget_before(tick.t0); // never asked about again
+        }
         builder.start(next_tick_start(tick, last_poll_wall));
         // Anti-drift: the next tick starts one interval after this one, unless we are more than
         // a whole interval late, in which case we skip ahead without a burst of catch-up ticks.
