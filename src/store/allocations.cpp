@@ -15,12 +15,14 @@ void AllocationWriter::prepare(std::int64_t run_id) {
     if (m_insert_span) {
         return;
     }
+    // No unique index (it would double the table's size): the writer looks an allocation up once
+    // when it first meets it, and inserts it when it is new.
     m_insert_allocation.emplace(
-        m_db.prepare("INSERT OR IGNORE INTO allocation (kind, alloc_id, user, account, host) "
-                     "VALUES (?,?,?,?,?)"));
+        m_db.prepare("INSERT INTO allocation (kind, alloc_id, user, account, host) "
+                     "VALUES (?,?,?,?,?) RETURNING id"));
     m_find_allocation.emplace(
         m_db.prepare("SELECT id FROM allocation WHERE kind = ? AND alloc_id = ? AND user = ? AND "
-                     "account = ? AND host = ?"));
+                     "account = ? AND host = ? ORDER BY id LIMIT 1"));
     m_insert_span.emplace(m_db.prepare("INSERT INTO allocation_span (allocation_id, gpu_id, "
                                        "run_id, begin_us, end_us) VALUES (?,?,?,?,?) "
                                        "RETURNING id"));
@@ -39,12 +41,16 @@ std::int64_t AllocationWriter::allocation_id(const telemetry::AllocationOwner& o
         st.bind(4, owner.account);
         st.bind(5, *m_host);
     };
-    bind(*m_insert_allocation);
-    m_insert_allocation->run();
     bind(*m_find_allocation);
-    m_find_allocation->step();
-    const std::int64_t id = m_find_allocation->int64(0);
-    m_find_allocation->reset();
+    Statement* st = &*m_find_allocation;
+    if (!st->step()) {
+        st->reset();
+        st = &*m_insert_allocation;
+        bind(*st);
+        st->step();
+    }
+    const std::int64_t id = st->int64(0);
+    st->reset();
     if (m_ids.size() >= 4096) {
         m_ids.clear(); // bounded: jobs come and go
     }
@@ -98,12 +104,12 @@ WindowAllocations read_allocations(Database& db, TimeUs from, TimeUs to) {
     if (from >= to) {
         return out;
     }
-    Statement rows =
-        db.prepare("SELECT a.id, a.kind, a.alloc_id, a.user, a.account, a.host, "
-                   "(SELECT min(begin_us) FROM allocation_span s WHERE s.allocation_id = a.id), "
-                   "(SELECT max(end_us) FROM allocation_span s WHERE s.allocation_id = a.id) "
-                   "FROM allocation a WHERE a.id IN (SELECT allocation_id FROM allocation_span "
-                   "WHERE end_us > ?1 AND begin_us < ?2) ORDER BY a.id");
+    // Whole-table reads: the tables are small (a row per allocation, a span per card it held).
+    Statement rows = db.prepare(
+        "SELECT a.id, a.kind, a.alloc_id, a.user, a.account, a.host, s.first_us, s.last_us "
+        "FROM allocation a JOIN (SELECT allocation_id, min(begin_us) AS first_us, max(end_us) AS "
+        "last_us, max(end_us > ?1 AND begin_us < ?2) AS in_window FROM allocation_span GROUP BY "
+        "allocation_id) s ON s.allocation_id = a.id WHERE s.in_window ORDER BY a.id");
     rows.bind(1, std::int64_t{from});
     rows.bind(2, std::int64_t{to});
     std::map<std::int64_t, std::int64_t> index;

@@ -180,8 +180,7 @@ CREATE TABLE allocation (
     alloc_id TEXT NOT NULL,
     user TEXT NOT NULL DEFAULT '',
     account TEXT NOT NULL DEFAULT '',
-    host TEXT NOT NULL DEFAULT '',
-    UNIQUE (kind, alloc_id, user, account, host)
+    host TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE allocation_span (
     id INTEGER PRIMARY KEY,
@@ -191,8 +190,6 @@ CREATE TABLE allocation_span (
     begin_us INTEGER NOT NULL,
     end_us INTEGER NOT NULL
 );
-CREATE INDEX allocation_span_end ON allocation_span (end_us);
-CREATE INDEX allocation_span_of ON allocation_span (allocation_id);
 CREATE VIEW block_tick AS
 WITH RECURSIVE tk(block_id, k, t0_us, duration_us) AS (
     SELECT id, 0, t0_us, tick_us FROM tick_block

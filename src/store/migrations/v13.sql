@@ -2,8 +2,9 @@
 -- (per card-tick: 0 no allocation, 1 allocated the whole tick, 2 allocation unknown the whole
 -- tick, 3 the six times listed in alloc_us) and alloc_us; blocks written before read them as 0.
 -- One row per allocation (Slurm job, pod, reservation) and its spans per card; the rollups keep
--- their allocated-unused time; card_tick and card_tick_state show the allocation crossing. Never
--- edit this text: a change is a new migration.
+-- their allocated-unused time; card_tick and card_tick_state show the allocation crossing. The
+-- allocation tables have no index: a few rows per card and day, read whole by a report, looked up
+-- by the writer once per new allocation. Never edit this text: a change is a new migration.
 ALTER TABLE tick_block ADD COLUMN alloc_shape TEXT;
 ALTER TABLE tick_block ADD COLUMN alloc_us TEXT;
 CREATE TABLE allocation (
@@ -12,8 +13,7 @@ CREATE TABLE allocation (
     alloc_id TEXT NOT NULL,
     user TEXT NOT NULL DEFAULT '',
     account TEXT NOT NULL DEFAULT '',
-    host TEXT NOT NULL DEFAULT '',
-    UNIQUE (kind, alloc_id, user, account, host)
+    host TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE allocation_span (
     id INTEGER PRIMARY KEY,
@@ -23,8 +23,6 @@ CREATE TABLE allocation_span (
     begin_us INTEGER NOT NULL,
     end_us INTEGER NOT NULL
 );
-CREATE INDEX allocation_span_end ON allocation_span (end_us);
-CREATE INDEX allocation_span_of ON allocation_span (allocation_id);
 ALTER TABLE rollup_hour ADD COLUMN allocated_unused_us INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollup_gpu ADD COLUMN allocated_unused_us INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollup_day_gpu ADD COLUMN allocated_unused_us INTEGER NOT NULL DEFAULT 0;
