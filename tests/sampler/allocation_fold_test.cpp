@@ -5,6 +5,7 @@
 #include "alloc/timeline.hpp"
 #include "audit/classify.hpp"
 #include "audit/from_tick.hpp"
+#include "audit/window.hpp"
 #include "identity/resolver.hpp"
 #include "sampler/fold.hpp"
 
@@ -203,6 +204,11 @@ TEST_F(AllocationFoldTest, SourceFailingMidRunIsUnknownNeverTrulyIdle) {
     EXPECT_EQ(s.idle_held, 5 * k_s);
     EXPECT_EQ(s.unmeasured, 10 * k_s);
     EXPECT_EQ(s.allocated_unused, 0);
+    // Flagged as allocation unknown (the report's data coverage), not as unknown process lists.
+    audit::WindowAccumulator acc(audit::Thresholds{}, 0, [](TimeUs) { return std::pair{0, 0}; });
+    acc.add(audit::to_card_tick(tick, tick.cards.at(0)));
+    EXPECT_EQ(acc.gpus().at(0).provenance.allocation_unknown_us, 10 * k_s);
+    EXPECT_EQ(acc.gpus().at(0).provenance.holders_unknown_us, 0);
     // The next tick, still unreadable: every idle second is unmeasured.
     const telemetry::Tick next =
         fold({{at(0)}, {at(0)}, {at(0)}, {at(0)}, {at(0)}, {at(0)}}, k_t0 + 30 * k_s);

@@ -146,6 +146,9 @@ TEST(AllocationStore, RollupsKeepAllocatedUnused) {
     reader.accumulate(k_start, k_start + k_us_per_hour, std::nullopt, acc);
     EXPECT_EQ(acc.states().allocated_unused, 300 * k_s);
     EXPECT_EQ(acc.states().truly_idle, 60 * k_s);
+    // Tick 6's idle time is flagged as allocation unknown, not as unknown process lists.
+    EXPECT_EQ(acc.gpus().at(1).provenance.allocation_unknown_us, 40 * k_s);
+    EXPECT_EQ(acc.gpus().at(1).provenance.holders_unknown_us, 0);
 }
 
 TEST(AllocationStore, NoAllocationsStoreNothing) {
