@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // What reading allocations costs a host of 8 GPUs and 50 pods: one scan of a job-mapping
-// directory, one kubelet pod-resources List over gRPC (a real server on a unix socket), and the
-// consumer's per-tick queries (8 cards, one 30 s span). docs/PERFORMANCE.md records the figures.
+// directory, one kubelet pod-resources List over gRPC (a real server on a unix socket), the
+// consumer's per-tick queries (8 cards, one 30 s span), the sampler's crossing of each card-tick
+// with them, and the report reader's per-card-tick shares. docs/PERFORMANCE.md records the figures.
 #include "alloc/kubelet_source.hpp"
 #include "alloc/mapping_dir.hpp"
 #include "alloc/timeline.hpp"
 #include "podresources_v1.grpc.pb.h"
+#include "sampler/allocation_fold.hpp"
+#include "store/allocations.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -118,6 +121,76 @@ void BM_QueryEightCardsPerTick(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_QueryEightCardsPerTick)->Unit(benchmark::kMicrosecond);
+
+// The sampler's per-tick work with allocations: 50 pods on 8 cards (time-sliced, up to 7 on a
+// card), two of them ending mid-tick; for each card one query over the 30 s tick and the crossing
+// with its six 5 s poll spans, owners included.
+void BM_CrossEightCardsPerTick(benchmark::State& state) {
+    Timeline timeline(3 * k_us_per_second);
+    Snapshot all;
+    for (int p = 0; p < k_pods; ++p) {
+        DeviceRef ref;
+        ref.uuid = gpu_uuid(p % k_gpus);
+        all.entries.push_back(
+            {ref, {AllocationKind::pod, "team/pod-" + std::to_string(p), "", "team"}});
+    }
+    Snapshot fewer = all;
+    fewer.entries.resize(k_pods - 2);
+    timeline.record(0, all);
+    timeline.record(12 * k_us_per_second, fewer);
+    timeline.confirm(30 * k_us_per_second);
+    sampler::AllocationFold fold;
+    sampler::AllocationFold::Totals total;
+    for (int poll = 0; poll < 6; ++poll) {
+        const sampler::AllocationFold::Totals before = total;
+        total.active += 2e6;
+        total.not_held += 3e6;
+        fold.add(poll * 5 * k_us_per_second, (poll + 1) * 5 * k_us_per_second, before, total);
+    }
+    telemetry::CardTickRecord record;
+    record.active_us = 12 * k_us_per_second;
+    record.idle_unlisted_us = 18 * k_us_per_second;
+    for (auto _ : state) {
+        for (int i = 0; i < k_gpus; ++i) {
+            CardQuery card;
+            card.index = static_cast<unsigned>(i);
+            card.uuid = gpu_uuid(i);
+            fold.cross(timeline.query(card, 0, 30 * k_us_per_second), 0, 30 * k_us_per_second,
+                       record);
+            benchmark::DoNotOptimize(record.allocation);
+        }
+    }
+}
+BENCHMARK(BM_CrossEightCardsPerTick)->Unit(benchmark::kMicrosecond);
+
+// The report reader's per-card-tick work: a 30-day window of 8 cards, each allocated to a new job
+// every hour (5,760 spans), scanned tick by tick (30 s) in time order. Reported per card-tick.
+void BM_ReaderSharesPerCardTick(benchmark::State& state) {
+    constexpr int k_hours = 30 * 24;
+    store::WindowAllocations window;
+    for (int g = 0; g < k_gpus; ++g) {
+        for (int h = 0; h < k_hours; ++h) {
+            window.spans.push_back({h % k_pods, g, h * k_us_per_hour, (h + 1) * k_us_per_hour});
+        }
+    }
+    audit::CardTick tick;
+    tick.duration_us = 30 * k_us_per_second;
+    std::int64_t ticks = 0;
+    for (auto _ : state) {
+        store::AllocationShares shares(window);
+        for (TimeUs t0 = 0; t0 < 2 * k_us_per_hour; t0 += tick.duration_us) {
+            for (int g = 0; g < k_gpus; ++g) {
+                tick.gpu = static_cast<std::uint32_t>(g);
+                tick.t0 = t0;
+                shares.fill(tick);
+                benchmark::DoNotOptimize(tick.allocations);
+                ++ticks;
+            }
+        }
+    }
+    state.SetItemsProcessed(ticks);
+}
+BENCHMARK(BM_ReaderSharesPerCardTick)->Unit(benchmark::kMicrosecond);
 
 } // namespace
 

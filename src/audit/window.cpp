@@ -52,6 +52,7 @@ Provenance& Provenance::operator+=(const Provenance& o) {
     util_unknown_us += o.util_unknown_us;
     holders_unknown_us += o.holders_unknown_us;
     no_reading_us += o.no_reading_us;
+    allocation_unknown_us += o.allocation_unknown_us;
     return *this;
 }
 
@@ -177,8 +178,12 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
         // classify() takes the unknown-holders part out of what unknown utilization left.
         const DurationUs util_unknown =
             std::min(std::max<DurationUs>(tick.unmeasured_us, 0), states.unmeasured);
-        provenance.holders_unknown_us += states.unmeasured - util_unknown;
-        provenance.util_unknown_us -= states.unmeasured - util_unknown;
+        // The rest is holders unknown, then allocation unknown (classify's order).
+        const DurationUs rest = states.unmeasured - util_unknown;
+        const DurationUs holders = std::min(std::max<DurationUs>(tick.idle_unknown_us, 0), rest);
+        provenance.holders_unknown_us += holders;
+        provenance.allocation_unknown_us += rest - holders;
+        provenance.util_unknown_us -= rest;
         provenance.by_source_us[static_cast<std::size_t>(tick.util_source) %
                                 provenance.by_source_us.size()] += states.total() - util_unknown;
     }

@@ -23,12 +23,15 @@ namespace gua::audit {
 /// How a card's recorded time was measured. by_source_us: card-time whose utilization was
 /// measured, by the utilization source of its card-tick (index: telemetry::UtilSource); together
 /// with util_unknown_us it is the card's whole recorded time. holders_unknown_us is part of the
-/// measured time (below the active threshold while the process lists could not be read).
+/// measured time (below the active threshold while the process lists could not be read), and so
+/// is allocation_unknown_us (idle, not held, while a configured allocation source was unreadable:
+/// neither truly idle nor allocated-unused).
 struct Provenance {
     std::array<DurationUs, 4> by_source_us{};
     DurationUs util_unknown_us = 0;    ///< utilization unknown (lost samples, lost GPU, no reading)
     DurationUs holders_unknown_us = 0; ///< below the active threshold, process lists unreadable
     DurationUs no_reading_us = 0; ///< of util_unknown_us: ticks with no utilization at all (MIG)
+    DurationUs allocation_unknown_us = 0; ///< idle, not held, allocation unknown (flagged)
 
     Provenance& operator+=(const Provenance& o);
     friend bool operator==(const Provenance&, const Provenance&) = default;

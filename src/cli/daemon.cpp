@@ -87,9 +87,10 @@ int run(const DaemonCommandOptions& o) {
     }
     d.exporter.listen = listen;
     d.exporter.price_per_gpu_hour = o.price_per_gpu_hour;
-    // The sources start reading now; the sampler does not record their answers yet.
+    // The sources start reading now; the sampler crosses their answers with every card-tick.
     const std::unique_ptr<alloc::AllocationSource> allocations =
         alloc::make_allocation_source(allocation_settings(o, cfg.value()));
+    d.allocations = allocations.get();
     const std::string library = o.nvml_library;
     return daemon::run_daemon(d, [library] { return nvml::open_nvml_source(library); });
 }

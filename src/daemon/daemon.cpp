@@ -213,6 +213,9 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     log.line(fmt::format("gua daemon started: host={} driver={} gpus={} interval={} db={}",
                          hostname(), driver.empty() ? "?" : driver, cards,
                          format_duration(options.interval_us), options.db));
+    if (options.allocations != nullptr) {
+        log.line("gua daemon: allocations from " + options.allocations->describe());
+    }
     if (const std::string note = source->measurement_note(); !note.empty()) {
         log.line("gua daemon: " + note);
     }
@@ -238,6 +241,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     so.graphics_is_holder = thresholds.graphics_is_holder;
     so.held_mib = thresholds.held_mib;
     so.max_ticks = options.max_ticks;
+    so.allocations = options.allocations;
     sampler::Sampler sampler(*source, clock, resolver, so);
     StorageWatch storage(lock, log_line);
     WatchdogPacer watchdog = WatchdogPacer::from_environment();

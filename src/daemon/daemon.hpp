@@ -2,6 +2,7 @@
 // The recording daemon: probe the source, lock and open the database, tick until signalled.
 #pragma once
 
+#include "alloc/source.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
 #include "export/exporter.hpp"
@@ -26,6 +27,9 @@ struct DaemonOptions {
     std::string source_name = "nvml"; ///< recorded in the run table
     /// Prometheus /metrics: off unless exporter.listen is set.
     exporter::ExporterOptions exporter;
+    /// The host's allocation sources, crossed with every card-tick (docs/allocations.md); owned
+    /// by the caller, outliving run_daemon(). nullptr: none configured, ticks as without them.
+    alloc::AllocationSource* allocations = nullptr;
 };
 
 /// How the daemon obtains its device source. A failure whose message says the driver and library

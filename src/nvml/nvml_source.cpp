@@ -34,6 +34,15 @@ std::vector<telemetry::DeviceInfo> NvmlSource::devices() {
     return out;
 }
 
+std::optional<unsigned> NvmlSource::gpu_instance_of(const std::string& uuid) const {
+    for (const Card& card : m_cards) {
+        if (card.info.uuid == uuid && card.parent != nullptr) {
+            return card.gpu_instance_id;
+        }
+    }
+    return std::nullopt;
+}
+
 std::vector<telemetry::DevicePoll> NvmlSource::poll(TimeUs now) {
     std::vector<telemetry::DevicePoll> out;
     poll_into(now, out);

@@ -44,6 +44,8 @@ class NvmlSource final : public telemetry::DeviceSource {
     void expect_devices(const std::vector<telemetry::DeviceInfo>& known) override;
     /// Reads every card once (enumerating first if devices() was never called).
     std::vector<telemetry::DevicePoll> poll(TimeUs now) override;
+    /// The GPU-instance id of MIG instance `uuid` as last enumerated; nullopt otherwise.
+    std::optional<unsigned> gpu_instance_of(const std::string& uuid) const override;
     /// Reads every card once into `out`, reusing its storage (no allocation on a steady poll).
     void poll_into(TimeUs now, std::vector<telemetry::DevicePoll>& out) override;
 

@@ -73,6 +73,7 @@ void TickBuilder::CardAcc::reset() {
         acc.has_sm = false;
     }
     hint = 0;
+    allocation.clear();
 }
 
 void TickBuilder::CardAcc::drop_unseen() {
@@ -207,7 +208,12 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
             card.lost = true; // the poll's span stays unmeasured
             continue;
         }
+        const AllocationFold::Totals before{card.active, card.idle_held, card.idle_unlisted};
         add_card_poll(card, poll, span_us);
+        if (m_allocations != nullptr) {
+            card.allocation.add(m_t0 + m_span - span_us, m_t0 + m_span, before,
+                                {card.active, card.idle_held, card.idle_unlisted});
+        }
     }
 }
 
@@ -673,6 +679,14 @@ void TickBuilder::finish(std::uint64_t seq, telemetry::Tick& tick) {
             tick.lost_uuids.push_back(uuid);
         }
         finish_card(card);
+        if (m_allocations != nullptr) {
+            const std::string& id = card.record.device.uuid;
+            card.allocation.finish(
+                *m_allocations,
+                card_query(card.record.device,
+                           m_device_source ? m_device_source->gpu_instance_of(id) : std::nullopt),
+                m_t0, m_span, card.record);
+        }
         const telemetry::CardTickRecord& r = card.record;
         if (tick.cards.size() == n) {
             tick.cards.emplace_back();

@@ -5,6 +5,8 @@
 
 #include "audit/card_tick.hpp"
 #include "identity/resolver.hpp"
+#include "sampler/allocation_fold.hpp"
+#include "telemetry/device_source.hpp"
 #include "telemetry/model.hpp"
 #include "telemetry/tick.hpp"
 
@@ -44,6 +46,14 @@ class TickBuilder {
     /// process types are holders (graphics_is_holder). The resolver must outlive the builder.
     TickBuilder(const audit::Thresholds& thresholds, identity::Resolver& resolver);
 
+    /// Crosses each card-tick with what `source` says owned the card (docs/allocations.md);
+    /// `devices` names MIG instances' GPU-instance ids. Both must outlive the builder; without a
+    /// source (the default) card-ticks carry no allocation.
+    void set_allocations(const alloc::AllocationSource* source,
+                         const telemetry::DeviceSource* devices) {
+        m_allocations = source;
+        m_device_source = devices;
+    }
     /// Starts a new tick at wall time `t0`.
     void start(TimeUs t0);
     /// Takes the counter readings of `polls` (the source's priming poll, before the first tick)
@@ -133,7 +143,8 @@ class TickBuilder {
         std::vector<ProcAcc> processes;
         std::vector<std::uint32_t> order;
         std::size_t live = 0;
-        std::size_t hint = 0; ///< where in `order` the next polled process probably is
+        std::size_t hint = 0;      ///< where in `order` the next polled process probably is
+        AllocationFold allocation; ///< the tick's poll decisions, for the allocation crossing
         void reset();
         /// Where (pid, type, start) is or would go in `order`.
         std::vector<std::uint32_t>::iterator position(std::uint32_t pid,
@@ -197,6 +208,8 @@ class TickBuilder {
     std::vector<Segment> m_segments;    ///< reused by add_idle()
     std::vector<double> m_cuts;         ///< reused by add_idle()
     const telemetry::Tick* m_last_out = nullptr;
+    const alloc::AllocationSource* m_allocations = nullptr;
+    const telemetry::DeviceSource* m_device_source = nullptr;
     /// Indexes in CardAcc::processes of the poll's processes, in the poll's order (reused).
     std::vector<std::size_t> m_poll_procs; ///< the tick the previous finish() filled
 };

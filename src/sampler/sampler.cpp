@@ -94,6 +94,7 @@ void Sampler::run(const std::atomic<bool>& stop,
     thresholds.graphics_is_holder = m_options.graphics_is_holder;
     thresholds.held_mib = m_options.held_mib;
     TickBuilder builder(thresholds, m_resolver);
+    builder.set_allocations(m_options.allocations, &m_source);
     telemetry::Tick tick;                     // reused: finish() overwrites it in place every tick
     std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
     // The first poll primes the source's cursors; its data covers time before the first tick,
@@ -158,6 +159,9 @@ void Sampler::run(const std::atomic<bool>& stop,
             on_tick(tick);
             ++m_ticks;
             m_resolver.sweep();
+            if (m_options.allocations != nullptr) {
+                m_options.allocations->forget_before(tick.t0); // never asked about again
+            }
             // A step of the wall clock: forward, the time it skipped is unmeasured at the start
             // of the next tick; back, the time it lives again is left out. A longer step starts
             // the next tick at the wall time (a gap in coverage, or time recorded twice).

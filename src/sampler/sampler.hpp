@@ -4,6 +4,7 @@
 // finished tick to a callback.
 #pragma once
 
+#include "alloc/source.hpp"
 #include "core/clock.hpp"
 #include "identity/resolver.hpp"
 #include "sampler/fold.hpp"
@@ -32,6 +33,9 @@ struct SamplerOptions {
     bool graphics_is_holder = false; ///< graphics contexts count as holders (idle time unlisted)
     /// Holders listed together at a poll holding more than this hold the card during the poll.
     std::int64_t held_mib = 100;
+    /// The host's allocation sources (docs/allocations.md), crossed with every card-tick; it
+    /// must outlive the sampler. nullptr: card-ticks carry no allocation.
+    alloc::AllocationSource* allocations = nullptr;
 };
 
 /// Runs the loop on one thread.

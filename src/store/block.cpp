@@ -110,6 +110,23 @@ DurationUs card_held_of(std::optional<DurationUs> active_us, DurationUs measured
     return std::max<DurationUs>(measured_us - *active_us - idle_unknown_us - idle_unlisted_us, 0);
 }
 
+telemetry::AllocationTimes allocation_whole(bool allocated, DurationUs duration_us,
+                                            std::optional<DurationUs> active_us,
+                                            DurationUs measured_us, DurationUs idle_unknown_us,
+                                            DurationUs idle_unlisted_us) {
+    telemetry::AllocationTimes a;
+    if (allocated) {
+        a.allocated_us = duration_us;
+        a.active_us = active_us.value_or(0);
+        a.idle_held_us = card_held_of(active_us, measured_us, idle_unknown_us, idle_unlisted_us);
+        a.unused_us = idle_unlisted_us;
+    } else {
+        a.unknown_us = duration_us;
+        a.unknown_idle_us = idle_unlisted_us;
+    }
+    return a;
+}
+
 std::int64_t quantised(std::int64_t value, std::int64_t quantum) {
     if (quantum <= 1) {
         return value;
@@ -146,6 +163,7 @@ std::size_t period_of(std::size_t stream, std::size_t cards, std::size_t procs) 
     case Stream::t0_delta:
     case Stream::dur_delta:
     case Stream::shape_us:
+    case Stream::alloc_us:
         return 1;
     case Stream::proc_mem_mib:
     case Stream::proc_sm_cpct:
@@ -168,15 +186,24 @@ bool BlockBuilder::fits(const BlockLayout& layout, TimeUs t0) const {
     }
     const std::size_t layout_bytes = m_row.cards.size() + m_row.procs.size();
     std::size_t bytes = layout_bytes > k_max_bytes / 2 ? 0 : layout_bytes;
-    for (const codec::StreamWriter& s : m_streams) {
-        bytes += s.text().size();
+    for (std::size_t s = 0; s < k_stream_count; ++s) {
+        bytes += stream(s).size();
     }
     return bytes < k_max_bytes;
+}
+
+const std::string& BlockBuilder::stream(std::size_t s) const {
+    static const std::string k_empty;
+    if (s == static_cast<std::size_t>(Stream::alloc_shape) && !m_any_allocation) {
+        return k_empty;
+    }
+    return m_streams[s].text();
 }
 
 void BlockBuilder::start(std::int64_t run_id, const BlockLayout& layout,
                          const telemetry::Tick& tick) {
     m_layout = layout;
+    m_any_allocation = false;
     m_hour = hour_of(tick.t0);
     m_row = BlockRow{};
     m_row.run_id = run_id;
@@ -238,6 +265,30 @@ void BlockBuilder::encode_fields(const telemetry::CardReadings& readings, Durati
     }
 }
 
+void BlockBuilder::encode_allocation(const telemetry::CardTickRecord& c, DurationUs duration_us,
+                                     DurationUs measured_us, DurationUs idle_unknown_us) {
+    const telemetry::AllocationTimes& a = c.allocation;
+    std::uint64_t code = k_alloc_explicit;
+    if (!a.any()) {
+        code = k_alloc_none;
+    } else if (a == allocation_whole(true, duration_us, c.active_us, measured_us, idle_unknown_us,
+                                     c.idle_unlisted_us)) {
+        code = k_alloc_allocated;
+    } else if (a == allocation_whole(false, duration_us, c.active_us, measured_us, idle_unknown_us,
+                                     c.idle_unlisted_us)) {
+        code = k_alloc_unknown;
+    }
+    m_streams[static_cast<std::size_t>(Stream::alloc_shape)].append(code);
+    m_any_allocation = m_any_allocation || code != k_alloc_none;
+    if (code == k_alloc_explicit) {
+        for (const DurationUs v : {a.allocated_us, a.active_us, a.idle_held_us, a.unused_us,
+                                   a.unknown_us, a.unknown_idle_us}) {
+            m_streams[static_cast<std::size_t>(Stream::alloc_us)].append(
+                static_cast<std::uint64_t>(std::max<DurationUs>(v, 0)));
+        }
+    }
+}
+
 void BlockBuilder::encode(const telemetry::Tick& tick) {
     const auto put = [this](Stream s, std::uint64_t v) {
         m_streams[static_cast<std::size_t>(s)].append(v);
@@ -268,6 +319,7 @@ void BlockBuilder::encode(const telemetry::Tick& tick) {
                 put(Stream::shape_us, codec::zigzag(b));
             }
         }
+        encode_allocation(c, tick.duration_us, measured, idle_unknown);
         encode_fields(c.readings, tick.duration_us);
         put(Stream::read_errors, static_cast<std::uint64_t>(std::max(c.read_errors, 0)));
         std::uint64_t slot_sm = 0;

@@ -43,6 +43,9 @@ enum class Stream : std::size_t {
     /// per process-tick: zigzag(value − proc_idle_held_default()); NULL for non-holders;
     /// absent: NULL
     proc_idle_held_us = 44,
+    // Schema 13.
+    alloc_shape = 45, ///< per card-tick: the allocation crossing's code (k_alloc_*); absent: 0
+    alloc_us = 46,    ///< six values per card-tick whose alloc_shape is k_alloc_explicit
 };
 
 namespace detail {
@@ -50,7 +53,7 @@ struct StreamName {
     Stream stream;
     std::string_view column;
 };
-inline constexpr std::array<StreamName, 14> k_structural_streams{{
+inline constexpr std::array<StreamName, 16> k_structural_streams{{
     {Stream::t0_delta, "t0_delta"},
     {Stream::dur_delta, "dur_delta"},
     {Stream::util_source, "util_source"},
@@ -65,6 +68,8 @@ inline constexpr std::array<StreamName, 14> k_structural_streams{{
     {Stream::idle_unknown_us, "idle_unknown_us"},
     {Stream::proc_active_us, "proc_active_us"},
     {Stream::proc_idle_held_us, "proc_idle_held_us"},
+    {Stream::alloc_shape, "alloc_shape"},
+    {Stream::alloc_us, "alloc_us"},
 }};
 constexpr std::size_t stream_count() {
     std::size_t n = k_structural_streams.size() + telemetry::k_card_field_count;
@@ -177,6 +182,23 @@ inline constexpr std::uint64_t k_shape_partial = 8;
 /// Shape code of a card-tick whose active and four bucket times are all listed in shape_us.
 inline constexpr std::uint64_t k_shape_explicit = 9;
 
+/// Codes of stream alloc_shape: no allocation source said anything (all zero); allocated the
+/// whole tick, the crossing equal to the card-tick's own states (allocation_whole()); unknown
+/// the whole tick, likewise; or the six times listed in alloc_us (allocated, active, idle-held,
+/// unused, unknown, unknown idle).
+inline constexpr std::uint64_t k_alloc_none = 0;
+inline constexpr std::uint64_t k_alloc_allocated = 1;
+inline constexpr std::uint64_t k_alloc_unknown = 2;
+inline constexpr std::uint64_t k_alloc_explicit = 3;
+
+/// The allocation crossing of a card-tick allocated (else unknown) for all its `duration_us`:
+/// allocated (unknown) time the duration; active, idle-held and unused (unknown idle) time the
+/// card-tick's own active, idle-held and idle-unlisted time.
+telemetry::AllocationTimes allocation_whole(bool allocated, DurationUs duration_us,
+                                            std::optional<DurationUs> active_us,
+                                            DurationUs measured_us, DurationUs idle_unknown_us,
+                                            DurationUs idle_unlisted_us);
+
 /// Values per tick of stream number `s` in a block with `cards` card and `procs` process slots.
 std::size_t period_of(std::size_t s, std::size_t cards, std::size_t procs);
 
@@ -229,19 +251,24 @@ class BlockBuilder {
     void append(const telemetry::Tick& tick);
     /// The row as it must be stored now, except for its streams (see stream()).
     const BlockRow& row() const { return m_row; }
-    /// The encoded stream `s` as it must be stored now; empty when it has no values.
-    const std::string& stream(std::size_t s) const { return m_streams[s].text(); }
+    /// The encoded stream `s` as it must be stored now; empty when it has no values, and
+    /// alloc_shape empty while every card-tick of the block is without allocation (k_alloc_none),
+    /// so that a host without allocation sources stores nothing for them.
+    const std::string& stream(std::size_t s) const;
     /// Records the rowid the block got when inserted.
     void set_id(std::int64_t id) { m_row.id = id; }
 
   private:
     void encode(const telemetry::Tick& tick);
     void encode_fields(const telemetry::CardReadings& readings, DurationUs duration_us);
+    void encode_allocation(const telemetry::CardTickRecord& c, DurationUs duration_us,
+                           DurationUs measured_us, DurationUs idle_unknown_us);
 
     BlockRow m_row;
     BlockLayout m_layout;
     std::int64_t m_hour = 0;
     TimeUs m_last_end = 0;
+    bool m_any_allocation = false; ///< a card-tick of the block has alloc_shape ≠ k_alloc_none
     std::array<codec::StreamWriter, k_stream_count> m_streams;
 };
 
@@ -266,10 +293,11 @@ struct StoredCardTick {
     std::optional<double> util_pct;
     std::optional<DurationUs> active_us;
     std::array<DurationUs, 4> bucket_us{};
-    DurationUs unmeasured_us = 0;     ///< see telemetry::CardTickRecord
-    DurationUs idle_unlisted_us = 0;  ///< see telemetry::CardTickRecord
-    DurationUs idle_unknown_us = 0;   ///< see telemetry::CardTickRecord
-    telemetry::CardReadings readings; ///< per-card fields, as quantised when stored
+    DurationUs unmeasured_us = 0;          ///< see telemetry::CardTickRecord
+    DurationUs idle_unlisted_us = 0;       ///< see telemetry::CardTickRecord
+    DurationUs idle_unknown_us = 0;        ///< see telemetry::CardTickRecord
+    telemetry::CardReadings readings;      ///< per-card fields, as quantised when stored
+    telemetry::AllocationTimes allocation; ///< see telemetry::CardTickRecord
     std::int64_t read_errors = 0;
     std::uint32_t proc_begin = 0;
     std::uint32_t proc_count = 0;

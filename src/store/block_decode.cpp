@@ -51,6 +51,8 @@ constexpr std::array<bool, k_stream_count> k_may_be_absent = [] {
         absent[s] = true;
     }
     absent[static_cast<std::size_t>(Stream::proc_idle_held_us)] = true;
+    absent[static_cast<std::size_t>(Stream::alloc_shape)] = true; // also: no allocation at all
+    absent[static_cast<std::size_t>(Stream::alloc_us)] = true;
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         absent[f.stream] = f.since > 3;
     }
@@ -85,6 +87,34 @@ bool in_range(std::int64_t us) {
     return us >= -k_max_time_us && us <= k_max_time_us;
 }
 
+/// Sets the allocation crossing of `t` (its measurement decoded) from its alloc_shape `code`,
+/// taking explicit values from `next`; false when damaged.
+template <typename Next>
+bool decode_allocation(std::uint64_t code, DurationUs measured, StoredCardTick& t, Next next) {
+    switch (code) {
+    case k_alloc_none:
+        return true;
+    case k_alloc_allocated:
+    case k_alloc_unknown:
+        t.allocation = allocation_whole(code == k_alloc_allocated, t.duration_us, t.active_us,
+                                        measured, t.idle_unknown_us, t.idle_unlisted_us);
+        return true;
+    case k_alloc_explicit:
+        for (DurationUs* v :
+             {&t.allocation.allocated_us, &t.allocation.active_us, &t.allocation.idle_held_us,
+              &t.allocation.unused_us, &t.allocation.unknown_us, &t.allocation.unknown_idle_us}) {
+            const std::uint64_t stored = next();
+            if (stored > static_cast<std::uint64_t>(k_max_time_us)) {
+                return false;
+            }
+            *v = static_cast<DurationUs>(stored);
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
 /// Appends the card-ticks of a block whose streams are decoded; false when they do not fit or
 /// hold a time out of range (a per-card reading that cannot be scaled is left unknown).
 bool expand(const BlockRow& row, const BlockLayout& layout,
@@ -102,6 +132,7 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
     }
     std::size_t ex = 0;
     const auto shape_value = [&] { return codec::unzigzag(val(Stream::shape_us, ex++)); };
+    std::size_t ax = 0; // next value of alloc_us
     TimeUs prev_end = row.t0_us;
     for (std::size_t k = 0; k < n; ++k) {
         const std::int64_t t0_delta = codec::unzigzag(val(Stream::t0_delta, k));
@@ -174,6 +205,10 @@ bool expand(const BlockRow& row, const BlockLayout& layout,
                 t.idle_unlisted_us = codec::unzigzag(at(Stream::idle_unlisted_us)) +
                                      idle_unlisted_default(!slot_procs[slot].empty(), t.active_us,
                                                            measured, t.idle_unknown_us);
+            }
+            if (!decode_allocation(at(Stream::alloc_shape), measured, t,
+                                   [&] { return val(Stream::alloc_us, ax++); })) {
+                return false;
             }
             for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
                 const std::uint64_t stored = val(f.stream, i);
@@ -277,6 +312,15 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
             for (std::size_t k = 0; k < n * cards; ++k) {
                 const std::uint64_t shape = shapes.at(k);
                 count += shape == k_shape_partial ? 3 : (shape == k_shape_explicit ? 5 : 0);
+            }
+        }
+        if (i == static_cast<std::size_t>(Stream::alloc_us)) {
+            count = 0;
+            if (!is_absent(row, Stream::alloc_shape)) {
+                const codec::Values& codes = v[static_cast<std::size_t>(Stream::alloc_shape)];
+                for (std::size_t k = 0; k < n * cards; ++k) {
+                    count += codes.at(k) == k_alloc_explicit ? 6 : 0;
+                }
             }
         }
         if (!codec::decode(row.streams[i], count, period_of(i, cards, procs), v[i])) {

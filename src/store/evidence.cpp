@@ -18,7 +18,7 @@ namespace {
 
 using evidence_format::Field;
 
-constexpr std::size_t k_field_count = 92;
+constexpr std::size_t k_field_count = 93;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -127,6 +127,8 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {89, &t.health.gpm.cpct_ms[6]},
         {90, &t.health.gpm.light_active_us},
         {91, &pools[8]},
+        // Schema 13: idle time not held while the allocation was unknown.
+        {92, &v.allocation_unknown_us},
     }};
 }
 

@@ -2,6 +2,7 @@
 // gua db stats / check / vacuum / backup, on top of SQLite pragmas and the backup API.
 #include "store/maintenance.hpp"
 
+#include "alloc/allocation.hpp"
 #include "core/fatal.hpp"
 #include "store/raw.hpp"
 #include "store/reader.hpp"
@@ -46,6 +47,24 @@ std::string header_problem(const BlockRow& row, const DecodedTicks& ticks) {
     return {};
 }
 
+/// A card-tick's allocation crossing must lie within its time: allocated and unknown time within
+/// the duration, the allocated parts within allocated time, unused and unknown idle time within
+/// its idle time without holders.
+std::string allocation_problem(const DecodedTicks& ticks) {
+    for (const StoredCardTick& t : ticks.ticks) {
+        const telemetry::AllocationTimes& a = t.allocation;
+        if (a.allocated_us + a.unknown_us > t.duration_us ||
+            a.active_us + a.idle_held_us + a.unused_us > a.allocated_us ||
+            a.unknown_idle_us > a.unknown_us ||
+            a.unused_us + a.unknown_idle_us > t.idle_unlisted_us) {
+            return fmt::format("has a card-tick at {} (gpu id {}) whose allocation times do not "
+                               "fit its time; reports may misstate allocated-unused time",
+                               format_iso8601(t.t0), t.gpu_id);
+        }
+    }
+    return {};
+}
+
 void check_blocks(Database& db, std::vector<std::string>& problems) {
     Statement blocks = db.prepare(fmt::format("SELECT {} FROM tick_block", block_columns_sql()));
     BlockRow row;
@@ -59,6 +78,34 @@ void check_blocks(Database& db, std::vector<std::string>& problems) {
             problems.push_back(where + " does not decode; reports leave it out");
         } else if (const std::string p = header_problem(row, ticks); !p.empty()) {
             problems.push_back(fmt::format("{} {}; reports may leave its ticks out", where, p));
+        } else if (const std::string a = allocation_problem(ticks); !a.empty()) {
+            problems.push_back(fmt::format("{} {}", where, a));
+        }
+    }
+}
+
+/// Allocation spans must be non-empty, of a known kind, and not overlap another span of the same
+/// allocation on the same card (the writer extends or starts spans, never both).
+void check_allocations(Database& db, std::vector<std::string>& problems) {
+    Statement st = db.prepare(
+        "SELECT s.id, a.kind, a.alloc_id, s.begin_us, s.end_us, "
+        "(SELECT count(*) FROM allocation_span o WHERE o.allocation_id = s.allocation_id AND "
+        "o.gpu_id = s.gpu_id AND o.id <> s.id AND o.begin_us < s.end_us AND o.end_us > "
+        "s.begin_us) FROM allocation_span s JOIN allocation a ON a.id = s.allocation_id "
+        "ORDER BY s.id");
+    while (st.step()) {
+        const std::string where =
+            fmt::format("allocation span {} ({} {})", st.int64(0), st.text(1), st.text(2));
+        if (!alloc::parse_kind(st.text(1))) {
+            problems.push_back(where + " has an unknown kind");
+        }
+        if (st.int64(4) <= st.int64(3)) {
+            problems.push_back(fmt::format("{} ends at {}, not after its start {}", where,
+                                           format_iso8601(st.int64(4)),
+                                           format_iso8601(st.int64(3))));
+        }
+        if (st.int64(5) > 0) {
+            problems.push_back(where + " overlaps another span of the same allocation and card");
         }
     }
 }
@@ -144,6 +191,7 @@ std::vector<std::string> check_database(Database& db) {
     }
     check_blocks(db, problems);
     check_rollups(db, problems);
+    check_allocations(db, problems);
     return problems;
 }
 

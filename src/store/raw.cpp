@@ -87,6 +87,8 @@ void to_audit(const DecodedTicks& ticks, const StoredCardTick& tick, ProcessIden
     out.idle_unlisted_us = tick.idle_unlisted_us;
     out.idle_unknown_us = tick.idle_unknown_us;
     out.readings = tick.readings;
+    out.allocation = tick.allocation;
+    out.allocations.clear(); // owners come from the allocation tables (Reader)
     out.processes.clear();
     for (std::uint32_t i = 0; i < tick.proc_count; ++i) {
         const StoredProc& p = ticks.procs[tick.proc_begin + i];

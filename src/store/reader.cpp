@@ -3,6 +3,7 @@
 // hourly rollups with raw card-ticks.
 #include "store/reader.hpp"
 
+#include "store/allocations.hpp"
 #include "store/raw.hpp"
 #include "store/rollup.hpp"
 
@@ -91,6 +92,13 @@ std::optional<std::pair<TimeUs, TimeUs>> Reader::rollup_span() {
                                      (st.int64(1) + 1) * k_us_per_hour};
 }
 
+std::vector<audit::AllocationRow> Reader::allocations(TimeUs from, TimeUs to) {
+    from = std::clamp(from, k_time_min, k_time_max);
+    to = std::clamp(to, k_time_min, k_time_max);
+    ReadTransaction tx(m_db);
+    return read_allocations(m_db, from, to).rows;
+}
+
 void Reader::scan(TimeUs from, TimeUs to, const std::function<void(const audit::CardTick&)>& fn) {
     from = std::clamp(from, k_time_min, k_time_max);
     to = std::clamp(to, k_time_min, k_time_max);
@@ -98,6 +106,11 @@ void Reader::scan(TimeUs from, TimeUs to, const std::function<void(const audit::
     if (!raw || from >= to) {
         return;
     }
+    const WindowAllocations window = [&] {
+        ReadTransaction tx(m_db);
+        return read_allocations(m_db, from, to);
+    }();
+    AllocationShares shares(window);
     // A block's ticks all start in the hour of its first tick, though not always after it (the
     // clock may step back), so the hour is the safe lower bound.
     from = std::max(from, hour_of(raw->first) * k_us_per_hour);
@@ -111,6 +124,7 @@ void Reader::scan(TimeUs from, TimeUs to, const std::function<void(const audit::
         scanner.scan(from, end, [&](const DecodedTicks& d) {
             for (const StoredCardTick& t : d.ticks) {
                 to_audit(d, t, identities, tick);
+                shares.fill(tick);
                 fn(tick);
             }
         });

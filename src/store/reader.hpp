@@ -70,8 +70,14 @@ class Reader {
     std::uint64_t card_tick_count();
     /// Start of the first and end of the last rolled-up hour, if any.
     std::optional<std::pair<TimeUs, TimeUs>> rollup_span();
+    /// The allocations (Slurm jobs, pods, reservations) that held a card during [from, to),
+    /// ordered by their row id, each with its first and last time over the whole recording.
+    /// scan(from, to, …) with the same window indexes this list in CardTick::allocations.
+    std::vector<audit::AllocationRow> allocations(TimeUs from, TimeUs to);
     /// Calls `fn` for each raw card-tick with from <= t0 < to, ordered by (t0, gpu id), with its
-    /// processes (identity = identity row id). The CardTick is reused between calls.
+    /// processes (identity = identity row id) and its allocations (AllocationShare::allocation =
+    /// index in allocations(from, to); an allocation that began at or after `to`, inside the
+    /// last card-tick, is not among them). The CardTick is reused between calls.
     void scan(TimeUs from, TimeUs to, const std::function<void(const audit::CardTick&)>& fn);
     /// Adds everything recorded with from <= t0 < to (only GPU id `gpu` when given) to `acc`, in
     /// time order: whole UTC hours from their rollups where that gives exactly the result of

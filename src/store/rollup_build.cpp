@@ -90,12 +90,13 @@ RollupBuilder::RollupBuilder(Database& db)
       m_insert_hour(db.prepare(
           "INSERT INTO rollup_hour (hour, active_util_pct, held_mib, graphics_is_holder, "
           "active_us, idle_held_us, truly_idle_us, unmeasured_us, first_t0_us, "
-          "first_duration_us, last_end_us, gaps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")),
+          "first_duration_us, last_end_us, gaps, allocated_unused_us) "
+          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")),
       m_insert_gpu(db.prepare(
           "INSERT INTO rollup_gpu (hour, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
           "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, "
-          "first_t0_us, first_duration_us, last_end_us, gaps, evidence) "
-          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+          "first_t0_us, first_duration_us, last_end_us, gaps, evidence, allocated_unused_us) "
+          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
       m_insert_identity(
           db.prepare("INSERT INTO rollup_identity (hour, gpu_id, identity_id, ticks, active_us, "
                      "idle_held_us, idle_held_mib_ms, holder_ticks, evidence) "
@@ -159,6 +160,7 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         h.bind(2 + static_cast<int>(k), hour_values[k]);
     }
     h.bind(12, gaps_json(coverage->gaps));
+    h.bind(13, std::int64_t{host_states.allocated_unused});
     h.run();
     Statement& g = m_insert_gpu;
     Statement& i = m_insert_identity;
@@ -184,6 +186,7 @@ bool RollupBuilder::build(std::int64_t hour, const audit::Thresholds& thresholds
         g.bind(14, std::int64_t{c.last_end});
         g.bind(15, gaps_json(c.gaps));
         g.bind_blob(16, encode_evidence(t));
+        g.bind(17, std::int64_t{t.states.allocated_unused});
         g.run();
         const std::vector<audit::IdentityTotals>& ids = card.acc.identities();
         std::map<std::uint32_t, const audit::IdentityTotals*> ordered;
@@ -215,7 +218,8 @@ std::vector<std::string> RollupBuilder::verify(std::int64_t hour,
     const HourScan scan = scan_hour(m_scanner, m_identities, hour, thresholds);
     std::vector<std::string> problems;
     Statement st = m_db.prepare("SELECT gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
-                                "unmeasured_us, evidence FROM rollup_gpu WHERE hour = ?");
+                                "unmeasured_us, evidence, allocated_unused_us FROM rollup_gpu "
+                                "WHERE hour = ?");
     st.bind(1, std::int64_t{hour});
     while (st.step()) {
         const std::int64_t gpu = st.int64(0);
@@ -233,11 +237,15 @@ std::vector<std::string> RollupBuilder::verify(std::int64_t hour,
                                            st.int64(1), raw_ticks));
             continue;
         }
-        const std::array<std::int64_t, 4> states{t->states.active, t->states.idle_held,
-                                                 t->states.truly_idle, t->states.unmeasured};
+        const std::array<std::int64_t, 6> states{t->states.active,
+                                                 t->states.idle_held,
+                                                 t->states.truly_idle,
+                                                 t->states.unmeasured,
+                                                 0,
+                                                 t->states.allocated_unused};
         std::vector<int> differ = evidence_differences(st.blob(6), *t);
-        for (int k = 0; k < 4; ++k) {
-            if (st.int64(2 + k) != states[static_cast<std::size_t>(k)]) {
+        for (int k = 0; k < 6; ++k) {
+            if (k != 4 && st.int64(2 + k) != states[static_cast<std::size_t>(k)]) {
                 differ.insert(differ.begin(), -1);
                 break;
             }
@@ -312,8 +320,8 @@ bool RollupBuilder::build_day(std::int64_t day) {
     d.run();
     Statement g = m_db.prepare(
         "INSERT INTO rollup_day_gpu (day, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
-        "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, evidence) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+        "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, evidence, "
+        "allocated_unused_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& [gpu, t] : gpus) {
         const std::array<std::int64_t, 11> values{day,
                                                   gpu,
@@ -330,6 +338,7 @@ bool RollupBuilder::build_day(std::int64_t day) {
             g.bind(1 + static_cast<int>(k), values[k]);
         }
         g.bind_blob(12, encode_evidence(t));
+        g.bind(13, std::int64_t{t.states.allocated_unused});
         g.run();
     }
     Statement i =

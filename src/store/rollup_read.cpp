@@ -28,7 +28,8 @@ std::vector<audit::Gap> parse_gaps(const std::string& text) {
 
 constexpr const char* k_hour_columns =
     "hour, active_util_pct, held_mib, graphics_is_holder, active_us, idle_held_us, "
-    "truly_idle_us, unmeasured_us, first_t0_us, first_duration_us, last_end_us, gaps";
+    "truly_idle_us, unmeasured_us, first_t0_us, first_duration_us, last_end_us, gaps, "
+    "allocated_unused_us";
 
 audit::Thresholds thresholds_at(const Statement& st, int column) {
     audit::Thresholds t;
@@ -43,6 +44,7 @@ audit::HourSlice slice_at(const Statement& st) {
     audit::HourSlice s;
     s.hour_start = st.int64(0) * k_us_per_hour;
     s.states = audit::StateTimes{st.int64(4), st.int64(5), st.int64(6), st.int64(7)};
+    s.states.allocated_unused = st.int64(12);
     s.coverage =
         audit::CoverageSummary{st.int64(8), st.int64(9), st.int64(10), parse_gaps(st.text(11))};
     return s;
@@ -57,7 +59,7 @@ StoredRollup* find(std::vector<StoredRollup>& out, std::size_t& at, std::int64_t
 }
 
 /// Card totals from `ticks`, 4 state times, 4 bucket times starting at `column`, and the
-/// evidence BLOB at `evidence`.
+/// evidence BLOB at `evidence`, allocated-unused time after it.
 audit::GpuTotals gpu_totals_at(const Statement& st, int column, int evidence) {
     audit::GpuTotals t;
     t.ticks = static_cast<std::uint64_t>(st.int64(column));
@@ -66,6 +68,7 @@ audit::GpuTotals gpu_totals_at(const Statement& st, int column, int evidence) {
     for (std::size_t b = 0; b < 4; ++b) {
         t.bucket_us[b] = st.int64(column + 5 + static_cast<int>(b));
     }
+    t.states.allocated_unused = st.int64(evidence + 1);
     decode_evidence(st.blob(evidence), t);
     return t;
 }
@@ -96,13 +99,13 @@ RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
     : m_gpu(gpu),
       m_hours(db.prepare(std::string("SELECT ") + k_hour_columns +
                          " FROM rollup_hour WHERE hour >= ?1 AND hour < ?2 ORDER BY hour")),
-      m_cards(
-          db.prepare(std::string("SELECT hour, gpu_id, ticks, active_us, idle_held_us, "
-                                 "truly_idle_us, unmeasured_us, idle_us, underutilized_us, "
-                                 "productive_us, compute_bound_us, first_t0_us, "
-                                 "first_duration_us, last_end_us, gaps, evidence FROM rollup_gpu "
-                                 "WHERE hour >= ?1 AND hour < ?2") +
-                     (gpu ? " AND gpu_id = ?3" : "") + " ORDER BY hour, gpu_id")),
+      m_cards(db.prepare(std::string("SELECT hour, gpu_id, ticks, active_us, idle_held_us, "
+                                     "truly_idle_us, unmeasured_us, idle_us, underutilized_us, "
+                                     "productive_us, compute_bound_us, first_t0_us, "
+                                     "first_duration_us, last_end_us, gaps, evidence, "
+                                     "allocated_unused_us FROM rollup_gpu "
+                                     "WHERE hour >= ?1 AND hour < ?2") +
+                         (gpu ? " AND gpu_id = ?3" : "") + " ORDER BY hour, gpu_id")),
       m_identities(db.prepare(std::string("SELECT hour, ticks, active_us, idle_held_us, "
                                           "idle_held_mib_ms, holder_ticks, gpu_id, identity_id, "
                                           "evidence FROM rollup_identity "
@@ -112,11 +115,11 @@ RollupReader::RollupReader(Database& db, std::optional<std::int64_t> gpu)
       m_days(db.prepare("SELECT day, hours, active_util_pct, held_mib, graphics_is_holder, "
                         "off_hours_mask FROM rollup_day WHERE day >= ?1 AND day < ?2 ORDER BY "
                         "day")),
-      m_day_cards(
-          db.prepare("SELECT day, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
-                     "unmeasured_us, idle_us, underutilized_us, productive_us, "
-                     "compute_bound_us, evidence FROM rollup_day_gpu WHERE day >= ?1 AND day < ?2 "
-                     "ORDER BY day, gpu_id")),
+      m_day_cards(db.prepare("SELECT day, gpu_id, ticks, active_us, idle_held_us, truly_idle_us, "
+                             "unmeasured_us, idle_us, underutilized_us, productive_us, "
+                             "compute_bound_us, evidence, allocated_unused_us FROM rollup_day_gpu "
+                             "WHERE day >= ?1 AND day < ?2 "
+                             "ORDER BY day, gpu_id")),
       m_day_identities(
           db.prepare("SELECT day, ticks, active_us, idle_held_us, "
                      "idle_held_mib_ms, holder_ticks, gpu_id, identity_id, "

@@ -229,8 +229,15 @@ void v12(Database& db) {
     db.exec(k_schema_v12_sql);
 }
 
+// Version 13: allocations recorded: the tick blocks' allocation streams, the allocation tables,
+// the rollups' allocated-unused time, and views that show them.
+void v13(Database& db) {
+    db.exec(k_schema_v13_sql);
+}
+
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 12> k_migrations{v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12};
+constexpr std::array<Migration, 13> k_migrations{v1, v2, v3,  v4,  v5,  v6, v7,
+                                                 v8, v9, v10, v11, v12, v13};
 static_assert(k_migrations.size() == k_schema_version);
 
 void check_identity(Database& db, std::int64_t version) {

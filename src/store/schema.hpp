@@ -10,7 +10,7 @@
 namespace gua::store {
 
 /// The schema version this binary writes and understands.
-inline constexpr std::int64_t k_schema_version = 12;
+inline constexpr std::int64_t k_schema_version = 13;
 
 /// The schema whose migration rewrites the rollups' evidence BLOBs in a shorter format: their
 /// pages stay partly empty, and the file as large, until it is vacuumed.

@@ -46,28 +46,35 @@ SELECT block_id, k, t0_us, duration_us FROM tk;
         signed_value("b.dur_delta", "tk.k + 1", "1", "b.n_ticks"));
 }
 
-/// SQL: how many of the first `i` values of the shape stream (width 1) are `code`, for each of the
-/// stream's forms (codec.hpp): constant, periodic, varying, and slotted, where each card slot `t`
-/// is steady (one value) or keeps all its n_ticks values, of which the first i / n_cards, plus one
-/// for a slot before i's, come before value i.
-std::string shape_count(std::uint64_t code) {
+/// SQL: how many of the first `i` values of the code stream in `column` (width 1: shape or
+/// alloc_shape) are `code`, for each of the stream's forms (codec.hpp): constant, periodic,
+/// varying, and slotted, where each card slot `t` is steady (one value) or keeps all its n_ticks
+/// values, of which the first i / n_cards, plus one for a slot before i's, come before value i.
+std::string code_count(std::string_view column, std::uint64_t code) {
     const auto count = [&](const std::string& text) {
         return fmt::format("(length({0}) - length(replace({0}, char({1}), '')))", text, code + 2);
     };
     const std::string before = "(i / n_cards + (q.key < i % n_cards))";
-    const std::string start = "2 + n_cards + q.key + (n_ticks - 1) * (length(substr(shape, 2, "
-                              "q.key)) - length(replace(substr(shape, 2, q.key), char(3), '')))";
-    const std::string slotted = fmt::format(
-        "(SELECT CAST(total(CASE WHEN unicode(substr(shape, 2 + q.key, 1)) = 2 THEN "
-        "(unicode(substr(shape, {0}, 1)) = {1}) * {2} ELSE {3} END) AS INTEGER) FROM "
-        "json_each(cards) q)",
-        start, code + 2, before, count(fmt::format("substr(shape, {}, {})", start, before)));
-    return fmt::format("(CASE WHEN unicode(shape) >= 113 THEN {4} WHEN unicode(shape) >= 97 THEN "
-                       "(CASE WHEN unicode(substr(shape, 2, 1)) = {0} THEN i ELSE 0 END) WHEN "
-                       "unicode(shape) >= 81 THEN (i / n_cards) * {1} + {2} ELSE {3} END)",
-                       code + 2, count("substr(shape, 2, n_cards)"),
-                       count("substr(shape, 2, i % n_cards)"), count("substr(shape, 2, i)"),
-                       slotted);
+    const std::string start =
+        fmt::format("2 + n_cards + q.key + (n_ticks - 1) * (length(substr({0}, 2, "
+                    "q.key)) - length(replace(substr({0}, 2, q.key), char(3), '')))",
+                    column);
+    const std::string slotted =
+        fmt::format("(SELECT CAST(total(CASE WHEN unicode(substr({4}, 2 + q.key, 1)) = 2 THEN "
+                    "(unicode(substr({4}, {0}, 1)) = {1}) * {2} ELSE {3} END) AS INTEGER) FROM "
+                    "json_each(cards) q)",
+                    start, code + 2, before,
+                    count(fmt::format("substr({}, {}, {})", column, start, before)), column);
+    return fmt::format("(CASE WHEN unicode({5}) >= 113 THEN {4} WHEN unicode({5}) >= 97 THEN "
+                       "(CASE WHEN unicode(substr({5}, 2, 1)) = {0} THEN i ELSE 0 END) WHEN "
+                       "unicode({5}) >= 81 THEN (i / n_cards) * {1} + {2} ELSE {3} END)",
+                       code + 2, count(fmt::format("substr({}, 2, n_cards)", column)),
+                       count(fmt::format("substr({}, 2, i % n_cards)", column)),
+                       count(fmt::format("substr({}, 2, i)", column)), slotted, column);
+}
+
+std::string shape_count(std::uint64_t code) {
+    return code_count("shape", code);
 }
 
 /// SQL of what a per-card field with a base is stored relative to (block.hpp stored_base()), in
@@ -114,6 +121,11 @@ std::string block_card_view() {
         extras += fmt::format(
             ", {} AS x{}", signed_value("shape_us", fmt::format("e + {}", k), "1", "n_ticks"), k);
     }
+    // a0–a5: the six allocation times of a card-tick whose alloc_shape is explicit.
+    for (int k = 0; k < 6; ++k) {
+        extras += fmt::format(", {} AS a{}",
+                              value("alloc_us", fmt::format("6 * ae + {}", k), "1", "n_ticks"), k);
+    }
     const auto bucket = [&](int b) {
         return fmt::format("CASE WHEN shape IS NULL THEN 0 WHEN shape < 8 THEN (shape % 4 = {0}) "
                            "* m WHEN shape = 8 THEN {1} ELSE {2} END",
@@ -145,7 +157,8 @@ FROM (SELECT *,
              {5} AS compute_bound_us
       FROM (SELECT *, duration_us - unmeasured_us AS m{18}
             FROM (SELECT block_id, k, slot, t0_us, gpu_id, run_id, duration_us, shape_us, procs,
-                         n_procs, n_ticks, proc_mem_mib, proc_sm_cpct, proc_active_us,
+                         n_procs, n_ticks, proc_mem_mib, proc_sm_cpct, proc_active_us, alloc_us,
+                         COALESCE({19}, 0) AS alloc_code, {20} AS ae,
                          {6} AS util_source, {7} / 100.0 AS util_pct, {8} AS shape,
                          3 * {9} + 5 * {10} AS e,
                          COALESCE({11}, 0) AS unmeasured_us, COALESCE({12}, 0) AS idle_unknown_us,
@@ -155,7 +168,7 @@ FROM (SELECT *,
 {16}                         {14} AS read_errors, {15} AS held_mib
                   FROM (SELECT tk.block_id, tk.k, tk.t0_us, tk.duration_us, c.key AS slot,
                                c.value AS gpu_id, b.run_id, b.procs, b.util_source, b.util_cpct,
-                               b.shape, b.shape_us,
+                               b.shape, b.shape_us, b.alloc_shape, b.alloc_us,
 {17}                               b.read_errors, b.proc_mem_mib, b.proc_sm_cpct, b.proc_active_us,
                                b.unmeasured_us AS unmeasured_s, b.idle_unlisted_us AS unlisted_s,
                                b.idle_unknown_us AS unknown_s, b.n_ticks, b.cards,
@@ -168,7 +181,8 @@ FROM (SELECT *,
         unzigzag("idle_unlisted_z"), ex(0), bucket(0), bucket(1), bucket(2), bucket(3),
         card("util_source"), card("util_cpct"), card("shape"), shape_count(k_shape_partial),
         shape_count(k_shape_explicit), card("unmeasured_s"), card("unknown_s"), card("unlisted_s"),
-        card("read_errors"), held_mib, decoded, columns, extras);
+        card("read_errors"), held_mib, decoded, columns, extras, card("alloc_shape"),
+        code_count("alloc_shape", k_alloc_explicit));
 }
 
 std::string card_tick_view() {
@@ -176,14 +190,31 @@ std::string card_tick_view() {
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         fields += fmt::format("       {},\n", field_column(f));
     }
-    return fmt::format(R"sql(CREATE VIEW card_tick AS
+    // The allocation crossing (block.hpp allocation_whole() for codes 1 and 2).
+    const std::string held = "CASE WHEN active_us IS NULL THEN 0 ELSE max(m - active_us - "
+                             "idle_unknown_us - idle_unlisted_us, 0) END";
+    const auto crossing = [](std::string_view allocated, std::string_view unknown, int k) {
+        return fmt::format("CASE alloc_code WHEN 1 THEN {} WHEN 2 THEN {} WHEN 3 THEN a{} ELSE 0 "
+                           "END",
+                           allocated, unknown, k);
+    };
+    return fmt::format(
+        R"sql(CREATE VIEW card_tick AS
 SELECT t0_us, gpu_id, run_id, duration_us, util_source, util_pct, active_us, idle_us,
        underutilized_us, productive_us, compute_bound_us, unmeasured_us, idle_unlisted_us,
        idle_unknown_us,
-{}       read_errors, held_mib
+{0}       read_errors, held_mib,
+       {1} AS allocated_us,
+       {2} AS alloc_active_us,
+       {3} AS alloc_idle_held_us,
+       {4} AS allocated_unused_us,
+       {5} AS alloc_unknown_us,
+       {6} AS alloc_unknown_idle_us
 FROM block_card;
 )sql",
-                       fields);
+        fields, crossing("duration_us", "0", 0), crossing("COALESCE(active_us, 0)", "0", 1),
+        crossing(held, "0", 2), crossing("idle_unlisted_us", "0", 3),
+        crossing("0", "duration_us", 4), crossing("0", "idle_unlisted_us", 5));
 }
 
 std::string proc_tick_view() {
@@ -217,20 +248,29 @@ SELECT strftime('%Y-%m-%dT%H:%M:%SZ', c.t0_us / 1000000, 'unixepoch') AS start_u
        CASE WHEN c.active_us IS NULL THEN NULL
             WHEN c.held_mib > 100 THEN c.rest_us / 1e6 ELSE 0 END AS idle_held_s,
        CASE WHEN c.active_us IS NULL THEN NULL
-            WHEN c.held_mib > 100 THEN c.idle_unlisted_us / 1e6
-            ELSE (c.idle_unlisted_us + c.rest_us) / 1e6 END AS truly_idle_s,
+            ELSE (c.not_held_us - c.unknown_idle_us - c.unused_us) / 1e6 END AS truly_idle_s,
+       CASE WHEN c.active_us IS NULL THEN NULL ELSE c.unused_us / 1e6 END AS allocated_unused_s,
        CASE WHEN c.active_us IS NULL THEN c.duration_us / 1e6
-            ELSE (c.unmeasured_us + c.idle_unknown_us) / 1e6 END AS unmeasured_s,
+            ELSE (c.unmeasured_us + c.idle_unknown_us + c.unknown_idle_us) / 1e6 END
+           AS unmeasured_s,
+       c.allocated_us / 1e6 AS allocated_s,
+       c.alloc_unknown_us / 1e6 AS allocation_unknown_s,
        CASE WHEN c.active_us IS NULL THEN 'n/a'
             WHEN c.active_us * 2 >= c.duration_us THEN 'active'
-            WHEN (c.unmeasured_us + c.idle_unknown_us) * 2 >= c.duration_us THEN 'unmeasured'
+            WHEN (c.unmeasured_us + c.idle_unknown_us + c.unknown_idle_us) * 2 >= c.duration_us
+                THEN 'unmeasured'
             WHEN c.held_mib > 100 AND c.rest_us > c.idle_unlisted_us THEN 'idle-held'
+            WHEN c.unused_us * 2 > c.not_held_us - c.unknown_idle_us THEN 'allocated-unused'
             ELSE 'truly-idle' END AS state,
        c.mem_used_mib, c.power_mw / 1000.0 AS power_w, c.temperature_c, c.sm_clock_mhz,
        c.power_limit_mw / 1000.0 AS power_limit_w, c.energy_mj / 1000.0 AS energy_j,
        c.max_sm_clock_mhz, c.mem_temperature_c, c.ghost_mib
-FROM (SELECT *, max(duration_us - active_us - unmeasured_us - idle_unknown_us -
-                    idle_unlisted_us, 0) AS rest_us FROM card_tick) c
+FROM (SELECT *, min(allocated_unused_us, not_held_us - unknown_idle_us) AS unused_us
+      FROM (SELECT *, min(alloc_unknown_idle_us, not_held_us) AS unknown_idle_us
+            FROM (SELECT *, CASE WHEN held_mib > 100 THEN idle_unlisted_us
+                                 ELSE idle_unlisted_us + rest_us END AS not_held_us
+                  FROM (SELECT *, max(duration_us - active_us - unmeasured_us - idle_unknown_us -
+                                      idle_unlisted_us, 0) AS rest_us FROM card_tick)))) c
 JOIN gpu g ON g.id = c.gpu_id;
 
 CREATE VIEW process_tick AS

@@ -62,7 +62,7 @@ Writer::Writer(Database& db, const audit::Thresholds& thresholds)
                                  stream_assignments()))),
       m_close_block(db.prepare("UPDATE tick_block SET id = (SELECT coalesce(max(id), 0) + 1 FROM "
                                "tick_block WHERE id > 0) WHERE id = ?")),
-      m_rollups(db) {}
+      m_rollups(db), m_allocations(db) {}
 
 Writer::Writer(Database& db, std::int64_t run_id, const audit::Thresholds& thresholds)
     : Writer(db, thresholds) {
@@ -306,6 +306,9 @@ void Writer::append(const telemetry::Tick& tick) {
                 static_cast<std::int64_t>(slot), process_id(p), static_cast<std::int64_t>(p.type)});
         }
     }
+    for (std::size_t slot = 0; slot < tick.cards.size(); ++slot) {
+        m_allocations.add(m_run_id, m_layout.gpus[slot], tick.cards[slot].allocations);
+    }
     std::erase_if(m_recent, [&](const auto& item) { return item.second.tick != m_tick; });
     const std::int64_t hour = hour_of(tick.t0);
     enter_hour(hour);
@@ -359,6 +362,7 @@ void Writer::discard_unsaved() {
     m_identities.clear();
     m_processes.clear();
     m_recent.clear();
+    m_allocations.forget();
 }
 
 void Writer::close_open_block() {

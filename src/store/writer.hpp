@@ -6,6 +6,7 @@
 #pragma once
 
 #include "audit/card_tick.hpp"
+#include "store/allocations.hpp"
 #include "store/block.hpp"
 #include "store/database.hpp"
 #include "store/rollup.hpp"
@@ -91,6 +92,7 @@ class Writer {
     BlockBuilder m_block;
     BlockLayout m_layout;
     RollupBuilder m_rollups;
+    AllocationWriter m_allocations;
     bool m_pending_loaded = false;
     bool m_defer_rollups = false;
     std::set<std::int64_t> m_pending_hours;

@@ -6,6 +6,7 @@
 #include "telemetry/model.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ class DeviceSource {
     /// One line for an administrator when utilization is measured less well than from the
     /// driver's sample buffers (e.g. once-per-poll snapshots); empty otherwise.
     virtual std::string measurement_note() { return {}; }
+    /// The MIG GPU-instance id of the instance `uuid` (as devices() lists it), which allocation
+    /// sources use to name instances ("INDEX.GI"); nullopt for a whole card or when unknown.
+    virtual std::optional<unsigned> gpu_instance_of(const std::string& uuid) const {
+        static_cast<void>(uuid);
+        return std::nullopt;
+    }
     /// Where the source reports driver trouble worth a log line (lost samples, junk replies);
     /// sources without such trouble ignore it.
     virtual void set_notice_sink(std::function<void(const std::string&)> sink) {

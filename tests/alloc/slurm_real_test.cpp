@@ -2,9 +2,14 @@
 // A real Slurm (Debian's slurmctld and slurmd 22.05, munge) on loopback with 4 GPUs declared in
 // gres.conf, the shipped prolog and epilog, and jobs submitted with sbatch: the mapping directory
 // gets the right files at job start and loses them at job end, and MappingDirSource times the
-// edges within a second. Needs root and the packages (scripts/install-deps.sh --test); skips
-// otherwise.
+// edges within a second; and `gua daemon --allocation-dir` over the fake driver records them, so
+// that the store's reader and the audit give each card's allocated-unused and truly idle time and
+// each job's window as the prolog and epilog timed them. Needs root and the packages
+// (scripts/install-deps.sh --test); skips otherwise.
 #include "alloc/mapping_source.hpp"
+#include "audit/classify.hpp"
+#include "store/reader.hpp"
+#include "support/daemon_process.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -291,6 +296,109 @@ TEST(SlurmReal, PrologAndEpilogDriveTheMappingDirectory) {
         EXPECT_LT(std::abs(got[1].end - read_time(dir.file("epilog-done." + job))),
                   k_us_per_second);
         EXPECT_EQ(got[2].state, AllocationState::unallocated);
+    }
+}
+
+// Two jobs that allocate GPUs and never start CUDA, recorded by the real daemon over four idle
+// fake cards: read back through store::Reader and audit::classify, each allocated card's
+// allocated-unused time is its job's window (prolog done → epilog done) within the card's
+// recorded time, the rest truly idle, each within 1 pp; the jobs' rows carry their windows.
+TEST(SlurmReal, JobsThatNeverStartCudaAreAllocatedUnusedThroughTheStore) {
+    if (::geteuid() != 0 || !fs::exists("/usr/sbin/slurmctld") || !fs::exists("/usr/sbin/slurmd") ||
+        !fs::exists("/usr/sbin/munged") || !fs::exists("/usr/bin/sbatch")) {
+        GTEST_SKIP() << "needs root and Debian's slurmctld, slurmd, slurm-client and munge";
+    }
+    test::TempDir dir;
+    fs::create_directories(dir.file("map"));
+    write_wrappers(dir.path());
+    SlurmCluster slurm(dir.path());
+    if (const std::string why = slurm.start(dir.file("prolog"), dir.file("epilog")); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    std::string devices;
+    for (int i = 0; i < k_gpus; ++i) {
+        devices += std::string(i == 0 ? "" : ",") + "{\"util\": [[0, 0]]}";
+    }
+    write_file(dir.file("scenario.json"), "{\"devices\": [" + devices + "], \"processes\": []}");
+    write_file(dir.file("gua.toml"), "");
+    auto daemon = test::start_gua(
+        {"daemon", "--db", dir.file("gua.db"), "--config", dir.file("gua.toml"), "--nvml-library",
+         std::string(GUA_FAKE_NVML_DIR) + "/libnvidia-ml.so.1", "--interval", "500ms", "--ticks",
+         "24", "--quiet", "--allocation-dir", dir.file("map")},
+        {{"GUA_FAKE_NVML_SCENARIO", dir.file("scenario.json")},
+         {"GUA_FAKE_NVML_CLOCK_FILE", ""},
+         {"GUA_NVML_LIBRARY", ""}},
+        dir.path(), "daemon");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    const std::string script = "echo GPUS=$SLURM_JOB_GPUS; sleep ";
+    const std::string wide = slurm.submit(2, "physics", script + "3");
+    const std::string narrow = slurm.submit(1, "chemistry", script + "1.5");
+    const std::string wide_out = wait_output(dir.file("job-" + wide + ".out"));
+    const std::string narrow_out = wait_output(dir.file("job-" + narrow + ".out"));
+    ASSERT_NE(wide_out.find("GPUS="), std::string::npos) << wide_out;
+    ASSERT_NE(narrow_out.find("GPUS="), std::string::npos) << narrow_out;
+    std::map<int, std::string> owner_of; // NVML index → job
+    for (int gpu : job_gpus(wide_out)) {
+        owner_of[nvml_index_of(gpu)] = wide;
+    }
+    for (int gpu : job_gpus(narrow_out)) {
+        owner_of[nvml_index_of(gpu)] = narrow;
+    }
+    ASSERT_TRUE(slurm.wait_idle(20));
+    ASSERT_EQ(daemon->wait_exit(std::chrono::seconds(40)), std::optional<int>(0)) << daemon->err();
+
+    // Ground truth per job: the window its prolog and epilog stamped.
+    std::map<std::string, std::pair<TimeUs, TimeUs>> window;
+    for (const std::string& job : {wide, narrow}) {
+        window[job] = {read_time(dir.file("prolog-done." + job)),
+                       read_time(dir.file("epilog-done." + job))};
+    }
+    store::Database db(dir.file("gua.db"), store::OpenMode::read_only);
+    store::Reader reader(db);
+    std::map<std::int64_t, int> index_of; // gpu id → NVML index
+    for (const store::GpuRow& g : reader.gpus()) {
+        index_of[g.id] = g.index;
+    }
+    struct Card {
+        DurationUs recorded = 0;
+        DurationUs truth_allocated = 0;
+        audit::StateTimes states;
+    };
+    std::map<int, Card> cards;
+    reader.scan(store::k_time_min, store::k_time_max, [&](const audit::CardTick& t) {
+        Card& c = cards[index_of.at(t.gpu)];
+        c.recorded += t.duration_us;
+        c.states += audit::classify(t, audit::Thresholds{});
+        if (owner_of.contains(index_of.at(t.gpu))) {
+            const auto [from, to] = window.at(owner_of.at(index_of.at(t.gpu)));
+            c.truth_allocated +=
+                std::max<DurationUs>(std::min(to, t.t0 + t.duration_us) - std::max(from, t.t0), 0);
+        }
+    });
+    ASSERT_EQ(cards.size(), static_cast<std::size_t>(k_gpus));
+    for (const auto& [index, c] : cards) {
+        const double pp = 100.0 / static_cast<double>(c.recorded);
+        EXPECT_GT(c.recorded, 10 * k_us_per_second) << "card " << index;
+        EXPECT_EQ(c.states.active + c.states.idle_held, 0) << "card " << index;
+        EXPECT_NEAR(static_cast<double>(c.states.allocated_unused) * pp,
+                    static_cast<double>(c.truth_allocated) * pp, 1.0)
+            << "card " << index;
+        EXPECT_NEAR(static_cast<double>(c.states.truly_idle + c.states.unmeasured) * pp,
+                    static_cast<double>(c.recorded - c.truth_allocated) * pp, 1.0)
+            << "card " << index;
+        EXPECT_EQ(c.truth_allocated > 0, owner_of.contains(index)) << "card " << index;
+    }
+    // The jobs as the reader lists them: kind, id, owner, account, window within a second.
+    const std::vector<audit::AllocationRow> rows =
+        reader.allocations(store::k_time_min, store::k_time_max);
+    ASSERT_EQ(rows.size(), 2U);
+    for (const audit::AllocationRow& row : rows) {
+        ASSERT_TRUE(window.contains(row.id)) << row.id;
+        EXPECT_EQ(row.kind, "slurm-job");
+        EXPECT_EQ(row.user, "root");
+        EXPECT_EQ(row.account, row.id == wide ? "physics" : "chemistry");
+        EXPECT_LT(std::abs(row.first_us - window[row.id].first), k_us_per_second) << row.id;
+        EXPECT_LT(std::abs(row.last_us - window[row.id].second), k_us_per_second) << row.id;
     }
 }
 

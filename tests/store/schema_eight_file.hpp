@@ -38,15 +38,22 @@ inline std::int64_t evidence_bytes(store::Database& db) {
     return sum;
 }
 
-/// Takes schemas 10 to 12 out of `db`: the identity name columns (10), the per-process idle-held
-/// stream (11), and the views as schema 7 made them (10 and 12).
+/// Takes schemas 10 to 13 out of `db`: the identity name columns (10), the per-process idle-held
+/// stream (11), the allocation streams, tables and rollup columns (13), and the views as schema 7
+/// made them (10, 12 and 13).
 inline void undo_schema_ten(store::Database& db) {
     db.exec("DROP VIEW process_tick; DROP VIEW card_tick_state; DROP VIEW proc_tick; "
             "DROP VIEW card_tick; DROP VIEW block_card; DROP VIEW block_tick; "
             "ALTER TABLE identity DROP COLUMN pod_namespace; "
             "ALTER TABLE identity DROP COLUMN pod_name; "
             "ALTER TABLE identity DROP COLUMN container_name; "
-            "ALTER TABLE tick_block DROP COLUMN proc_idle_held_us;");
+            "ALTER TABLE tick_block DROP COLUMN proc_idle_held_us; "
+            "DROP TABLE allocation_span; DROP TABLE allocation; "
+            "ALTER TABLE tick_block DROP COLUMN alloc_shape; "
+            "ALTER TABLE tick_block DROP COLUMN alloc_us; "
+            "ALTER TABLE rollup_hour DROP COLUMN allocated_unused_us; "
+            "ALTER TABLE rollup_gpu DROP COLUMN allocated_unused_us; "
+            "ALTER TABLE rollup_day_gpu DROP COLUMN allocated_unused_us;");
     const std::string_view v7 = store::k_schema_v7_sql;
     db.exec(v7.substr(v7.find("CREATE VIEW block_tick AS")));
 }

@@ -116,7 +116,9 @@ TEST_F(Store, MigrateCreatesTheSchema) {
     for (const auto& r : objects) {
         names.push_back(r.at("name"));
     }
-    const std::vector<std::string> expected{"block_card",
+    const std::vector<std::string> expected{"allocation",
+                                            "allocation_span",
+                                            "block_card",
                                             "block_tick",
                                             "card_tick",
                                             "card_tick_state",
