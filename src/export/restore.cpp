@@ -3,6 +3,7 @@
 // Metrics::add the live ticks use.
 #include "export/restore.hpp"
 
+#include "store/allocations.hpp"
 #include "store/raw.hpp"
 #include "store/reader.hpp"
 
@@ -12,9 +13,12 @@
 
 namespace gua::exporter {
 
-Restored restore_from_database(store::Database& db, Metrics& metrics,
-                               const std::vector<audit::AllocationRow>& allocations) {
+Restored restore_from_database(store::Database& db, Metrics& metrics) {
     store::Reader reader(db);
+    // Every allocation recorded, and each card-tick's share of them (blocks come in time order).
+    const store::WindowAllocations allocations =
+        store::read_allocations(db, store::k_time_min, store::k_time_max);
+    store::AllocationShares shares(allocations);
     std::unordered_map<std::int64_t, CardLabels> cards;
     for (const store::GpuRow& g : reader.gpus()) {
         cards[g.id] = CardLabels{g.uuid, g.index, g.name};
@@ -48,7 +52,8 @@ Restored restore_from_database(store::Database& db, Metrics& metrics,
                 continue;
             }
             store::to_audit(decoded, t, identities, tick);
-            metrics.add(it->second, tick, identities_of, allocations);
+            shares.fill(tick);
+            metrics.add(it->second, tick, identities_of, allocations.rows);
             ++restored.card_ticks;
         }
     }

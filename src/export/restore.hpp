@@ -17,10 +17,9 @@ struct Restored {
 };
 
 /// Adds every card-tick recorded in `db` to `metrics` (which must be fresh), ranking users by
-/// their recorded GPU seconds for the top-N labels; `allocations` is the allocation table the
-/// card-ticks' AllocationShare indexes (empty: the owner counters start over). A malformed tick
-/// block is skipped and named in the result, never fatal. Throws Fatal on database errors.
-Restored restore_from_database(store::Database& db, Metrics& metrics,
-                               const std::vector<audit::AllocationRow>& allocations = {});
+/// their recorded GPU seconds for the top-N labels, with the allocations recorded (so the owner
+/// counters continue). A malformed tick block is skipped and named in the result, never fatal.
+/// Throws Fatal on database errors.
+Restored restore_from_database(store::Database& db, Metrics& metrics);
 
 } // namespace gua::exporter

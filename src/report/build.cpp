@@ -327,7 +327,10 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
         m.notes.push_back(note);
     }
 
-    build_sections(acc, WindowTables{gpus, identities, allocations}, options, timeline, m);
+    // The allocation table the card-ticks index: the caller's, else the database's own.
+    const std::vector<audit::AllocationRow> table =
+        allocations.empty() ? reader.allocations(options.from, options.to) : allocations;
+    build_sections(acc, WindowTables{gpus, identities, table}, options, timeline, m);
     const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
         return gpu_filter && g.id == *gpu_filter;
     });

@@ -40,7 +40,8 @@ struct BuildOptions {
 };
 
 /// Reads the window from `db` and computes every section. `allocations` is the allocation table
-/// the card-ticks' AllocationShare indexes (empty without an allocation source). Throws Fatal for
+/// the card-ticks' AllocationShare indexes; empty: the database's (Reader::allocations of the
+/// window). Throws Fatal for
 /// a filter that matches nothing known to the database.
 ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz,
                          const std::vector<audit::AllocationRow>& allocations = {});

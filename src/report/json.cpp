@@ -35,23 +35,27 @@ json shares(const StateShares& s, bool alloc) {
 }
 
 json provenance(const ProvenanceShares& p) {
-    return json{{"card_gpu_hours", p.card_hours},
-                {"samples_share", p.samples},
-                {"partial_share", p.partial},
-                {"snapshot_share", p.snapshot},
-                {"source_unknown_share", p.source_unknown},
-                {"unmeasured_share", p.unmeasured},
-                {"samples_gpu_hours", p.samples_hours},
-                {"partial_gpu_hours", p.partial_hours},
-                {"snapshot_gpu_hours", p.snapshot_hours},
-                {"source_unknown_gpu_hours", p.source_unknown_hours},
-                {"unmeasured_gpu_hours", p.unmeasured_hours},
-                {"utilization_unknown_gpu_hours", p.utilization_unknown_hours},
-                {"no_reading_gpu_hours", p.no_reading_hours},
-                {"holders_unknown_gpu_hours", p.holders_unknown_hours},
-                {"reason_unknown_gpu_hours", p.reason_unknown_hours},
-                {"snapshot_error_pp", p.snapshot_error_pp},
-                {"overlap_gpu_hours", p.overlap_hours}};
+    json j{{"card_gpu_hours", p.card_hours},
+           {"samples_share", p.samples},
+           {"partial_share", p.partial},
+           {"snapshot_share", p.snapshot},
+           {"source_unknown_share", p.source_unknown},
+           {"unmeasured_share", p.unmeasured},
+           {"samples_gpu_hours", p.samples_hours},
+           {"partial_gpu_hours", p.partial_hours},
+           {"snapshot_gpu_hours", p.snapshot_hours},
+           {"source_unknown_gpu_hours", p.source_unknown_hours},
+           {"unmeasured_gpu_hours", p.unmeasured_hours},
+           {"utilization_unknown_gpu_hours", p.utilization_unknown_hours},
+           {"no_reading_gpu_hours", p.no_reading_hours},
+           {"holders_unknown_gpu_hours", p.holders_unknown_hours},
+           {"reason_unknown_gpu_hours", p.reason_unknown_hours},
+           {"snapshot_error_pp", p.snapshot_error_pp},
+           {"overlap_gpu_hours", p.overlap_hours}};
+    if (p.allocation_unknown_hours > 0) { // only where an allocation source failed
+        j["allocation_unknown_gpu_hours"] = p.allocation_unknown_hours;
+    }
+    return j;
 }
 
 json buckets(const std::array<double, 4>& b) {

@@ -49,7 +49,9 @@ struct ProvenanceShares {
     double utilization_unknown_hours = 0; ///< of unmeasured: utilization unknown
     double no_reading_hours = 0;          ///< of utilization unknown: no reading at all (MIG)
     double holders_unknown_hours = 0;     ///< of unmeasured: process lists unreadable
-    double reason_unknown_hours = 0;      ///< of unmeasured: why was not recorded
+    /// Of unmeasured: idle, not held, while a configured allocation source was unreadable.
+    double allocation_unknown_hours = 0;
+    double reason_unknown_hours = 0; ///< of unmeasured: why was not recorded
     /// The most any state share can be off because of snapshot readings, in percentage points
     /// (docs/report-json.md: the snapshot share itself).
     double snapshot_error_pp = 0;

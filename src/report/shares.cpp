@@ -53,6 +53,7 @@ ProvenanceShares provenance_of(const audit::StateTimes& states, const audit::Pro
     };
     const DurationUs util_unknown = explain(p.util_unknown_us);
     const DurationUs holders_unknown = explain(p.holders_unknown_us);
+    const DurationUs allocation_unknown = explain(p.allocation_unknown_us);
 
     ProvenanceShares s;
     const auto share = [total](DurationUs us) {
@@ -72,6 +73,7 @@ ProvenanceShares provenance_of(const audit::StateTimes& states, const audit::Pro
     s.utilization_unknown_hours = to_hours(util_unknown);
     s.no_reading_hours = to_hours(std::min(p.no_reading_us, util_unknown));
     s.holders_unknown_hours = to_hours(holders_unknown);
+    s.allocation_unknown_hours = to_hours(allocation_unknown);
     s.reason_unknown_hours = to_hours(unexplained);
     s.snapshot_error_pp = s.snapshot * 100.0;
     s.overlap_hours = to_hours(overlap_us);

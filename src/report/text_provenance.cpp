@@ -71,6 +71,11 @@ std::string unmeasured_reasons(const ProvenanceShares& p) {
         parts.push_back(fmt::format("{} idle with holders unknown (process lists unreadable)",
                                     hours_text(p.holders_unknown_hours)));
     }
+    if (p.allocation_unknown_hours > 0) {
+        parts.push_back(fmt::format("{} idle with the allocation unknown (allocation source "
+                                    "unreadable)",
+                                    hours_text(p.allocation_unknown_hours)));
+    }
     if (p.reason_unknown_hours > 0) {
         parts.push_back(
             fmt::format("{} for reasons not recorded", hours_text(p.reason_unknown_hours)));

@@ -149,6 +149,13 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
     if (from >= to || (!raw && !rolled)) {
         return sources;
     }
+    // The allocations of the same window as allocations(from, to), so that the card-ticks'
+    // AllocationShare index the caller's table.
+    const WindowAllocations window = [&] {
+        ReadTransaction tx(m_db);
+        return read_allocations(m_db, from, to);
+    }();
+    AllocationShares shares(window);
     const TimeUs first =
         std::min(raw ? raw->first : k_time_max, rolled ? rolled->first : k_time_max);
     const TimeUs last =
@@ -173,6 +180,7 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
                     continue;
                 }
                 to_audit(d, t, identities, tick);
+                shares.fill(tick);
                 acc.add(tick);
                 ++sources.raw_ticks;
             }

@@ -82,7 +82,8 @@ class Reader {
     /// Adds everything recorded with from <= t0 < to (only GPU id `gpu` when given) to `acc`, in
     /// time order: whole UTC hours from their rollups where that gives exactly the result of
     /// adding their card-ticks (same thresholds as `acc`, see WindowAccumulator::can_add_hour),
-    /// raw card-ticks elsewhere. Hours whose raw card-ticks are gone use their rollup anyway.
+    /// raw card-ticks elsewhere. Hours whose raw card-ticks are gone use their rollup anyway. Raw
+    /// card-ticks carry their allocations as scan() gives them (indexing allocations(from, to)).
     WindowSources accumulate(TimeUs from, TimeUs to, std::optional<std::int64_t> gpu,
                              audit::WindowAccumulator& acc);
     /// Tick blocks that scan() and accumulate() left out because they do not decode (a report
