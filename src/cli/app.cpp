@@ -85,6 +85,7 @@ int main_entry(int argc, char** argv) {
     add(register_now);
     add(register_top);
     add(register_db);
+    add(register_job);
     add(register_import);
     add(register_version);
     add(register_completion);

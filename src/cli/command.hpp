@@ -35,6 +35,8 @@ Runner register_now(CLI::App& app);
 Runner register_top(CLI::App& app);
 /// Registers `gua db` (stats, check, vacuum, backup).
 Runner register_db(CLI::App& app);
+/// Registers `gua job` (one Slurm job or pod from the database).
+Runner register_job(CLI::App& app);
 /// Registers `gua import`.
 Runner register_import(CLI::App& app);
 /// Registers `gua version` (version, git commit, SQLite and driver versions).

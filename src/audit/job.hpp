@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// One allocation (a Slurm job, a pod) as a first-class subject: its window, the cards it was
+// given and, per card, how that time was spent — the figures behind `gua job ID`.
+#pragma once
+
+#include "audit/card_tick.hpp"
+#include "audit/classify.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gua::audit {
+
+/// One card of a job: its share of the card-ticks the job's allocation overlapped. Within a
+/// card-tick the allocation's times are shared by overlap (several allocations in one tick, or
+/// one that starts or ends inside it, take their part in proportion to their overlap).
+struct JobCard {
+    std::uint32_t gpu = 0;       ///< the caller's GPU index
+    DurationUs allocated_us = 0; ///< time the job held the card
+    DurationUs active_us = 0;
+    DurationUs idle_held_us = 0;
+    DurationUs unused_us = 0;                 ///< allocated-unused
+    DurationUs unmeasured_us = 0;             ///< allocated time without a utilization reading
+    std::optional<double> mean_sm_pct;        ///< over the measured overlap
+    std::optional<double> peak_sm_pct;        ///< the highest card-tick mean
+    std::optional<std::int64_t> peak_mem_mib; ///< the most held together in one card-tick
+    std::optional<double> energy_j;           ///< the overlap's part of the card's energy
+    /// True when the card was active at all during the job.
+    bool used() const { return active_us > 0; }
+};
+
+/// A job's figures (audit::JobAccumulator::finish).
+struct JobSummary {
+    std::vector<std::uint32_t> allocations; ///< the AllocationRow indexes that make up the job
+    std::vector<JobCard> cards;             ///< by GPU index
+    JobCard total;                          ///< all cards together (gpu unused)
+    std::size_t used_cards() const;
+};
+
+/// Adds up the card-ticks of one job. `allocations` are the indexes of the job's AllocationRows
+/// (one per host it ran on). Feed every card-tick that may overlap it, in any order.
+class JobAccumulator {
+  public:
+    explicit JobAccumulator(std::vector<std::uint32_t> allocations);
+    void add(const CardTick& tick);
+    JobSummary finish() const;
+
+  private:
+    struct Acc {
+        JobCard card;
+        double allocated = 0, active = 0, held = 0, unused = 0, measured = 0, sm_weighted = 0;
+        double energy_j = 0;
+        bool has_energy = false;
+    };
+    std::vector<std::uint32_t> m_allocations;
+    std::map<std::uint32_t, Acc> m_cards;
+};
+
+/// What a job's notes need to know of a card.
+struct JobCardModel {
+    std::string name; ///< model name, e.g. "NVIDIA H100 80GB HBM3"
+    std::optional<std::int64_t> memory_total_mib;
+};
+
+/// What the report says about a job beyond its figures: cards never active ("used 1 of 4
+/// allocated GPUs"), blocked time at or above the 20 % rule, and a MIG slice where the peak
+/// memory fits the smallest one. `models` by GPU index; cards missing from it get no MIG note.
+std::vector<std::string> job_notes(const JobSummary& job,
+                                   const std::map<std::uint32_t, JobCardModel>& models);
+
+/// The memory of the smallest MIG slice of a card of `model` with `memory_total_mib`, in whole
+/// GiB as its profile names it ("1g.10gb" → 10): an eighth of the card (a quarter on an A30);
+/// nullopt for models without MIG.
+std::optional<std::int64_t> smallest_mig_slice_gib(std::string_view model,
+                                                   std::int64_t memory_total_mib);
+
+} // namespace gua::audit
