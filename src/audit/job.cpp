@@ -47,74 +47,91 @@ std::size_t JobSummary::used_cards() const {
         std::count_if(cards.begin(), cards.end(), [](const JobCard& c) { return c.used(); }));
 }
 
-JobAccumulator::JobAccumulator(std::vector<std::uint32_t> allocations)
-    : m_allocations(std::move(allocations)) {}
+JobAccumulator::JobAccumulator(std::vector<std::uint32_t> allocations, const Thresholds& thresholds)
+    : m_allocations(std::move(allocations)), m_thresholds(thresholds) {}
 
 void JobAccumulator::add(const CardTick& tick) {
     const auto [mine, all] = overlaps(tick, m_allocations);
     if (mine <= 0 || all <= 0) {
         return;
     }
-    const telemetry::AllocationTimes& a = tick.allocation;
+    const StateTimes states = classify(tick, m_thresholds);
+    add_allocation_shares(tick, tick_allocation(tick, states).matrix, m_totals);
+    // The job's part of the card's allocated time in this tick, for what is not a time split.
     const double f = static_cast<double>(mine) / static_cast<double>(all);
-    Acc& acc = m_cards[tick.gpu];
-    acc.card.gpu = tick.gpu;
-    acc.allocated += f * static_cast<double>(a.allocated_us);
-    acc.active += f * static_cast<double>(a.active_us);
-    acc.held += f * static_cast<double>(a.idle_held_us);
-    acc.unused += f * static_cast<double>(a.unused_us);
+    const telemetry::AllocationTimes& a = tick.allocation;
+    Extra& x = m_extra[tick.gpu];
+    x.card.gpu = tick.gpu;
     const double measured = f * static_cast<double>(a.active_us + a.idle_held_us + a.unused_us);
     if (tick.util_pct && measured > 0) {
-        acc.measured += measured;
-        acc.sm_weighted += *tick.util_pct * measured;
-        acc.card.peak_sm_pct = std::max(acc.card.peak_sm_pct.value_or(0.0), *tick.util_pct);
+        x.measured += measured;
+        x.sm_weighted += *tick.util_pct * measured;
+        x.card.peak_sm_pct = std::max(x.card.peak_sm_pct.value_or(0.0), *tick.util_pct);
     }
     if (!tick.processes.empty()) {
-        acc.card.peak_mem_mib = std::max(acc.card.peak_mem_mib.value_or(0), held_mib(tick));
+        x.card.peak_mem_mib = std::max(x.card.peak_mem_mib.value_or(0), held_mib(tick));
     }
     if (tick.readings.energy_mj && tick.duration_us > 0) {
-        acc.has_energy = true;
-        acc.energy_j += static_cast<double>(*tick.readings.energy_mj) / 1000.0 * f *
-                        static_cast<double>(a.allocated_us) / static_cast<double>(tick.duration_us);
+        x.has_energy = true;
+        x.energy_j += static_cast<double>(*tick.readings.energy_mj) / 1000.0 * f *
+                      static_cast<double>(a.allocated_us) / static_cast<double>(tick.duration_us);
     }
 }
 
+namespace {
+
+void add_to_total(const JobCard& c, JobCard& t) {
+    t.allocated_us += c.allocated_us;
+    t.active_us += c.active_us;
+    t.idle_held_us += c.idle_held_us;
+    t.unused_us += c.unused_us;
+    t.unmeasured_us += c.unmeasured_us;
+    if (c.peak_sm_pct) {
+        t.peak_sm_pct = std::max(t.peak_sm_pct.value_or(0.0), *c.peak_sm_pct);
+    }
+    if (c.peak_mem_mib) {
+        t.peak_mem_mib = std::max(t.peak_mem_mib.value_or(0), *c.peak_mem_mib);
+    }
+    if (c.energy_j) {
+        t.energy_j = t.energy_j.value_or(0.0) + *c.energy_j;
+    }
+}
+
+} // namespace
+
 JobSummary JobAccumulator::finish() const {
+    AllocationTotals job;
+    for (const std::uint32_t index : m_allocations) {
+        if (index < m_totals.size()) {
+            job += m_totals[index];
+        }
+    }
     JobSummary out;
     out.allocations = m_allocations;
     double measured = 0;
     double sm_weighted = 0;
-    for (const auto& [gpu, acc] : m_cards) {
-        JobCard c = acc.card;
-        c.allocated_us = rounded(acc.allocated);
-        c.active_us = rounded(acc.active);
-        c.idle_held_us = rounded(acc.held);
-        c.unused_us = rounded(acc.unused);
+    for (const auto& [gpu, x] : m_extra) {
+        JobCard c = x.card;
+        const auto time =
+            std::find_if(job.by_gpu.begin(), job.by_gpu.end(),
+                         [gpu = gpu](const AllocationGpuTime& g) { return g.gpu == gpu; });
+        if (time != job.by_gpu.end()) {
+            c.allocated_us = time->allocated_us;
+            c.active_us = time->active_us;
+            c.idle_held_us = time->idle_held_us;
+            c.unused_us = time->unused_us;
+        }
         c.unmeasured_us =
             std::max<DurationUs>(c.allocated_us - c.active_us - c.idle_held_us - c.unused_us, 0);
-        if (acc.measured > 0) {
-            c.mean_sm_pct = acc.sm_weighted / acc.measured;
+        if (x.measured > 0) {
+            c.mean_sm_pct = x.sm_weighted / x.measured;
         }
-        if (acc.has_energy) {
-            c.energy_j = acc.energy_j;
+        if (x.has_energy) {
+            c.energy_j = x.energy_j;
         }
-        measured += acc.measured;
-        sm_weighted += acc.sm_weighted;
-        JobCard& t = out.total;
-        t.allocated_us += c.allocated_us;
-        t.active_us += c.active_us;
-        t.idle_held_us += c.idle_held_us;
-        t.unused_us += c.unused_us;
-        t.unmeasured_us += c.unmeasured_us;
-        if (c.peak_sm_pct) {
-            t.peak_sm_pct = std::max(t.peak_sm_pct.value_or(0.0), *c.peak_sm_pct);
-        }
-        if (c.peak_mem_mib) {
-            t.peak_mem_mib = std::max(t.peak_mem_mib.value_or(0), *c.peak_mem_mib);
-        }
-        if (c.energy_j) {
-            t.energy_j = t.energy_j.value_or(0.0) + *c.energy_j;
-        }
+        measured += x.measured;
+        sm_weighted += x.sm_weighted;
+        add_to_total(c, out.total);
         out.cards.push_back(c);
     }
     if (measured > 0) {

@@ -3,6 +3,7 @@
 // given and, per card, how that time was spent — the figures behind `gua job ID`.
 #pragma once
 
+#include "audit/allocations.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
 
@@ -17,7 +18,8 @@ namespace gua::audit {
 
 /// One card of a job: its share of the card-ticks the job's allocation overlapped. Within a
 /// card-tick the allocation's times are shared by overlap (several allocations in one tick, or
-/// one that starts or ends inside it, take their part in proportion to their overlap).
+/// one that starts or ends inside it, take their part in proportion to their overlap), exactly
+/// as the report's allocation owners (audit/allocations.hpp).
 struct JobCard {
     std::uint32_t gpu = 0;       ///< the caller's GPU index
     DurationUs allocated_us = 0; ///< time the job held the card
@@ -45,19 +47,21 @@ struct JobSummary {
 /// (one per host it ran on). Feed every card-tick that may overlap it, in any order.
 class JobAccumulator {
   public:
-    explicit JobAccumulator(std::vector<std::uint32_t> allocations);
+    JobAccumulator(std::vector<std::uint32_t> allocations, const Thresholds& thresholds);
     void add(const CardTick& tick);
     JobSummary finish() const;
 
   private:
-    struct Acc {
+    /// What the time split does not give: utilization, memory and energy by overlap.
+    struct Extra {
         JobCard card;
-        double allocated = 0, active = 0, held = 0, unused = 0, measured = 0, sm_weighted = 0;
-        double energy_j = 0;
+        double measured = 0, sm_weighted = 0, energy_j = 0;
         bool has_energy = false;
     };
     std::vector<std::uint32_t> m_allocations;
-    std::map<std::uint32_t, Acc> m_cards;
+    Thresholds m_thresholds;
+    std::vector<AllocationTotals> m_totals; ///< by allocation index, as the report keeps them
+    std::map<std::uint32_t, Extra> m_extra;
 };
 
 /// What a job's notes need to know of a card.

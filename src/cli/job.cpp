@@ -49,7 +49,8 @@ int report(const JobCommandOptions& o) {
     }
     store::Database db(database_path(o), store::OpenMode::read_only);
     store::check_readable(db);
-    Result<report::JobReport> job = report::build_job_report(db, o.id, cfg.value().pricing);
+    Result<report::JobReport> job =
+        report::build_job_report(db, o.id, cfg.value().pricing, cfg.value().thresholds);
     if (!job) {
         throw Fatal(job.error().message);
     }

@@ -91,7 +91,8 @@ void price_cards(store::Reader& reader, const audit::Pricing& pricing,
 } // namespace
 
 Result<JobReport> build_job_report(store::Database& db, const std::string& id,
-                                   const audit::Pricing& pricing) {
+                                   const audit::Pricing& pricing,
+                                   const audit::Thresholds& thresholds) {
     store::Reader reader(db);
     const auto span = reader.span();
     if (!span) {
@@ -113,7 +114,7 @@ Result<JobReport> build_job_report(store::Database& db, const std::string& id,
     }
     const TimeUs from = job.begin_us - k_tick_lead_us;
     const TimeUs to = job.end_us + 1;
-    audit::JobAccumulator acc(job_rows(reader.allocations(from, to), id, job));
+    audit::JobAccumulator acc(job_rows(reader.allocations(from, to), id, job), thresholds);
     reader.scan(from, to, [&acc](const audit::CardTick& t) { acc.add(t); });
     const audit::JobSummary summary = acc.finish();
     std::map<std::uint32_t, audit::JobCardModel> models;

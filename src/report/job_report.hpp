@@ -45,9 +45,10 @@ struct JobReport {
 
 /// The report of allocation `id` (a Slurm job id, "<namespace>/<pod>", a reservation's name)
 /// from `db`; an error when the database has no such allocation, or no card-ticks of its window
-/// (pruned by retention).
+/// (pruned by retention). `thresholds` as the report classifies card-ticks.
 Result<JobReport> build_job_report(store::Database& db, const std::string& id,
-                                   const audit::Pricing& pricing);
+                                   const audit::Pricing& pricing,
+                                   const audit::Thresholds& thresholds);
 
 /// The text form: a header, one line per card, the total, the notes.
 std::string job_text(const JobReport& job);

@@ -17,6 +17,11 @@ CardTick tick(std::uint32_t gpu, TimeUs t0, int active, int held, int unused,
     t.t0 = t0;
     t.duration_us = 30 * k_s;
     t.active_us = active * k_s;
+    t.idle_unlisted_us = unused * k_s; // idle and not held: allocated-unused below
+    if (held > 0) {                    // a holder whose idle-held time the sampler decided
+        t.processes.push_back(
+            ProcTick{0, telemetry::ProcessType::compute, 1024, 0.0, {}, held * k_s});
+    }
     t.util_pct = util_pct;
     t.allocation.active_us = active * k_s;
     t.allocation.idle_held_us = held * k_s;
@@ -30,7 +35,7 @@ CardTick tick(std::uint32_t gpu, TimeUs t0, int active, int held, int unused,
 }
 
 TEST(Job, TwoCardsOneNeverActiveAndATickSharedWithTheNextJob) {
-    JobAccumulator acc({7});
+    JobAccumulator acc({7}, Thresholds{});
     // GPU 0: two whole ticks (20 s active, 10 s held), then 10 s of a third tick, which the next
     // job (index 8) holds for its last 20 s; the third tick's 30 s are all active.
     acc.add(tick(0, 0, 20, 10, 0, {{7, 30}}));
@@ -72,8 +77,8 @@ TEST(Job, TwoCardsOneNeverActiveAndATickSharedWithTheNextJob) {
 
 TEST(Job, SharedCardsSplitByOverlapSoJobsNeverDoubleCount) {
     // Two jobs share one card for a whole tick (a shared GPU): each takes half of each part.
-    JobAccumulator a({1});
-    JobAccumulator b({2});
+    JobAccumulator a({1}, Thresholds{});
+    JobAccumulator b({2}, Thresholds{});
     const CardTick t = tick(0, 0, 10, 20, 0, {{1, 30}, {2, 30}});
     a.add(t);
     b.add(t);
@@ -85,7 +90,7 @@ TEST(Job, SharedCardsSplitByOverlapSoJobsNeverDoubleCount) {
 }
 
 TEST(Job, SmallPeakMemorySuggestsTheSmallestMigSlice) {
-    JobAccumulator acc({0});
+    JobAccumulator acc({0}, Thresholds{});
     CardTick t = tick(0, 0, 30, 0, 0, {{0, 30}});
     t.processes.push_back(ProcTick{0, telemetry::ProcessType::compute, 9 * 1024, 90.0, {}, {}});
     acc.add(t);
