@@ -47,7 +47,7 @@ inline void undo_schema_ten(store::Database& db) {
             "ALTER TABLE identity DROP COLUMN pod_name; "
             "ALTER TABLE identity DROP COLUMN container_name; "
             "ALTER TABLE tick_block DROP COLUMN proc_idle_held_us;");
-    const std::string_view v7 = store::k_schema_v7_sql;
+    const std::string_view v7 = store::frozen_sql(7);
     db.exec(v7.substr(v7.find("CREATE VIEW block_tick AS")));
 }
 
