@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
 #include <unistd.h>
 
 namespace gua::policy {
@@ -78,11 +82,27 @@ struct Fixture {
     }
 };
 
+/// Waits (up to 10 s) until `pid` runs the program `comm`: a shell that set up its traps and
+/// exec'ed. False when it never does.
+bool wait_for_exec(pid_t pid, const std::string& comm) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+        std::string name;
+        if (std::getline(in, name) && name == comm) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+}
+
 TEST(PolicyRunner, TerminatesWithGraceThenKillAndVerifiesRelease) {
     Fixture f;
     Child child({"/bin/sh", "-c", "trap '' TERM; exec /bin/sleep 60"});
     ASSERT_GT(child.pid(), 0);
-    ::usleep(100000); // let sh install the trap and exec
+    // The ignored SIGTERM is installed before the exec, and survives it.
+    ASSERT_TRUE(wait_for_exec(child.pid(), "sleep"));
     const std::uint64_t start = start_of(child.pid());
     auto runner = f.runner({rule("reclaim", 0, Action::terminate)});
     runner->start(k_t0);
