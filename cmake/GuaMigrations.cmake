@@ -17,6 +17,8 @@ endfunction()
 # Reads the migration files of `dir` and writes the two headers under `out_dir`/store/.
 function(gua_generate_frozen_sql dir out_dir)
     file(GLOB files CONFIGURE_DEPENDS ${dir}/v*.sql)
+    # An edited file regenerates the headers too (the glob only notices added or removed ones).
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${files})
     set(versions "")
     foreach(file IN LISTS files)
         get_filename_component(name ${file} NAME)
