@@ -23,16 +23,6 @@ std::string card_text(const CardEvidence& card) {
                               : fmt::format("GPU {} ({})", card.index, card.model);
 }
 
-std::string hours_text(double hours) {
-    if (hours >= 1000) {
-        return fmt::format("{:.0f}", hours);
-    }
-    if (hours >= 0.1 || hours == 0) {
-        return fmt::format("{:.2f}", hours);
-    }
-    return fmt::format("{:.4f}", hours);
-}
-
 std::string pct_text(double share) {
     return fmt::format("{:.1f} %", share * 100.0);
 }
@@ -59,7 +49,7 @@ std::vector<std::string> top_identities(const Context& ctx, const std::vector<st
         names.push_back(ranked[i].second);
         out.push_back(
             fmt::format("{} ({} GPU-hours)", ranked[i].second,
-                        hours_text(ranked[i].first / static_cast<double>(k_us_per_hour))));
+                        format_hours(ranked[i].first / static_cast<double>(k_us_per_hour))));
     }
     return out;
 }

@@ -102,8 +102,6 @@ void settle(const Context& ctx, Recommendation& r);
 double measured_us(const CardEvidence& card);
 /// "GPU 1 (NVIDIA A100-SXM4-80GB)".
 std::string card_text(const CardEvidence& card);
-/// GPU-hours with enough decimals to be non-zero on short windows: "12.50", "0.0083".
-std::string hours_text(double hours);
 /// A share as a percentage with one decimal: "46.7 %".
 std::string pct_text(double share);
 /// The names of up to `limit` identities with the most idle-held (else active) time on `cards`,

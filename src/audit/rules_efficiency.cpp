@@ -119,8 +119,8 @@ std::optional<Recommendation> data_loader(const Context& ctx) {
             "90 % or more (mean {:.1f} %); {} GPU-hours stalled",
             card_text(card), pct_text(static_cast<double>(p.bursty_us) / active_tick_us(card)),
             pct_text(share(Bucket::idle)), pct_text(share(Bucket::compute_bound)), mean,
-            hours_text(card.pools[static_cast<std::size_t>(Pool::stall)] /
-                       static_cast<double>(k_us_per_hour))));
+            format_hours(card.pools[static_cast<std::size_t>(Pool::stall)] /
+                         static_cast<double>(k_us_per_hour))));
         if (card.states.idle_held > 0) {
             r.evidence.push_back(fmt::format(
                 "GPU {}'s idle-held time ({} of it) is this stall, not an abandoned session: "
@@ -195,7 +195,7 @@ std::optional<Recommendation> compute_bound(const Context& ctx) {
             card_text(card),
             pct_text(static_cast<double>(p.steady_compute_bound_us) / active_tick_us(card)),
             p.steady_compute_bound_util_us / static_cast<double>(p.steady_compute_bound_us),
-            hours_text(to_hours(p.steady_compute_bound_us))));
+            format_hours(to_hours(p.steady_compute_bound_us))));
     }
     if (cards.empty()) {
         return std::nullopt;

@@ -76,7 +76,7 @@ std::optional<Recommendation> idle_culling(const Context& ctx) {
     r.evidence.push_back(fmt::format(
         "idle-held (memory held, SMs cold, outside data-loader stalls): {} GPU-hours = {} of "
         "measured GPU time, {} the 20 % rule",
-        hours_text(fleet_held / static_cast<double>(k_us_per_hour)), pct_text(share),
+        format_hours(fleet_held / static_cast<double>(k_us_per_hour)), pct_text(share),
         share > k_idle_held_policy_share ? "above" : "within"));
     std::vector<std::size_t> cards;
     for (std::size_t i = 0; i < ctx.input.cards.size(); ++i) {
@@ -93,7 +93,7 @@ std::optional<Recommendation> idle_culling(const Context& ctx) {
             r.evidence.push_back(
                 fmt::format("{}: idle-held {} of its time ({} GPU-hours)", card_text(card),
                             pct_text(card_share),
-                            hours_text(held_us(card) / static_cast<double>(k_us_per_hour))));
+                            format_hours(held_us(card) / static_cast<double>(k_us_per_hour))));
         }
     }
     const auto holders = top_identities(ctx, cards, true, 3, r.identities);
@@ -198,9 +198,9 @@ std::optional<Recommendation> off_hours(const Context& ctx) {
     r.evidence.push_back(fmt::format(
         "{} hours of data; off-hours (weekdays before {:02}:00 and from {:02}:00, weekends; {}): "
         "{} of {} card-hours wasted (idle-held {} h, truly idle {} h) against {} in office hours",
-        hours_text(static_cast<double>(in.recorded_us) / h), k_office_first_hour, k_office_end_hour,
-        in.time_zone, pct_text(off_share), hours_text(off_measured / h), hours_text(off_held / h),
-        hours_text(off_idle / h), pct_text(office_share)));
+        format_hours(static_cast<double>(in.recorded_us) / h), k_office_first_hour,
+        k_office_end_hour, in.time_zone, pct_text(off_share), format_hours(off_measured / h),
+        format_hours(off_held / h), format_hours(off_idle / h), pct_text(office_share)));
     std::vector<std::size_t> cards;
     for (std::size_t i = 0; i < in.cards.size(); ++i) {
         const CardEvidence& card = in.cards[i];

@@ -117,9 +117,10 @@ int run(const DemoOptions& o) {
     {
         store::Database db(db_path, store::OpenMode::create);
         store::migrate(db);
-        store::Writer writer(db, store::RunInfo{"demo", source->driver_version(),
-                                                "synthetic:" + o.workload, interval,
-                                                cfg.thresholds.active_util_pct, clock->wall_now()});
+        store::Writer writer(
+            db, store::RunInfo{"demo", source->driver_version(), "synthetic:" + o.workload,
+                               interval, cfg.thresholds.active_util_pct, clock->wall_now(),
+                               cfg.thresholds.held_mib, cfg.thresholds.graphics_is_holder});
         if (!o.quiet) {
             fmt::print(stderr, "# Recording {} synthetic ticks of workload '{}' at {} interval\n",
                        ticks, o.workload, format_duration(interval));

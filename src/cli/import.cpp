@@ -3,6 +3,7 @@
 #include "store/import.hpp"
 
 #include "cli/command.hpp"
+#include "config/config.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "store/file_kind.hpp"
@@ -30,6 +31,7 @@ struct ImportOptions {
     std::string from;
     std::string source;
     std::string db;
+    std::string config;
     std::string interval;
 };
 
@@ -48,6 +50,12 @@ int run(const ImportOptions& o) {
                     ExitCode::usage);
     }
     store::ImportOptions options;
+    // Imported samples are classified, and rollups built, with the configured thresholds.
+    const Result<config::Config> cfg = config::load_effective_config(o.config);
+    if (!cfg) {
+        throw Fatal(cfg.error().message, ExitCode::usage);
+    }
+    options.thresholds = cfg.value().thresholds;
     if (!o.interval.empty()) {
         const Result<DurationUs> d = parse_duration(o.interval);
         if (!d) {
@@ -113,6 +121,8 @@ Runner register_import(CLI::App& app) {
     cmd->add_option("FILE", o->source, "The database to import")->required();
     cmd->add_option("--db", o->db,
                     "gua database to import into (default: the one the daemon writes)");
+    cmd->add_option("--config", o->config,
+                    "gua.toml whose thresholds classify the imported samples and their rollups");
     cmd->add_option("--interval", o->interval,
                     "Tick length of every imported sample (default: recorded per run, else "
                     "inferred per GPU from the sample spacing)");

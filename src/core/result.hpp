@@ -23,8 +23,9 @@ struct Error {
     ErrorKind kind = ErrorKind::other;
 };
 
-/// Holds either a T or an Error; check ok() before value().
-template <typename T> class Result {
+/// Holds either a T or an Error; check ok() before value(). [[nodiscard]]: a call whose Result
+/// is dropped is a compile error (-Werror), so no failure goes unlooked at.
+template <typename T> class [[nodiscard]] Result {
   public:
     Result(T value) : m_data(std::in_place_index<0>, std::move(value)) {}
     Result(Error error) : m_data(std::in_place_index<1>, std::move(error)) {}
@@ -42,7 +43,7 @@ template <typename T> class Result {
 };
 
 /// Result of an operation without a value.
-template <> class Result<void> {
+template <> class [[nodiscard]] Result<void> {
   public:
     Result() = default;
     Result(Error error) : m_error(std::move(error)), m_ok(false) {}

@@ -1,54 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
-// Time zone resolution through the system tz database; TZ switched under one lock.
+// Time zone resolution through the system tz database, read once per zone (never through TZ).
 #include "core/timezone.hpp"
+
+#include "core/tz_rules.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
-#include <mutex>
-#include <optional>
 
 namespace gua {
 
 namespace {
 
-/// The user's $TZ: "" when unset or empty; a leading ':' (POSIX's implementation-defined form)
-/// is dropped.
-std::string user_tz_at_start() {
-    const char* tz = std::getenv("TZ");
-    const std::string text = tz != nullptr ? tz : "";
-    return !text.empty() && text.front() == ':' ? text.substr(1) : text;
+constexpr const char* k_zoneinfo = "/usr/share/zoneinfo/";
+
+/// The user's $TZ when first asked (at start-up: nothing in gua changes it): "" when unset or
+/// empty; a leading ':' (POSIX's implementation-defined form) is dropped.
+const std::string& user_tz() {
+    static const std::string tz = [] {
+        const char* value = std::getenv("TZ");
+        const std::string text = value != nullptr ? value : "";
+        return !text.empty() && text.front() == ':' ? text.substr(1) : text;
+    }();
+    return tz;
 }
 
-/// The process's TZ as this file last set it (nullopt: never set here), behind its lock. TZ is
-/// process state whatever we do; this is the one place that changes it.
-struct ZoneState {
-    std::mutex mutex;
-    std::optional<std::string> applied; ///< "" for the local zone (TZ unset)
-    /// The user's $TZ when the zones were first used (before this file changed it): what "local"
-    /// means, as for date(1); "" means /etc/localtime.
-    std::string user_tz = user_tz_at_start();
-};
-
-ZoneState& zone_state() {
-    static ZoneState state;
-    return state;
+/// True for a name that can only mean a file under /usr/share/zoneinfo.
+bool plausible_zone_name(const std::string& name) {
+    return !name.empty() && name.find("..") == std::string::npos && name.front() != '/';
 }
 
-/// Makes `tz` ("" = local) the zone of localtime_r; the caller holds the lock.
-void apply_zone(ZoneState& state, const std::string& tz) {
-    if (state.applied == tz) {
-        return;
+/// The rules "local" means: $TZ as a file, an IANA name or a POSIX rule, else /etc/localtime;
+/// UTC (nullptr) where none of them can be read, as the C library does.
+std::shared_ptr<const ZoneRules> local_rules() {
+    const std::string& tz = user_tz();
+    std::string path = "/etc/localtime";
+    if (!tz.empty()) {
+        std::error_code ec;
+        path = tz.front() == '/' ? tz : k_zoneinfo + tz;
+        if (tz.front() != '/' &&
+            (!plausible_zone_name(tz) || !std::filesystem::is_regular_file(path, ec))) {
+            Result<PosixZone> rule = parse_posix_zone(tz);
+            return rule ? std::make_shared<const ZoneRules>(rules_of(std::move(rule).value()))
+                        : nullptr;
+        }
     }
-    if (tz.empty()) {
-        unsetenv("TZ");
-    } else {
-        setenv("TZ", tz.c_str(), 1);
-    }
-    tzset();
-    state.applied = tz;
+    Result<ZoneRules> rules = load_tzif(path);
+    return rules ? std::make_shared<const ZoneRules>(std::move(rules).value()) : nullptr;
+}
+
+std::int64_t floor_seconds(std::int64_t a, std::int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
 }
 
 } // namespace
@@ -59,45 +62,35 @@ Result<TimeZone> TimeZone::load(const std::string& name) {
         return tz;
     }
     if (name == "local") {
-        ZoneState& state = zone_state();
-        const std::lock_guard lock(state.mutex);
-        apply_zone(state, state.user_tz);
-        tz.m_utc = false;
-        tz.m_tz = state.user_tz;
-        tz.m_name = "local";
-        if (const char* zone = tzname[0]; zone != nullptr) {
-            tz.m_name = fmt::format("local, {}", zone);
-        }
+        tz.m_rules = local_rules();
+        tz.m_name = fmt::format("local, {}", tz.m_rules ? tz.m_rules->std_name() : "UTC");
         return tz;
     }
-    const bool plausible = name.find("..") == std::string::npos && name.front() != '/';
     std::error_code ec;
-    if (!plausible || !std::filesystem::is_regular_file("/usr/share/zoneinfo/" + name, ec)) {
+    const std::string path = k_zoneinfo + name;
+    Result<ZoneRules> rules =
+        plausible_zone_name(name) && std::filesystem::is_regular_file(path, ec)
+            ? load_tzif(path)
+            : Result<ZoneRules>(Error{"not in the tz database"});
+    if (!rules) {
         return Error{fmt::format("unknown time zone '{}' (use UTC, local, or an IANA name such "
                                  "as Europe/Berlin)",
                                  name)};
     }
-    tz.m_utc = false;
+    tz.m_rules = std::make_shared<const ZoneRules>(std::move(rules).value());
     tz.m_name = name;
-    tz.m_tz = name;
     return tz;
 }
 
 std::pair<int, int> TimeZone::weekday_hour(TimeUs t) const {
-    std::time_t secs = static_cast<std::time_t>(t / k_us_per_second);
-    if (t < 0 && t % k_us_per_second != 0) {
-        --secs;
+    std::int64_t secs = floor_seconds(t, k_us_per_second);
+    if (m_rules) {
+        secs += m_rules->utoff_at(secs);
     }
-    std::tm tm{};
-    if (m_utc) {
-        gmtime_r(&secs, &tm);
-    } else {
-        ZoneState& state = zone_state();
-        const std::lock_guard lock(state.mutex);
-        apply_zone(state, m_tz);
-        localtime_r(&secs, &tm);
-    }
-    return {tm.tm_wday, tm.tm_hour};
+    const std::int64_t days = floor_seconds(secs, 86400);
+    const auto weekday = static_cast<int>(((days + 4) % 7 + 7) % 7); // 1970-01-01: Thursday
+    const auto hour = static_cast<int>((secs - days * 86400) / 3600);
+    return {weekday, hour};
 }
 
 } // namespace gua

@@ -6,18 +6,22 @@
 #include "core/result.hpp"
 #include "core/time.hpp"
 
+#include <memory>
 #include <string>
 #include <utility>
 
 namespace gua {
 
-/// A resolved time zone. Non-UTC zones are evaluated with the C library (TZ + localtime_r); the
-/// process's TZ is switched under a lock to the zone asked about, so zones may be used from any
-/// thread and several at once (each switch re-reads the zone file: keep one zone per thread hot).
+struct ZoneRules;
+
+/// A resolved time zone. A non-UTC zone's rules are read once, when it is loaded, from the tz
+/// database (core/tz_rules.hpp); evaluating it is pure arithmetic, so zones may be used from any
+/// thread and several at once, and the process environment (TZ) is never changed.
 class TimeZone {
   public:
-    /// "UTC" (default), "local" (the host's /etc/localtime), or an IANA name such as
-    /// "Europe/Berlin". Unknown names are an Error naming the zone.
+    /// "UTC" (default), "local" (the user's $TZ when gua started, as for date(1), else the host's
+    /// /etc/localtime), or an IANA name such as "Europe/Berlin". Unknown names are an Error
+    /// naming the zone.
     static Result<TimeZone> load(const std::string& name);
     /// The zone's display name.
     const std::string& name() const { return m_name; }
@@ -26,8 +30,7 @@ class TimeZone {
 
   private:
     std::string m_name = "UTC";
-    std::string m_tz; ///< the TZ value of a non-UTC zone; empty: the host's local zone
-    bool m_utc = true;
+    std::shared_ptr<const ZoneRules> m_rules; ///< null: UTC
 };
 
 } // namespace gua

@@ -28,4 +28,14 @@ std::string format_gib(double mib) {
     return fmt::format("{:.1f} GiB", mib / 1024.0);
 }
 
+std::string format_hours(double hours) {
+    if (hours >= 1000) {
+        return fmt::format("{:.0f}", hours);
+    }
+    if (hours >= 0.1 || hours == 0) {
+        return fmt::format("{:.2f}", hours);
+    }
+    return fmt::format("{:.4f}", hours);
+}
+
 } // namespace gua

@@ -16,4 +16,9 @@ std::string format_bytes(std::uint64_t bytes);
 /// that the memory of processes and cards compares at a glance.
 std::string format_gib(double mib);
 
+/// Hours (GPU-hours, card-hours) as every report and recommendation prints them, without the unit:
+/// whole from 1000 ("1234"), two decimals from 0.1 and for 0 ("12.50", "0.00"), four below
+/// ("0.0033").
+std::string format_hours(double hours);
+
 } // namespace gua

@@ -192,11 +192,12 @@ struct nvmlFieldValue_t {
 
 /// Field ids of nvmlDeviceGetFieldValues that gua reads (NVIDIA's NVML_FI_* values).
 enum nvmlFieldId_t : unsigned int {
-    NVML_FI_DEV_ECC_DBE_VOL_TOTAL = 4, ///< uncorrected (double-bit) ECC errors, volatile
-    NVML_FI_DEV_MEMORY_TEMP = 82,      ///< memory temperature, °C
-    NVML_FI_DEV_REMAPPED_COR = 142,    ///< rows remapped for correctable errors
-    NVML_FI_DEV_REMAPPED_UNC = 143,    ///< rows remapped for uncorrectable errors
-    NVML_FI_DEV_REMAPPED_PENDING = 144 ///< 1: a remapping waits for a GPU reset
+    NVML_FI_DEV_ECC_DBE_VOL_TOTAL = 4,    ///< uncorrected (double-bit) ECC errors, volatile
+    NVML_FI_DEV_MEMORY_TEMP = 82,         ///< memory temperature, °C
+    NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94, ///< PCIe replays since the driver loaded
+    NVML_FI_DEV_REMAPPED_COR = 142,       ///< rows remapped for correctable errors
+    NVML_FI_DEV_REMAPPED_UNC = 143,       ///< rows remapped for uncorrectable errors
+    NVML_FI_DEV_REMAPPED_PENDING = 144    ///< 1: a remapping waits for a GPU reset
 };
 
 /// nvmlDeviceGetTemperatureV argument (≥ 12.8); set version and sensorType first.

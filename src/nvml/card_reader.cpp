@@ -366,20 +366,21 @@ void read_process_utilization(const Library& lib, Card& card, SourceState& state
     }
 }
 
-/// The readings that only nvmlDeviceGetFieldValues gives (memory temperature) and the memory
-/// health counters, in one call; each value has its own return code.
+/// The readings that only nvmlDeviceGetFieldValues gives (memory temperature) and the memory and
+/// PCIe health counters, in one call; each value has its own return code.
 void read_field_values(const Library& lib, const Card& card, Status& status,
                        telemetry::CardReadings& r) {
     struct Wanted {
         nvmlFieldId_t id;
         std::optional<std::int64_t> telemetry::CardReadings::*reading;
     };
-    static constexpr std::array<Wanted, 5> k_wanted{{
+    static constexpr std::array<Wanted, 6> k_wanted{{
         {NVML_FI_DEV_MEMORY_TEMP, &telemetry::CardReadings::mem_temperature_c},
         {NVML_FI_DEV_ECC_DBE_VOL_TOTAL, &telemetry::CardReadings::ecc_uncorrected},
         {NVML_FI_DEV_REMAPPED_COR, &telemetry::CardReadings::remapped_rows_cor},
         {NVML_FI_DEV_REMAPPED_UNC, &telemetry::CardReadings::remapped_rows_unc},
         {NVML_FI_DEV_REMAPPED_PENDING, &telemetry::CardReadings::remap_pending},
+        {NVML_FI_DEV_PCIE_REPLAY_COUNTER, &telemetry::CardReadings::pcie_replays},
     }};
     std::array<nvmlFieldValue_t, k_wanted.size()> values{};
     for (std::size_t i = 0; i < k_wanted.size(); ++i) {

@@ -2,6 +2,7 @@
 // fork/exec of the daemon with a private sd_notify socket (an abstract Unix socket name).
 #include "ops/background.hpp"
 
+#include "core/fd.hpp"
 #include "ops/pid_file.hpp"
 
 #include <fmt/format.h>
@@ -140,11 +141,16 @@ LaunchResult launch_background(const BackgroundLaunch& launch) {
         result.message = fmt::format("cannot create a notify socket: {}", std::strerror(errno));
         return result;
     }
-    const int log_fd =
-        ::open(launch.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (log_fd < 0 || null_fd < 0) {
+    // Owned until the fork: every early return (and an exception) closes both.
+    UniqueFd log_fd(
+        ::open(launch.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    if (!log_fd.valid()) {
         result.message = fmt::format("cannot open {}: {}", launch.log_file, std::strerror(errno));
+        return result;
+    }
+    UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!null_fd.valid()) {
+        result.message = fmt::format("cannot open /dev/null: {}", std::strerror(errno));
         return result;
     }
     std::vector<std::string> args = launch.argv;
@@ -153,10 +159,10 @@ LaunchResult launch_background(const BackgroundLaunch& launch) {
     const std::vector<char*> envp = pointers(env);
     const pid_t pid = ::fork();
     if (pid == 0) {
-        exec_child(log_fd, null_fd, argv.data(), envp.data());
+        exec_child(log_fd.get(), null_fd.get(), argv.data(), envp.data());
     }
-    ::close(log_fd);
-    ::close(null_fd);
+    log_fd = UniqueFd();
+    null_fd = UniqueFd();
     if (pid < 0) {
         result.message = fmt::format("fork failed: {}", std::strerror(errno));
         return result;

@@ -79,14 +79,15 @@ std::map<std::string, telemetry::DeviceInfo> known_devices(Database& db) {
 }
 
 telemetry::CardTickRecord card_of(const PriorSample& s, const std::vector<PriorProcess>& procs,
-                                  const telemetry::DeviceInfo& device, DurationUs duration) {
+                                  const telemetry::DeviceInfo& device, DurationUs duration,
+                                  const audit::Thresholds& thresholds) {
     telemetry::CardTickRecord c;
     c.device = device;
     c.util_source = telemetry::UtilSource::snapshot;
     c.util_samples = 1;
     const auto util = static_cast<double>(s.util_pct);
     c.util_pct = util;
-    c.active_us = util >= 10.0 ? duration : 0;
+    c.active_us = util >= thresholds.active_util_pct ? duration : 0;
     c.bucket_us[static_cast<std::size_t>(audit::bucket_of(util))] = duration;
     c.readings.mem_used_mib = s.memory_used_mb;
     c.readings.temperature_c = s.temperature_c;
@@ -178,7 +179,9 @@ ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
             }
             w = std::make_unique<Writer>(db, RunInfo{hostname.empty() ? "unknown" : hostname,
                                                      driver, "import:gpu-usage-audit", interval,
-                                                     10.0, started});
+                                                     options.thresholds.active_util_pct, started,
+                                                     options.thresholds.held_mib,
+                                                     options.thresholds.graphics_is_holder});
             w->defer_rollups();
         }
         return *w;
@@ -216,7 +219,8 @@ ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
                 telemetry::Tick& tick = ticks[{run, duration}];
                 tick.t0 = t;
                 tick.duration_us = duration;
-                tick.cards.push_back(card_of(h.sample, h.procs, known.at(h.sample.uuid), duration));
+                tick.cards.push_back(card_of(h.sample, h.procs, known.at(h.sample.uuid), duration,
+                                             options.thresholds));
                 if (run >= 0) {
                     ++summary.recorded_interval_ticks;
                 }
@@ -258,7 +262,7 @@ ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
         w->finish(summary.last_end.value_or(0));
     }
     const TimeUs now = options.now != 0 ? options.now : wall_now();
-    build_missing_rollups(db, now, audit::Thresholds{});
+    build_missing_rollups(db, now, options.thresholds);
     if (options.progress) {
         options.progress(total, total);
     }

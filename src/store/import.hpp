@@ -3,6 +3,7 @@
 // the ordinary Writer, idempotently.
 #pragma once
 
+#include "audit/card_tick.hpp"
 #include "core/time.hpp"
 #include "store/database.hpp"
 
@@ -19,6 +20,9 @@ struct ImportOptions {
     /// Called now and then with (samples read, samples in the file).
     std::function<void(std::uint64_t, std::uint64_t)> progress;
     TimeUs now = 0; ///< hours before this one get rollups at the end (0: the wall clock)
+    /// The configured thresholds ([thresholds] of gua.toml): what makes an imported sample
+    /// active, and what the rollups count as held.
+    audit::Thresholds thresholds;
 };
 
 /// What an import did.

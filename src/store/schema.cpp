@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Schema migrations, listed by hand in order; each keeps the SQL it had when it was released (none
-// reads the live stream list or view code). Documented for administrators in docs/schema.md.
+// Schema migrations: versions 1 and 2 as C++, then one frozen SQL file per version
+// (src/store/migrations/v<N>.sql, built in by CMake), some followed by a C++ step listed here.
+// None reads the live stream list or view code. Documented for administrators in docs/schema.md.
 #include "store/schema.hpp"
 
 #include "core/fatal.hpp"
@@ -136,33 +137,12 @@ void v2(Database& db) {
     db.exec(k_policy_migration);
 }
 
-void v3(Database& db) {
-    db.exec(k_schema_v3_sql);
-    // Renamed row-per-tick tables with rows are converted after the migrations
-    // (convert_legacy_ticks: many transactions, resumable); empty ones (a new file) go now.
+// After v3.sql: renamed row-per-tick tables with rows are converted after the migrations
+// (convert_legacy_ticks: many transactions, resumable); empty ones (a new file) go now.
+void after_v3(Database& db) {
     if (db.scalar("SELECT count(*) FROM (SELECT 1 FROM legacy_card_tick LIMIT 1)") == 0) {
         db.exec("DROP TABLE legacy_proc_tick; DROP TABLE legacy_card_tick;");
     }
-}
-
-void v4(Database& db) {
-    db.exec(k_schema_v4_sql);
-}
-
-void v5(Database& db) {
-    db.exec(k_schema_v5_sql);
-}
-
-void v6(Database& db) {
-    db.exec(k_schema_v6_sql);
-}
-
-void v7(Database& db) {
-    db.exec(k_schema_v7_sql);
-}
-
-void v8(Database& db) {
-    db.exec(k_schema_v8_sql);
 }
 
 using Recode = std::string (*)(std::string_view);
@@ -201,44 +181,42 @@ void recode_evidence_of(Database& db, std::string_view table, Recode recode) {
                         table));
 }
 
-// Version 9: no new table or column; the rollups' evidence BLOBs take the compact format
+// After v9.sql (no new table or column): the rollups' evidence BLOBs take the compact format
 // (store/evidence.hpp: varints, repeated values stored once), rewritten here without changing a
 // value. The decoder still reads the format before it.
-void v9(Database& db) {
+void after_v9(Database& db) {
     recode_evidence_of(db, "rollup_gpu", recode_evidence);
     recode_evidence_of(db, "rollup_day_gpu", recode_evidence);
     recode_evidence_of(db, "rollup_identity", recode_identity_evidence);
     recode_evidence_of(db, "rollup_day_identity", recode_identity_evidence);
 }
 
-// Version 10: the names the node gives an identity's pod and container (pod_namespace, pod_name,
-// container_name; '' in rows written before), and process_tick shows them.
-void v10(Database& db) {
-    db.exec(k_schema_v10_sql);
-}
-
-// Version 11: tick blocks gain the per-process idle-held stream (proc_idle_held_us; NULL in
-// blocks written before).
-void v11(Database& db) {
-    db.exec(k_schema_v11_sql);
-}
-
-// Version 12: the views decode a slotted shape stream (some card slots steady, others not) instead
-// of reading it as a constant one; the tables are unchanged.
-void v12(Database& db) {
-    db.exec(k_schema_v12_sql);
-}
-
-// Version 13: allocations recorded: the tick blocks' allocation streams, the allocation tables,
-// the rollups' allocated-unused time, and views that show them.
-void v13(Database& db) {
-    db.exec(k_schema_v13_sql);
-}
-
 using Migration = void (*)(Database&);
-constexpr std::array<Migration, 13> k_migrations{v1, v2, v3,  v4,  v5,  v6, v7,
-                                                 v8, v9, v10, v11, v12, v13};
-static_assert(k_migrations.size() == k_schema_version);
+
+/// The versions before the first migration file, as C++.
+constexpr std::array<Migration, 2> k_early_migrations{v1, v2};
+static_assert(k_early_migrations.size() + 1 == k_first_migration_file);
+
+/// C++ steps that run after a migration file's SQL, in the same transaction.
+struct AfterStep {
+    std::int64_t version;
+    Migration step;
+};
+constexpr std::array<AfterStep, 2> k_after_steps{{{3, after_v3}, {9, after_v9}}};
+
+/// Runs migration `version` (1 ≤ version ≤ k_schema_version).
+void run_migration(Database& db, std::int64_t version) {
+    if (version < k_first_migration_file) {
+        k_early_migrations[static_cast<std::size_t>(version - 1)](db);
+        return;
+    }
+    db.exec(frozen_sql(version));
+    for (const AfterStep& after : k_after_steps) {
+        if (after.version == version) {
+            after.step(db);
+        }
+    }
+}
 
 void check_identity(Database& db, std::int64_t version) {
     const std::int64_t app = db.scalar("PRAGMA application_id");
@@ -272,13 +250,14 @@ void migrate(Database& db) {
 void migrate_to(Database& db, std::int64_t target) {
     std::int64_t version = db.scalar("PRAGMA user_version");
     check_identity(db, version);
-    if (version == 0 && target >= k_schema_version &&
+    const std::string_view current = current_schema_sql();
+    if (version == 0 && target >= k_schema_version && !current.empty() &&
         db.scalar("SELECT count(*) FROM sqlite_schema") == 0) {
         // A new file gets what the migrations would make of it in one step: each ALTER TABLE
         // has SQLite parse the whole schema again (about 100 MB of allocations and 0.1 s for
         // all ten versions, many times that under a loaded or instrumented run).
         Transaction tx(db);
-        db.exec(k_schema_current_sql);
+        db.exec(current);
         db.exec(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};",
                             k_schema_version, k_application_id));
         tx.commit();
@@ -286,8 +265,8 @@ void migrate_to(Database& db, std::int64_t target) {
     }
     while (version < std::min(target, k_schema_version)) {
         Transaction tx(db);
-        k_migrations[static_cast<std::size_t>(version)](db);
         ++version;
+        run_migration(db, version);
         db.exec(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", version,
                             k_application_id));
         tx.commit();
@@ -303,6 +282,25 @@ void check_readable(Database& db) {
     if (version < k_schema_version || has_legacy_ticks(db)) {
         refuse_older(db);
     }
+}
+
+} // namespace gua::store
+
+namespace gua::store {
+
+std::string schema_sql_of(Database& db) {
+    std::string out = fmt::format(
+        "-- The schema of a new gua database (version {}), made in one step: what the migrations\n"
+        "-- (src/store/schema.cpp, src/store/migrations/v*.sql) leave in sqlite_schema, in the "
+        "order\n-- they made it. Generated at build time by "
+        "src/store/migrations/make_current.cpp.\n",
+        db.scalar("PRAGMA user_version"));
+    Statement st = db.prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT "
+                              "LIKE 'sqlite_%' ORDER BY rowid");
+    while (st.step()) {
+        out += st.text(0) + ";\n";
+    }
+    return out;
 }
 
 } // namespace gua::store

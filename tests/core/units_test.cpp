@@ -49,4 +49,15 @@ TEST(FormatGib, MebibytesAsGibibytesWhateverTheSize) {
     EXPECT_EQ(format_gib(0.0), "0.0 GiB");
 }
 
+TEST(FormatHours, DecimalsEnoughToBeNonZeroOnShortWindows) {
+    EXPECT_EQ(format_hours(1234.4), "1234");
+    EXPECT_EQ(format_hours(1000.0), "1000");
+    EXPECT_EQ(format_hours(999.994), "999.99");
+    EXPECT_EQ(format_hours(12.5), "12.50");
+    EXPECT_EQ(format_hours(0.1), "0.10");
+    EXPECT_EQ(format_hours(0.0), "0.00");
+    EXPECT_EQ(format_hours(30.0 / 3600), "0.0083"); // 30 s
+    EXPECT_EQ(format_hours(12.0 / 3600), "0.0033"); // 12 s
+}
+
 } // namespace gua::units_test

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <poll.h>
 #include <string>
 #include <sys/socket.h>
@@ -74,17 +75,40 @@ TEST(DaemonNotify, SendsTheStateToAnAbstractSocket) {
     EXPECT_EQ(socket.receive(), "STOPPING=1");
 }
 
+/// The descriptors this process has open now.
+std::size_t open_descriptors() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& entry :
+         std::filesystem::directory_iterator("/proc/self/fd")) {
+        ++n;
+    }
+    return n;
+}
+
 TEST(DaemonNotify, DoesNothingWithoutAUsableSocket) {
+    const test::TempDir dir;
+    const NotifySocket socket(dir.file("notify")); // listening: a datagram sent would arrive
+    ASSERT_TRUE(socket.bound());
+    const std::filesystem::path cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path()); // "notify" relative to here is that very socket
+    const std::size_t descriptors = open_descriptors();
+    for (const char* bad : {"notify", "relative/name", "/nonexistent/gua/notify", ""}) {
+        setenv("NOTIFY_SOCKET", bad, 1);
+        notify_service_manager("READY=1");
+        EXPECT_EQ(socket.receive(100), "") << "NOTIFY_SOCKET=" << bad;
+    }
+    const std::string too_long = "/" + std::string(200, 'x'); // longer than sun_path
+    setenv("NOTIFY_SOCKET", too_long.c_str(), 1);
+    notify_service_manager("READY=1");
     unsetenv("NOTIFY_SOCKET");
     notify_service_manager("READY=1");
-    setenv("NOTIFY_SOCKET", "relative/name", 1);
+    EXPECT_EQ(socket.receive(100), "");
+    EXPECT_EQ(open_descriptors(), descriptors) << "a socket left open";
+    std::filesystem::current_path(cwd);
+    // The same socket named properly does receive: the refusals above were not a dead socket.
+    setenv("NOTIFY_SOCKET", dir.file("notify").c_str(), 1);
     notify_service_manager("READY=1");
-    setenv("NOTIFY_SOCKET", "/nonexistent/gua/notify", 1);
-    notify_service_manager("READY=1");
-    setenv("NOTIFY_SOCKET", ("/" + std::string(200, 'x')).c_str(), 1);
-    notify_service_manager("READY=1");
-    unsetenv("NOTIFY_SOCKET");
-    SUCCEED();
+    EXPECT_EQ(socket.receive(), "READY=1");
 }
 
 TEST(DaemonWatchdog, PingsAtMostEveryQuarterOfTheTimeout) {

@@ -231,6 +231,8 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count,
                 return &d.remapped_rows_uncorrectable;
             case NVML_FI_DEV_REMAPPED_PENDING:
                 return &d.remap_pending;
+            case NVML_FI_DEV_PCIE_REPLAY_COUNTER:
+                return &d.pcie_replays;
             default:
                 return nullptr;
             }

@@ -138,6 +138,7 @@ Device parse_device(const json& j, std::size_t index) {
     d.remapped_rows_correctable = series(j, "remapped_rows_correctable", 0);
     d.remapped_rows_uncorrectable = series(j, "remapped_rows_uncorrectable", 0);
     d.remap_pending = series(j, "remap_pending", 0);
+    d.pcie_replays = series(j, "pcie_replays", 0);
     d.unsupported_fields = get_or(j, "unsupported_fields", std::vector<unsigned int>{});
     const json gpm = get_or(j, "gpm", json::object());
     d.gpm.supported = get_or(gpm, "supported", false);

@@ -64,10 +64,10 @@ struct Device {
     Series util, mem_util, power_mw, temperature_c, sm_clock_mhz, clock_event_reasons,
         extra_used_mib;
     /// Health readings: enforced power limit, highest SM clock, and the field values
-    /// (nvmlDeviceGetFieldValues) of memory temperature, volatile uncorrected ECC errors and
-    /// remapped rows.
+    /// (nvmlDeviceGetFieldValues) of memory temperature, volatile uncorrected ECC errors,
+    /// remapped rows and PCIe replays.
     Series power_limit_mw, max_sm_clock_mhz, memory_temperature_c, ecc_uncorrected,
-        remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending;
+        remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending, pcie_replays;
     std::vector<unsigned int> unsupported_fields; ///< field ids answering NOT_SUPPORTED
     Gpm gpm;
     double util_period_s = 1.0 / 6.0;

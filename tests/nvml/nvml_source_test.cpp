@@ -37,7 +37,8 @@ json busy_gpu() {
             {"ecc_uncorrected", {{0, 2}}},
             {"remapped_rows_correctable", {{0, 3}}},
             {"remapped_rows_uncorrectable", {{0, 1}}},
-            {"remap_pending", {{0, 1}}}};
+            {"remap_pending", {{0, 1}}},
+            {"pcie_replays", {{0, 7}}}};
 }
 
 json busy_scenario() {
@@ -107,6 +108,7 @@ TEST(NvmlSource, EnumeratesAndReadsEveryMetricOfAModernDriver) {
     EXPECT_EQ(poll.readings.remapped_rows_cor, 3);
     EXPECT_EQ(poll.readings.remapped_rows_unc, 1);
     EXPECT_EQ(poll.readings.remap_pending, 1);
+    EXPECT_EQ(poll.readings.pcie_replays, 7); // field 94
     EXPECT_FALSE(poll.readings.ghost_mib.has_value()) << "the fold derives it";
     ASSERT_EQ(poll.processes.size(), 3u);
     const auto* compute = find(poll, 4242, ProcessType::compute);
@@ -306,7 +308,7 @@ TEST(NvmlSource, UnsupportedIsMissingAndOtherErrorsAreCounted) {
                                "nvmlDeviceGetProcessUtilization",
                                "nvmlDeviceGetEnforcedPowerLimit",
                                "nvmlDeviceGetMaxClockInfo"};
-    device["unsupported_fields"] = {82, 4, 142, 143, 144};
+    device["unsupported_fields"] = {82, 4, 142, 143, 144, 94};
     FakeDriver fake(json{{"devices", {device}},
                          {"faults", {{{"function", "nvmlDeviceGetClockInfo"}, {"error", 999}}}}});
     auto source = fake.source();
@@ -325,6 +327,7 @@ TEST(NvmlSource, UnsupportedIsMissingAndOtherErrorsAreCounted) {
     EXPECT_FALSE(poll.readings.remapped_rows_cor.has_value());
     EXPECT_FALSE(poll.readings.remapped_rows_unc.has_value());
     EXPECT_FALSE(poll.readings.remap_pending.has_value());
+    EXPECT_FALSE(poll.readings.pcie_replays.has_value()) << "n/a, never 0";
     EXPECT_EQ(poll.readings.mem_reserved_mib, 500) << "the memory is still read";
     EXPECT_EQ(poll.read_errors, 1); // only the clock's UNKNOWN error counts
     EXPECT_EQ(poll.util_source, UtilSource::snapshot);

@@ -10,6 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace gua::policy {
@@ -78,17 +83,62 @@ struct Fixture {
     }
 };
 
+/// Waits (up to 10 s) until `pid` runs the program `comm`: a shell that set up its traps and
+/// exec'ed. False when it never does.
+bool wait_for_exec(pid_t pid, const std::string& comm) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+        std::string name;
+        if (std::getline(in, name) && name == comm) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+}
+
+/// A signal set of /proc/<pid>/status ("SigIgn", "SigPnd", "ShdPnd"), 0 when it cannot be read.
+std::uint64_t signal_set(pid_t pid, const std::string& field) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with(field + ":")) {
+            return std::stoull(line.substr(field.size() + 1), nullptr, 16);
+        }
+    }
+    return 0;
+}
+
+/// Waits (up to 10 s) until one of this process's children has exited, without reaping it (the
+/// runner reaps its own): a notify command that finished. False when none does.
+bool wait_for_exited_child() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+        siginfo_t info{};
+        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+}
+
+constexpr std::uint64_t k_sigterm_bit = std::uint64_t{1} << (SIGTERM - 1);
+
 TEST(PolicyRunner, TerminatesWithGraceThenKillAndVerifiesRelease) {
     Fixture f;
     Child child({"/bin/sh", "-c", "trap '' TERM; exec /bin/sleep 60"});
     ASSERT_GT(child.pid(), 0);
-    ::usleep(100000); // let sh install the trap and exec
+    // The ignored SIGTERM is installed before the exec, and survives it.
+    ASSERT_TRUE(wait_for_exec(child.pid(), "sleep"));
     const std::uint64_t start = start_of(child.pid());
     auto runner = f.runner({rule("reclaim", 0, Action::terminate)});
     runner->start(k_t0);
     runner->on_tick(f.idle_tick(0, child.pid(), start), k_t0 + k_s);
     EXPECT_EQ(f.outcomes(), "reclaim:sigterm-sent");
-    ::usleep(200000);
+    // The child ignores SIGTERM (the kernel discards it): it is still running, whenever we look.
+    EXPECT_NE(signal_set(child.pid(), "SigIgn") & k_sigterm_bit, 0U);
     EXPECT_TRUE(child.running()) << "SIGTERM is ignored by this child";
     runner->on_tick(f.idle_tick(1, child.pid(), start), k_t0 + 2 * k_s);
     EXPECT_EQ(f.outcomes(), "reclaim:sigkill-sent");
@@ -115,7 +165,8 @@ TEST(PolicyRunner, NeverSignalsAReusedPid) {
     runner->start(k_t0);
     runner->on_tick(f.idle_tick(0, child.pid(), recorded), k_t0 + k_s);
     EXPECT_EQ(f.outcomes(), "reclaim:pid-reused");
-    ::usleep(100000);
+    // No signal was sent: none is pending, and the child runs on.
+    EXPECT_EQ(signal_set(child.pid(), "SigPnd") | signal_set(child.pid(), "ShdPnd"), 0U);
     EXPECT_TRUE(child.running());
     EXPECT_EQ(runner->pending_terminations(), 0U);
 }
@@ -127,7 +178,7 @@ TEST(PolicyRunner, RecordsAFailingNotifyCommand) {
     runner->start(k_t0);
     runner->on_tick(f.idle_tick(0, child.pid(), start_of(child.pid())), k_t0 + k_s);
     EXPECT_EQ(f.outcomes(), "warn:notified");
-    ::usleep(300000);
+    ASSERT_TRUE(wait_for_exited_child()) << "the notify command never finished";
     runner->on_tick(f.idle_tick(1, child.pid(), start_of(child.pid())), k_t0 + 2 * k_s);
     EXPECT_EQ(f.outcomes(), "warn:notify-failed");
     EXPECT_EQ(f.db.scalar("SELECT count(*) FROM policy_decision WHERE detail = 'notify command "

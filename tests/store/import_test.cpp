@@ -232,6 +232,34 @@ TEST(Import, CorrectsSharedCardsGraphicsAndUnknownMemory) {
     EXPECT_NEAR(hours["carol"], 1.0, 1e-9);
 }
 
+TEST(Import, ClassifiesWithTheConfiguredThresholds) {
+    testing::TempDb t;
+    const std::string old = t.dir.file("old.db");
+    {
+        PriorArtDb f(old, PriorVersion::v1_8_fresh);
+        const std::int64_t run = f.add_run(k_start, 3600.0);
+        f.add_gpu(testing::isoformat(k_start), "GPU-a", 50, run, 0); // 50 % for one hour
+        f.add_proc(testing::isoformat(k_start), "GPU-a", 1, 8000, "alice", run);
+    }
+    const auto active_s = [](store::Database& db) {
+        std::vector<audit::CardTick> ticks;
+        store::Reader(db).scan(store::k_time_min, store::k_time_max,
+                               [&](const audit::CardTick& c) { ticks.push_back(c); });
+        EXPECT_EQ(ticks.size(), 1U);
+        return ticks.empty() ? -1 : ticks[0].active_us.value_or(-1) / k_us_per_second;
+    };
+    store::import_gpu_usage_audit(old, t.db, {}); // the default: active from 10 %
+    EXPECT_EQ(active_s(t.db), 3600);
+    EXPECT_EQ(t.db.scalar("SELECT CAST(active_threshold_pct AS INTEGER) FROM run"), 10);
+
+    testing::TempDb u;
+    store::ImportOptions o;
+    o.thresholds.active_util_pct = 60; // [thresholds] active_util_pct = 60: 50 % is not active
+    store::import_gpu_usage_audit(old, u.db, o);
+    EXPECT_EQ(active_s(u.db), 0);
+    EXPECT_EQ(u.db.scalar("SELECT CAST(active_threshold_pct AS INTEGER) FROM run"), 60);
+}
+
 TEST(Import, RejectsFilesThatAreNotPriorArtDatabases) {
     testing::TempDb t;
     const std::string text = t.dir.file("notes.txt");

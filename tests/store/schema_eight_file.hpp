@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Turns a file written by this gua into the file gua of schema 8 wrote for the same data: the
-// rollups' evidence BLOBs as (number, 8 bytes) entries, and without schema 10's identity names
-// (schema 8 had the same tables otherwise).
+// rollups' evidence BLOBs as (number, 8 bytes) entries, and without schema 10's identity names and
+// the streams added after schema 8 (schema 8 had the same tables otherwise).
 #pragma once
 
 #include "evidence_bytes.hpp"
 #include "store/database.hpp"
 #include "store/frozen_sql.hpp"
+#include "telemetry/card_fields.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -38,9 +39,9 @@ inline std::int64_t evidence_bytes(store::Database& db) {
     return sum;
 }
 
-/// Takes schemas 10 to 13 out of `db`: the identity name columns (10), the per-process idle-held
-/// stream (11), the allocation streams, tables and rollup columns (13), and the views as schema 7
-/// made them (10, 12 and 13).
+/// Takes the schemas after 8 out of `db`: the identity name columns (10), the per-process idle-held
+/// stream (11), the allocation streams, tables and rollup columns (13), the per-card field
+/// streams added since (card_fields.def, `since` above 8), and the views as schema 7 made them.
 inline void undo_schema_ten(store::Database& db) {
     db.exec("DROP VIEW process_tick; DROP VIEW card_tick_state; DROP VIEW proc_tick; "
             "DROP VIEW card_tick; DROP VIEW block_card; DROP VIEW block_tick; "
@@ -54,7 +55,12 @@ inline void undo_schema_ten(store::Database& db) {
             "ALTER TABLE rollup_hour DROP COLUMN allocated_unused_us; "
             "ALTER TABLE rollup_gpu DROP COLUMN allocated_unused_us; "
             "ALTER TABLE rollup_day_gpu DROP COLUMN allocated_unused_us;");
-    const std::string_view v7 = store::k_schema_v7_sql;
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        if (f.since > 8) {
+            db.exec(fmt::format("ALTER TABLE tick_block DROP COLUMN {}", f.column));
+        }
+    }
+    const std::string_view v7 = store::frozen_sql(7);
     db.exec(v7.substr(v7.find("CREATE VIEW block_tick AS")));
 }
 

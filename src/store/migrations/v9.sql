@@ -1,0 +1,3 @@
+-- Schema 9 (frozen): no table, column or view changes. The C++ step of version 9 in
+-- src/store/schema.cpp then rewrites the rollups' evidence BLOBs in the compact format
+-- (store/evidence.hpp) without changing a value. Never edit this text: a change is a new migration.
