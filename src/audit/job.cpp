@@ -14,10 +14,6 @@ namespace gua::audit {
 
 namespace {
 
-DurationUs rounded(double us) {
-    return static_cast<DurationUs>(std::llround(us));
-}
-
 /// The job's overlap with the tick and the overlap of every allocation in it.
 std::pair<DurationUs, DurationUs> overlaps(const CardTick& tick,
                                            const std::vector<std::uint32_t>& job) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The allocation rule: jobs and pods that asked for more GPUs than their work used.
 #include "audit/rules.hpp"
+#include "core/units.hpp"
 
 #include <fmt/format.h>
 
@@ -47,10 +48,10 @@ std::string evidence_of(const Flagged& f) {
                        "({} of the {} GPU-hours it held)",
                        a.kind, a.id, a.owner.empty() ? "(unknown)" : a.owner, f.used_cards,
                        a.cards.size(), a.cards.size() == 1 ? "" : "s",
-                       hours_text(static_cast<double>(f.unused_us) / h),
+                       format_hours(static_cast<double>(f.unused_us) / h),
                        pct_text(static_cast<double>(f.unused_us) /
                                 static_cast<double>(std::max<DurationUs>(f.allocated_us, 1))),
-                       hours_text(static_cast<double>(f.allocated_us) / h));
+                       format_hours(static_cast<double>(f.allocated_us) / h));
 }
 
 } // namespace rules_allocation_cpp
