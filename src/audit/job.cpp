@@ -174,11 +174,12 @@ void note_blocked(const JobSummary& job, std::vector<std::string>& out) {
     if (t.allocated_us <= 0 || 5 * (t.idle_held_us + t.unused_us) < t.allocated_us) {
         return;
     }
+    // A part that rounds to 0 % is left out.
     std::string parts;
-    if (t.idle_held_us > 0) {
+    if (200 * t.idle_held_us >= t.allocated_us) {
         parts = fmt::format("idle-held {}", percent(t.idle_held_us, t.allocated_us));
     }
-    if (t.unused_us > 0) {
+    if (200 * t.unused_us >= t.allocated_us) {
         parts += fmt::format("{}allocated-unused {}", parts.empty() ? "" : " and ",
                              percent(t.unused_us, t.allocated_us));
     }
@@ -199,7 +200,7 @@ void note_mig(const JobSummary& job, const std::map<std::uint32_t, JobCardModel>
         out.push_back(fmt::format("peak memory {} of {} on GPU {} — a 1g.{}gb MIG slice would do",
                                   format_gib(static_cast<double>(*c.peak_mem_mib)),
                                   format_gib(static_cast<double>(*it->second.memory_total_mib)),
-                                  c.gpu, *slice));
+                                  it->second.index, *slice));
     }
 }
 

@@ -68,6 +68,7 @@ class JobAccumulator {
 struct JobCardModel {
     std::string name; ///< model name, e.g. "NVIDIA H100 80GB HBM3"
     std::optional<std::int64_t> memory_total_mib;
+    std::int64_t index = 0; ///< the NVML index the notes name it by
 };
 
 /// What the report says about a job beyond its figures: cards never active ("used 1 of 4

@@ -76,7 +76,8 @@ void price_cards(store::Reader& reader, const audit::Pricing& pricing,
             card.uuid = it->second.uuid;
             card.name = it->second.name;
             card.index = it->second.index;
-            models[c.gpu] = audit::JobCardModel{it->second.name, it->second.memory_total_mib};
+            models[c.gpu] =
+                audit::JobCardModel{it->second.name, it->second.memory_total_mib, it->second.index};
             const std::int64_t price =
                 audit::card_price(pricing, facts_of(it->second, by_uuid)).micros_per_gpu_hour;
             card.cost_cents = audit::cost_cents(c.allocated_us, price);
@@ -136,9 +137,10 @@ std::string mem_text(const std::optional<std::int64_t>& mib) {
 }
 
 std::string card_line(const std::string& label, const audit::JobCard& c) {
-    return fmt::format("{:<6} {:>9.2f} {:>8.2f} {:>9.2f} {:>8.2f} {:>10.2f} {:>7} {:>7} {:>9}\n",
-                       label, hours(c.allocated_us), hours(c.active_us), hours(c.idle_held_us),
-                       hours(c.unused_us), hours(c.unmeasured_us), pct_text(c.mean_sm_pct),
+    return fmt::format("{:<9} {:>10} {:>8} {:>9} {:>8} {:>10} {:>7} {:>7} {:>9}\n", label,
+                       format_hours(hours(c.allocated_us)), format_hours(hours(c.active_us)),
+                       format_hours(hours(c.idle_held_us)), format_hours(hours(c.unused_us)),
+                       format_hours(hours(c.unmeasured_us)), pct_text(c.mean_sm_pct),
                        pct_text(c.peak_sm_pct), mem_text(c.peak_mem_mib));
 }
 
@@ -153,13 +155,12 @@ std::string job_text(const JobReport& job) {
         out += " · account " + job.account;
     }
     out += " · host " + fmt::format("{}", fmt::join(job.hosts, ", ")) + "\n";
-    out +=
-        fmt::format("allocated {} → {}{} ({}), {} GPU{}, {} used\n", format_iso8601(job.begin_us),
-                    format_iso8601(job.end_us), job.running ? " (still running)" : "",
-                    format_duration(job.end_us - job.begin_us), job.cards.size(),
-                    job.cards.size() == 1 ? "" : "s",
-                    std::count_if(job.cards.begin(), job.cards.end(),
-                                  [](const JobReportCard& c) { return c.figures.used(); }));
+    out += fmt::format(
+        "allocated {} → {} ({}{}), {} GPU{}, {} used\n", format_iso8601(job.begin_us),
+        format_iso8601(job.end_us), format_duration(job.end_us - job.begin_us),
+        job.running ? ", still running" : "", job.cards.size(), job.cards.size() == 1 ? "" : "s",
+        std::count_if(job.cards.begin(), job.cards.end(),
+                      [](const JobReportCard& c) { return c.figures.used(); }));
     out +=
         "\nGPU-hours  allocated   active idle-held   unused unmeasured mean SM peak SM  peak mem\n";
     for (const JobReportCard& c : job.cards) {
