@@ -4,7 +4,7 @@
 
 #include "cli/report_options.hpp"
 #include "report/build.hpp"
-#include "report/fleet.hpp"
+#include "fleet/fleet.hpp"
 
 namespace CLI {
 class App;

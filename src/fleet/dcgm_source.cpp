@@ -3,9 +3,9 @@
 // utilization, framebuffer used as the holder's memory) fed to the same WindowAccumulator.
 #include "audit/window.hpp"
 #include "core/fatal.hpp"
+#include "fleet/fleet.hpp"
+#include "prometheus/answer.hpp"
 #include "report/build_cost.hpp"
-#include "report/fleet.hpp"
-#include "report/prometheus_answer.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>

@@ -3,8 +3,8 @@
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/version.hpp"
+#include "fleet/fleet.hpp"
 #include "report/build_cost.hpp"
-#include "report/fleet.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>

@@ -5,10 +5,10 @@
 
 #include "audit/mig.hpp"
 #include "core/timezone.hpp"
+#include "prometheus/api.hpp"
+#include "prometheus/counters.hpp"
 #include "report/build.hpp"
 #include "report/model.hpp"
-#include "report/prometheus_api.hpp"
-#include "report/prometheus_counters.hpp"
 
 #include <map>
 #include <optional>

@@ -3,7 +3,7 @@
 // profiles, per-user time per card) read back with increase() and fed to the same
 // audit::recommend a database report runs.
 #include "audit/recommend.hpp"
-#include "report/fleet.hpp"
+#include "fleet/fleet.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -5,8 +5,8 @@
 // which a host's counters started over (or a series ended) are read in full with increase().
 #pragma once
 
-#include "report/prometheus_api.hpp"
-#include "report/prometheus_plan.hpp"
+#include "prometheus/api.hpp"
+#include "prometheus/plan.hpp"
 
 #include <functional>
 #include <map>
@@ -77,7 +77,7 @@ std::optional<std::map<std::string, double>> telescope(const std::map<std::strin
 /// counters carried through; hosts whose gua_daemon_start_time_seconds differs or is missing at
 /// an edge are cut into days, looked up at the ends of each day with a restart (and just after
 /// the restart, to see whether the counters carried over it); increase() for the days that
-/// telescope() refuses and for pod series. Requests follow the plans of prometheus_plan.hpp,
+/// telescope() refuses and for pod series. Requests follow the plans of plan.hpp,
 /// `limits.concurrency` at once. Throws Fatal naming the series when a family's increase is
 /// more than its max_rate allows over the window (with counter_tolerance_us()).
 CounterTotals read_counters(PrometheusClient& prom, const std::string& host_label, TimeUs from,

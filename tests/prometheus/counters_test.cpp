@@ -3,7 +3,7 @@
 // against a simulated server whose counters are known functions of time (one host's daemon
 // runs throughout, one restarts, one starts over on a fresh database inside the window, one goes
 // away for good).
-#include "report/prometheus_counters.hpp"
+#include "prometheus/counters.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -3,9 +3,9 @@
 #include "audit/waste.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
-#include "report/fleet.hpp"
-#include "report/prometheus_answer.hpp"
-#include "report/prometheus_counters.hpp"
+#include "fleet/fleet.hpp"
+#include "prometheus/answer.hpp"
+#include "prometheus/counters.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
@@ -61,7 +61,7 @@ struct Card {
     std::optional<std::int64_t> memory_total_mib;
 };
 
-/// The counter families the report reads, and how (prometheus_counters.hpp).
+/// The counter families the report reads, and how (prometheus/counters.hpp).
 const std::vector<CounterFamily>& report_counters() {
     static const std::vector<CounterFamily> families{
         {"gua_gpu_seconds_total", {"gpu", "uuid", "model", "state"}, 1.0, false},
@@ -71,7 +71,7 @@ const std::vector<CounterFamily>& report_counters() {
         {"gua_identity_gpu_seconds_total", {"user", "namespace", "state"}, 0, true},
         {"gua_identity_idle_held_bytes_seconds_total", {"user", "namespace"}, 0, true},
         {"gua_identity_card_ticks_total", {"user", "namespace"}, 0, true},
-        // The recommender's evidence (§8, prometheus_advice.cpp).
+        // The recommender's evidence (§8, fleet/advice.cpp).
         {"gua_waste_pool_seconds_total", {"uuid", "pool"}, 1.0, false},
         {"gua_gpu_measured_seconds_total", {"uuid", "period"}, 1.0, false},
         {"gua_gpu_pattern_seconds_total", {"uuid", "pattern"}, 1.0, false},
@@ -136,7 +136,7 @@ bool whole_hours(const TimeZone& tz, TimeUs from, TimeUs to) {
 }
 
 /// §5 from the increase per hour (per quarter hour in zones offset by a fraction of an hour),
-/// and the two partial edges, read per host at each step (prometheus_counters.hpp). Returns the
+/// and the two partial edges, read per host at each step (prometheus/counters.hpp). Returns the
 /// cells' state times (§8 reads them).
 std::array<std::array<audit::StateTimes, 24>, 7>
 fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,

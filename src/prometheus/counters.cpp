@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Lookups at chunk edges, telescoping where a daemon ran throughout, increase() elsewhere (the
-// per-step sums and range reads are in prometheus_steps.cpp, the last values of hosts that went
-// away in prometheus_last_values.cpp).
-#include "report/prometheus_counters.hpp"
+// per-step sums and range reads are in steps.cpp, the last values of hosts that went
+// away in last_values.cpp).
+#include "prometheus/counters.hpp"
 
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
-#include "report/prometheus_answer.hpp"
-#include "report/prometheus_counters_parts.hpp"
+#include "prometheus/answer.hpp"
+#include "prometheus/counters_parts.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sums per host at every step of a window (the heatmap's increases) and plain range reads,
 // in planned requests: the only reads of gua's counters that go through every sample.
-#include "report/prometheus_counters.hpp"
+#include "prometheus/counters.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the phases of read_counters() (prometheus_counters.cpp, prometheus_last_values.cpp)
+// What the phases of read_counters() (counters.cpp, last_values.cpp)
 // share: each host's values at each lookup time, and the sums being assembled.
 #pragma once
 
-#include "report/prometheus_counters.hpp"
+#include "prometheus/counters.hpp"
 
 #include <map>
 #include <mutex>

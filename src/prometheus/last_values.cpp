@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The last values of hosts that went away for good inside the window (read_last_values in
-// prometheus_counters_parts.hpp).
-#include "report/prometheus_counters_parts.hpp"
-#include "report/prometheus_plan.hpp"
+// counters_parts.hpp).
+#include "prometheus/counters_parts.hpp"
+#include "prometheus/plan.hpp"
 
 #include <fmt/format.h>
 
