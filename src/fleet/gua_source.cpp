@@ -421,8 +421,6 @@ DurationUs fill_coverage(ReportModel& m, const FleetRead& r, const CounterTotals
 
 } // namespace
 
-using F = telemetry::Family;
-
 const std::vector<CounterFamily>& gua_counter_families() {
     static const std::vector<CounterFamily> families{
         {family(F::gpu_seconds_total), {"gpu", "uuid", "model", "state"}, 1.0, false},
