@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// Online best-fit placement with a FIFO queue, and the unbounded replay for concurrency.
+#include "plan/place.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <tuple>
+
+namespace gua::plan {
+
+namespace {
+
+constexpr TimeUs k_never = std::numeric_limits<TimeUs>::max();
+
+/// The free capacity of each card, grouped into hosts of `per_host` cards.
+class Cards {
+  public:
+    Cards(Capacity card, int gpus, int per_host)
+        : m_card(card), m_free(static_cast<std::size_t>(gpus), card), m_per_host(per_host),
+          m_host_empty(static_cast<std::size_t>((gpus + per_host - 1) / per_host), 0) {
+        for (std::size_t i = 0; i < m_free.size(); ++i) {
+            ++m_host_empty[host(i)];
+        }
+    }
+
+    /// Places `r`: the cards it got, or empty when it does not fit now.
+    std::vector<int> place(const Request& r) {
+        return r.gpus > 1 ? place_gang(r.gpus) : place_one(r.need);
+    }
+
+    void release(const std::vector<int>& cards, Capacity need) {
+        for (int c : cards) {
+            Capacity& f = m_free[static_cast<std::size_t>(c)];
+            f.a += need.a;
+            f.b += need.b;
+            if (f == m_card) {
+                ++m_host_empty[host(static_cast<std::size_t>(c))];
+            }
+        }
+    }
+
+  private:
+    std::size_t host(std::size_t card) const { return card / static_cast<std::size_t>(m_per_host); }
+
+    void take(std::size_t c, Capacity need) {
+        if (m_free[c] == m_card) {
+            --m_host_empty[host(c)];
+        }
+        m_free[c].a -= need.a;
+        m_free[c].b -= need.b;
+    }
+
+    std::vector<int> place_one(Capacity need) {
+        std::optional<std::size_t> best;
+        std::tuple<double, int> best_key{0.0, 0};
+        for (std::size_t c = 0; c < m_free.size(); ++c) {
+            const Capacity& f = m_free[c];
+            if (f.a < need.a || f.b < need.b) {
+                continue;
+            }
+            const double left = static_cast<double>(f.a - need.a) / static_cast<double>(m_card.a) +
+                                static_cast<double>(f.b - need.b) / static_cast<double>(m_card.b);
+            const std::tuple<double, int> key{left, m_host_empty[host(c)]};
+            if (!best || key < best_key) {
+                best = c;
+                best_key = key;
+            }
+        }
+        if (!best) {
+            return {};
+        }
+        take(*best, need);
+        return {static_cast<int>(*best)};
+    }
+
+    std::vector<int> place_gang(int k) {
+        std::optional<std::size_t> best;
+        for (std::size_t h = 0; h < m_host_empty.size(); ++h) {
+            if (m_host_empty[h] >= k && (!best || m_host_empty[h] < m_host_empty[*best])) {
+                best = h;
+            }
+        }
+        if (!best) {
+            return {};
+        }
+        std::vector<int> got;
+        const std::size_t first = *best * static_cast<std::size_t>(m_per_host);
+        for (std::size_t c = first; c < m_free.size() && static_cast<int>(got.size()) < k; ++c) {
+            if (m_free[c] == m_card) {
+                take(c, m_card);
+                got.push_back(static_cast<int>(c));
+            }
+        }
+        return got;
+    }
+
+    Capacity m_card;
+    std::vector<Capacity> m_free;
+    int m_per_host;
+    std::vector<int> m_host_empty; ///< per host: cards with nothing on them
+};
+
+struct Departure {
+    TimeUs end = 0;
+    std::size_t request = 0;
+    bool operator>(const Departure& o) const { return end > o.end; }
+};
+
+} // namespace
+
+Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int per_host,
+              const std::function<bool(bool, DurationUs)>& give_up) {
+    Replay out;
+    out.waits.assign(requests.size(), std::nullopt);
+    per_host = std::max(1, std::min(per_host, gpus));
+    Cards cards(card, gpus, per_host);
+    std::vector<std::vector<int>> placed(requests.size());
+    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+    std::deque<std::size_t> queue;
+    std::size_t next = 0;
+    while (next < requests.size() || !queue.empty()) {
+        const TimeUs t_arrival = next < requests.size() ? requests[next].arrival : k_never;
+        const TimeUs t_departure = running.empty() ? k_never : running.top().end;
+        const TimeUs t = std::min(t_arrival, t_departure);
+        if (t == k_never) {
+            out.stopped = true; // the head can never start
+            return out;
+        }
+        while (!running.empty() && running.top().end == t) {
+            const std::size_t r = running.top().request;
+            running.pop();
+            cards.release(placed[r], requests[r].gpus > 1 ? card : requests[r].need);
+        }
+        while (next < requests.size() && requests[next].arrival == t) {
+            queue.push_back(next++);
+        }
+        while (!queue.empty()) {
+            const std::size_t r = queue.front();
+            const Request& req = requests[r];
+            if (req.gpus > per_host) {
+                out.stopped = true;
+                return out;
+            }
+            placed[r] = cards.place(req);
+            if (placed[r].empty()) {
+                break;
+            }
+            queue.pop_front();
+            const DurationUs wait = t - req.arrival;
+            out.waits[r] = wait;
+            running.push(Departure{t + req.duration, r});
+            if (wait > 0 && give_up(req.interactive, wait)) {
+                out.stopped = true;
+                return out;
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,
+                            double* slowdown_us, double* run_us) {
+    struct Open {
+        Capacity free;
+        int units = 0;
+        double compute = 0;
+    };
+    std::vector<Open> open;
+    std::vector<std::vector<int>> placed(requests.size());
+    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+    std::vector<Step> steps;
+    int in_use = 0;
+    TimeUs last = requests.empty() ? 0 : requests.front().arrival;
+    std::size_t next = 0;
+    auto accrue = [&](TimeUs t) {
+        for (const Open& o : open) {
+            if (o.units > 0 && slowdown_us != nullptr && run_us != nullptr) {
+                const double span = static_cast<double>(t - last) * o.units;
+                *run_us += span;
+                *slowdown_us += span * std::max(1.0, o.compute / 100.0);
+            }
+        }
+        last = t;
+    };
+    while (next < requests.size() || !running.empty()) {
+        const TimeUs t_arrival = next < requests.size() ? requests[next].arrival : k_never;
+        const TimeUs t = running.empty() ? t_arrival : std::min(t_arrival, running.top().end);
+        accrue(t);
+        while (!running.empty() && running.top().end == t) {
+            const std::size_t r = running.top().request;
+            running.pop();
+            const Capacity need = requests[r].gpus > 1 ? card : requests[r].need;
+            for (int c : placed[r]) {
+                Open& o = open[static_cast<std::size_t>(c)];
+                o.free.a += need.a;
+                o.free.b += need.b;
+                o.compute -= requests[r].compute_pct;
+                in_use -= --o.units == 0 ? 1 : 0;
+            }
+        }
+        for (; next < requests.size() && requests[next].arrival == t; ++next) {
+            const Request& req = requests[next];
+            const Capacity need = req.gpus > 1 ? card : req.need;
+            std::vector<int>& got = placed[next];
+            if (req.gpus == 1) {
+                std::optional<std::size_t> best;
+                std::int64_t best_left = 0;
+                for (std::size_t c = 0; c < open.size(); ++c) {
+                    const Open& o = open[c];
+                    if (o.units > 0 && o.free.a >= need.a && o.free.b >= need.b) {
+                        const std::int64_t left =
+                            (o.free.a - need.a) * card.b + (o.free.b - need.b) * card.a;
+                        if (!best || left < best_left) {
+                            best = c;
+                            best_left = left;
+                        }
+                    }
+                }
+                if (best) {
+                    got.push_back(static_cast<int>(*best));
+                }
+            }
+            for (std::size_t c = 0; c < open.size() && static_cast<int>(got.size()) < req.gpus;
+                 ++c) {
+                if (open[c].units == 0) {
+                    got.push_back(static_cast<int>(c));
+                }
+            }
+            while (static_cast<int>(got.size()) < req.gpus) {
+                open.push_back(Open{card, 0, 0});
+                got.push_back(static_cast<int>(open.size() - 1));
+            }
+            for (int c : got) {
+                Open& o = open[static_cast<std::size_t>(c)];
+                in_use += o.units++ == 0 ? 1 : 0;
+                o.free.a -= need.a;
+                o.free.b -= need.b;
+                o.compute += req.compute_pct;
+            }
+            running.push(Departure{t + req.duration, next});
+        }
+        if (!steps.empty() && steps.back().t == t) {
+            steps.back().count = in_use;
+        } else if (steps.empty() || steps.back().count != in_use) {
+            steps.push_back(Step{t, in_use});
+        }
+    }
+    return steps;
+}
+
+} // namespace gua::plan
