@@ -2,39 +2,22 @@
 // DemandBuilder: which units held each busy card-tick, and how much of it.
 #include "plan/demand.hpp"
 
+#include "audit/classify.hpp"
+
 #include <algorithm>
 
 namespace gua::plan {
 
 namespace {
 
-/// The card-tick's idle-held time (measured − active − holders unknown − not held).
-DurationUs held_us(const audit::CardTick& t) {
-    if (!t.active_us) {
-        return 0;
-    }
-    const DurationUs measured = t.duration_us - t.unmeasured_us;
-    return std::max<DurationUs>(0,
-                                measured - *t.active_us - t.idle_unknown_us - t.idle_unlisted_us);
-}
-
-bool is_holder(const audit::ProcTick& p, const audit::Thresholds& th) {
-    return p.type != telemetry::ProcessType::graphics || th.graphics_is_holder;
-}
-
-/// Busy: active or idle-held; a card whose utilization was not measured (MIG) is busy when its
-/// holders together hold more than the threshold.
+/// Busy: active or idle-held as the audit classifies it; a card whose utilization was not
+/// measured (MIG) is busy when it is held.
 bool busy_of(const audit::CardTick& t, const audit::Thresholds& th) {
-    if (t.active_us) {
-        return *t.active_us > 0 || held_us(t) > 0;
+    const audit::StateTimes st = audit::classify(t, th);
+    if (st.active + st.idle_held > 0) {
+        return true;
     }
-    std::int64_t mib = 0;
-    for (const audit::ProcTick& p : t.processes) {
-        if (is_holder(p, th)) {
-            mib += p.mem_used_mib.value_or(th.held_mib + 1);
-        }
-    }
-    return mib > th.held_mib;
+    return !t.active_us && audit::is_held(t, th);
 }
 
 /// The allocation that owned the card-tick longest, if any.
@@ -158,7 +141,7 @@ void DemandBuilder::collect_parts(const audit::CardTick& tick,
     const std::optional<std::uint32_t> owner = owner_of(tick);
     for (std::size_t i = 0; i < tick.processes.size(); ++i) {
         const audit::ProcTick& p = tick.processes[i];
-        if (!is_holder(p, m_context.thresholds)) {
+        if (!audit::is_holder(p, m_context.thresholds)) {
             continue;
         }
         std::uint32_t unit = 0;

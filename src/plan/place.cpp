@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <map>
 #include <queue>
 #include <tuple>
 
@@ -158,6 +159,44 @@ Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int
         }
     }
     return out;
+}
+
+std::vector<Step> recorded_placement(const Demand& demand) {
+    std::map<std::int64_t, std::vector<std::pair<TimeUs, TimeUs>>> by_card;
+    for (const Unit& u : demand.units) {
+        for (const Presence& p : u.presences) {
+            for (const Phase& ph : p.phases) {
+                by_card[p.gpu].emplace_back(ph.begin, ph.end);
+            }
+        }
+    }
+    std::vector<std::pair<TimeUs, int>> edges;
+    for (auto& [gpu, spans] : by_card) {
+        std::sort(spans.begin(), spans.end());
+        std::pair<TimeUs, TimeUs> cur = spans.front();
+        for (const auto& s : spans) {
+            if (s.first > cur.second) {
+                edges.emplace_back(cur.first, 1);
+                edges.emplace_back(cur.second, -1);
+                cur = s;
+            } else {
+                cur.second = std::max(cur.second, s.second);
+            }
+        }
+        edges.emplace_back(cur.first, 1);
+        edges.emplace_back(cur.second, -1);
+    }
+    std::sort(edges.begin(), edges.end());
+    std::vector<Step> steps;
+    int count = 0;
+    for (std::size_t i = 0; i < edges.size();) {
+        const TimeUs t = edges[i].first;
+        for (; i < edges.size() && edges[i].first == t; ++i) {
+            count += edges[i].second;
+        }
+        steps.push_back(Step{t, count});
+    }
+    return steps;
 }
 
 std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,

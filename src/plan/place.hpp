@@ -50,4 +50,8 @@ Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int
 std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,
                             double* slowdown_us = nullptr, double* run_us = nullptr);
 
+/// The cards with at least one unit present over time on the recorded placement (no policy,
+/// exclusive): what the replay must reproduce of the recording, tick by tick.
+std::vector<Step> recorded_placement(const Demand& demand);
+
 } // namespace gua::plan
