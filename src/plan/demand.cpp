@@ -33,7 +33,20 @@ std::optional<std::uint32_t> owner_of(const audit::CardTick& t) {
     return best;
 }
 
+const std::string k_no_command;
+
+bool command_is_interactive(const std::string& command) {
+    return command.find("ipykernel") != std::string::npos ||
+           command.find("jupyter") != std::string::npos;
+}
+
 } // namespace
+
+bool is_interactive(const telemetry::Identity& identity, const std::string& command) {
+    return !identity.jupyter_kernel.empty() || command_is_interactive(command) ||
+           command_is_interactive(identity.command) ||
+           identity.systemd_unit.find("jupyter") != std::string::npos;
+}
 
 void append_phase(std::vector<Phase>& phases, TimeUs begin, TimeUs end, bool active) {
     if (!phases.empty() && phases.back().end == begin && phases.back().active == active) {
@@ -152,9 +165,18 @@ void DemandBuilder::collect_parts(const audit::CardTick& tick,
             unit = unit_for(*owner, UnitKind::gang, tick, label, false);
         } else {
             const bool known = p.identity < m_context.identity_label.size();
-            unit = unit_for(i < ids.size() ? ids[i] : -1, UnitKind::process, tick,
-                            known ? m_context.identity_label[p.identity] : "unknown",
-                            known && m_context.identity_interactive[p.identity] != 0);
+            const std::int64_t id = i < ids.size() ? ids[i] : -1;
+            const auto row = static_cast<std::size_t>(id);
+            const std::string& command = id >= 0 && row < m_context.process_command.size()
+                                             ? m_context.process_command[row]
+                                             : k_no_command;
+            std::string label = known ? m_context.identity_label[p.identity] : "unknown";
+            if (!command.empty()) {
+                label += " " + command;
+            }
+            unit = unit_for(id, UnitKind::process, tick, label,
+                            (known && m_context.identity_interactive[p.identity] != 0) ||
+                                command_is_interactive(command));
         }
         auto it = std::find_if(m_parts.begin(), m_parts.end(),
                                [&](const Part& q) { return q.unit == unit; });

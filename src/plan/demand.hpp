@@ -28,6 +28,7 @@ struct DemandContext {
     std::vector<std::string> identity_label;
     std::vector<char> identity_interactive;
     std::vector<std::string> allocation_label;
+    std::vector<std::string> process_command; ///< by process row id (the store keeps it there)
     audit::Thresholds thresholds;
 };
 
@@ -74,6 +75,10 @@ class DemandBuilder {
     std::map<std::int64_t, std::size_t> m_gpu_pool;                 ///< gpu id → pool
     std::vector<Part> m_parts;
 };
+
+/// Whether a process of `identity` running `command` is interactive (a Jupyter kernel by its
+/// kernel id, command or systemd unit).
+bool is_interactive(const telemetry::Identity& identity, const std::string& command);
 
 /// The union of `unit`'s presences: held where any card was, active where any card was.
 std::vector<Phase> union_of(const std::vector<Presence>& presences);

@@ -21,10 +21,6 @@ namespace {
 
 constexpr std::int64_t k_chunk_hours = 7 * 24;
 
-bool contains(const std::string& text, std::string_view part) {
-    return text.find(part) != std::string::npos;
-}
-
 std::optional<std::int64_t> gpu_named(const std::vector<store::GpuRow>& gpus,
                                       const std::string& name) {
     std::vector<std::int64_t> prefixed;
@@ -44,8 +40,9 @@ std::optional<std::int64_t> gpu_named(const std::vector<store::GpuRow>& gpus,
                 ExitCode::usage);
 }
 
-DemandContext context_of(store::Reader& reader, const std::vector<store::GpuRow>& gpus,
-                         const LoadOptions& o, std::set<std::uint32_t>& user_ids) {
+DemandContext context_of(store::Database& db, store::Reader& reader,
+                         const std::vector<store::GpuRow>& gpus, const LoadOptions& o,
+                         std::set<std::uint32_t>& user_ids) {
     DemandContext c;
     c.thresholds = o.thresholds;
     for (const store::GpuRow& g : gpus) {
@@ -59,10 +56,19 @@ DemandContext context_of(store::Reader& reader, const std::vector<store::GpuRow>
         c.identity_label.resize(std::max(c.identity_label.size(), i + 1), "unknown");
         c.identity_interactive.resize(c.identity_label.size(), 0);
         const telemetry::Identity& id = r.identity;
-        c.identity_label[i] = id.command.empty() ? id.user : id.user + " " + id.command;
-        c.identity_interactive[i] = is_interactive(id) ? 1 : 0;
+        c.identity_label[i] = id.user;
+        c.identity_interactive[i] = is_interactive(id, "") ? 1 : 0;
         if (o.user && id.user == *o.user) {
             user_ids.insert(static_cast<std::uint32_t>(r.id));
+        }
+    }
+    {
+        store::ReadTransaction tx(db);
+        store::Statement st = db.prepare("SELECT id, command FROM process");
+        while (st.step()) {
+            const auto i = static_cast<std::size_t>(std::max<std::int64_t>(st.int64(0), 0));
+            c.process_command.resize(std::max(c.process_command.size(), i + 1));
+            c.process_command[i] = st.text(1);
         }
     }
     for (const audit::AllocationRow& a : reader.allocations(o.from, o.to)) {
@@ -82,17 +88,12 @@ bool has_user(const audit::CardTick& t, const std::set<std::uint32_t>& ids) {
 
 } // namespace
 
-bool is_interactive(const telemetry::Identity& id) {
-    return !id.jupyter_kernel.empty() || contains(id.command, "ipykernel") ||
-           contains(id.command, "jupyter") || contains(id.systemd_unit, "jupyter");
-}
-
 Demand load_demand(store::Database& db, const LoadOptions& o) {
     store::Reader reader(db);
     const std::vector<store::GpuRow> gpus = reader.gpus();
     const std::optional<std::int64_t> only_gpu = o.gpu ? gpu_named(gpus, *o.gpu) : std::nullopt;
     std::set<std::uint32_t> user_ids;
-    DemandBuilder builder(context_of(reader, gpus, o, user_ids));
+    DemandBuilder builder(context_of(db, reader, gpus, o, user_ids));
     std::vector<std::string> hosts;
     for (const store::RunRow& r : reader.runs()) {
         const auto i = static_cast<std::size_t>(std::max<std::int64_t>(r.id, 0));

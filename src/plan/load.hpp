@@ -22,10 +22,6 @@ struct LoadOptions {
     std::optional<DurationUs> raw_retention_us; ///< [retention] raw, stated in the confidence
 };
 
-/// Whether a process of `identity` is interactive (a Jupyter kernel by its kernel id, command
-/// or systemd unit).
-bool is_interactive(const telemetry::Identity& identity);
-
 /// Reads the demand of `options`' window from `db` (short read transactions, a week each).
 /// Throws Fatal (usage) when --gpu or --user names nothing in the database.
 Demand load_demand(store::Database& db, const LoadOptions& options);

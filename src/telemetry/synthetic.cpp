@@ -289,8 +289,9 @@ std::vector<Spec> specs() {
                  polls[3].processes.push_back(proc(9103, ProcessType::compute, 20000, olga, 1.0));
                  polls[3].readings.mem_used_mib = 20000 + 6144;
              }});
-    // `gua plan`'s known answer (docs/plan.md): eight notebooks opened an hour apart, one a card,
-    // each active its first hour at 12 % SM, then held idle for seven. Culled after 30 min the
+    // `gua plan`'s known answer (docs/plan.md): eight notebooks opened an hour apart (60 ticks of
+    // the default minute), one a card, each active its first hour at 12 % SM, then held idle for
+    // seven. Culled after 30 min the
     // same work needs 2 cards; without a policy 8.
     out.push_back(Spec{
         {"staggered", "eight notebooks opened an hour apart, each active 1 h then idle-held 7 h",
@@ -302,14 +303,13 @@ std::vector<Spec> specs() {
         [](std::vector<DevicePoll>& polls, std::int64_t tick, TimeUs from, TimeUs to,
            std::mt19937_64&) {
             const DurationUs span = to - from;
-            const DurationUs elapsed = tick * span; // time since the first tick
             for (std::size_t i = 0; i < polls.size(); ++i) {
-                const auto open = static_cast<DurationUs>(i) * k_us_per_hour;
-                if (elapsed < open || elapsed >= open + 8 * k_us_per_hour) {
+                const auto open = static_cast<std::int64_t>(i) * 60; // in ticks of a minute
+                if (tick < open || tick >= open + 8 * 60) {
                     steady(polls[i], 0, span);
                     continue;
                 }
-                const double sm = elapsed < open + k_us_per_hour ? 12.0 : 1.0;
+                const double sm = tick < open + 60 ? 12.0 : 1.0;
                 steady(polls[i], sm, span);
                 polls[i].processes.push_back(
                     proc(static_cast<std::uint32_t>(9500 + i), ProcessType::compute, 4000,

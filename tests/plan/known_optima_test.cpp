@@ -4,6 +4,7 @@
 // holders under MIG and MPS, and a 4-GPU gang that is never split; at 1 s and 30 s ticks.
 #include "plan/capacity.hpp"
 #include "plan/place.hpp"
+#include "plan/render.hpp"
 #include "plan/sweep.hpp"
 #include "plan_ticks.hpp"
 
