@@ -123,6 +123,7 @@ std::uint32_t DemandBuilder::unit_for(std::int64_t key, UnitKind kind, const aud
         u.pool = pool_of(tick.gpu);
         u.interactive = interactive;
         m_demand.units.push_back(std::move(u));
+        m_parent.push_back(it->second);
     }
     return it->second;
 }
@@ -148,6 +149,39 @@ void DemandBuilder::note_coverage(const audit::CardTick& t, bool busy) {
     }
 }
 
+std::uint32_t DemandBuilder::root(std::uint32_t unit) {
+    while (m_parent[unit] != unit) {
+        m_parent[unit] = m_parent[m_parent[unit]];
+        unit = m_parent[unit];
+    }
+    return unit;
+}
+
+std::uint32_t DemandBuilder::process_unit(const audit::CardTick& tick, std::size_t i,
+                                          std::int64_t id) {
+    const audit::ProcTick& p = tick.processes[i];
+    const bool known = p.identity < m_context.identity_label.size();
+    const auto row = static_cast<std::size_t>(id);
+    const std::string& command = id >= 0 && row < m_context.process_command.size()
+                                     ? m_context.process_command[row]
+                                     : k_no_command;
+    std::string label = known ? m_context.identity_label[p.identity] : "unknown";
+    if (!command.empty()) {
+        label += " " + command;
+    }
+    std::uint32_t unit = root(unit_for(id, UnitKind::process, tick, label,
+                                       (known && m_context.identity_interactive[p.identity] != 0) ||
+                                           command_is_interactive(command)));
+    const auto same = std::find_if(m_parts.begin(), m_parts.end(), [&](const Part& q) {
+        return !q.gang && q.identity == p.identity && q.unit != unit;
+    });
+    if (same != m_parts.end()) {
+        m_parent[unit] = same->unit;
+        unit = same->unit;
+    }
+    return unit;
+}
+
 void DemandBuilder::collect_parts(const audit::CardTick& tick,
                                   const std::vector<std::int64_t>& ids) {
     m_parts.clear();
@@ -162,26 +196,14 @@ void DemandBuilder::collect_parts(const audit::CardTick& tick,
             const std::string& label = *owner < m_context.allocation_label.size()
                                            ? m_context.allocation_label[*owner]
                                            : std::string("allocation");
-            unit = unit_for(*owner, UnitKind::gang, tick, label, false);
+            unit = root(unit_for(*owner, UnitKind::gang, tick, label, false));
         } else {
-            const bool known = p.identity < m_context.identity_label.size();
-            const std::int64_t id = i < ids.size() ? ids[i] : -1;
-            const auto row = static_cast<std::size_t>(id);
-            const std::string& command = id >= 0 && row < m_context.process_command.size()
-                                             ? m_context.process_command[row]
-                                             : k_no_command;
-            std::string label = known ? m_context.identity_label[p.identity] : "unknown";
-            if (!command.empty()) {
-                label += " " + command;
-            }
-            unit = unit_for(id, UnitKind::process, tick, label,
-                            (known && m_context.identity_interactive[p.identity] != 0) ||
-                                command_is_interactive(command));
+            unit = process_unit(tick, i, i < ids.size() ? ids[i] : -1);
         }
         auto it = std::find_if(m_parts.begin(), m_parts.end(),
                                [&](const Part& q) { return q.unit == unit; });
         if (it == m_parts.end()) {
-            m_parts.push_back(Part{unit});
+            m_parts.push_back(Part{unit, p.identity, owner.has_value()});
             it = m_parts.end() - 1;
         }
         it->mib += p.mem_used_mib.value_or(0);
@@ -261,6 +283,7 @@ void DemandBuilder::add_unattributed(const audit::CardTick& tick) {
         it = m_unattributed
                  .insert_or_assign(tick.gpu, static_cast<std::uint32_t>(m_demand.units.size()))
                  .first;
+        m_parent.push_back(it->second);
         m_demand.units.push_back(std::move(u));
     }
     Unit& u = m_demand.units[it->second];
@@ -268,7 +291,64 @@ void DemandBuilder::add_unattributed(const audit::CardTick& tick) {
                  tick.active_us.value_or(1) > 0);
 }
 
+namespace {
+
+/// `into` and `from` as one time-ordered list of phases (overlaps joined, active if either).
+void merge_phases(std::vector<Phase>& into, const std::vector<Phase>& from) {
+    std::vector<Phase> all = into;
+    all.insert(all.end(), from.begin(), from.end());
+    std::sort(all.begin(), all.end(),
+              [](const Phase& a, const Phase& b) { return a.begin < b.begin; });
+    into.clear();
+    for (const Phase& ph : all) {
+        if (!into.empty() && ph.begin < into.back().end) {
+            into.back().end = std::max(into.back().end, ph.end);
+            into.back().active = into.back().active || ph.active;
+        } else {
+            append_phase(into, ph.begin, ph.end, ph.active);
+        }
+    }
+}
+
+} // namespace
+
+void DemandBuilder::fold_merged(std::vector<Unit>& units) {
+    std::vector<Unit> roots;
+    for (std::uint32_t u = 0; u < units.size(); ++u) {
+        const std::uint32_t r = root(u);
+        if (r == u) {
+            continue;
+        }
+        Unit& to = units[r];
+        Unit& from = units[u];
+        for (Presence& p : from.presences) {
+            const auto it = std::find_if(to.presences.begin(), to.presences.end(),
+                                         [&](const Presence& q) { return q.gpu == p.gpu; });
+            if (it == to.presences.end()) {
+                to.presences.push_back(std::move(p));
+            } else {
+                merge_phases(it->phases, p.phases);
+            }
+        }
+        to.interactive = to.interactive || from.interactive;
+        to.peak_mib = std::max(to.peak_mib, from.peak_mib);
+        to.memory_unknown = to.memory_unknown || from.memory_unknown;
+        to.peak_compute_pct = std::max(to.peak_compute_pct, from.peak_compute_pct);
+        to.compute_measured = to.compute_measured || from.compute_measured;
+        to.compute_gpm = to.compute_gpm || from.compute_gpm;
+        to.active_us += from.active_us;
+        to.compute_pct_us += from.compute_pct_us;
+    }
+    for (std::uint32_t u = 0; u < units.size(); ++u) {
+        if (root(u) == u) {
+            roots.push_back(std::move(units[u]));
+        }
+    }
+    units = std::move(roots);
+}
+
 Demand DemandBuilder::finish(TimeUs from, TimeUs to, std::optional<DurationUs> retention) {
+    fold_merged(m_demand.units);
     Demand out = std::move(m_demand);
     out.from = from;
     out.to = to;

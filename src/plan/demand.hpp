@@ -34,8 +34,10 @@ struct DemandContext {
 
 /// Folds card-ticks into units. A process present on a busy card-tick (active or idle-held) is
 /// part of its unit for that tick: its allocation's gang when an allocation owned the card,
-/// else its own (pid + start time). Busy card time with no listed holder becomes an
-/// unattributed unit of that card, so the units together hold exactly the recorded busy cards.
+/// else its own (pid + start time), merged with the other processes of its identity that it
+/// shares a card-tick with (a job's workers, a notebook's helpers: one session). Busy card time
+/// with no listed holder becomes an unattributed unit of that card, so the units together hold
+/// exactly the recorded busy cards.
 class DemandBuilder {
   public:
     explicit DemandBuilder(DemandContext context) : m_context(std::move(context)) {}
@@ -51,6 +53,8 @@ class DemandBuilder {
   private:
     struct Part {
         std::uint32_t unit = 0;
+        std::uint32_t identity = 0;
+        bool gang = false;
         std::int64_t mib = 0;
         bool mib_unknown = false;
         double sm_pct = 0;
@@ -64,6 +68,9 @@ class DemandBuilder {
     void add_part(const audit::CardTick& tick, const Part& part, double compute_pct, bool gpm);
     void add_unattributed(const audit::CardTick& tick);
     void collect_parts(const audit::CardTick& tick, const std::vector<std::int64_t>& ids);
+    std::uint32_t process_unit(const audit::CardTick& tick, std::size_t i, std::int64_t id);
+    std::uint32_t root(std::uint32_t unit);
+    void fold_merged(std::vector<Unit>& units);
 
     DemandContext m_context;
     Demand m_demand;
@@ -74,6 +81,9 @@ class DemandBuilder {
     std::vector<std::map<std::int64_t, std::int64_t>> m_idle_watts; ///< per pool: W → ticks
     std::map<std::int64_t, std::size_t> m_gpu_pool;                 ///< gpu id → pool
     std::vector<Part> m_parts;
+    /// Units merged into another (processes of one identity met on one card-tick: one session)
+    /// point to it; roots point to themselves.
+    std::vector<std::uint32_t> m_parent;
 };
 
 /// Whether a process of `identity` running `command` is interactive (a Jupyter kernel by its

@@ -28,6 +28,24 @@ TEST(PlanDemand, ProcessRowsAreUnitsSoAReusedPidIsANewOne) {
     EXPECT_EQ(d.coverage.card_us, 90 * k_s);
 }
 
+TEST(PlanDemand, ProcessesOfOneIdentitySharingACardTickAreOneSession) {
+    plan::DemandBuilder b(context(1, 1, 2, 0));
+    // Rows 1 and 2 (identity 0) together, then row 3 (identity 0) after 1 has gone; row 4 is
+    // another identity's co-tenant.
+    const std::vector<std::vector<Proc>> ticks{
+        {Proc{1, 0, 1000, 50, true}, Proc{2, 0, 500, 0, false}, Proc{4, 1, 300, 0, false}},
+        {Proc{2, 0, 500, 0, false}, Proc{3, 0, 800, 10, true}, Proc{4, 1, 300, 0, false}}};
+    for (std::size_t i = 0; i < ticks.size(); ++i) {
+        b.add(card_tick(0, static_cast<TimeUs>(i) * k_s, k_s, ticks[i]), ids_of(ticks[i]));
+    }
+    const plan::Demand d = b.finish(0, 2 * k_s, std::nullopt);
+    ASSERT_EQ(d.units.size(), 2U);
+    EXPECT_EQ(d.units[0].peak_mib, 1500); // rows 1 + 2 on one card
+    EXPECT_EQ(d.units[0].phases, (std::vector<plan::Phase>{{0, 2 * k_s, true}}));
+    EXPECT_EQ(d.units[1].peak_mib, 300);
+    EXPECT_EQ(d.units[1].phases, (std::vector<plan::Phase>{{0, 2 * k_s, false}}));
+}
+
 TEST(PlanDemand, BusyTimeWithoutAListedProcessIsAWholeCardUnit) {
     plan::DemandBuilder b(context(1, 1, 0, 0));
     for (int i = 0; i < 4; ++i) {
