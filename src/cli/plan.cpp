@@ -7,6 +7,7 @@
 #include "cli/validators.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "core/time.hpp"
 #include "plan/load.hpp"
 #include "plan/render.hpp"
 #include "plan/sweep.hpp"
@@ -115,7 +116,13 @@ int run(const PlanCommandOptions& o) {
     }
     load.thresholds = b.thresholds;
     load.raw_retention_us = cfg.retention.raw_us;
-    const plan::PlanResult result = plan::run_plan(plan::load_demand(db, load), options);
+    const plan::Demand demand = plan::load_demand(db, load);
+    if (demand.coverage.raw_ticks == 0) {
+        throw Fatal(fmt::format("no raw card-ticks from {} to {} to replay (the plan needs "
+                                "per-process detail, which rollups do not keep)",
+                                format_iso8601(b.from), format_iso8601(b.to)));
+    }
+    const plan::PlanResult result = plan::run_plan(demand, options);
     std::string text;
     if (o.format == "json") {
         text = plan::plan_json(result).dump(2) + "\n";

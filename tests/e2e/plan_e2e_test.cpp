@@ -102,5 +102,14 @@ TEST_F(PlanE2E, BadFlagsAreUsageErrors) {
     }
 }
 
+// A window without raw card-ticks is an error, never "0 GPUs needed".
+TEST_F(PlanE2E, WindowWithoutRawTicksIsAnError) {
+    const test::RunResult r =
+        test::run_gua({"plan", "--db", s_db, "--from", "2025-01-01", "--to", "2025-01-02"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("no raw card-ticks"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+}
+
 } // namespace plan_e2e_test
 } // namespace gua::e2e
