@@ -78,7 +78,7 @@ std::string chart(const PlanResult& plan) {
     return svg + "</svg>\n";
 }
 
-std::string table(const PlanResult& plan) {
+std::string html_table(const PlanResult& plan) {
     std::string out = "<table>\n<tr><th>idle timeout</th><th>sharing</th><th>GPUs needed "
                       "(drop–relaunch)</th><th>peak / p99 / p95 in use</th><th>p95 wait "
                       "interactive / batch (s)</th><th>GPUs released</th></tr>\n";
@@ -114,7 +114,7 @@ std::string plan_html(const PlanResult& plan) {
     for (Share s : {Share::exclusive, Share::mig, Share::mps}) {
         out += fmt::format("<span style=\"color:{}\">■ {}</span> ", colour_of(s), to_string(s));
     }
-    out += "(line: relaunch; shaded down to drop)</p>\n" + chart(plan) + table(plan);
+    out += "(line: relaunch; shaded down to drop)</p>\n" + chart(plan) + html_table(plan);
     out += "<h2>Confidence</h2>\n<ul>\n";
     for (const std::string& line : confidence_lines(plan)) {
         out += "<li>" + html_text(line) + "</li>\n";

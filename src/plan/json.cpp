@@ -17,7 +17,7 @@ json seconds(const std::optional<DurationUs>& us) {
     return static_cast<double>(*us) / static_cast<double>(k_us_per_second);
 }
 
-double share(DurationUs part, DurationUs whole) {
+double fraction(DurationUs part, DurationUs whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
@@ -92,12 +92,12 @@ json confidence_json(const PlanResult& plan) {
     }
     return json{{"window_s", seconds(c.window_us)},
                 {"recorded_s", seconds(c.recorded_us)},
-                {"coverage", share(c.recorded_us, c.window_us)},
+                {"coverage", fraction(c.recorded_us, c.window_us)},
                 {"card_hours", to_hours(c.card_us)},
                 {"card_ticks", c.raw_ticks},
-                {"unmeasured_share", share(c.unmeasured_us, c.card_us)},
-                {"snapshot_share", share(c.snapshot_us, c.card_us)},
-                {"unattributed_share", share(c.unattributed_us, c.card_us)},
+                {"unmeasured_share", fraction(c.unmeasured_us, c.card_us)},
+                {"snapshot_share", fraction(c.snapshot_us, c.card_us)},
+                {"unattributed_share", fraction(c.unattributed_us, c.card_us)},
                 {"units", plan.units},
                 {"gangs", plan.gangs},
                 {"interactive_units", plan.interactive_units},

@@ -42,7 +42,7 @@ std::string needed_cell(const Scenario& s) {
     return fmt::format("{} (p95 {})", text, s.relaunch.concurrency.p95);
 }
 
-void table(std::string& out, const PlanResult& plan) {
+void sensitivity_table(std::string& out, const PlanResult& plan) {
     std::vector<Share> shares;
     std::map<std::string, std::map<Share, const Scenario*>> rows;
     std::vector<std::string> order;
@@ -160,7 +160,7 @@ std::string plan_text(const PlanResult& plan) {
                            p.memory_mib, p.gpus_per_host);
     }
     out += "\n";
-    table(out, plan);
+    sensitivity_table(out, plan);
     out += "\nScenarios";
     out += plan.options.gpus ? fmt::format(" (waits on {} GPUs a model)\n", *plan.options.gpus)
                              : " (waits on the GPUs needed)\n";
