@@ -76,6 +76,44 @@ TEST_F(PlanE2E, StaggeredNotebooksKnownAnswer) {
     EXPECT_EQ(doc["confidence"]["coverage"], 1.0);
 }
 
+// The interface: every scenario of the default sweep carries the documented keys.
+TEST_F(PlanE2E, SweepJsonHasEveryScenarioAndKey) {
+    const test::RunResult r = plan({"--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = json::parse(r.out);
+    ASSERT_EQ(doc["scenarios"].size(), 7U * 3U);
+    for (const json& s : doc["scenarios"]) {
+        for (const char* key : {"idle_timeout", "share", "gpus_needed", "peak_gpus", "p99_gpus",
+                                "p95_gpus", "band", "wait", "savings"}) {
+            EXPECT_TRUE(s.contains(key)) << key;
+        }
+        EXPECT_TRUE(s["band"].contains("drop"));
+        EXPECT_TRUE(s["band"].contains("relaunch"));
+        EXPECT_LE(s["band"]["drop"]["gpus_needed"], s["band"]["relaunch"]["gpus_needed"]);
+    }
+    EXPECT_TRUE(doc["scenarios"][0]["idle_timeout"] == 900.0);
+    EXPECT_TRUE(doc["scenarios"][20]["idle_timeout"].is_null());
+    EXPECT_TRUE(doc.contains("confidence"));
+}
+
+// --gpus 1: all eight notebooks (no policy) queue for one card; each waits for the one before
+// it to end. Notebook i opens at i h and holds 8 h, so notebook 7 starts at 7 × 8 h and waits
+// 49 h; the nearest-rank p95 of the eight waits is that largest one.
+TEST_F(PlanE2E, GivenGpuCountShowsItsWaits) {
+    const test::RunResult r =
+        plan({"--format", "json", "--idle-timeout", "none", "--share", "exclusive", "--gpus", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json s = json::parse(r.out)["scenarios"][0];
+    EXPECT_EQ(s["wait"]["at_gpus"], 1);
+    double longest = 0;
+    for (int i = 0; i < 8; ++i) {
+        longest = std::max(longest, (i * 8.0 - i) * 3600);
+    }
+    EXPECT_EQ(s["wait"]["interactive"]["p95_s"], longest);
+    EXPECT_EQ(s["wait"]["interactive"]["max_s"], longest);
+    EXPECT_EQ(s["gpus_needed"], 8);
+}
+
 TEST_F(PlanE2E, SweepTextAndHtml) {
     const test::RunResult text = plan({});
     ASSERT_EQ(text.exit_code, 0) << text.err;
