@@ -27,6 +27,10 @@ std::string wait_text(const std::optional<DurationUs>& us) {
     return *us == 0 ? "0s" : format_duration(*us);
 }
 
+std::string gpus(int n) {
+    return fmt::format("{} {}", n, n == 1 ? "GPU" : "GPUs");
+}
+
 std::string money(std::int64_t cents, const std::string& currency) {
     return fmt::format("{} {}.{:02}", currency, cents / 100, cents % 100);
 }
@@ -74,10 +78,11 @@ void sensitivity_table(std::string& out, const PlanResult& plan) {
 
 void scenario_lines(std::string& out, const Scenario& s, const PlanResult& plan) {
     const std::string& cur = plan.options.pricing.currency;
-    out += fmt::format("  T = {}, {}: {} GPUs needed ({} drop); in use peak {}, p99 {}, p95 {}",
-                       timeout_label(s.idle_timeout), to_string(s.share), s.relaunch.gpus_needed,
-                       s.drop.gpus_needed, s.relaunch.concurrency.peak, s.relaunch.concurrency.p99,
-                       s.relaunch.concurrency.p95);
+    out +=
+        fmt::format("  T = {}, {}: {} needed ({} drop); in use peak {}, p99 {}, p95 {}",
+                    timeout_label(s.idle_timeout), to_string(s.share), gpus(s.relaunch.gpus_needed),
+                    s.drop.gpus_needed, s.relaunch.concurrency.peak, s.relaunch.concurrency.p99,
+                    s.relaunch.concurrency.p95);
     if (!s.relaunch.met) {
         out += " — the wait objective is not met even at the search limit";
     }
@@ -112,6 +117,34 @@ void scenario_lines(std::string& out, const Scenario& s, const PlanResult& plan)
         out += fmt::format(", {:.0f} kWh/month at idle power", *s.savings.kwh_per_month);
     }
     out += "\n";
+}
+
+/// "The recorded work fits on 7 GPUs at T = 1h (exclusive), 4 with MIG, 3 with MPS; 12 without
+/// a policy." from the scenarios asked for; "" when there is nothing to compare.
+std::string headline(const PlanResult& plan) {
+    const Scenario* base = nullptr;
+    std::vector<const Scenario*> cut;
+    for (const Scenario& s : plan.scenarios) {
+        if (!s.idle_timeout && s.share == Share::exclusive) {
+            base = &s;
+        } else if (s.idle_timeout == k_us_per_hour ||
+                   (plan.scenarios.size() <= 3 && s.idle_timeout)) {
+            cut.push_back(&s);
+        }
+    }
+    if (cut.empty()) {
+        return "";
+    }
+    std::string out = "The recorded work fits on";
+    for (std::size_t i = 0; i < cut.size(); ++i) {
+        out += fmt::format("{} {} at T = {} ({})", i == 0 ? "" : ",",
+                           gpus(cut[i]->relaunch.gpus_needed), timeout_label(cut[i]->idle_timeout),
+                           to_string(cut[i]->share));
+    }
+    if (base != nullptr) {
+        out += fmt::format("; {} without a policy", base->relaunch.gpus_needed);
+    }
+    return out + ".\n";
 }
 
 } // namespace
@@ -159,6 +192,7 @@ std::string plan_text(const PlanResult& plan) {
         out += fmt::format("Recorded: {} × {} ({} MiB, up to {} a host)\n", p.gpus, p.model,
                            p.memory_mib, p.gpus_per_host);
     }
+    out += headline(plan);
     out += "\n";
     sensitivity_table(out, plan);
     out += "\nScenarios";
