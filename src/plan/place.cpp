@@ -199,91 +199,125 @@ std::vector<Step> recorded_placement(const Demand& demand) {
     return steps;
 }
 
-std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,
-                            double* slowdown_us, double* run_us) {
+namespace {
+
+/// The cards in use when nothing waits: opened as needed, best fit onto those in use.
+class OpenCards {
+  public:
+    OpenCards(Capacity card, double* slowdown_us, double* run_us)
+        : m_card(card), m_slowdown_us(slowdown_us), m_run_us(run_us) {}
+
+    int in_use() const { return m_in_use; }
+
+    /// Adds the MPS stretch of the time since the last call.
+    void accrue(TimeUs t) {
+        for (const Open& o : m_open) {
+            if (o.units > 0 && m_slowdown_us != nullptr && m_run_us != nullptr) {
+                const double span = static_cast<double>(t - m_last) * o.units;
+                *m_run_us += span;
+                *m_slowdown_us += span * std::max(1.0, o.compute / 100.0);
+            }
+        }
+        m_last = t;
+    }
+
+    std::vector<int> place(const Request& req) {
+        std::vector<int> got;
+        if (req.gpus == 1) {
+            if (const std::optional<std::size_t> c = best_fit(req.need)) {
+                got.push_back(static_cast<int>(*c));
+            }
+        }
+        for (std::size_t c = 0; c < m_open.size() && static_cast<int>(got.size()) < req.gpus; ++c) {
+            if (m_open[c].units == 0) {
+                got.push_back(static_cast<int>(c));
+            }
+        }
+        while (static_cast<int>(got.size()) < req.gpus) {
+            m_open.push_back(Open{m_card, 0, 0});
+            got.push_back(static_cast<int>(m_open.size() - 1));
+        }
+        change(got, req, 1);
+        return got;
+    }
+
+    void release(const std::vector<int>& cards, const Request& req) { change(cards, req, -1); }
+
+  private:
     struct Open {
         Capacity free;
         int units = 0;
         double compute = 0;
     };
-    std::vector<Open> open;
+
+    std::optional<std::size_t> best_fit(Capacity need) const {
+        std::optional<std::size_t> best;
+        std::int64_t best_left = 0;
+        for (std::size_t c = 0; c < m_open.size(); ++c) {
+            const Open& o = m_open[c];
+            if (o.units > 0 && o.free.a >= need.a && o.free.b >= need.b) {
+                const std::int64_t left =
+                    (o.free.a - need.a) * m_card.b + (o.free.b - need.b) * m_card.a;
+                if (!best || left < best_left) {
+                    best = c;
+                    best_left = left;
+                }
+            }
+        }
+        return best;
+    }
+
+    /// Takes (`sign` 1) or gives back (−1) `req`'s need on `cards`.
+    void change(const std::vector<int>& cards, const Request& req, int sign) {
+        const Capacity need = req.gpus > 1 ? m_card : req.need;
+        for (int c : cards) {
+            Open& o = m_open[static_cast<std::size_t>(c)];
+            m_in_use += (sign > 0 && o.units == 0) ? 1 : 0;
+            o.units += sign;
+            m_in_use -= (sign < 0 && o.units == 0) ? 1 : 0;
+            o.free.a -= sign * need.a;
+            o.free.b -= sign * need.b;
+            o.compute += sign * req.compute_pct;
+        }
+    }
+
+    Capacity m_card;
+    double* m_slowdown_us;
+    double* m_run_us;
+    std::vector<Open> m_open;
+    int m_in_use = 0;
+    TimeUs m_last = 0;
+};
+
+} // namespace
+
+std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,
+                            double* slowdown_us, double* run_us) {
+    OpenCards cards(card, slowdown_us, run_us);
     std::vector<std::vector<int>> placed(requests.size());
     std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
     std::vector<Step> steps;
-    int in_use = 0;
-    TimeUs last = requests.empty() ? 0 : requests.front().arrival;
+    if (!requests.empty()) {
+        cards.accrue(requests.front().arrival);
+    }
     std::size_t next = 0;
-    auto accrue = [&](TimeUs t) {
-        for (const Open& o : open) {
-            if (o.units > 0 && slowdown_us != nullptr && run_us != nullptr) {
-                const double span = static_cast<double>(t - last) * o.units;
-                *run_us += span;
-                *slowdown_us += span * std::max(1.0, o.compute / 100.0);
-            }
-        }
-        last = t;
-    };
     while (next < requests.size() || !running.empty()) {
         const TimeUs t_arrival = next < requests.size() ? requests[next].arrival : k_never;
         const TimeUs t = running.empty() ? t_arrival : std::min(t_arrival, running.top().end);
-        accrue(t);
+        cards.accrue(t);
         while (!running.empty() && running.top().end == t) {
             const std::size_t r = running.top().request;
             running.pop();
-            const Capacity need = requests[r].gpus > 1 ? card : requests[r].need;
-            for (int c : placed[r]) {
-                Open& o = open[static_cast<std::size_t>(c)];
-                o.free.a += need.a;
-                o.free.b += need.b;
-                o.compute -= requests[r].compute_pct;
-                in_use -= --o.units == 0 ? 1 : 0;
-            }
+            cards.release(placed[r], requests[r]);
         }
         for (; next < requests.size() && requests[next].arrival == t; ++next) {
-            const Request& req = requests[next];
-            const Capacity need = req.gpus > 1 ? card : req.need;
-            std::vector<int>& got = placed[next];
-            if (req.gpus == 1) {
-                std::optional<std::size_t> best;
-                std::int64_t best_left = 0;
-                for (std::size_t c = 0; c < open.size(); ++c) {
-                    const Open& o = open[c];
-                    if (o.units > 0 && o.free.a >= need.a && o.free.b >= need.b) {
-                        const std::int64_t left =
-                            (o.free.a - need.a) * card.b + (o.free.b - need.b) * card.a;
-                        if (!best || left < best_left) {
-                            best = c;
-                            best_left = left;
-                        }
-                    }
-                }
-                if (best) {
-                    got.push_back(static_cast<int>(*best));
-                }
-            }
-            for (std::size_t c = 0; c < open.size() && static_cast<int>(got.size()) < req.gpus;
-                 ++c) {
-                if (open[c].units == 0) {
-                    got.push_back(static_cast<int>(c));
-                }
-            }
-            while (static_cast<int>(got.size()) < req.gpus) {
-                open.push_back(Open{card, 0, 0});
-                got.push_back(static_cast<int>(open.size() - 1));
-            }
-            for (int c : got) {
-                Open& o = open[static_cast<std::size_t>(c)];
-                in_use += o.units++ == 0 ? 1 : 0;
-                o.free.a -= need.a;
-                o.free.b -= need.b;
-                o.compute += req.compute_pct;
-            }
-            running.push(Departure{t + req.duration, next});
+            placed[next] = cards.place(requests[next]);
+            running.push(Departure{t + requests[next].duration, next});
         }
         if (!steps.empty() && steps.back().t == t) {
-            steps.back().count = in_use;
-        } else if (steps.empty() || steps.back().count != in_use) {
-            steps.push_back(Step{t, in_use});
+            steps.back().count = cards.in_use();
+        } else if (steps.empty() || steps.back().count != cards.in_use()) {
+            steps.push_back(Step{t, cards.in_use()});
         }
     }
     return steps;
