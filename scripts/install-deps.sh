@@ -19,8 +19,8 @@ if [ "${1:-}" = "--package" ]; then
 else
     # The test and benchmark libraries (CMake finds them when it configures the test suite) and
     # the tools the tests and scripts call.
-    packages+=(libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev sqlite3 jq tmux
-        util-linux)
+    packages+=(libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libfuse3-dev sqlite3
+        jq tmux util-linux)
 fi
 if [ "${1:-}" = "--test" ]; then
     # Real components used by the end-to-end tests: prometheus (fleet tests, promtool); dpkg-dev

@@ -37,6 +37,8 @@ Runner register_top(CLI::App& app);
 Runner register_db(CLI::App& app);
 /// Registers `gua job` (one Slurm job or pod from the database).
 Runner register_job(CLI::App& app);
+/// Registers `gua plan` (what-if replay of the recorded work under a policy).
+Runner register_plan(CLI::App& app);
 /// Registers `gua import`.
 Runner register_import(CLI::App& app);
 /// Registers `gua version` (version, git commit, SQLite and driver versions).

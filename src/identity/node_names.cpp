@@ -4,8 +4,10 @@
 
 #include "identity/user.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <utility>
 
 namespace gua::identity {
 namespace {
@@ -33,9 +35,10 @@ NodePaths NodePaths::from_environment() {
     return p;
 }
 
-NodeNames::NodeNames(const NodePaths& paths)
-    : m_pods(paths.pod_logs, paths.container_logs),
-      m_runtimes(paths.docker_root, paths.podman_root) {}
+NodeNames::Files::Files(const NodePaths& paths)
+    : pods(paths.pod_logs, paths.container_logs), runtimes(paths.docker_root, paths.podman_root) {}
+
+NodeNames::NodeNames(const NodePaths& paths) : m_files(std::make_shared<Files>(paths)) {}
 
 bool NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
                      std::string_view claimed_container) {
@@ -46,39 +49,54 @@ bool NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
         m_round_us = now_us;
         m_spent_us = 0;
     }
-    if (m_spent_us >= k_budget_us) {
+    if (m_spent_us >= k_budget_us || m_worker.busy()) {
         ++m_deferred;
         return false;
     }
+    // The job works on copies it shares with the worker: if it is left behind, nothing of this
+    // call's is touched later.
+    auto found = std::make_shared<telemetry::Identity>(identity);
+    const std::string claimed(claimed_container);
     const std::int64_t start = names_clock_us();
-    if (!identity.pod_uid.empty() || !identity.container_id.empty()) {
-        look_up(identity, now_us);
-    } else {
-        look_up_claimed(identity, std::string(claimed_container), now_us);
-    }
+    const bool in_time = m_worker.run(
+        [files = m_files, found, claimed, now_us] {
+            if (!found->pod_uid.empty() || !found->container_id.empty()) {
+                look_up(*files, *found, now_us);
+            } else {
+                look_up_claimed(*files, *found, claimed, now_us);
+            }
+        },
+        std::max(k_budget_us - m_spent_us, k_min_wait_us));
     m_spent_us += names_clock_us() - start;
+    if (!in_time) {
+        ++m_deferred;
+        return false;
+    }
+    identity.pod_namespace = std::move(found->pod_namespace);
+    identity.pod_name = std::move(found->pod_name);
+    identity.container_name = std::move(found->container_name);
     return true;
 }
 
-void NodeNames::look_up(telemetry::Identity& identity, std::int64_t now_us) {
+void NodeNames::look_up(Files& files, telemetry::Identity& identity, std::int64_t now_us) {
     if (!identity.pod_uid.empty()) {
-        PodNames names = m_pods.lookup(identity.pod_uid, identity.container_id, now_us);
+        PodNames names = files.pods.lookup(identity.pod_uid, identity.container_id, now_us);
         identity.pod_namespace = std::move(names.pod_namespace);
         identity.pod_name = std::move(names.pod_name);
         identity.container_name = std::move(names.container_name);
         return;
     }
-    identity.container_name = m_runtimes.lookup(identity.container_id, now_us);
+    identity.container_name = files.runtimes.lookup(identity.container_id, now_us);
 }
 
-void NodeNames::look_up_claimed(telemetry::Identity& identity, const std::string& claimed,
-                                std::int64_t now_us) {
+void NodeNames::look_up_claimed(Files& files, telemetry::Identity& identity,
+                                const std::string& claimed, std::int64_t now_us) {
     // Only from the user's own store, so that claiming a system container's id never borrows
     // its name.
     if (identity.uid && *identity.uid != 0) {
         if (const std::optional<std::string> home = passwd_home(*identity.uid)) {
             identity.container_name =
-                m_runtimes.lookup_rootless(claimed, *home, *identity.uid, now_us);
+                files.runtimes.lookup_rootless(claimed, *home, *identity.uid, now_us);
         }
     }
 }

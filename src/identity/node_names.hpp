@@ -3,11 +3,13 @@
 // the kubelet's log directories, else the Docker or Podman container name.
 #pragma once
 
+#include "core/deadline_worker.hpp"
 #include "identity/pod_logs.hpp"
 #include "identity/runtime_names.hpp"
 #include "telemetry/identity.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,6 +28,8 @@ struct NodePaths {
 };
 
 /// Pod and container names for (pod uid, container id); every miss degrades to empty names.
+/// The files are read on a worker thread (DeadlineWorker): a file system that stalls (a home on
+/// NFS or FUSE) holds that thread, never the caller's tick.
 class NodeNames {
   public:
     explicit NodeNames(const NodePaths& paths);
@@ -36,21 +40,38 @@ class NodeNames {
     /// store in the home of the identity's uid (passwd), never from the system's.
     /// `now_us` is a monotonic time in µs. Lookups of one round (one `now_us`) stop once they
     /// took k_budget_us: the names of the identities left stay missing (names_missing()), to be
-    /// looked up again later. Returns false when the budget skipped this lookup.
+    /// looked up again later. A lookup that outlasts what is left of the budget goes on on the
+    /// worker, and until it ends every lookup is skipped (the node's files are stalled); a
+    /// lookup it finished late filled the caches, so the next try is quick. Returns false when
+    /// the budget or a stalled lookup skipped this one, or it did not end in time.
     bool name(telemetry::Identity& identity, std::int64_t now_us,
               std::string_view claimed_container = {});
     /// Time the node's files may take per round (per tick) at most.
     static constexpr std::int64_t k_budget_us = 100'000;
-    /// Lookups skipped because the round's budget was spent, since construction.
+    /// The least time a lookup is waited for, even when the round's budget is almost spent.
+    static constexpr std::int64_t k_min_wait_us = 20'000;
+    /// Lookups skipped because the round's budget was spent or a lookup was stalled, or not
+    /// finished in time, since construction.
     std::uint64_t deferred() const { return m_deferred; }
+    /// Lookups that did not finish in time (a stalled or very slow file system), since
+    /// construction.
+    std::uint64_t late() const { return m_worker.late(); }
+    /// True while a lookup that did not end in time still runs (every lookup is skipped then).
+    bool stalled() const { return m_worker.busy(); }
 
   private:
-    void look_up(telemetry::Identity& identity, std::int64_t now_us);
-    void look_up_claimed(telemetry::Identity& identity, const std::string& claimed,
-                         std::int64_t now_us);
+    /// The caches of the node's files; only the worker's job touches them.
+    struct Files {
+        explicit Files(const NodePaths& paths);
+        PodLogs pods;
+        RuntimeNames runtimes;
+    };
+    static void look_up(Files& files, telemetry::Identity& identity, std::int64_t now_us);
+    static void look_up_claimed(Files& files, telemetry::Identity& identity,
+                                const std::string& claimed, std::int64_t now_us);
 
-    PodLogs m_pods;
-    RuntimeNames m_runtimes;
+    std::shared_ptr<Files> m_files;
+    DeadlineWorker m_worker;      ///< after m_files: destroyed (detached) first
     std::int64_t m_round_us = -1; ///< the `now_us` of the current round
     std::int64_t m_spent_us = 0;  ///< time its lookups took
     std::uint64_t m_deferred = 0;

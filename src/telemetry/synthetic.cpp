@@ -289,6 +289,35 @@ std::vector<Spec> specs() {
                  polls[3].processes.push_back(proc(9103, ProcessType::compute, 20000, olga, 1.0));
                  polls[3].readings.mem_used_mib = 20000 + 6144;
              }});
+    // `gua plan`'s known answer (docs/plan.md): eight notebooks opened an hour apart (60 ticks of
+    // the default minute), one a card, each active its first hour at 12 % SM, then held idle for
+    // seven. Culled after 30 min the
+    // same work needs 2 cards; without a policy 8.
+    out.push_back(Spec{
+        {"staggered", "eight notebooks opened an hour apart, each active 1 h then idle-held 7 h",
+         16 * 60, k_us_per_minute},
+        {card(0, "NVIDIA A100-SXM4-80GB", 81920), card(1, "NVIDIA A100-SXM4-80GB", 81920),
+         card(2, "NVIDIA A100-SXM4-80GB", 81920), card(3, "NVIDIA A100-SXM4-80GB", 81920),
+         card(4, "NVIDIA A100-SXM4-80GB", 81920), card(5, "NVIDIA A100-SXM4-80GB", 81920),
+         card(6, "NVIDIA A100-SXM4-80GB", 81920), card(7, "NVIDIA A100-SXM4-80GB", 81920)},
+        [](std::vector<DevicePoll>& polls, std::int64_t tick, TimeUs from, TimeUs to,
+           std::mt19937_64&) {
+            const DurationUs span = to - from;
+            for (std::size_t i = 0; i < polls.size(); ++i) {
+                const auto open = static_cast<std::int64_t>(i) * 60; // in ticks of a minute
+                if (tick < open || tick >= open + 8 * 60) {
+                    steady(polls[i], 0, span);
+                    continue;
+                }
+                const double sm = tick < open + 60 ? 12.0 : 1.0;
+                steady(polls[i], sm, span);
+                polls[i].processes.push_back(
+                    proc(static_cast<std::uint32_t>(9500 + i), ProcessType::compute, 4000,
+                         person("user" + std::to_string(i), static_cast<std::uint32_t>(2000 + i),
+                                "ipykernel"),
+                         sm));
+            }
+        }});
     return out;
 }
 

@@ -33,8 +33,8 @@ echo '#include "cli/app.hpp"' >>"$work/tree/src/core/time.cpp"
 expect_failure "a back-edge core -> cli" "may not depend on cli"
 
 fresh
-mkdir "$work/tree/src/plan" && echo '// x' >"$work/tree/src/plan/x.cpp"
-expect_failure "a folder missing from ARCHITECTURE.md" "src/plan/ has no"
+mkdir "$work/tree/src/unmapped" && echo '// x' >"$work/tree/src/unmapped/x.cpp"
+expect_failure "a folder missing from ARCHITECTURE.md" "src/unmapped/ has no"
 
 fresh
 rm -rf "$work/tree/src/live"

@@ -68,6 +68,7 @@ std::vector<Case> cases() {
         {"steady-under", 60, ten_s, k_tuesday_10, {"larger-batches"}, {}},
         {"computebound", 60, ten_s, k_tuesday_10, {"compute-bound"}, {}},
         {"memfull", 60, ten_s, k_tuesday_10, {"memory-bound"}, {}},
+        {"staggered", 960, k_us_per_minute, k_tuesday_10, {"gpu-sharing", "idle-culling"}, {}},
         // GPU 3 idles holding a fifth of its memory; GPUs 0 and 1 are steady above 90 %.
         {"health",
          60,
