@@ -17,4 +17,10 @@ elseif(GUA_SANITIZE)
     target_compile_options(gua_sanitize INTERFACE
         -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
     target_link_options(gua_sanitize INTERFACE -fsanitize=address,undefined)
+elseif(GUA_BUILD_FUZZ)
+    # The libFuzzer build (fuzz/): every library gua's fuzz targets link is compiled with
+    # coverage for the fuzzer, ASan and UBSan; the targets add the fuzzer's own main.
+    target_compile_options(gua_sanitize INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+        -fno-sanitize-recover=all -fno-omit-frame-pointer)
+    target_link_options(gua_sanitize INTERFACE -fsanitize=address,undefined)
 endif()

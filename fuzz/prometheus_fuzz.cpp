@@ -6,8 +6,8 @@
 // label list's. fuzz/run.sh gives this target inputs up to 1 MiB, and its seeds include
 // answers of hundreds of series and labels near the size limit.
 #include "core/fatal.hpp"
-#include "report/fleet.hpp"
-#include "report/prometheus_answer.hpp"
+#include "fleet/fleet.hpp"
+#include "prometheus/answer.hpp"
 #include "report/render.hpp"
 
 #include <cstddef>

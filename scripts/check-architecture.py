@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # Keeps ARCHITECTURE.md true (ctest -L architecture): every folder of src/ has its paragraph, every
-# folder it names exists, and no #include crosses folders against its "Dependencies" table.
+# folder it names exists, no #include crosses folders against its "Dependencies" table, and the
+# per-folder libraries of src/CMakeLists.txt (gua_folder_library) link exactly what the table allows.
 """Usage: check-architecture.py [REPOSITORY_ROOT]   (exit 0: true; 1: findings on stderr)"""
 
 import re
@@ -13,6 +14,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_][a-z0-9_]*)/([^"]+)"', re.MULTI
 HEADING = re.compile(r"^###\s+`src/([a-z_][a-z0-9_]*)/`\s*$", re.MULTILINE)
 NAMED_FOLDER = re.compile(r"\bsrc/([a-z_][a-z0-9_]*)/")
 TABLE_MARK = "<!-- architecture:dependencies"
+FOLDER_LIBRARY = re.compile(r"^\s*gua_folder_library\(\s*([a-z_][a-z0-9_]*)([^)]*)\)", re.MULTILINE)
 
 
 def read_table(text):
@@ -68,6 +70,38 @@ def find_cycle(allowed):
     return None
 
 
+def folder_libraries(cmake_text):
+    """The folder libraries of src/CMakeLists.txt: their DEPS per folder."""
+    libraries = {}
+    for folder, args in FOLDER_LIBRARY.findall(cmake_text):
+        words = args.split()
+        deps = set()
+        if "DEPS" in words:
+            for word in words[words.index("DEPS") + 1:]:
+                if word == "SOURCES":
+                    break
+                deps.add(word)
+        libraries[folder] = deps
+    return libraries
+
+
+def check_libraries(root, folders, allowed):
+    """Each folder is a library of src/CMakeLists.txt linking the folders the table allows."""
+    findings = []
+    libraries = folder_libraries((root / "src" / "CMakeLists.txt").read_text(encoding="utf-8"))
+    for folder in folders:
+        if folder not in libraries:
+            findings.append(f"src/{folder}/ has no gua_folder_library({folder} ...) in "
+                            "src/CMakeLists.txt")
+        elif folder in allowed and libraries[folder] != allowed[folder]:
+            findings.append(f"src/CMakeLists.txt: gua_folder_library({folder}) links "
+                            f"{' '.join(sorted(libraries[folder])) or 'nothing'}, but the "
+                            f"dependency table says {' '.join(sorted(allowed[folder])) or 'nothing'}")
+    for folder in sorted(set(libraries) - set(folders)):
+        findings.append(f"src/CMakeLists.txt: gua_folder_library({folder}) names no folder of src/")
+    return findings
+
+
 def includes_of(path):
     try:
         return INCLUDE.findall(path.read_text(encoding="utf-8", errors="replace"))
@@ -99,6 +133,8 @@ def check(root):
     cycle = find_cycle(allowed)
     if cycle:
         findings.append("the dependency table has a cycle: " + " -> ".join(cycle))
+
+    findings += check_libraries(root, folders, allowed)
 
     used_exceptions = set()
     for path in sorted(p for p in src.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file()):

@@ -8,7 +8,7 @@ set -euo pipefail
 
 # What building the gua binary needs (compiler, CMake, the libraries' headers).
 packages=(
-    cmake g++ ninja-build pkg-config make
+    cmake g++ ninja-build pkg-config make python3
     libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
     libmicrohttpd-dev libcurl4-openssl-dev
     libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
@@ -20,7 +20,7 @@ else
     # The test and benchmark libraries (CMake finds them when it configures the test suite) and
     # the tools the tests and scripts call.
     packages+=(libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libfuse3-dev sqlite3
-        python3 jq tmux util-linux)
+        jq tmux util-linux)
 fi
 if [ "${1:-}" = "--test" ]; then
     # Real components used by the end-to-end tests: prometheus (fleet tests, promtool); dpkg-dev

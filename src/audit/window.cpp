@@ -22,6 +22,62 @@ DurationUs allowed_gap(DurationUs duration_us) {
     return std::max<DurationUs>(2 * duration_us, k_us_per_minute);
 }
 
+/// Where a card-tick's time came from: its measured time by utilization source, and why the
+/// rest is unmeasured (no reading, utilization, holders or allocation unknown).
+void add_provenance(const CardTick& tick, const StateTimes& states, Provenance& provenance) {
+    provenance.util_unknown_us += states.unmeasured;
+    if (!tick.active_us) {
+        provenance.no_reading_us += states.unmeasured;
+        return;
+    }
+    // classify() takes the unknown-holders part out of what unknown utilization left.
+    const DurationUs util_unknown =
+        std::min(std::max<DurationUs>(tick.unmeasured_us, 0), states.unmeasured);
+    // The rest is holders unknown, then allocation unknown (classify's order).
+    const DurationUs rest = states.unmeasured - util_unknown;
+    const DurationUs holders = std::min(std::max<DurationUs>(tick.idle_unknown_us, 0), rest);
+    provenance.holders_unknown_us += holders;
+    provenance.allocation_unknown_us += rest - holders;
+    provenance.util_unknown_us -= rest;
+    provenance.by_source_us[static_cast<std::size_t>(tick.util_source) %
+                            provenance.by_source_us.size()] += states.total() - util_unknown;
+}
+
+/// What every identity's share of one card-tick is weighed with.
+struct TickWeights {
+    const TickAllocation& allocation;
+    std::optional<TickEnergy> energy;
+    std::optional<double> load;
+    DurationUs total_us = 0; ///< the tick's classified time
+    std::uint32_t gpu = 0;
+};
+
+/// Adds an identity's share of a card-tick to its totals.
+void add_share(IdentityTotals& id, const IdentityShareUs& s, const TickWeights& w) {
+    id.active_us += s.active_us;
+    id.idle_held_us += s.idle_held_us;
+    id.idle_held_mib_ms += s.idle_held_mib_us / 1000;
+    id.unallocated_active_us +=
+        std::llround(static_cast<double>(s.active_us) * w.allocation.unallocated_active_share);
+    id.unallocated_idle_held_us += std::llround(static_cast<double>(s.idle_held_us) *
+                                                w.allocation.unallocated_idle_held_share);
+    if (w.energy) {
+        const DurationUs attributed = s.active_us + s.idle_held_us;
+        id.health.energy_mj += energy_part_mj(w.energy->mj, attributed, w.total_us);
+        id.health.energy_us += attributed;
+    }
+    if (w.load) {
+        id.health.load[load_bin(*w.load)] += s.active_us;
+    }
+    auto on_gpu = std::find_if(id.by_gpu.begin(), id.by_gpu.end(),
+                               [&](const IdentityGpuTime& g) { return g.gpu == w.gpu; });
+    if (on_gpu == id.by_gpu.end()) {
+        on_gpu = id.by_gpu.insert(id.by_gpu.end(), IdentityGpuTime{w.gpu});
+    }
+    on_gpu->active_us += s.active_us;
+    on_gpu->idle_held_us += s.idle_held_us;
+}
+
 } // namespace
 
 IdentityTotals& IdentityTotals::operator+=(const IdentityTotals& o) {
@@ -170,23 +226,7 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
     GpuTotals& gpu = m_gpus[tick.gpu];
     gpu.states += states;
     ++gpu.ticks;
-    Provenance& provenance = gpu.provenance;
-    provenance.util_unknown_us += states.unmeasured;
-    if (!tick.active_us) {
-        provenance.no_reading_us += states.unmeasured;
-    } else {
-        // classify() takes the unknown-holders part out of what unknown utilization left.
-        const DurationUs util_unknown =
-            std::min(std::max<DurationUs>(tick.unmeasured_us, 0), states.unmeasured);
-        // The rest is holders unknown, then allocation unknown (classify's order).
-        const DurationUs rest = states.unmeasured - util_unknown;
-        const DurationUs holders = std::min(std::max<DurationUs>(tick.idle_unknown_us, 0), rest);
-        provenance.holders_unknown_us += holders;
-        provenance.allocation_unknown_us += rest - holders;
-        provenance.util_unknown_us -= rest;
-        provenance.by_source_us[static_cast<std::size_t>(tick.util_source) %
-                                provenance.by_source_us.size()] += states.total() - util_unknown;
-    }
+    add_provenance(tick, states, gpu.provenance);
     for (std::size_t b = 0; b < k_bucket_count; ++b) {
         gpu.bucket_us[b] += tick.bucket_us[b];
         m_bucket_us[b] += tick.bucket_us[b];
@@ -196,8 +236,8 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
     const TickAllocation allocation = tick_allocation(tick, states);
     gpu.allocation += allocation.matrix;
     add_allocation_shares(tick, allocation.matrix, m_allocations);
-    const std::optional<TickEnergy> energy = tick_energy(tick);
-    const std::optional<double> load = load_share(tick);
+    const TickWeights weights{allocation, tick_energy(tick), load_share(tick), states.total(),
+                              tick.gpu};
     attribute_us(tick, states, m_thresholds, m_nobody, m_shares);
     const auto totals_of = [this](std::uint32_t identity) -> IdentityTotals& {
         if (m_identities.size() <= identity) {
@@ -206,29 +246,7 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
         return m_identities[identity];
     };
     for (const IdentityShareUs& s : m_shares) {
-        IdentityTotals& id = totals_of(s.identity);
-        id.active_us += s.active_us;
-        id.idle_held_us += s.idle_held_us;
-        id.idle_held_mib_ms += s.idle_held_mib_us / 1000;
-        id.unallocated_active_us +=
-            std::llround(static_cast<double>(s.active_us) * allocation.unallocated_active_share);
-        id.unallocated_idle_held_us += std::llround(static_cast<double>(s.idle_held_us) *
-                                                    allocation.unallocated_idle_held_share);
-        if (energy) {
-            const DurationUs attributed = s.active_us + s.idle_held_us;
-            id.health.energy_mj += energy_part_mj(energy->mj, attributed, states.total());
-            id.health.energy_us += attributed;
-        }
-        if (load) {
-            id.health.load[load_bin(*load)] += s.active_us;
-        }
-        auto on_gpu = std::find_if(id.by_gpu.begin(), id.by_gpu.end(),
-                                   [&](const IdentityGpuTime& g) { return g.gpu == tick.gpu; });
-        if (on_gpu == id.by_gpu.end()) {
-            on_gpu = id.by_gpu.insert(id.by_gpu.end(), IdentityGpuTime{tick.gpu});
-        }
-        on_gpu->active_us += s.active_us;
-        on_gpu->idle_held_us += s.idle_held_us;
+        add_share(totals_of(s.identity), s, weights);
     }
     // Presence counts every identity with a process on the card, measured or not (MIG).
     presence(tick, m_thresholds, m_present);

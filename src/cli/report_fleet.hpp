@@ -3,8 +3,8 @@
 #pragma once
 
 #include "cli/report_options.hpp"
+#include "fleet/fleet.hpp"
 #include "report/build.hpp"
-#include "report/fleet.hpp"
 
 namespace CLI {
 class App;

@@ -3,10 +3,14 @@
 // bounded like the user labels) and the allocations running on each card as an info gauge.
 #include "export/exposition.hpp"
 #include "export/metrics.hpp"
+#include "telemetry/exported_families.hpp"
 
 #include <algorithm>
 
 namespace gua::exporter {
+
+using telemetry::Family;
+using telemetry::family_name;
 
 void Metrics::OwnerCounters::add(const std::string& owner, double us, std::size_t max_labels) {
     auto it = label.find(owner);
@@ -43,16 +47,16 @@ void Metrics::add_allocations(const audit::CardTick& tick, const audit::StateTim
 
 void Metrics::render_allocations(Exposition& e) const {
     for (const auto& [user, us] : m_unused_by_user.unused_us) {
-        e.add("gua_allocated_unused_user_seconds_total", {{"user", user}},
+        e.add(family_name(Family::allocated_unused_user_seconds_total), {{"user", user}},
               us / static_cast<double>(k_us_per_second));
     }
     for (const auto& [account, us] : m_unused_by_account.unused_us) {
-        e.add("gua_allocated_unused_account_seconds_total", {{"account", account}},
+        e.add(family_name(Family::allocated_unused_account_seconds_total), {{"account", account}},
               us / static_cast<double>(k_us_per_second));
     }
     for (const auto& [uuid, r] : m_readings) {
         for (const telemetry::AllocationOwner& a : r.allocations) {
-            e.add("gua_allocation_info",
+            e.add(family_name(Family::allocation_info),
                   {{"gpu", std::to_string(r.labels.index)},
                    {"uuid", uuid},
                    {"kind", a.kind},

@@ -3,10 +3,14 @@
 #include "core/version.hpp"
 #include "export/exposition.hpp"
 #include "export/metrics.hpp"
+#include "telemetry/exported_families.hpp"
 
 #include <array>
 
 namespace gua::exporter {
+
+using telemetry::Family;
+using telemetry::family_name;
 
 namespace {
 
@@ -47,123 +51,65 @@ void add_evidence(Exposition& e, const Labels& card, const audit::PoolTimes& poo
         if (static_cast<audit::Pool>(i) == audit::Pool::allocated_unused && pools[i] <= 0) {
             continue;
         }
-        e.add("gua_waste_pool_seconds_total",
+        e.add(family_name(Family::waste_pool_seconds_total),
               with(card, "pool", audit::to_string(static_cast<audit::Pool>(i))), seconds(pools[i]));
     }
-    e.add("gua_gpu_measured_seconds_total", with(card, "period", "office"), seconds(p.office_us));
-    e.add("gua_gpu_measured_seconds_total", with(card, "period", "off_hours"),
+    e.add(family_name(Family::gpu_measured_seconds_total), with(card, "period", "office"),
+          seconds(p.office_us));
+    e.add(family_name(Family::gpu_measured_seconds_total), with(card, "period", "off_hours"),
           seconds(p.off_hours_us));
     const DurationUs steady_other = p.steady_us - p.steady_under_us - p.steady_compute_bound_us;
-    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "bursty"), seconds(p.bursty_us));
-    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "steady_under"),
+    e.add(family_name(Family::gpu_pattern_seconds_total), with(card, "pattern", "bursty"),
+          seconds(p.bursty_us));
+    e.add(family_name(Family::gpu_pattern_seconds_total), with(card, "pattern", "steady_under"),
           seconds(p.steady_under_us));
-    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "steady_compute_bound"),
-          seconds(p.steady_compute_bound_us));
-    e.add("gua_gpu_pattern_seconds_total", with(card, "pattern", "steady_other"),
+    e.add(family_name(Family::gpu_pattern_seconds_total),
+          with(card, "pattern", "steady_compute_bound"), seconds(p.steady_compute_bound_us));
+    e.add(family_name(Family::gpu_pattern_seconds_total), with(card, "pattern", "steady_other"),
           seconds(steady_other));
     // Σ utilization % × µs → seconds of SM activity.
     const auto busy = [](double pct_us) { return pct_us / 100.0 / k_us_per_s; };
-    e.add("gua_gpu_pattern_busy_seconds_total", with(card, "pattern", "bursty"),
+    e.add(family_name(Family::gpu_pattern_busy_seconds_total), with(card, "pattern", "bursty"),
           busy(p.bursty_util_us));
-    e.add("gua_gpu_pattern_busy_seconds_total", with(card, "pattern", "steady_under"),
-          busy(p.steady_under_util_us));
-    e.add("gua_gpu_pattern_busy_seconds_total", with(card, "pattern", "steady_compute_bound"),
-          busy(p.steady_compute_bound_util_us));
+    e.add(family_name(Family::gpu_pattern_busy_seconds_total),
+          with(card, "pattern", "steady_under"), busy(p.steady_under_util_us));
+    e.add(family_name(Family::gpu_pattern_busy_seconds_total),
+          with(card, "pattern", "steady_compute_bound"), busy(p.steady_compute_bound_util_us));
     for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
-        e.add("gua_gpu_bursty_efficiency_seconds_total", with(card, "bucket", k_bucket_names[b]),
-              seconds(p.bursty_bucket_us[b]));
+        e.add(family_name(Family::gpu_bursty_efficiency_seconds_total),
+              with(card, "bucket", k_bucket_names[b]), seconds(p.bursty_bucket_us[b]));
     }
     const auto bytes_seconds = [](double mib_us) { return mib_us * k_bytes_per_mib / k_us_per_s; };
-    e.add("gua_gpu_held_bytes_seconds_total", with(card, "during", "idle_held"),
+    e.add(family_name(Family::gpu_held_bytes_seconds_total), with(card, "during", "idle_held"),
           bytes_seconds(p.idle_held_mib_us));
-    e.add("gua_gpu_held_bytes_seconds_total", with(card, "during", "steady_under"),
+    e.add(family_name(Family::gpu_held_bytes_seconds_total), with(card, "during", "steady_under"),
           bytes_seconds(p.steady_under_held_mib_us));
-    e.add("gua_gpu_held_bytes_seconds_total", with(card, "during", "active_other"),
+    e.add(family_name(Family::gpu_held_bytes_seconds_total), with(card, "during", "active_other"),
           bytes_seconds(active_other_held_mib_us));
 }
 
+/// Every family, in the order of /metrics: the audit's, the per-card readings, the daemon's.
 void declare(Exposition& e) {
-    using enum MetricType;
-    e.family("gua_gpu_seconds_total", counter,
-             "Card time by audit state (active, idle_held, truly_idle; unmeasured when "
-             "utilization is n/a), in seconds.");
-    e.family("gua_gpu_card_ticks_total", counter, "Card-ticks recorded for the card.");
-    e.family("gua_efficiency_seconds_total", counter,
-             "Card time by SM utilization bucket (idle <10%, underutilized 10-70%, productive "
-             "70-90%, compute_bound >=90%), in seconds.");
-    e.family("gua_waste_dollars_total", counter,
-             "Cost of idle_held and truly_idle card time at the configured price per GPU-hour, in "
-             "dollars.");
-    e.family("gua_identity_gpu_seconds_total", counter,
-             "Card time attributed to a user, and on Kubernetes its namespace, pod and container "
-             "(active by SM share, idle_held by held memory; adds up to the cards' active + "
-             "idle_held time), in seconds.");
-    e.family("gua_identity_idle_held_bytes_seconds_total", counter,
-             "Memory a user's processes held while their own SMs were idle, times the time held, "
-             "in byte-seconds.");
-    e.family("gua_identity_card_ticks_total", counter,
-             "Card-ticks in which a user had a process on the card.");
-    e.family("gua_waste_pool_seconds_total", counter,
-             "Card time in each waste pool of the recommender (held_office, held_off_hours, "
-             "idle_office, idle_off_hours, stall, headroom_under, headroom_busy, compute_bound; "
-             "disjoint, office hours in the zone of gua_waste_pools_info), in seconds.");
-    e.family("gua_gpu_measured_seconds_total", counter,
-             "Measured card time by period of the week: office (Monday-Friday 09:00-18:00 in "
-             "the zone of gua_waste_pools_info) and off_hours, in seconds.");
-    e.family("gua_gpu_pattern_seconds_total", counter,
-             "Time of active card-ticks by load pattern: bursty (0/100 % bursts), and steady "
-             "split by mean SM utilization into steady_under (<70 %), steady_compute_bound "
-             "(>=90 %, not light) and steady_other, in seconds.");
-    e.family("gua_gpu_pattern_busy_seconds_total", counter,
-             "Mean SM utilization times duration of the card-ticks of a load pattern (the "
-             "seconds the SMs were busy), in seconds.");
-    e.family("gua_gpu_bursty_efficiency_seconds_total", counter,
-             "Time of bursty card-ticks by SM utilization bucket, in seconds.");
-    e.family("gua_gpu_held_bytes_seconds_total", counter,
-             "Memory held by the card's holders times time: during idle_held time outside "
-             "bursty ticks, steady_under card-ticks, and the other active card-ticks "
-             "(active_other), in byte-seconds.");
-    e.family("gua_gpu_user_seconds_total", counter,
-             "Card time attributed to a user on this card (active, idle_held), by the user label "
-             "of gua_identity_gpu_seconds_total, in seconds.");
-    e.family("gua_allocated_unused_user_seconds_total", counter,
-             "Allocated-unused card time by the allocation's user (a Slurm job's user; unknown "
-             "where the source names none; the first max_users users, then other), in seconds.");
-    e.family("gua_allocated_unused_account_seconds_total", counter,
-             "Allocated-unused card time by the allocation's Slurm account or Kubernetes "
-             "namespace (the first max_users, then other), in seconds.");
-    e.family("gua_allocation_info", gauge,
-             "The allocations (Slurm job, pod, reservation) that own the card at the latest "
-             "tick's end; the value is always 1 and the series ends with the allocation.");
-    e.family("gua_waste_pools_info", gauge,
-             "The time zone whose office hours split the waste pools and office-hours time "
-             "([report] time_zone); the value is always 1.");
-    e.family("gua_gpu_info", gauge, "Card metadata; the value is always 1.");
-    e.family("gua_gpu_utilization_ratio", gauge,
-             "Time-weighted mean SM utilization over the latest tick (0-1).");
-    e.family("gua_gpu_memory_total_bytes", gauge, "Card memory size, in bytes.");
+    const auto declare = [&](telemetry::FamilyPlace place) {
+        for (const telemetry::ExportedFamily& f : telemetry::k_exported_families) {
+            if (f.place == place) {
+                e.family(f.name,
+                         f.kind == telemetry::MetricKind::counter ? MetricType::counter
+                                                                  : MetricType::gauge,
+                         f.help);
+            }
+        }
+    };
+    declare(telemetry::FamilyPlace::audit);
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         if (f.metric_kind != telemetry::MetricKind::none && !f.help.empty()) {
-            e.family(f.metric, f.metric_kind == telemetry::MetricKind::counter ? counter : gauge,
+            e.family(f.metric,
+                     f.metric_kind == telemetry::MetricKind::counter ? MetricType::counter
+                                                                     : MetricType::gauge,
                      f.help);
         }
     }
-    e.family("gua_daemon_ticks_total", counter, "Ticks completed since the daemon started.");
-    e.family("gua_daemon_tick_overruns_total", counter,
-             "Ticks that started more than one interval late (no catch-up).");
-    e.family("gua_daemon_errors_total", counter,
-             "Errors since the daemon started, by kind (db_write: a tick not written; "
-             "device_read: a failed driver reading).");
-    e.family("gua_write_errors_total", counter,
-             "Ticks the daemon could not store since it started (disk full, read-only or "
-             "vanished database); the audit counters exclude them.");
-    e.family("gua_daemon_last_tick_timestamp_seconds", gauge,
-             "End of the latest tick, in seconds since the Unix epoch.");
-    e.family("gua_daemon_tick_interval_seconds", gauge, "Configured tick length, in seconds.");
-    e.family("gua_daemon_start_time_seconds", gauge,
-             "Daemon start time, in seconds since the Unix epoch.");
-    e.family("gua_db_wal_bytes", gauge, "Size of the database's write-ahead log, in bytes.");
-    e.family("gua_build_info", gauge, "The gua version; the value is always 1.");
+    declare(telemetry::FamilyPlace::daemon);
 }
 
 } // namespace
@@ -176,7 +122,7 @@ std::string Metrics::render() const {
         const std::string_view model = g.labels.model;
         // uuid captured by name: clang 14 (the TSan build) cannot capture a structured binding.
         const auto state = [&, &uuid = uuid](const char* name, DurationUs us) {
-            e.add("gua_gpu_seconds_total",
+            e.add(family_name(Family::gpu_seconds_total),
                   {{"gpu", gpu}, {"uuid", uuid}, {"model", model}, {"state", name}}, seconds(us));
         };
         state("active", g.states.active);
@@ -188,11 +134,11 @@ std::string Metrics::render() const {
         if (g.states.allocated_unused > 0) {
             state("allocated_unused", g.states.allocated_unused);
         }
-        e.add("gua_gpu_card_ticks_total", {{"gpu", gpu}, {"uuid", uuid}, {"model", model}},
-              static_cast<double>(g.ticks));
+        e.add(family_name(Family::gpu_card_ticks_total),
+              {{"gpu", gpu}, {"uuid", uuid}, {"model", model}}, static_cast<double>(g.ticks));
         for (std::size_t b = 0; b < audit::k_bucket_count; ++b) {
-            e.add("gua_efficiency_seconds_total", {{"gpu", gpu}, {"bucket", k_bucket_names[b]}},
-                  seconds(g.bucket_us[b]));
+            e.add(family_name(Family::efficiency_seconds_total),
+                  {{"gpu", gpu}, {"bucket", k_bucket_names[b]}}, seconds(g.bucket_us[b]));
         }
         const Labels card{{"gpu", gpu}, {"uuid", uuid}};
         for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
@@ -203,10 +149,10 @@ std::string Metrics::render() const {
         }
         add_evidence(e, card, g.pools, g.profile, g.active_other_held_mib_us);
         for (const auto& [user, times] : g.users) {
-            e.add("gua_gpu_user_seconds_total",
+            e.add(family_name(Family::gpu_user_seconds_total),
                   {{"gpu", gpu}, {"uuid", uuid}, {"user", user}, {"state", "active"}},
                   seconds(times[0]));
-            e.add("gua_gpu_user_seconds_total",
+            e.add(family_name(Family::gpu_user_seconds_total),
                   {{"gpu", gpu}, {"uuid", uuid}, {"user", user}, {"state", "idle_held"}},
                   seconds(times[1]));
         }
@@ -217,12 +163,13 @@ std::string Metrics::render() const {
         }
         if (price) {
             const double per_second = *price / 3600.0;
-            e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "idle_held"}},
+            e.add(family_name(Family::waste_dollars_total), {{"gpu", gpu}, {"state", "idle_held"}},
                   seconds(g.states.idle_held) * per_second);
-            e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "truly_idle"}},
+            e.add(family_name(Family::waste_dollars_total), {{"gpu", gpu}, {"state", "truly_idle"}},
                   seconds(g.states.truly_idle) * per_second);
             if (g.states.allocated_unused > 0) {
-                e.add("gua_waste_dollars_total", {{"gpu", gpu}, {"state", "allocated_unused"}},
+                e.add(family_name(Family::waste_dollars_total),
+                      {{"gpu", gpu}, {"state", "allocated_unused"}},
                       seconds(g.states.allocated_unused) * per_second);
             }
         }
@@ -235,28 +182,28 @@ std::string Metrics::render() const {
                          {"container", key.container}};
         Labels with_state = who;
         with_state.emplace_back("state", "active");
-        e.add("gua_identity_gpu_seconds_total", with_state, seconds(u.active_us));
+        e.add(family_name(Family::identity_gpu_seconds_total), with_state, seconds(u.active_us));
         with_state.back().second = "idle_held";
-        e.add("gua_identity_gpu_seconds_total", with_state, seconds(u.idle_held_us));
-        e.add("gua_identity_idle_held_bytes_seconds_total", who,
+        e.add(family_name(Family::identity_gpu_seconds_total), with_state, seconds(u.idle_held_us));
+        e.add(family_name(Family::identity_idle_held_bytes_seconds_total), who,
               seconds(u.idle_held_mib_us) * k_bytes_per_mib);
-        e.add("gua_identity_card_ticks_total", who, static_cast<double>(u.ticks));
+        e.add(family_name(Family::identity_card_ticks_total), who, static_cast<double>(u.ticks));
     }
     render_allocations(e);
     for (const auto& [uuid, r] : m_readings) {
         const std::string gpu = std::to_string(r.labels.index);
         const Labels card{{"gpu", gpu}, {"uuid", uuid}};
-        e.add("gua_gpu_info",
+        e.add(family_name(Family::gpu_info),
               {{"gpu", gpu},
                {"uuid", uuid},
                {"model", r.labels.model},
                {"driver", m_options.driver_version}},
               1);
         if (r.util_pct) {
-            e.add("gua_gpu_utilization_ratio", card, *r.util_pct / 100.0);
+            e.add(family_name(Family::gpu_utilization_ratio), card, *r.util_pct / 100.0);
         }
         if (r.mem_total_mib) {
-            e.add("gua_gpu_memory_total_bytes", card,
+            e.add(family_name(Family::gpu_memory_total_bytes), card,
                   static_cast<double>(*r.mem_total_mib) * k_bytes_per_mib);
         }
         for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
@@ -267,23 +214,24 @@ std::string Metrics::render() const {
         }
     }
     const Health& h = m_health;
-    e.add("gua_daemon_ticks_total", {}, static_cast<double>(h.ticks));
-    e.add("gua_daemon_tick_overruns_total", {}, static_cast<double>(h.overruns));
-    e.add("gua_daemon_errors_total", {{"kind", "db_write"}},
+    e.add(family_name(Family::daemon_ticks_total), {}, static_cast<double>(h.ticks));
+    e.add(family_name(Family::daemon_tick_overruns_total), {}, static_cast<double>(h.overruns));
+    e.add(family_name(Family::daemon_errors_total), {{"kind", "db_write"}},
           static_cast<double>(h.db_write_errors));
-    e.add("gua_daemon_errors_total", {{"kind", "device_read"}},
+    e.add(family_name(Family::daemon_errors_total), {{"kind", "device_read"}},
           static_cast<double>(h.device_read_errors));
-    e.add("gua_write_errors_total", {}, static_cast<double>(h.db_write_errors));
+    e.add(family_name(Family::write_errors_total), {}, static_cast<double>(h.db_write_errors));
     if (h.last_tick_end) {
-        e.add("gua_daemon_last_tick_timestamp_seconds", {}, seconds(*h.last_tick_end));
+        e.add(family_name(Family::daemon_last_tick_timestamp_seconds), {},
+              seconds(*h.last_tick_end));
     }
-    e.add("gua_daemon_tick_interval_seconds", {}, seconds(m_options.interval_us));
-    e.add("gua_daemon_start_time_seconds", {}, seconds(h.started));
+    e.add(family_name(Family::daemon_tick_interval_seconds), {}, seconds(m_options.interval_us));
+    e.add(family_name(Family::daemon_start_time_seconds), {}, seconds(h.started));
     if (h.wal_bytes) {
-        e.add("gua_db_wal_bytes", {}, static_cast<double>(*h.wal_bytes));
+        e.add(family_name(Family::db_wal_bytes), {}, static_cast<double>(*h.wal_bytes));
     }
-    e.add("gua_waste_pools_info", {{"time_zone", m_options.time_zone.name()}}, 1);
-    e.add("gua_build_info", {{"version", k_version}}, 1);
+    e.add(family_name(Family::waste_pools_info), {{"time_zone", m_options.time_zone.name()}}, 1);
+    e.add(family_name(Family::build_info), {{"version", k_version}}, 1);
     return e.render();
 }
 

@@ -3,6 +3,8 @@
 // nvmlInit, and dlclose on every failure path.
 #include "nvml/library.hpp"
 
+#include "nvml/open.hpp"
+
 #include <dlfcn.h>
 #include <string>
 #include <unistd.h>

@@ -16,9 +16,6 @@
 
 namespace gua::nvml {
 
-/// The soname loaded when no path is given (never the unversioned .so, which may be a CUDA stub).
-inline constexpr const char* k_default_library = "libnvidia-ml.so.1";
-
 /// True for the answers that mean "this card or driver cannot tell" rather than a failure:
 /// NOT_SUPPORTED, and FUNCTION_NOT_FOUND from an entry point the library lacks.
 inline bool unsupported(nvmlReturn_t rc) {

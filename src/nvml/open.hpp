@@ -11,6 +11,9 @@
 
 namespace gua::nvml {
 
+/// The soname loaded when no path is given (never the unversioned .so, which may be a CUDA stub).
+inline constexpr const char* k_default_library = "libnvidia-ml.so.1";
+
 /// Environment variable naming the NVML library when no --nvml-library flag is given.
 inline constexpr const char* k_library_env = "GUA_NVML_LIBRARY";
 

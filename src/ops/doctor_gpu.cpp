@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // Doctor: the NVML library, the driver behind it, and the GPUs it shows.
-#include "nvml/library.hpp"
 #include "nvml/open.hpp"
 #include "ops/doctor.hpp"
 

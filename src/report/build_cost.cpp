@@ -97,21 +97,19 @@ void CardCostTable::finish() {
                        m_cost.allocated_unused_rate.hourly_cents};
 }
 
-void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTables& tables,
-                           const BuildOptions& options, DurationUs recorded_us, ReportModel& m) {
-    const std::vector<store::GpuRow>& gpus = tables.gpus;
-    const std::vector<store::IdentityRow>& identities = tables.identities;
-    const audit::Pricing& pricing = options.pricing;
-    CostSection& cost = m.cost;
-    CardCostTable table(cost, pricing);
+namespace {
 
-    audit::RecommendInput input;
-    input.time_zone = m.time_zone;
-    input.recorded_us = recorded_us;
-    input.spot_discount = pricing.spot_discount;
-    input.heatmap = acc.heatmap();
-    std::map<std::size_t, std::size_t> card_of_gpu; // gpu table id → position in input.cards
-    std::map<std::size_t, std::int64_t> price_of_gpu;
+/// Where each GPU of the window sits among the recommender's cards, and its price.
+struct CardPlaces {
+    std::map<std::size_t, std::size_t> card_of_gpu;   ///< gpu table id → position in input.cards
+    std::map<std::size_t, std::int64_t> price_of_gpu; ///< gpu table id → micros per GPU-hour
+};
+
+/// §7's card rows and the recommender's cards, each GPU that recorded priced once.
+CardPlaces price_window_cards(const audit::WindowAccumulator& acc,
+                              const std::vector<store::GpuRow>& gpus, const audit::Pricing& pricing,
+                              CardCostTable& table, audit::RecommendInput& input) {
+    CardPlaces places;
     for (const store::GpuRow& g : gpus) {
         const auto id = static_cast<std::size_t>(g.id);
         if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
@@ -120,22 +118,22 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTabl
         const audit::GpuTotals& t = acc.gpus()[id];
         const audit::CardPrice card_price = audit::card_price(pricing, facts_of(g, gpus));
         const std::int64_t price = card_price.micros_per_gpu_hour;
-        price_of_gpu[id] = price;
-        card_of_gpu[id] = input.cards.size();
+        places.price_of_gpu[id] = price;
+        places.card_of_gpu[id] = input.cards.size();
         table.add(g.index, g.name, card_price, t.states);
         input.cards.push_back(audit::CardEvidence{g.index, g.name, g.memory_total_mib, price,
                                                   t.states, t.pools, t.profile});
     }
     table.finish();
-    std::map<std::uint32_t, std::int64_t> micros_of_gpu;
-    for (const auto& [id, price] : price_of_gpu) {
-        micros_of_gpu[static_cast<std::uint32_t>(id)] = price;
-    }
-    m.allocation =
-        allocation_section(acc, identities, tables.allocations, options.grouping, micros_of_gpu);
-    input.allocations = allocation_evidence(acc, tables.allocations, card_of_gpu);
+    return places;
+}
 
-    // Identities: each (identity, card) piece priced at the card's price, summed per group.
+/// Identities: each (identity, card) piece priced at the card's price, summed per group, into
+/// §7's identity rows (in §4's order) and the recommender's identities.
+void price_identities(const audit::WindowAccumulator& acc,
+                      const std::vector<store::IdentityRow>& identities,
+                      const BuildOptions& options, const CardPlaces& places,
+                      audit::RecommendInput& input, ReportModel& m) {
     std::map<std::string, IdentityCostRow> cost_of_group;
     std::map<std::string, audit::IdentityEvidence> evidence_of_group;
     const auto add = [&](const std::string& group, const audit::IdentityTotals& t) {
@@ -145,15 +143,15 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTabl
         ev.active_us.resize(input.cards.size());
         ev.idle_held_us.resize(input.cards.size());
         for (const audit::IdentityGpuTime& g : t.by_gpu) {
-            const auto price = price_of_gpu.find(g.gpu);
-            if (price == price_of_gpu.end()) {
+            const auto price = places.price_of_gpu.find(g.gpu);
+            if (price == places.price_of_gpu.end()) {
                 continue;
             }
             const auto active = static_cast<double>(g.active_us);
             const auto idle_held = static_cast<double>(g.idle_held_us);
             row.active_cents += audit::share_cost_cents(active, price->second);
             row.idle_held_cents += audit::share_cost_cents(idle_held, price->second);
-            const std::size_t card = card_of_gpu.at(g.gpu);
+            const std::size_t card = places.card_of_gpu.at(g.gpu);
             ev.active_us[card] += active;
             ev.idle_held_us[card] += idle_held;
         }
@@ -170,13 +168,35 @@ void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTabl
     for (const IdentityRow& r : m.identities) {
         IdentityCostRow row = cost_of_group[r.name];
         row.name = r.name;
-        cost.identities.push_back(row);
+        m.cost.identities.push_back(row);
     }
     for (auto& [name, ev] : evidence_of_group) {
         if (name != "(no process)") {
             input.identities.push_back(std::move(ev));
         }
     }
+}
+
+} // namespace
+
+void build_cost_and_advice(const audit::WindowAccumulator& acc, const WindowTables& tables,
+                           const BuildOptions& options, DurationUs recorded_us, ReportModel& m) {
+    const audit::Pricing& pricing = options.pricing;
+    CardCostTable table(m.cost, pricing);
+    audit::RecommendInput input;
+    input.time_zone = m.time_zone;
+    input.recorded_us = recorded_us;
+    input.spot_discount = pricing.spot_discount;
+    input.heatmap = acc.heatmap();
+    const CardPlaces places = price_window_cards(acc, tables.gpus, pricing, table, input);
+    std::map<std::uint32_t, std::int64_t> micros_of_gpu;
+    for (const auto& [id, price] : places.price_of_gpu) {
+        micros_of_gpu[static_cast<std::uint32_t>(id)] = price;
+    }
+    m.allocation = allocation_section(acc, tables.identities, tables.allocations, options.grouping,
+                                      micros_of_gpu);
+    input.allocations = allocation_evidence(acc, tables.allocations, places.card_of_gpu);
+    price_identities(acc, tables.identities, options, places, input, m);
     m.advice = audit::recommend(input);
 }
 

@@ -94,6 +94,55 @@ double clock_lost_part(const ThrottleFigures& t, bool thermal) {
     return *t.clock_lost_hours * (thermal ? heat : power) / (heat + power);
 }
 
+/// The card-hours and cents finding `f` on card `row` (priced at `micros` per GPU-hour) is
+/// worth, and the basis of that figure, added to its remedy `r`.
+void add_worth(HealthRemedy& r, const HealthFinding& f, const GpuHealthRow& row,
+               std::optional<std::int64_t> micros, const std::vector<store::GpuRow>& gpus) {
+    if (f.id == "thermal-throttling" || f.id == "power-capping") {
+        const bool thermal = f.id == "thermal-throttling";
+        add(r.addressed_gpu_hours, r.addressed_cents, f.share * row.throttle.events_hours, micros);
+        add(r.at_most_gpu_hours, r.at_most_cents, clock_lost_part(row.throttle, thermal), micros);
+        r.basis = "the active time lost to the lower clock (active time × (1 − SM "
+                  "clock / highest), split between heat and power by their time); "
+                  "compute-bound work finishes that much sooner at full clock, memory-bound "
+                  "work gains less";
+    } else if (f.id == "busy-but-light") {
+        add(r.addressed_gpu_hours, r.addressed_cents, row.light.light_hours, micros);
+        r.basis = "the light card-hours at the card's price; what a fix wins back depends on "
+                  "the cause and is not estimated";
+    } else if (f.id == "memory-pressure") {
+        add(r.addressed_gpu_hours, r.addressed_cents, row.memory.pressure_hours, std::nullopt);
+        r.basis = "card-hours one allocation away from an out-of-memory error; the work a "
+                  "crash would lose is not estimated";
+    } else if (f.id == "ghost-memory") {
+        const auto card = std::find_if(gpus.begin(), gpus.end(),
+                                       [&](const store::GpuRow& g) { return g.index == f.gpu; });
+        if (card != gpus.end() && card->memory_total_mib && *card->memory_total_mib > 0 &&
+            row.memory.ghost_gib_hours) {
+            const double total_gib = static_cast<double>(*card->memory_total_mib) / 1024.0;
+            add(r.addressed_gpu_hours, r.addressed_cents, *row.memory.ghost_gib_hours / total_gib,
+                micros);
+        }
+        r.basis = "the ghost GiB-hours as a share of the card's memory, at the card's price";
+    } else if (f.id == "tensor-idle") {
+        const auto fp32 = static_cast<std::size_t>(audit::GpmMetric::fp32_active);
+        const double hours = row.gpm.known_hours[fp32];
+        add(r.addressed_gpu_hours, r.addressed_cents, hours, micros);
+        add(r.at_most_gpu_hours, r.at_most_cents, hours * row.gpm.mean[fp32].value_or(0), micros);
+        r.basis = "the time the FP32 pipes were busy: Tensor Cores do the same math many "
+                  "times faster, so at most that time is won back (less where the work is "
+                  "bound by memory or by the input pipeline)";
+    } else if (f.id == "dram-bound") {
+        const auto dram = static_cast<std::size_t>(audit::GpmMetric::dram_bw);
+        add(r.addressed_gpu_hours, r.addressed_cents, row.gpm.known_hours[dram], micros);
+        r.basis = "the active card-hours whose DRAM bandwidth was read, at the card's price; "
+                  "what fusion wins back depends on the kernels and is not estimated";
+    } else if (f.id == "imbalance") {
+        r.basis = "the identity's GPU-hours and cost are in §4 and §7; what rebalancing wins "
+                  "back is not estimated";
+    }
+}
+
 } // namespace health_remedies_cpp
 
 std::vector<HealthRemedy> health_remedies(const HealthSection& h,
@@ -125,52 +174,7 @@ std::vector<HealthRemedy> health_remedies(const HealthSection& h,
         if (row == h.gpus.end()) {
             continue;
         }
-        if (f.id == "thermal-throttling" || f.id == "power-capping") {
-            const bool thermal = f.id == "thermal-throttling";
-            add(r.addressed_gpu_hours, r.addressed_cents, f.share * row->throttle.events_hours,
-                micros);
-            add(r.at_most_gpu_hours, r.at_most_cents, clock_lost_part(row->throttle, thermal),
-                micros);
-            r.basis = "the active time lost to the lower clock (active time × (1 − SM "
-                      "clock / highest), split between heat and power by their time); "
-                      "compute-bound work finishes that much sooner at full clock, memory-bound "
-                      "work gains less";
-        } else if (f.id == "busy-but-light") {
-            add(r.addressed_gpu_hours, r.addressed_cents, row->light.light_hours, micros);
-            r.basis = "the light card-hours at the card's price; what a fix wins back depends on "
-                      "the cause and is not estimated";
-        } else if (f.id == "memory-pressure") {
-            add(r.addressed_gpu_hours, r.addressed_cents, row->memory.pressure_hours, std::nullopt);
-            r.basis = "card-hours one allocation away from an out-of-memory error; the work a "
-                      "crash would lose is not estimated";
-        } else if (f.id == "ghost-memory") {
-            const auto card = std::find_if(
-                gpus.begin(), gpus.end(), [&](const store::GpuRow& g) { return g.index == f.gpu; });
-            if (card != gpus.end() && card->memory_total_mib && *card->memory_total_mib > 0 &&
-                row->memory.ghost_gib_hours) {
-                const double total_gib = static_cast<double>(*card->memory_total_mib) / 1024.0;
-                add(r.addressed_gpu_hours, r.addressed_cents,
-                    *row->memory.ghost_gib_hours / total_gib, micros);
-            }
-            r.basis = "the ghost GiB-hours as a share of the card's memory, at the card's price";
-        } else if (f.id == "tensor-idle") {
-            const auto fp32 = static_cast<std::size_t>(audit::GpmMetric::fp32_active);
-            const double hours = row->gpm.known_hours[fp32];
-            add(r.addressed_gpu_hours, r.addressed_cents, hours, micros);
-            add(r.at_most_gpu_hours, r.at_most_cents, hours * row->gpm.mean[fp32].value_or(0),
-                micros);
-            r.basis = "the time the FP32 pipes were busy: Tensor Cores do the same math many "
-                      "times faster, so at most that time is won back (less where the work is "
-                      "bound by memory or by the input pipeline)";
-        } else if (f.id == "dram-bound") {
-            const auto dram = static_cast<std::size_t>(audit::GpmMetric::dram_bw);
-            add(r.addressed_gpu_hours, r.addressed_cents, row->gpm.known_hours[dram], micros);
-            r.basis = "the active card-hours whose DRAM bandwidth was read, at the card's price; "
-                      "what fusion wins back depends on the kernels and is not estimated";
-        } else if (f.id == "imbalance") {
-            r.basis = "the identity's GPU-hours and cost are in §4 and §7; what rebalancing wins "
-                      "back is not estimated";
-        }
+        add_worth(r, f, *row, micros, gpus);
     }
     std::vector<HealthRemedy> out;
     for (auto& [id, r] : by_id) {

@@ -4,6 +4,7 @@
 #include "audit/waste.hpp"
 #include "core/printable.hpp"
 #include "core/time.hpp"
+#include "core/units.hpp"
 #include "report/html_sections.hpp"
 #include "report/html_style.hpp"
 #include "report/render.hpp"
@@ -148,7 +149,7 @@ void headline(std::string& out, const ReportModel& m) {
             "<div class=\"kpi\"><span class=\"sw {}\"></span>{}<b>{}</b>{} "
             "GPU-hours</div>",
             k.cls, k.name, number(fmt::format("headline.{}", k.key), k.share, pct_text(k.pct)),
-            number(fmt::format("headline.{}_gpu_hours", k.key), k.hours, gpu_hours_text(k.hours)));
+            number(fmt::format("headline.{}_gpu_hours", k.key), k.hours, format_hours(k.hours)));
     }
     out += "</div>\n";
     html::headline_chart(out, m);
@@ -172,7 +173,7 @@ void waste(std::string& out, const ReportModel& m) {
                          double equiv) {
         out += fmt::format("<tr><td>{}</td>{}{}{}</tr>", label,
                            html::num_td(number(fmt::format("waste.{}_gpu_hours", key), hours,
-                                               gpu_hours_text(hours))),
+                                               format_hours(hours))),
                            html::num_td(number(fmt::format("waste.{}_share", key), share,
                                                pct_text(share * 100.0))),
                            html::num_td(number(fmt::format("waste.{}_equiv_gpus", key), equiv,
@@ -195,7 +196,7 @@ void waste(std::string& out, const ReportModel& m) {
         w.cards_in_window == 1 ? "" : "s",
         number("waste.measured_gpus", w.measured_gpus, fmt::format("{:.2f}", w.measured_gpus)),
         number("waste.observed_gpu_hours", m.observed_card_hours,
-               gpu_hours_text(m.observed_card_hours)));
+               format_hours(m.observed_card_hours)));
 }
 
 void per_gpu(std::string& out, const ReportModel& m) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HTML report's Allocations section (matrix, owners, use outside the scheduler) and the
 // allocated-unused colour, both only in reports with allocations.
+#include "core/units.hpp"
 #include "report/html_sections.hpp"
 #include "report/text_sections.hpp"
 
@@ -16,7 +17,7 @@ const std::string_view k_allocation_style = R"css(
 namespace html_allocations_cpp { // named after the file: unique in a unity batch
 
 std::string hours(const std::string& path, double h) {
-    return num_td(number(path, h, gpu_hours_text(h)));
+    return num_td(number(path, h, format_hours(h)));
 }
 
 void matrix(std::string& out, const AllocationSection& a) {
@@ -28,14 +29,14 @@ void matrix(std::string& out, const AllocationSection& a) {
            hours(k + "allocated.idle_held_gpu_hours", a.allocated_idle_held_hours) +
            "<td class=\"n\"><span class=\"sw x\"></span>" +
            number(k + "allocated.allocated_unused_gpu_hours", a.allocated_unused_hours,
-                  gpu_hours_text(a.allocated_unused_hours)) +
+                  format_hours(a.allocated_unused_hours)) +
            " allocated-unused</td></tr>";
     out += "<tr><td>unallocated</td>" +
            hours(k + "unallocated.active_gpu_hours", a.unallocated_active_hours) +
            hours(k + "unallocated.idle_held_gpu_hours", a.unallocated_idle_held_hours) +
            "<td class=\"n\"><span class=\"sw t\"></span>" +
            number(k + "unallocated.truly_idle_gpu_hours", a.truly_idle_hours,
-                  gpu_hours_text(a.truly_idle_hours)) +
+                  format_hours(a.truly_idle_hours)) +
            " truly idle</td></tr>";
     out += k_table_close;
     if (a.unknown_hours > 0) {
@@ -43,9 +44,9 @@ void matrix(std::string& out, const AllocationSection& a) {
             "<p class=\"small muted\">Allocation unknown for {} GPU-hours (an "
             "allocation source could not be read); {} GPU-hours of use there are "
             "in neither row.</p>\n",
-            number(k + "unknown.gpu_hours", a.unknown_hours, gpu_hours_text(a.unknown_hours)),
+            number(k + "unknown.gpu_hours", a.unknown_hours, format_hours(a.unknown_hours)),
             number(k + "unknown.use_gpu_hours", a.unknown_use_hours,
-                   gpu_hours_text(a.unknown_use_hours)));
+                   format_hours(a.unknown_use_hours)));
     }
 }
 
@@ -60,7 +61,7 @@ void allocations_section(std::string& out, const ReportModel& m) {
                         "{} GPU-hours; the allocation matrix and use outside the scheduler "
                         "need the hosts' databases (<code>gua report --db</code>).</p>\n",
                         number("allocations.allocated_unused_gpu_hours", a.allocated_unused_hours,
-                               gpu_hours_text(a.allocated_unused_hours)));
+                               format_hours(a.allocated_unused_hours)));
         if (!a.owners.empty()) {
             out += table_open({"user", "#allocated-unused GPU-hours", "#allocated-unused cost"},
                               "Allocated-unused by the allocation's user");

@@ -4,6 +4,7 @@
 #include "audit/waste.hpp"
 #include "core/duration.hpp"
 #include "core/time.hpp"
+#include "core/units.hpp"
 #include "report/html_sections.hpp"
 #include "report/text_sections.hpp"
 
@@ -77,7 +78,7 @@ void headline_chart(std::string& out, const ReportModel& m) {
         const double w = k.share * 1000.0;
         out += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"0\" width=\"{:.2f}\" "
                            "height=\"30\"><title>{}: {} ({} GPU-hours)</title></rect>",
-                           k.cls, x, w, k.name, pct_text(k.pct), gpu_hours_text(k.hours));
+                           k.cls, x, w, k.name, pct_text(k.pct), format_hours(k.hours));
         x += w;
     }
     out += "</svg></figure>\n";
@@ -134,7 +135,7 @@ void timelines(std::string& out, const ReportModel& m) {
                 if (hours <= 0) {
                     continue;
                 }
-                title += fmt::format(", {} {} h", parts[k].name, gpu_hours_text(hours));
+                title += fmt::format(", {} {} h", parts[k].name, format_hours(hours));
                 const double h = std::min(hours / span_hours * k_height, y);
                 if (h >= 0.05) {
                     fmt::format_to(std::back_inserter(paths[k]),
@@ -216,7 +217,7 @@ void heatmap_chart(std::string& out, const ReportModel& m) {
                 m.allocation
                     ? fmt::format("allocated-unused {}, ", pct_text(c.allocated_unused * 100.0))
                     : std::string(),
-                pct_text(c.truly_idle * 100.0), gpu_hours_text(c.card_hours));
+                pct_text(c.truly_idle * 100.0), format_hours(c.card_hours));
             ++index;
         }
     }
@@ -255,17 +256,17 @@ void identities_chart(std::string& out, const ReportModel& m) {
             "role=\"img\" aria-label=\"{}: {} active, {} idle-held GPU-hours\"><rect class=\"a\" "
             "x=\"0\" y=\"1\" width=\"{:.2f}\" height=\"12\"/><rect class=\"h\" x=\"{:.2f}\" "
             "y=\"1\" width=\"{:.2f}\" height=\"12\"/></svg></td>",
-            esc(r.name), esc(r.name), gpu_hours_text(r.active_hours),
-            gpu_hours_text(r.idle_held_hours), wa, wa, wh);
-        out += num_td(number(key + "gpu_hours", r.gpu_hours, gpu_hours_text(r.gpu_hours))) +
-               num_td(number(key + "active_gpu_hours", r.active_hours,
-                             gpu_hours_text(r.active_hours))) +
-               num_td(number(key + "idle_held_gpu_hours", r.idle_held_hours,
-                             gpu_hours_text(r.idle_held_hours))) +
-               num_td(number(key + "idle_held_share", r.idle_held_share,
-                             pct_text(r.idle_held_share * 100.0))) +
-               num_td(number(key + "idle_held_gib_hours", r.idle_held_gib_hours,
-                             gpu_hours_text(r.idle_held_gib_hours)));
+            esc(r.name), esc(r.name), format_hours(r.active_hours), format_hours(r.idle_held_hours),
+            wa, wa, wh);
+        out +=
+            num_td(number(key + "gpu_hours", r.gpu_hours, format_hours(r.gpu_hours))) +
+            num_td(number(key + "active_gpu_hours", r.active_hours, format_hours(r.active_hours))) +
+            num_td(number(key + "idle_held_gpu_hours", r.idle_held_hours,
+                          format_hours(r.idle_held_hours))) +
+            num_td(number(key + "idle_held_share", r.idle_held_share,
+                          pct_text(r.idle_held_share * 100.0))) +
+            num_td(number(key + "idle_held_gib_hours", r.idle_held_gib_hours,
+                          format_hours(r.idle_held_gib_hours)));
         const bool priced = i < m.cost.identities.size() && m.cost.identities[i].name == r.name;
         if (priced) {
             const IdentityCostRow& c = m.cost.identities[i];
@@ -317,7 +318,7 @@ void efficiency_chart(std::string& out, const ReportModel& m) {
     out += fmt::format(
         "</tbody></table></div><p class=\"small muted\">Share of {} measured "
         "GPU-hours by SM utilization.</p></section>\n",
-        number("efficiency.measured_gpu_hours", m.bucket_hours, gpu_hours_text(m.bucket_hours)));
+        number("efficiency.measured_gpu_hours", m.bucket_hours, format_hours(m.bucket_hours)));
 }
 
 } // namespace gua::report::html

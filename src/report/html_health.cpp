@@ -2,6 +2,7 @@
 // §9 Health and Data coverage as HTML tables: formatting only; "n/a" where there was no reading.
 #include "core/duration.hpp"
 #include "core/time.hpp"
+#include "core/units.hpp"
 #include "report/html_sections.hpp"
 #include "report/text_sections.hpp"
 
@@ -23,12 +24,12 @@ std::string share_text(const std::optional<double>& s) {
 }
 
 std::string kwh_cells(const std::string& key, const EnergyFigures& e) {
-    std::string out = cell(key + "kwh", e.kwh, e.kwh ? gpu_hours_text(*e.kwh) : "");
+    std::string out = cell(key + "kwh", e.kwh, e.kwh ? format_hours(*e.kwh) : "");
     static constexpr std::array<const char*, 3> k_parts{"active_kwh", "idle_held_kwh",
                                                         "truly_idle_kwh"};
     for (std::size_t s = 0; s < k_parts.size(); ++s) {
         const std::optional<double> v = e.kwh ? std::optional(e.state_kwh[s]) : std::nullopt;
-        out += cell(key + k_parts[s], v, v ? gpu_hours_text(*v) : "");
+        out += cell(key + k_parts[s], v, v ? format_hours(*v) : "");
     }
     return out;
 }
@@ -110,11 +111,11 @@ void memory_and_light(std::string& out, const HealthSection& h) {
             "<tr><td class=\"n\">{}</td>{}{}<td>{}</td>{}{}{}</tr>", g.index,
             cell(key + "memory.pressure_share", mem.pressure_share, share_text(mem.pressure_share)),
             cell(key + "memory.ghost_gib_hours", mem.ghost_gib_hours,
-                 mem.ghost_gib_hours ? gpu_hours_text(*mem.ghost_gib_hours) : ""),
+                 mem.ghost_gib_hours ? format_hours(*mem.ghost_gib_hours) : ""),
             seen,
             cell(key + "busy_but_light.light_gpu_hours",
                  l.share ? std::optional(l.light_hours) : std::nullopt,
-                 gpu_hours_text(l.light_hours)),
+                 format_hours(l.light_hours)),
             cell(key + "busy_but_light.share", l.share, share_text(l.share)),
             cell(key + "busy_but_light.cents",
                  l.cost_cents ? std::optional<double>(*l.cost_cents) : std::nullopt,
@@ -134,10 +135,10 @@ void identities(std::string& out, const HealthSection& h) {
         const std::string key = fmt::format("health.identities.{}.", i);
         out += fmt::format(
             "<tr><td>{}</td>{}{}{}</tr>", esc(r.name),
-            cell(key + "kwh", r.kwh, r.kwh ? gpu_hours_text(*r.kwh) : ""),
+            cell(key + "kwh", r.kwh, r.kwh ? format_hours(*r.kwh) : ""),
             cell(key + "busy_but_light.light_gpu_hours",
                  r.light.share ? std::optional(r.light.light_hours) : std::nullopt,
-                 gpu_hours_text(r.light.light_hours)),
+                 format_hours(r.light.light_hours)),
             cell(key + "busy_but_light.share", r.light.share, share_text(r.light.share)));
     }
     out += k_table_close;
@@ -211,7 +212,7 @@ void coverage_section(std::string& out, const ReportModel& m) {
     if (p.unmeasured_hours > 0) {
         out += fmt::format("<li>Unmeasured {} GPU-hours: {}</li>",
                            number("provenance.unmeasured_gpu_hours", p.unmeasured_hours,
-                                  gpu_hours_text(p.unmeasured_hours)),
+                                  format_hours(p.unmeasured_hours)),
                            esc(unmeasured_reasons(p)));
     }
     if (p.overlap_hours > 0) {

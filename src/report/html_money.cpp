@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // §7 Cost and §8 Recommendations as HTML: formatting only, every number comes from the model.
 #include "audit/waste.hpp"
+#include "core/units.hpp"
 #include "report/html_sections.hpp"
 #include "report/text_sections.hpp"
 
@@ -40,7 +41,7 @@ void recommendation(std::string& out, std::size_t i, const audit::Recommendation
         "of the waste baseline; wins back ~{:.0f}% of it → f = {}",
         prose(r.remedy),
         number(key + "addressed_gpu_hours", r.addressed_gpu_hours,
-               gpu_hours_text(r.addressed_gpu_hours)),
+               format_hours(r.addressed_gpu_hours)),
         money(key + "addressed_cents", r.addressed_cents, cur), r.recovery * 100.0,
         number(key + "savings_fraction", r.fraction, fmt::format("{:.3f}", r.fraction)));
     if (r.rate_reduction > 0) {
@@ -63,7 +64,7 @@ void health_remedy(std::string& out, std::size_t i, const HealthRemedy& r, const
     if (r.addressed_gpu_hours) {
         out += "Concerns " +
                number(key + "addressed_gpu_hours", *r.addressed_gpu_hours,
-                      gpu_hours_text(*r.addressed_gpu_hours)) +
+                      format_hours(*r.addressed_gpu_hours)) +
                " GPU-hours";
         if (r.addressed_cents) {
             out += " (" + money(key + "addressed_cents", *r.addressed_cents, cur) + ")";
@@ -72,7 +73,7 @@ void health_remedy(std::string& out, std::size_t i, const HealthRemedy& r, const
     if (r.at_most_gpu_hours) {
         out += "; wins back at most " +
                number(key + "at_most_gpu_hours", *r.at_most_gpu_hours,
-                      gpu_hours_text(*r.at_most_gpu_hours)) +
+                      format_hours(*r.at_most_gpu_hours)) +
                " GPU-hours";
         if (r.at_most_cents) {
             out += " (" + money(key + "at_most_cents", *r.at_most_cents, cur) + ")";

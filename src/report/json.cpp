@@ -63,6 +63,106 @@ json buckets(const std::array<double, 4>& b) {
         {"idle", b[0]}, {"underutilized", b[1]}, {"productive", b[2]}, {"compute_bound", b[3]}};
 }
 
+json waste_json(const ReportModel& m, bool alloc) {
+    const audit::Waste& w = m.waste;
+    json out = {{"idle_held_gpu_hours", w.idle_held_gpu_hours},
+                {"truly_idle_gpu_hours", w.truly_idle_gpu_hours},
+                {"idle_held_share", w.idle_held_share},
+                {"truly_idle_share", w.truly_idle_share},
+                {"idle_held_equiv_gpus", w.idle_held_equiv_gpus},
+                {"truly_idle_equiv_gpus", w.truly_idle_equiv_gpus},
+                {"gpus_in_window", w.cards_in_window},
+                {"measured_gpus", w.measured_gpus},
+                {"observed_gpu_hours", m.observed_card_hours}};
+    if (alloc) {
+        out["allocated_unused_gpu_hours"] = w.allocated_unused_gpu_hours;
+        out["allocated_unused_share"] = w.allocated_unused_share;
+        out["allocated_unused_equiv_gpus"] = w.allocated_unused_equiv_gpus;
+    }
+    return out;
+}
+
+json verdict_json(const audit::Waste& w, bool alloc) {
+    json out = {{"idle_held_share", w.idle_held_share},
+                {"limit", audit::k_idle_held_policy_share},
+                {"allocation_policy_problem", w.policy_problem},
+                {"idle_held_share_low", w.idle_held_share_low},
+                {"idle_held_share_high", w.idle_held_share_high},
+                {"certain", w.verdict_certain}};
+    if (alloc) {
+        out["judged"] = "blocked";
+        out["blocked_share"] = w.blocked_share;
+        out["allocated_unused_share"] = w.allocated_unused_share;
+        out["blocked_share_low"] = w.blocked_share_low;
+        out["blocked_share_high"] = w.blocked_share_high;
+    }
+    return out;
+}
+
+json gpus_json(const ReportModel& m, bool alloc) {
+    json gpus = json::array();
+    for (const GpuRow& g : m.gpus) {
+        gpus.push_back({{"index", g.index},
+                        {"uuid", g.uuid},
+                        {"model", g.model},
+                        {"samples", g.samples},
+                        {"states", shares(g.shares, alloc)},
+                        {"provenance", provenance(g.provenance)},
+                        {"efficiency", buckets(g.buckets)}});
+        if (!g.host.empty()) {
+            gpus.back()["host"] = g.host;
+        }
+    }
+    return gpus;
+}
+
+json identities_json(const ReportModel& m) {
+    json ids = json::array();
+    for (const IdentityRow& r : m.identities) {
+        ids.push_back({{"name", r.name},
+                       {"gpu_hours", r.gpu_hours},
+                       {"active_gpu_hours", r.active_hours},
+                       {"idle_held_gpu_hours", r.idle_held_hours},
+                       {"idle_held_share", r.idle_held_share},
+                       {"idle_held_gib_hours", r.idle_held_gib_hours},
+                       {"samples", r.samples}});
+    }
+    return {{"top", ids}, {"total", m.identities_total}};
+}
+
+json heatmap_json(const ReportModel& m, bool alloc) {
+    json cells = json::array();
+    for (std::size_t d = 0; d < 7; ++d) {
+        for (std::size_t h = 0; h < 24; ++h) {
+            const HeatCell& c = m.heatmap[d][h];
+            if (c.has_data) {
+                cells.push_back({{"weekday", d},
+                                 {"hour", h},
+                                 {"active", c.active},
+                                 {"idle_held", c.idle_held},
+                                 {"truly_idle", c.truly_idle},
+                                 {"gpu_hours", c.card_hours}});
+                if (alloc) {
+                    cells.back()["allocated_unused"] = c.allocated_unused;
+                }
+            }
+        }
+    }
+    return {{"time_zone", m.time_zone}, {"cells", cells}};
+}
+
+json coverage_json(const ReportModel& m) {
+    json gaps = json::array();
+    for (const auto& [from, to] : m.coverage.gaps) {
+        gaps.push_back({{"from", format_iso8601(from)}, {"to", format_iso8601(to)}});
+    }
+    return {{"first_sample", opt_time(m.coverage.first)},
+            {"last_sample_end", opt_time(m.coverage.last_end)},
+            {"recorded_share", m.coverage.covered_share},
+            {"gaps", gaps},
+            {"overlap_seconds", m.provenance.overlap_hours * 3600.0}};
+}
+
 } // namespace
 
 std::string render_json(const ReportModel& m) {
@@ -84,48 +184,9 @@ std::string render_json(const ReportModel& m) {
     j["samples"] = m.samples;
     j["headline"] = shares(m.headline, alloc);
     j["provenance"] = provenance(m.provenance);
-    const audit::Waste& w = m.waste;
-    j["waste"] = {{"idle_held_gpu_hours", w.idle_held_gpu_hours},
-                  {"truly_idle_gpu_hours", w.truly_idle_gpu_hours},
-                  {"idle_held_share", w.idle_held_share},
-                  {"truly_idle_share", w.truly_idle_share},
-                  {"idle_held_equiv_gpus", w.idle_held_equiv_gpus},
-                  {"truly_idle_equiv_gpus", w.truly_idle_equiv_gpus},
-                  {"gpus_in_window", w.cards_in_window},
-                  {"measured_gpus", w.measured_gpus},
-                  {"observed_gpu_hours", m.observed_card_hours}};
-    if (alloc) {
-        j["waste"]["allocated_unused_gpu_hours"] = w.allocated_unused_gpu_hours;
-        j["waste"]["allocated_unused_share"] = w.allocated_unused_share;
-        j["waste"]["allocated_unused_equiv_gpus"] = w.allocated_unused_equiv_gpus;
-    }
-    j["policy_verdict"] = {{"idle_held_share", w.idle_held_share},
-                           {"limit", audit::k_idle_held_policy_share},
-                           {"allocation_policy_problem", w.policy_problem},
-                           {"idle_held_share_low", w.idle_held_share_low},
-                           {"idle_held_share_high", w.idle_held_share_high},
-                           {"certain", w.verdict_certain}};
-    if (alloc) {
-        j["policy_verdict"]["judged"] = "blocked";
-        j["policy_verdict"]["blocked_share"] = w.blocked_share;
-        j["policy_verdict"]["allocated_unused_share"] = w.allocated_unused_share;
-        j["policy_verdict"]["blocked_share_low"] = w.blocked_share_low;
-        j["policy_verdict"]["blocked_share_high"] = w.blocked_share_high;
-    }
-    json gpus = json::array();
-    for (const GpuRow& g : m.gpus) {
-        gpus.push_back({{"index", g.index},
-                        {"uuid", g.uuid},
-                        {"model", g.model},
-                        {"samples", g.samples},
-                        {"states", shares(g.shares, alloc)},
-                        {"provenance", provenance(g.provenance)},
-                        {"efficiency", buckets(g.buckets)}});
-        if (!g.host.empty()) {
-            gpus.back()["host"] = g.host;
-        }
-    }
-    j["gpus"] = gpus;
+    j["waste"] = waste_json(m, alloc);
+    j["policy_verdict"] = verdict_json(m.waste, alloc);
+    j["gpus"] = gpus_json(m, alloc);
     for (const HostRow& h : m.hosts) {
         j["hosts"].push_back({{"host", h.host},
                               {"gpus", h.gpus},
@@ -133,52 +194,17 @@ std::string render_json(const ReportModel& m) {
                               {"recorded_share", h.covered_share},
                               {"states", shares(h.shares, alloc)}});
     }
-    json ids = json::array();
-    for (const IdentityRow& r : m.identities) {
-        ids.push_back({{"name", r.name},
-                       {"gpu_hours", r.gpu_hours},
-                       {"active_gpu_hours", r.active_hours},
-                       {"idle_held_gpu_hours", r.idle_held_hours},
-                       {"idle_held_share", r.idle_held_share},
-                       {"idle_held_gib_hours", r.idle_held_gib_hours},
-                       {"samples", r.samples}});
-    }
-    j["identities"] = {{"top", ids}, {"total", m.identities_total}};
+    j["identities"] = identities_json(m);
     if (alloc) {
         j["allocations"] = allocations_json(*m.allocation);
     }
-    json cells = json::array();
-    for (std::size_t d = 0; d < 7; ++d) {
-        for (std::size_t h = 0; h < 24; ++h) {
-            const HeatCell& c = m.heatmap[d][h];
-            if (c.has_data) {
-                cells.push_back({{"weekday", d},
-                                 {"hour", h},
-                                 {"active", c.active},
-                                 {"idle_held", c.idle_held},
-                                 {"truly_idle", c.truly_idle},
-                                 {"gpu_hours", c.card_hours}});
-                if (alloc) {
-                    cells.back()["allocated_unused"] = c.allocated_unused;
-                }
-            }
-        }
-    }
-    j["heatmap"] = {{"time_zone", m.time_zone}, {"cells", cells}};
+    j["heatmap"] = heatmap_json(m, alloc);
     j["efficiency"] = buckets(m.buckets);
     j["efficiency"]["measured_gpu_hours"] = m.bucket_hours;
     j["cost"] = cost_json(m);
     j["recommendations"] = recommendations_json(m);
     j["health"] = health_json(m);
-    json gaps = json::array();
-    for (const auto& [from, to] : m.coverage.gaps) {
-        gaps.push_back({{"from", format_iso8601(from)}, {"to", format_iso8601(to)}});
-    }
-    j["coverage"] = {{"first_sample", opt_time(m.coverage.first)},
-                     {"last_sample_end", opt_time(m.coverage.last_end)},
-                     {"recorded_share", m.coverage.covered_share},
-                     {"gaps", gaps},
-                     {"overlap_seconds", m.provenance.overlap_hours * 3600.0}};
+    j["coverage"] = coverage_json(m);
     if (m.policy) {
         j["policy"] = policy_json(*m.policy);
     }

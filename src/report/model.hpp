@@ -3,6 +3,7 @@
 #pragma once
 
 #include "audit/cost.hpp"
+#include "audit/health_findings.hpp"
 #include "audit/recommend.hpp"
 #include "audit/waste.hpp"
 #include "audit/window.hpp"
@@ -274,12 +275,7 @@ struct GpuHealthRow {
 /// §9: a finding on one card (docs/health.md): `id` is "thermal-throttling", "power-capping",
 /// "memory-pressure", "ghost-memory", "busy-but-light", "imbalance", "tensor-idle" or
 /// "dram-bound".
-struct HealthFinding {
-    std::string id;
-    int gpu = 0;
-    double share = 0;   ///< the share of active time behind it
-    std::string detail; ///< what was measured, one sentence with units
-};
+using HealthFinding = audit::HealthFinding;
 
 /// §9: the energy of one identity's attributed (active + idle-held) time.
 struct IdentityEnergyRow {

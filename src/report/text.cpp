@@ -4,6 +4,7 @@
 #include "core/bar.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
+#include "core/units.hpp"
 #include "report/render.hpp"
 #include "report/text_sections.hpp"
 
@@ -47,7 +48,7 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
     const int name_width = alloc ? 16 : 12;
     const auto line = [&](const char* name, const char* glyph, double pct, double hours) {
         return fmt::format("  {:<{}} {}  {:5.1f}%  {:>10} GPU-hours", name, name_width, glyph, pct,
-                           gpu_hours_text(hours));
+                           format_hours(hours));
     };
     out += line("active", "█", p[0], h.active_hours) + "\n";
     out += line("idle-held", "▒", p[1], h.idle_held_hours) + "\n";
@@ -75,14 +76,14 @@ void waste(std::string& out, const ReportModel& m) {
     const audit::Waste& w = m.waste;
     const bool alloc = m.allocation.has_value();
     out += fmt::format("  idle-held   {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
-                       gpu_hours_text(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
+                       format_hours(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
     if (alloc) {
-        out += fmt::format(
-            "  allocated-unused {:>5} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
-            gpu_hours_text(w.allocated_unused_gpu_hours), w.allocated_unused_equiv_gpus);
+        out +=
+            fmt::format("  allocated-unused {:>5} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
+                        format_hours(w.allocated_unused_gpu_hours), w.allocated_unused_equiv_gpus);
     }
     out += fmt::format("  truly-idle  {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
-                       gpu_hours_text(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
+                       format_hours(w.truly_idle_gpu_hours), w.truly_idle_equiv_gpus);
     const std::string measured =
         std::abs(w.measured_gpus - static_cast<double>(w.cards_in_window)) < 0.005
             ? ""
@@ -90,7 +91,7 @@ void waste(std::string& out, const ReportModel& m) {
     out += fmt::format("  ({} GPU{} in window{}, {} GPU-hours observed; {} other "
                        "users, truly-idle is free capacity)\n",
                        w.cards_in_window, w.cards_in_window == 1 ? "" : "s", measured,
-                       gpu_hours_text(m.observed_card_hours),
+                       format_hours(m.observed_card_hours),
                        alloc ? "idle-held and allocated-unused block" : "idle-held blocks");
 }
 
@@ -142,8 +143,8 @@ void per_host(std::string& out, const ReportModel& m) {
         out +=
             fmt::format("  {:<21} {:>5} {:6.1f}%  {:8.1f}%  {}{:9.1f}%  {:>10}  {:7.1f}%\n",
                         h.host.substr(0, 21), h.gpus, p[0], p[1], unused, p[2],
-                        gpu_hours_text(h.shares.active_hours + h.shares.idle_held_hours +
-                                       h.shares.allocated_unused_hours + h.shares.truly_idle_hours),
+                        format_hours(h.shares.active_hours + h.shares.idle_held_hours +
+                                     h.shares.allocated_unused_hours + h.shares.truly_idle_hours),
                         h.covered_share * 100.0);
     }
 }
@@ -156,8 +157,8 @@ void identities(std::string& out, const ReportModel& m) {
         out += "  identity              gpu-hours   idle-held  idle GiB-hours  samples\n";
         for (const IdentityRow& r : m.identities) {
             out += fmt::format("  {:<20} {:>10}  {:9.1f}%  {:>14}  {:>7}\n", r.name.substr(0, 20),
-                               gpu_hours_text(r.gpu_hours), r.idle_held_share * 100.0,
-                               gpu_hours_text(r.idle_held_gib_hours), r.samples);
+                               format_hours(r.gpu_hours), r.idle_held_share * 100.0,
+                               format_hours(r.idle_held_gib_hours), r.samples);
         }
         if (m.identities_total > m.identities.size()) {
             out += fmt::format("  (top {} of {} identities)\n", m.identities.size(),
@@ -215,7 +216,7 @@ void efficiency(std::string& out, const ReportModel& m) {
                            repeat("■", static_cast<int>(std::lround(p[i] / 5.0))));
     }
     out += fmt::format("  (share of {} measured GPU-hours by SM utilization)\n",
-                       gpu_hours_text(m.bucket_hours));
+                       format_hours(m.bucket_hours));
 }
 
 void verdict(std::string& out, const ReportModel& m) {

@@ -2,6 +2,7 @@
 // The text report's allocation parts: §4's allocated-unused by owner, the allocation matrix and
 // use outside the scheduler (docs/allocations.md).
 #include "audit/waste.hpp"
+#include "core/units.hpp"
 #include "report/text_sections.hpp"
 
 #include <fmt/format.h>
@@ -27,8 +28,8 @@ void render_allocation_owners_text(std::string& out, const AllocationSection& a)
         // Fleet reports know each owner's allocated-unused time only.
         out += fmt::format("  {:<24}  {:>11}   {:>15}   {:>22}\n", name,
                            a.matrix_known ? std::to_string(r.allocations) : "n/a",
-                           a.matrix_known ? gpu_hours_text(r.allocated_hours) : "n/a",
-                           gpu_hours_text(r.allocated_unused_hours));
+                           a.matrix_known ? format_hours(r.allocated_hours) : "n/a",
+                           format_hours(r.allocated_unused_hours));
     }
     out += "  (allocated-unused: the owner's allocations held the card, nobody used it; not part "
            "of any identity's GPU-hours)\n";
@@ -40,24 +41,24 @@ void render_allocation_text(std::string& out, const ReportModel& m) {
         out += fmt::format("Allocations\n  allocated-unused {} GPU-hours; the allocation matrix "
                            "and use outside the scheduler need the hosts' databases (gua report "
                            "--db)\n",
-                           gpu_hours_text(a.allocated_unused_hours));
+                           format_hours(a.allocated_unused_hours));
         return;
     }
     out += fmt::format("Allocations ({} in window)\n", a.allocations);
     out += fmt::format("  {:<12} {:>12} {:>12} {:>12}\n", "GPU-hours", "active", "idle-held",
                        "unused");
     out += fmt::format("  {:<12} {:>12} {:>12} {:>12}  (allocated-unused)\n", "allocated",
-                       gpu_hours_text(a.allocated_active_hours),
-                       gpu_hours_text(a.allocated_idle_held_hours),
-                       gpu_hours_text(a.allocated_unused_hours));
-    out += fmt::format("  {:<12} {:>12} {:>12} {:>12}  (truly idle)\n", "unallocated",
-                       gpu_hours_text(a.unallocated_active_hours),
-                       gpu_hours_text(a.unallocated_idle_held_hours),
-                       gpu_hours_text(a.truly_idle_hours));
+                       format_hours(a.allocated_active_hours),
+                       format_hours(a.allocated_idle_held_hours),
+                       format_hours(a.allocated_unused_hours));
+    out +=
+        fmt::format("  {:<12} {:>12} {:>12} {:>12}  (truly idle)\n", "unallocated",
+                    format_hours(a.unallocated_active_hours),
+                    format_hours(a.unallocated_idle_held_hours), format_hours(a.truly_idle_hours));
     if (a.unknown_hours > 0) {
         out += fmt::format("  allocation unknown for {} GPU-hours (an allocation source could not "
                            "be read; {} GPU-hours of use there are in neither row)\n",
-                           gpu_hours_text(a.unknown_hours), gpu_hours_text(a.unknown_use_hours));
+                           format_hours(a.unknown_hours), format_hours(a.unknown_use_hours));
     }
     if (a.unallocated_use.empty()) {
         out += "  no use outside the scheduler\n";
@@ -67,7 +68,7 @@ void render_allocation_text(std::string& out, const ReportModel& m) {
     out += fmt::format("  {:<20} {:>12} {:>12}\n", "identity", "active", "idle-held");
     for (const UnallocatedUseRow& r : a.unallocated_use) {
         out += fmt::format("  {:<20} {:>12} {:>12}\n", r.name.substr(0, 20),
-                           gpu_hours_text(r.active_hours), gpu_hours_text(r.idle_held_hours));
+                           format_hours(r.active_hours), format_hours(r.idle_held_hours));
     }
 }
 

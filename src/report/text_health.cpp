@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // §9 Health as text: formatting only, every number comes from the model; "n/a" where no reading.
 #include "core/time.hpp"
+#include "core/units.hpp"
 #include "report/text_sections.hpp"
 
 #include <fmt/format.h>
@@ -12,7 +13,7 @@ namespace gua::report {
 namespace {
 
 std::string kwh_text(const std::optional<double>& kwh) {
-    return kwh ? gpu_hours_text(*kwh) : "n/a";
+    return kwh ? format_hours(*kwh) : "n/a";
 }
 
 /// Where a card's energy came from: the counter, power × time, both, or n/a.
@@ -31,8 +32,8 @@ std::string partial(double known_hours, double card_hours) {
     if (card_hours <= 0 || known_hours >= card_hours * (1 - 1e-9)) {
         return "";
     }
-    return fmt::format(" (covers {} of {} card-hours)", gpu_hours_text(known_hours),
-                       gpu_hours_text(card_hours));
+    return fmt::format(" (covers {} of {} card-hours)", format_hours(known_hours),
+                       format_hours(card_hours));
 }
 
 void energy_table(std::string& out, const HealthSection& h) {
@@ -41,7 +42,7 @@ void energy_table(std::string& out, const HealthSection& h) {
                        "model", "total", "active", "idle-held", "truly-idle", "source");
     const auto row = [&](const std::string& head, const EnergyFigures& e) {
         const auto part = [&](std::size_t s) {
-            return e.kwh ? gpu_hours_text(e.state_kwh[s]) : std::string("n/a");
+            return e.kwh ? format_hours(e.state_kwh[s]) : std::string("n/a");
         };
         out += fmt::format("  {:<43} {:>9} {:>9} {:>10} {:>11}  {}{}\n", head, kwh_text(e.kwh),
                            part(0), part(1), part(2), energy_source(e),
@@ -63,7 +64,7 @@ void energy_money(std::string& out, const HealthSection& h) {
     }
     const double held = e.state_kwh[1];
     out += fmt::format("  idle-held energy (pure waste): {} kWh, {:.1f}% of the energy\n",
-                       gpu_hours_text(held), *e.kwh > 0 ? 100.0 * held / *e.kwh : 0.0);
+                       format_hours(held), *e.kwh > 0 ? 100.0 * held / *e.kwh : 0.0);
     if (h.cost_cents && h.micros_per_kwh) {
         out += fmt::format("  electricity: {} at {}/kWh (idle-held {})\n",
                            format_money(*h.cost_cents, h.currency),
@@ -122,7 +123,7 @@ void memory_table(std::string& out, const HealthSection& h) {
     for (const GpuHealthRow& g : h.gpus) {
         const MemoryFigures& m = g.memory;
         const std::string ghost_hours =
-            m.ghost_gib_hours ? gpu_hours_text(*m.ghost_gib_hours) : std::string("n/a");
+            m.ghost_gib_hours ? format_hours(*m.ghost_gib_hours) : std::string("n/a");
         const std::string seen = m.ghost_first
                                      ? fmt::format("{} → {}", format_iso8601(*m.ghost_first),
                                                    format_iso8601(*m.ghost_last_end))
@@ -163,7 +164,7 @@ void light_table(std::string& out, const HealthSection& h, const std::string& cu
                        "cost", "by");
     const auto row = [&](const std::string& head, const LightFigures& l) {
         out += fmt::format("  {:>3}  {:>12}  {:>10}  {:>12}{}\n", head,
-                           l.share ? gpu_hours_text(l.light_hours) : std::string("n/a"),
+                           l.share ? format_hours(l.light_hours) : std::string("n/a"),
                            share_text(l.share),
                            l.cost_cents ? format_money(*l.cost_cents, currency) : "n/a",
                            l.by.empty() ? "" : "  " + l.by);
@@ -185,7 +186,7 @@ void light_table(std::string& out, const HealthSection& h, const std::string& cu
     for (const IdentityEnergyRow& r : h.identities) {
         if (r.light.share) {
             out += fmt::format("    {:<20} {:>10} card-hours  {:>6} of its measured active time\n",
-                               r.name.substr(0, 20), gpu_hours_text(r.light.light_hours),
+                               r.name.substr(0, 20), format_hours(r.light.light_hours),
                                share_text(r.light.share));
         }
     }

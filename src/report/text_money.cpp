@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // §7 Cost and §8 Recommendations as text: formatting only, every number comes from the model.
 #include "audit/waste.hpp"
+#include "core/units.hpp"
 #include "report/text_sections.hpp"
 
 #include <fmt/format.h>
@@ -46,16 +47,6 @@ std::string format_micros(std::int64_t micros, const std::string& currency) {
     return whole.substr(0, whole.size() - 2) + frac;
 }
 
-std::string gpu_hours_text(double h) {
-    if (h >= 1000) {
-        return fmt::format("{:.0f}", h);
-    }
-    if (h >= 0.1 || h == 0) {
-        return fmt::format("{:.2f}", h);
-    }
-    return fmt::format("{:.4f}", h);
-}
-
 std::string format_money(std::int64_t cents, const std::string& currency) {
     const std::string digits = std::to_string(std::llabs(cents) / 100);
     std::string grouped;
@@ -78,6 +69,35 @@ std::string format_money(std::int64_t cents, const std::string& currency) {
     }
     return currency + " " + amount;
 }
+
+namespace {
+
+/// §7's rows per identity and, with allocations, per allocation owner.
+void append_cost_owners(std::string& out, const ReportModel& m) {
+    const CostSection& c = m.cost;
+    const std::string& cur = c.currency;
+    const bool alloc = m.allocation.has_value();
+    if (!c.identities.empty()) {
+        out += fmt::format("  {:<40}  {:>12} {:>12} {:>12}\n", "identity", "active", "idle-held",
+                           "total");
+        for (const IdentityCostRow& r : c.identities) {
+            out +=
+                fmt::format("  {:<40}  {:>12} {:>12} {:>12}\n", r.name.substr(0, 40),
+                            format_money(r.active_cents, cur), format_money(r.idle_held_cents, cur),
+                            format_money(r.active_cents + r.idle_held_cents, cur));
+        }
+    }
+    if (alloc && !m.allocation->owners.empty()) {
+        out += fmt::format("  {:<40}  {:>12}\n", "allocation owner", "alloc-unused");
+        for (const AllocationOwnerRow& r : m.allocation->owners) {
+            const std::string name = (r.kind == "namespace" ? "ns " : "") + r.name;
+            out += fmt::format("  {:<40}  {:>12}\n", name.substr(0, 40),
+                               format_money(r.allocated_unused_cents, cur));
+        }
+    }
+}
+
+} // namespace
 
 void render_cost_text(std::string& out, const ReportModel& m) {
     const CostSection& c = m.cost;
@@ -130,24 +150,7 @@ void render_cost_text(std::string& out, const ReportModel& m) {
         fmt::format("  {:<40}  {:>11.1f}% {:>11.1f}%{} {:>11.1f}% {:>11.1f}%\n", "share of spend",
                     p[0], p[1], alloc ? fmt::format(" {:>11.1f}%", p_unused) : std::string(), p[2],
                     p[0] + p[1] + p[2] + p_unused);
-    if (!c.identities.empty()) {
-        out += fmt::format("  {:<40}  {:>12} {:>12} {:>12}\n", "identity", "active", "idle-held",
-                           "total");
-        for (const IdentityCostRow& r : c.identities) {
-            out +=
-                fmt::format("  {:<40}  {:>12} {:>12} {:>12}\n", r.name.substr(0, 40),
-                            format_money(r.active_cents, cur), format_money(r.idle_held_cents, cur),
-                            format_money(r.active_cents + r.idle_held_cents, cur));
-        }
-    }
-    if (alloc && !m.allocation->owners.empty()) {
-        out += fmt::format("  {:<40}  {:>12}\n", "allocation owner", "alloc-unused");
-        for (const AllocationOwnerRow& r : m.allocation->owners) {
-            const std::string name = (r.kind == "namespace" ? "ns " : "") + r.name;
-            out += fmt::format("  {:<40}  {:>12}\n", name.substr(0, 40),
-                               format_money(r.allocated_unused_cents, cur));
-        }
-    }
+    append_cost_owners(out, m);
     out += fmt::format("  Waste run-rate: {}/hour → {}/month (× 720 h) → {}/year (× 8760 h)\n",
                        format_money(c.waste_rate.hourly_cents, cur),
                        format_money(c.waste_rate.monthly_cents(), cur),
@@ -176,7 +179,7 @@ void savings_rules(std::string& out, const ReportModel& m) {
         std::string worth = fmt::format(
             "worth: addresses {} GPU-hours ({}) of the baseline; wins back ~{:.0f} % of it → "
             "f = {:.3f}",
-            gpu_hours_text(r.addressed_gpu_hours), format_money(r.addressed_cents, cur),
+            format_hours(r.addressed_gpu_hours), format_money(r.addressed_cents, cur),
             r.recovery * 100.0, r.fraction);
         if (r.rate_reduction > 0) {
             worth += fmt::format("; spot/preemptible rate cut s = {:.3f}", r.rate_reduction);
@@ -245,9 +248,8 @@ void savings_rules(std::string& out, const ReportModel& m) {
 /// "2.50 GPU-hours ($5.00)", or without the money when not priced.
 std::string hours_and_money(double hours, const std::optional<std::int64_t>& cents,
                             const std::string& cur) {
-    return cents
-               ? fmt::format("{} GPU-hours ({})", gpu_hours_text(hours), format_money(*cents, cur))
-               : fmt::format("{} GPU-hours", gpu_hours_text(hours));
+    return cents ? fmt::format("{} GPU-hours ({})", format_hours(hours), format_money(*cents, cur))
+                 : fmt::format("{} GPU-hours", format_hours(hours));
 }
 
 void health_remedy_list(std::string& out, const HealthSection& h, const std::string& cur) {

@@ -11,9 +11,6 @@
 
 namespace gua::report {
 
-/// GPU-hours with enough decimals to be non-zero on short windows: "1234", "12.34", "0.0123".
-std::string gpu_hours_text(double h);
-
 /// Formats cents in `currency`: "$1,234.56" for USD (also € EUR, £ GBP), else "CHF 1,234.56".
 std::string format_money(std::int64_t cents, const std::string& currency);
 

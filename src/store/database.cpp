@@ -3,6 +3,7 @@
 #include "store/database.hpp"
 
 #include "core/fatal.hpp"
+#include "store/db_error.hpp"
 #include "store/file_kind.hpp"
 
 #include <fmt/format.h>
@@ -20,7 +21,7 @@ std::string sqlite_library_version() {
 namespace {
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {
-    throw Fatal(fmt::format("database error: {}: {}", what, db ? sqlite3_errmsg(db) : "?"));
+    throw DbError(fmt::format("database error: {}: {}", what, db ? sqlite3_errmsg(db) : "?"));
 }
 
 void configure(Database& db, OpenMode mode);
@@ -262,7 +263,7 @@ void Database::exec(std::string_view sql) {
     if (sqlite3_exec(m_db, owned.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
         const std::string msg = err ? err : "unknown error";
         sqlite3_free(err);
-        throw Fatal(fmt::format("database error in {}: {}", m_path, msg));
+        throw DbError(fmt::format("database error in {}: {}", m_path, msg));
     }
 }
 

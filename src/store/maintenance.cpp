@@ -4,6 +4,7 @@
 
 #include "alloc/allocation.hpp"
 #include "core/fatal.hpp"
+#include "store/db_error.hpp"
 #include "store/raw.hpp"
 #include "store/reader.hpp"
 #include "store/retention.hpp"
@@ -160,7 +161,7 @@ DbStats collect_stats(Database& db) {
         while (st.step()) {
             s.tables.push_back(TableSize{st.text(0), st.int64(1)});
         }
-    } catch (const Fatal&) {
+    } catch (const DbError&) {
         s.tables.clear(); // SQLite built without SQLITE_ENABLE_DBSTAT_VTAB
     }
     db.exec("COMMIT");

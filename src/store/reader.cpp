@@ -139,38 +139,25 @@ void Reader::note(const BlockScanner& scanner) {
     }
 }
 
-WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int64_t> gpu,
-                                 audit::WindowAccumulator& acc) {
-    WindowSources sources;
-    from = std::clamp(from, k_time_min, k_time_max);
-    to = std::clamp(to, k_time_min, k_time_max);
-    const auto raw = span();
-    const auto rolled = rollup_span();
-    if (from >= to || (!raw && !rolled)) {
-        return sources;
-    }
-    // The allocations of the same window as allocations(from, to), so that the card-ticks'
-    // AllocationShare index the caller's table.
-    const WindowAllocations window = [&] {
-        ReadTransaction tx(m_db);
-        return read_allocations(m_db, from, to);
-    }();
-    AllocationShares shares(window);
-    const TimeUs first =
-        std::min(raw ? raw->first : k_time_max, rolled ? rolled->first : k_time_max);
-    const TimeUs last =
-        std::max(raw ? raw->second : k_time_min, rolled ? rolled->second : k_time_min);
-    from = std::max(from, hour_of(first) * k_us_per_hour);
-    to = std::min(to, last + 1);
-    const std::int64_t raw_first_hour = raw ? hour_of(raw->first) : std::int64_t{k_time_max};
-    BlockScanner scanner(m_db);
-    ProcessIdentities identities(m_db);
-    RollupReader rollups(m_db, gpu);
+namespace {
+
+/// One pass of Reader::accumulate over [pos, to): raw card-ticks and rollups into `acc`, a day,
+/// an hour or a tick at a time.
+struct WindowPass {
+    BlockScanner& scanner;
+    ProcessIdentities& identities;
+    RollupReader& rollups;
+    AllocationShares& shares;
+    std::optional<std::int64_t> gpu;
+    audit::WindowAccumulator& acc;
+    WindowSources& sources;
+    std::int64_t raw_first_hour = 0; ///< the hour of the oldest raw tick
+    TimeUs pos = 0;                  ///< what is added: [from, pos)
     std::vector<StoredRollup> hours;
-    std::vector<StoredRollup> days;
     audit::CardTick tick;
-    TimeUs pos = from;
-    const auto add_raw = [&](TimeUs a, TimeUs b) {
+
+    /// The raw card-ticks of [a, b).
+    void add_raw(TimeUs a, TimeUs b) {
         if (a >= b) {
             return;
         }
@@ -185,10 +172,11 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
                 ++sources.raw_ticks;
             }
         });
-    };
-    // Adds [pos, end) hour by hour: hourly rollups where exact (or where the raw ticks are gone),
-    // raw ticks elsewhere.
-    const auto by_hours = [&](TimeUs end) {
+    }
+
+    /// Adds [pos, end) hour by hour: hourly rollups where exact (or where the raw ticks are
+    /// gone), raw ticks elsewhere.
+    void by_hours(TimeUs end) {
         if (pos >= end) {
             return;
         }
@@ -214,16 +202,11 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
         }
         add_raw(pos, end);
         pos = end;
-    };
-    constexpr std::int64_t k_chunk_days = k_chunk_hours / 24;
-    for (std::int64_t chunk = day_of_hour(hour_of(from)); pos < to; chunk += k_chunk_days) {
-        const TimeUs chunk_end = std::min(to, (chunk + k_chunk_days) * k_us_per_day);
-        ReadTransaction tx(m_db);
-        if (gpu) {
-            days.clear(); // daily rollups have no per-card coverage: hour by hour
-        } else {
-            rollups.days(chunk, chunk + k_chunk_days, days);
-        }
+    }
+
+    /// Adds the whole days of `days` inside [pos, to) from their daily rollups where exact, the
+    /// time before each hour by hour.
+    void by_days(const std::vector<StoredRollup>& days, TimeUs to) {
         for (const StoredRollup& d : days) {
             const TimeUs start = d.first_hour * k_us_per_hour;
             if (start < pos || start + k_us_per_day > to || d.thresholds != acc.thresholds() ||
@@ -238,7 +221,52 @@ WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int6
                 pos = start + k_us_per_day;
             }
         }
-        by_hours(chunk_end);
+    }
+};
+
+} // namespace
+
+WindowSources Reader::accumulate(TimeUs from, TimeUs to, std::optional<std::int64_t> gpu,
+                                 audit::WindowAccumulator& acc) {
+    WindowSources sources;
+    from = std::clamp(from, k_time_min, k_time_max);
+    to = std::clamp(to, k_time_min, k_time_max);
+    const auto raw = span();
+    const auto rolled = rollup_span();
+    if (from >= to || (!raw && !rolled)) {
+        return sources;
+    }
+    // The allocations of the same window as allocations(from, to), so that the card-ticks'
+    // AllocationShare index the caller's table.
+    const WindowAllocations window = [&] {
+        ReadTransaction tx(m_db);
+        return read_allocations(m_db, from, to);
+    }();
+    AllocationShares shares(window);
+    const TimeUs first =
+        std::min(raw ? raw->first : k_time_max, rolled ? rolled->first : k_time_max);
+    const TimeUs last =
+        std::max(raw ? raw->second : k_time_min, rolled ? rolled->second : k_time_min);
+    from = std::max(from, hour_of(first) * k_us_per_hour);
+    to = std::min(to, last + 1);
+    BlockScanner scanner(m_db);
+    ProcessIdentities identities(m_db);
+    RollupReader rollups(m_db, gpu);
+    const std::int64_t raw_first_hour = raw ? hour_of(raw->first) : std::int64_t{k_time_max};
+    WindowPass pass{scanner, identities,     rollups, shares, gpu, acc,
+                    sources, raw_first_hour, from,    {},     {}};
+    std::vector<StoredRollup> days;
+    constexpr std::int64_t k_chunk_days = k_chunk_hours / 24;
+    for (std::int64_t chunk = day_of_hour(hour_of(from)); pass.pos < to; chunk += k_chunk_days) {
+        const TimeUs chunk_end = std::min(to, (chunk + k_chunk_days) * k_us_per_day);
+        ReadTransaction tx(m_db);
+        if (gpu) {
+            days.clear(); // daily rollups have no per-card coverage: hour by hour
+        } else {
+            rollups.days(chunk, chunk + k_chunk_days, days);
+        }
+        pass.by_days(days, to);
+        pass.by_hours(chunk_end);
     }
     note(scanner);
     return sources;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # ctest -L architecture: the repository passes scripts/check-architecture.py, and copies of it with
-# a back-edge, an undescribed folder, a described folder that is gone, or a leaked NVML header fail.
+# a back-edge, an undescribed folder, a described folder that is gone, a leaked NVML header, or a
+# folder library linking other than the table allows fail.
 set -euo pipefail
 root=${1:?usage: check_architecture_test.sh REPOSITORY_ROOT}
 check="$root/scripts/check-architecture.py"
@@ -46,4 +47,9 @@ expect_failure "an NVML header outside src/nvml" "may include only open.hpp"
 fresh
 sed -i 's/^audit: core telemetry$/audit: core telemetry report/' "$work/tree/ARCHITECTURE.md"
 expect_failure "a cycle in the declared dependencies" "cycle"
+fresh
+sed -i 's/^gua_folder_library(audit DEPS core telemetry)$/gua_folder_library(audit DEPS core telemetry store)/' \
+    "$work/tree/src/CMakeLists.txt"
+expect_failure "a folder library linking a folder the table does not allow" "the dependency table says"
+
 echo "check-architecture: all cases behave"

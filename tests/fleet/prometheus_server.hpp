@@ -6,7 +6,7 @@
 #include "core/fatal.hpp"
 #include "fleet/http_client.hpp"
 #include "fleet/process.hpp"
-#include "report/prometheus_api.hpp"
+#include "prometheus/api.hpp"
 #include "support/run.hpp"
 
 #include <chrono>

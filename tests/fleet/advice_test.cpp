@@ -2,7 +2,7 @@
 // §8 of `gua report --prometheus` on answers served through the client's transport seam: the
 // recommender's evidence read back per card, the notes on what it cannot take as a host's report
 // does, and the honest "not computed" of daemons that do not export the evidence.
-#include "report/fleet.hpp"
+#include "fleet/fleet.hpp"
 #include "report/render.hpp"
 
 #include <gtest/gtest.h>
@@ -64,7 +64,7 @@ Answers one_idle_card(bool evidence, const std::string& zone = "UTC") {
     return a;
 }
 
-/// A Prometheus on `answers` as gua's reader asks it (report/prometheus_counters.hpp): the hosts
+/// A Prometheus on `answers` as gua's reader asks it (prometheus/counters.hpp): the hosts
 /// from the label index, and at each edge lookup every series of the families the query names,
 /// each counter at 0 at the window's start and at its value at the end, beside a daemon start
 /// time that does not change (so each counter's increase is its value). Range queries find no

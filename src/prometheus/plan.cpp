@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host batches and time slices that keep each Prometheus request within the server's limits.
-#include "report/prometheus_plan.hpp"
+#include "prometheus/plan.hpp"
 
 #include <algorithm>
 

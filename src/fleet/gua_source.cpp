@@ -3,9 +3,9 @@
 #include "audit/waste.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
-#include "report/fleet.hpp"
-#include "report/prometheus_answer.hpp"
-#include "report/prometheus_counters.hpp"
+#include "fleet/fleet.hpp"
+#include "prometheus/answer.hpp"
+#include "prometheus/counters.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
@@ -18,6 +18,8 @@
 namespace gua::report {
 
 namespace {
+
+using F = telemetry::Family;
 
 constexpr DurationUs k_quarter_us = 15 * k_us_per_minute;
 constexpr double k_bytes_per_gib = 1024.0 * 1024.0 * 1024.0;
@@ -61,30 +63,6 @@ struct Card {
     std::optional<std::int64_t> memory_total_mib;
 };
 
-/// The counter families the report reads, and how (prometheus_counters.hpp).
-const std::vector<CounterFamily>& report_counters() {
-    static const std::vector<CounterFamily> families{
-        {"gua_gpu_seconds_total", {"gpu", "uuid", "model", "state"}, 1.0, false},
-        // A tick is at least 100 ms ([daemon] interval).
-        {"gua_gpu_card_ticks_total", {"gpu", "uuid", "model"}, 10.0, false},
-        {"gua_efficiency_seconds_total", {"gpu", "bucket"}, 1.0, false},
-        {"gua_identity_gpu_seconds_total", {"user", "namespace", "state"}, 0, true},
-        {"gua_identity_idle_held_bytes_seconds_total", {"user", "namespace"}, 0, true},
-        {"gua_identity_card_ticks_total", {"user", "namespace"}, 0, true},
-        // The recommender's evidence (§8, prometheus_advice.cpp).
-        {"gua_waste_pool_seconds_total", {"uuid", "pool"}, 1.0, false},
-        {"gua_gpu_measured_seconds_total", {"uuid", "period"}, 1.0, false},
-        {"gua_gpu_pattern_seconds_total", {"uuid", "pattern"}, 1.0, false},
-        {"gua_gpu_pattern_busy_seconds_total", {"uuid", "pattern"}, 1.0, false},
-        {"gua_gpu_bursty_efficiency_seconds_total", {"uuid", "bucket"}, 1.0, false},
-        {"gua_gpu_held_bytes_seconds_total", {"uuid", "during"}, 0, false},
-        {"gua_gpu_user_seconds_total", {"uuid", "user", "state"}, 1.0, false},
-        // Allocated-unused by the allocation's user (present only with an allocation source).
-        {"gua_allocated_unused_user_seconds_total", {"user"}, 0, false},
-    };
-    return families;
-}
-
 const std::vector<PromSample>& increase_of(const CounterTotals& totals, const std::string& name) {
     static const std::vector<PromSample> none;
     const auto it = totals.increase.find(name);
@@ -99,7 +77,8 @@ void fill_allocation_owners(ReportModel& m, const CounterTotals& totals) {
         return;
     }
     std::map<std::string, double> seconds_of;
-    for (const PromSample& s : increase_of(totals, "gua_allocated_unused_user_seconds_total")) {
+    for (const PromSample& s :
+         increase_of(totals, family(F::allocated_unused_user_seconds_total))) {
         seconds_of[prom_label(s.labels, "user")] += std::max(s.value, 0.0);
     }
     const double all_hours = m.allocation->allocated_unused_hours;
@@ -136,15 +115,16 @@ bool whole_hours(const TimeZone& tz, TimeUs from, TimeUs to) {
 }
 
 /// §5 from the increase per hour (per quarter hour in zones offset by a fraction of an hour),
-/// and the two partial edges, read per host at each step (prometheus_counters.hpp). Returns the
+/// and the two partial edges, read per host at each step (prometheus/counters.hpp). Returns the
 /// cells' state times (§8 reads them).
-std::array<std::array<audit::StateTimes, 24>, 7>
-fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
-             const CounterTotals& totals, const BuildOptions& o, const TimeZone& tz,
-             const PromLimits& limits) {
+std::array<std::array<audit::StateTimes, 24>, 7> fill_heatmap(ReportModel& m, const FleetRead& r,
+                                                              const CounterTotals& totals) {
+    PrometheusClient& prom = r.prom;
+    const BuildOptions& o = r.options;
+    const TimeZone& tz = r.tz;
     std::array<std::array<audit::StateTimes, 24>, 7> cells{};
     const DurationUs step = whole_hours(tz, o.from, o.to) ? k_us_per_hour : k_quarter_us;
-    const auto found = totals.series_per_host.find("gua_gpu_seconds_total");
+    const auto found = totals.series_per_host.find(family(F::gpu_seconds_total));
     const std::int64_t series = found != totals.series_per_host.end() ? found->second : 1;
     // The latest sample at each step (a daemon's counters carry over a gap or a restart). Hosts
     // whose counters went down or that are gone at the end: the last sample of each step,
@@ -157,7 +137,7 @@ fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
     std::vector<std::string> steady;
     std::set_difference(totals.hosts.begin(), totals.hosts.end(), last.begin(), last.end(),
                         std::back_inserter(steady));
-    const std::string by = "sum by (" + fleet.host_label + ", state) ";
+    const std::string by = "sum by (" + r.fleet.host_label + ", state) ";
     const std::string range = prom_range(step);
     // A host's sum of one state over one step is at most a step per card (its series).
     const double most =
@@ -175,15 +155,23 @@ fill_heatmap(ReportModel& m, PrometheusClient& prom, const FleetOptions& fleet,
         add_state(cells[static_cast<std::size_t>(day)][static_cast<std::size_t>(hour)],
                   prom_label(labels, "state"), us_of(v));
     };
-    read_step_increases(prom, fleet.host_label, steady, series, totals.sample_interval_us,
-                        by + "(gua_gpu_seconds_total{{HOSTS}})", "", o.from, o.to, step,
-                        static_cast<double>(series), limits, add);
+    const auto hosts = [&](std::vector<std::string> names) {
+        return HostSet{r.fleet.host_label, std::move(names), series, totals.sample_interval_us,
+                       r.limits};
+    };
+    read_step_increases(prom, hosts(steady),
+                        StepQuery{by + "(" + family(F::gpu_seconds_total) + "{{HOSTS}})", "",
+                                  o.from, o.to, step, static_cast<double>(series)},
+                        add);
     // The highest value of a step tells what a daemon that started over inside it counted
     // before.
-    read_step_increases(prom, fleet.host_label, last, series, totals.sample_interval_us,
-                        by + "(last_over_time(gua_gpu_seconds_total{{HOSTS}}" + range + "))",
-                        by + "(max_over_time(gua_gpu_seconds_total{{HOSTS}}" + range + "))", o.from,
-                        o.to, step, static_cast<double>(series), limits, add);
+    read_step_increases(
+        prom, hosts(last),
+        StepQuery{
+            by + "(last_over_time(" + family(F::gpu_seconds_total) + "{{HOSTS}}" + range + "))",
+            by + "(max_over_time(" + family(F::gpu_seconds_total) + "{{HOSTS}}" + range + "))",
+            o.from, o.to, step, static_cast<double>(series)},
+        add);
     // The steps are read apart from the window's totals: they too may not hold more card time
     // than the cards could record.
     DurationUs counted = 0;
@@ -221,15 +209,16 @@ void fill_identities(ReportModel& m, const CounterTotals& totals, const BuildOpt
         r.name = name;
         return r;
     };
-    for (const PromSample& s : increase_of(totals, "gua_identity_gpu_seconds_total")) {
+    for (const PromSample& s : increase_of(totals, family(F::identity_gpu_seconds_total))) {
         const double hours = to_hours(us_of(s.value));
         (prom_label(s.labels, "state") == "active" ? row(s).active_hours
                                                    : row(s).idle_held_hours) += hours;
     }
-    for (const PromSample& s : increase_of(totals, "gua_identity_idle_held_bytes_seconds_total")) {
+    for (const PromSample& s :
+         increase_of(totals, family(F::identity_idle_held_bytes_seconds_total))) {
         row(s).idle_held_gib_hours += std::max(s.value, 0.0) / k_bytes_per_gib / 3600.0;
     }
-    for (const PromSample& s : increase_of(totals, "gua_identity_card_ticks_total")) {
+    for (const PromSample& s : increase_of(totals, family(F::identity_card_ticks_total))) {
         row(s).samples += static_cast<std::uint64_t>(bounded_round(s.value, 1e15));
     }
     std::vector<IdentityRow> rows;
@@ -250,7 +239,7 @@ void check_card_times(const std::map<std::pair<std::string, std::string>, Card>&
     const DurationUs allowed = o.to - o.from + counter_tolerance_us(interval);
     for (const auto& [key, c] : cards) {
         if (c.states.total() > allowed) {
-            const PromLabels labels{{"__name__", "gua_gpu_seconds_total"},
+            const PromLabels labels{{"__name__", family(F::gpu_seconds_total)},
                                     {"gpu", std::to_string(c.row.index)},
                                     {"uuid", c.row.uuid}};
             throw Fatal(fmt::format("refused the answers of Prometheus at {}: series {} on host "
@@ -272,7 +261,7 @@ void check_identity_times(const ReportModel& m, const std::string& server, const
                                  to_hours(o.to - o.from + counter_tolerance_us(interval));
     for (const IdentityRow& r : m.identities) {
         if (!(r.gpu_hours <= allowed_hours)) {
-            const PromLabels labels{{"__name__", "gua_identity_gpu_seconds_total"},
+            const PromLabels labels{{"__name__", family(F::identity_gpu_seconds_total)},
                                     {"user", r.name}};
             throw Fatal(fmt::format("refused the answers of Prometheus at {}: series {}: {:.4g} "
                                     "GPU-hours in a window of {}, more than the fleet's {} "
@@ -284,40 +273,43 @@ void check_identity_times(const ReportModel& m, const std::string& server, const
     }
 }
 
-} // namespace
-
-ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& fleet,
-                                    const BuildOptions& o, const TimeZone& tz) {
-    ReportModel m = start_fleet_model(prom, o, tz);
-    const std::string& h = fleet.host_label;
-    const PromLimits limits;
-    const CounterTotals totals = read_counters(
-        prom, h, o.from, o.to, report_counters(),
-        {{"gua_gpu_memory_total_bytes", {"uuid"}}, {"gua_waste_pools_info", {"time_zone"}}},
-        limits);
+/// gua's counters and gauges of every host over the window; throws Fatal when no host has any.
+CounterTotals read_gua_counters(const FleetRead& r) {
+    const BuildOptions& o = r.options;
+    const std::string& h = r.fleet.host_label;
+    CounterTotals totals = read_counters(
+        r.prom, CounterQuery{h, o.from, o.to, gua_counter_families(), gua_gauge_families(),
+                             r.limits, family(F::daemon_start_time_seconds)});
     if (totals.hosts.empty()) {
         throw Fatal(fmt::format("no gua daemon's series at Prometheus {} between {} and {}: "
                                 "looked for gua_gpu_seconds_total and gua's other families "
                                 "(docs/metrics.md) by the host label `{}`",
-                                prom.url(), format_iso8601(o.from), format_iso8601(o.to), h));
+                                r.prom.url(), format_iso8601(o.from), format_iso8601(o.to), h));
     }
-    std::map<std::pair<std::string, std::string>, Card> cards;
+    return totals;
+}
+
+using Cards = std::map<std::pair<std::string, std::string>, Card>;
+
+/// The cards of the fleet, by (host, uuid), with their state times, ticks, buckets and memory.
+Cards read_cards(const CounterTotals& totals, const std::string& h, const std::string& server) {
+    Cards cards;
     const auto card = [&](const PromSample& s) -> Card& {
         Card& c = cards[{prom_label(s.labels, h), prom_label(s.labels, "uuid")}];
         c.row.host = prom_label(s.labels, h);
         c.row.uuid = prom_label(s.labels, "uuid");
         c.row.short_uuid = short_uuid(c.row.uuid);
         c.row.model = prom_label(s.labels, "model");
-        c.row.index = std::atoi(prom_label(s.labels, "gpu").c_str());
+        c.row.index = gpu_index(s.labels, server);
         return c;
     };
-    for (const PromSample& s : increase_of(totals, "gua_gpu_seconds_total")) {
+    for (const PromSample& s : increase_of(totals, family(F::gpu_seconds_total))) {
         add_state(card(s).states, prom_label(s.labels, "state"), us_of(s.value));
     }
-    for (const PromSample& s : increase_of(totals, "gua_gpu_card_ticks_total")) {
+    for (const PromSample& s : increase_of(totals, family(F::gpu_card_ticks_total))) {
         card(s).ticks += std::max(s.value, 0.0);
     }
-    for (const PromSample& s : increase_of(totals, "gua_efficiency_seconds_total")) {
+    for (const PromSample& s : increase_of(totals, family(F::efficiency_seconds_total))) {
         for (auto& [key, c] : cards) {
             if (key.first == prom_label(s.labels, h) &&
                 std::to_string(c.row.index) == prom_label(s.labels, "gpu")) {
@@ -326,9 +318,8 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
             }
         }
     }
-
     // Memory size per card, for pricing MIG instances without a profile in their name.
-    if (const auto memory = totals.gauge.find("gua_gpu_memory_total_bytes");
+    if (const auto memory = totals.gauge.find(family(F::gpu_memory_total_bytes));
         memory != totals.gauge.end()) {
         for (const PromSample& s : memory->second) {
             const auto it = cards.find({prom_label(s.labels, h), prom_label(s.labels, "uuid")});
@@ -337,14 +328,21 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
             }
         }
     }
+    return cards;
+}
 
-    check_card_times(cards, prom.url(), o, totals.sample_interval_us);
-
+/// The fleet's sums over its cards.
+struct CardSums {
     audit::StateTimes total;
     std::array<DurationUs, 4> buckets{};
     std::vector<FleetCard> priced;
     std::map<std::string, audit::StateTimes> by_host;
-    std::vector<audit::StateTimes> card_states;
+    std::vector<audit::StateTimes> states;
+};
+
+/// m.gpus from the cards that recorded anything, and their sums.
+CardSums add_gpu_rows(ReportModel& m, Cards& cards) {
+    CardSums sums;
     for (auto& [key, c] : cards) {
         c.row.samples = static_cast<std::uint64_t>(bounded_round(c.ticks, 1e15));
         if (c.row.samples == 0 && c.states.total() == 0) {
@@ -354,30 +352,29 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
         c.row.buckets = bucket_shares(c.buckets);
         // gua's counters carry no provenance: the measured time counts as source unknown.
         c.row.provenance = provenance_of(c.states, audit::Provenance{}, 0);
-        card_states.push_back(c.states);
-        priced.push_back(FleetCard{
+        sums.states.push_back(c.states);
+        sums.priced.push_back(FleetCard{
             audit::CardFacts{c.row.uuid, c.row.model, c.memory_total_mib, "", "", std::nullopt},
             c.states});
         m.gpus.push_back(c.row);
         m.samples += c.row.samples;
-        total += c.states;
-        by_host[key.first] += c.states;
+        sums.total += c.states;
+        sums.by_host[key.first] += c.states;
         for (std::size_t b = 0; b < 4; ++b) {
-            buckets[b] += c.buckets[b];
+            sums.buckets[b] += c.buckets[b];
         }
     }
-    if (m.gpus.empty()) {
-        throw Fatal(fmt::format("no card's series at Prometheus {} between {} and {}: looked for "
-                                "gua_gpu_seconds_total and gua_gpu_card_ticks_total of the {} "
-                                "host{} with gua's series (by `{}`)",
-                                prom.url(), format_iso8601(o.from), format_iso8601(o.to),
-                                totals.hosts.size(), totals.hosts.size() == 1 ? "" : "s", h));
-    }
+    return sums;
+}
+
+/// §1–§3 of the fleet from the cards' sums.
+void fill_states(ReportModel& m, const CardSums& sums) {
+    const audit::StateTimes& total = sums.total;
     m.headline = shares_of(total);
     m.provenance = provenance_of(total, audit::Provenance{}, 0);
     m.observed_card_hours =
         to_hours(total.active + total.idle_held + total.truly_idle + total.allocated_unused);
-    m.waste = audit::compute_waste(card_states, 0);
+    m.waste = audit::compute_waste(sums.states, 0);
     if (total.allocated_unused > 0) {
         // The counters carry the state, not the matrix nor the owners' shares by card.
         AllocationSection a;
@@ -389,27 +386,28 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     m.notes.push_back("gua's Prometheus counters do not record how utilization was measured "
                       "(sample buffers or snapshots), nor why time is unmeasured: read the hosts' "
                       "databases with `gua report` for that");
-    m.buckets = bucket_shares(buckets);
-    m.bucket_hours = to_hours(buckets[0] + buckets[1] + buckets[2] + buckets[3]);
+    m.buckets = bucket_shares(sums.buckets);
+    m.bucket_hours =
+        to_hours(sums.buckets[0] + sums.buckets[1] + sums.buckets[2] + sums.buckets[3]);
+}
 
-    fill_identities(m, totals, o);
-    check_identity_times(m, prom.url(), o, totals.sample_interval_us);
-    const auto heatmap = fill_heatmap(m, prom, fleet, totals, o, tz, limits);
-    price_fleet(m, priced, o.pricing);
-    fill_allocation_owners(m, totals);
-
+/// Coverage and hosts from the daemons' tick counters; returns the wall time with data from
+/// some host, as a database report's coverage counts it.
+DurationUs fill_coverage(ReportModel& m, const FleetRead& r, const CounterTotals& totals,
+                         const std::map<std::string, audit::StateTimes>& by_host) {
+    const BuildOptions& o = r.options;
+    const std::string& h = r.fleet.host_label;
     const DurationUs step = coverage_step(o.from, o.to);
-    const SeriesPresence presence =
-        presence_of(read_range(prom, h, totals.hosts, 1, totals.sample_interval_us,
-                               "count by (" + h + ") (gua_daemon_ticks_total{{HOSTS}})", o.from,
-                               o.to, step, limits),
-                    h, o.from, o.to, step);
+    const SeriesPresence presence = presence_of(
+        read_range(r.prom, HostSet{h, totals.hosts, 1, totals.sample_interval_us, r.limits},
+                   "count by (" + h + ") (" + family(F::daemon_ticks_total) + "{{HOSTS}})", o.from,
+                   o.to, step),
+        h, o.from, o.to, step);
     m.coverage.first = presence.first;
     m.coverage.last_end = presence.last_end;
     m.coverage.gaps = presence.gaps;
     m.coverage.covered_share = presence.covered_share;
-    summarise_hosts(m, by_host, presence, prom.url());
-    // Wall time with data from some host, as a database report's coverage counts it.
+    summarise_hosts(m, by_host, presence, r.prom.url());
     DurationUs recorded = 0;
     if (presence.first && presence.last_end) {
         recorded = std::min(*presence.last_end, o.to) - std::max(*presence.first, o.from);
@@ -418,7 +416,68 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
                 std::max<DurationUs>(std::min(gap_to, o.to) - std::max(gap_from, o.from), 0);
         }
     }
-    advise_fleet(m, totals, fleet, o, priced, heatmap, std::max<DurationUs>(recorded, 0));
+    return std::max<DurationUs>(recorded, 0);
+}
+
+} // namespace
+
+const std::vector<CounterFamily>& gua_counter_families() {
+    static const std::vector<CounterFamily> families{
+        {family(F::gpu_seconds_total), {"gpu", "uuid", "model", "state"}, 1.0, false},
+        // A tick is at least 100 ms ([daemon] interval).
+        {family(F::gpu_card_ticks_total), {"gpu", "uuid", "model"}, 10.0, false},
+        {family(F::efficiency_seconds_total), {"gpu", "bucket"}, 1.0, false},
+        {family(F::identity_gpu_seconds_total), {"user", "namespace", "state"}, 0, true},
+        {family(F::identity_idle_held_bytes_seconds_total), {"user", "namespace"}, 0, true},
+        {family(F::identity_card_ticks_total), {"user", "namespace"}, 0, true},
+        // The recommender's evidence (§8, fleet/advice.cpp).
+        {family(F::waste_pool_seconds_total), {"uuid", "pool"}, 1.0, false},
+        {family(F::gpu_measured_seconds_total), {"uuid", "period"}, 1.0, false},
+        {family(F::gpu_pattern_seconds_total), {"uuid", "pattern"}, 1.0, false},
+        {family(F::gpu_pattern_busy_seconds_total), {"uuid", "pattern"}, 1.0, false},
+        {family(F::gpu_bursty_efficiency_seconds_total), {"uuid", "bucket"}, 1.0, false},
+        {family(F::gpu_held_bytes_seconds_total), {"uuid", "during"}, 0, false},
+        {family(F::gpu_user_seconds_total), {"uuid", "user", "state"}, 1.0, false},
+        // Allocated-unused by the allocation's user (present only with an allocation source).
+        {family(F::allocated_unused_user_seconds_total), {"user"}, 0, false},
+    };
+    return families;
+}
+
+const std::vector<GaugeFamily>& gua_gauge_families() {
+    static const std::vector<GaugeFamily> families{
+        {family(F::gpu_memory_total_bytes), {"uuid"}},
+        {family(F::waste_pools_info), {"time_zone"}},
+    };
+    return families;
+}
+
+ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& fleet,
+                                    const BuildOptions& o, const TimeZone& tz) {
+    ReportModel m = start_fleet_model(prom, o, tz);
+    const FleetRead r{prom, fleet, o, tz, PromLimits{}};
+    const std::string& h = fleet.host_label;
+    const CounterTotals totals = read_gua_counters(r);
+    Cards cards = read_cards(totals, h, prom.url());
+    check_card_times(cards, prom.url(), o, totals.sample_interval_us);
+    CardSums sums = add_gpu_rows(m, cards);
+    if (m.gpus.empty()) {
+        throw Fatal(fmt::format("no card's series at Prometheus {} between {} and {}: looked for "
+                                "gua_gpu_seconds_total and gua_gpu_card_ticks_total of the {} "
+                                "host{} with gua's series (by `{}`)",
+                                prom.url(), format_iso8601(o.from), format_iso8601(o.to),
+                                totals.hosts.size(), totals.hosts.size() == 1 ? "" : "s", h));
+    }
+    fill_states(m, sums);
+    fill_identities(m, totals, o);
+    check_identity_times(m, prom.url(), o, totals.sample_interval_us);
+    FleetEvidence evidence;
+    evidence.heatmap = fill_heatmap(m, r, totals);
+    price_fleet(m, sums.priced, o.pricing);
+    fill_allocation_owners(m, totals);
+    evidence.recorded_us = fill_coverage(m, r, totals, sums.by_host);
+    evidence.cards = std::move(sums.priced);
+    advise_fleet(m, totals, r, evidence);
     return m;
 }
 

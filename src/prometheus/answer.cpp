@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SAX handlers for {"status", "data": {"resultType", "result": [{"metric", "value(s)"}]}} and
 // for label value lists, refusing what no Prometheus server sends.
-#include "report/prometheus_answer.hpp"
+#include "prometheus/answer.hpp"
 
 #include "core/fatal.hpp"
 

@@ -3,13 +3,15 @@
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/version.hpp"
+#include "fleet/fleet.hpp"
+#include "prometheus/answer.hpp"
 #include "report/build_cost.hpp"
-#include "report/fleet.hpp"
 #include "report/shares.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
 
@@ -35,6 +37,21 @@ ReportModel start_fleet_model(const PrometheusClient& prom, const BuildOptions& 
 
 std::int64_t bounded_round(double value, double max) {
     return value > 0 ? std::llround(std::min(value, max)) : 0;
+}
+
+int gpu_index(const PromLabels& labels, const std::string& server) {
+    const std::string text = prom_label(labels, "gpu");
+    int index = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
+    const bool digits =
+        !text.empty() && text.size() <= 6 &&
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || error != std::errc() || end != text.data() + text.size()) {
+        throw Fatal(fmt::format("refused the answers of Prometheus at {}: series {}: its gpu "
+                                "label \"{}\" is not a card index (a whole number)",
+                                server, describe_series(labels), printable(text, 40)));
+    }
+    return index;
 }
 
 DurationUs coverage_step(TimeUs from, TimeUs to) {

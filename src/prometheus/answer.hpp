@@ -4,7 +4,7 @@
 // is data to validate: its sizes are bounded and impossible values are refused.
 #pragma once
 
-#include "report/prometheus_api.hpp"
+#include "prometheus/api.hpp"
 
 #include <cstddef>
 #include <functional>

@@ -55,7 +55,7 @@ inline constexpr std::size_t k_prom_max_body_bytes = 64UL * 1024 * 1024;
 
 /// Queries one Prometheus server. Every failure (unreachable, HTTP error, query error, bad
 /// JSON, a sample time out of range, an impossible value, an answer past the limits of
-/// prometheus_answer.hpp, a body past k_prom_max_body_bytes, the report's time limit reached)
+/// answer.hpp, a body past k_prom_max_body_bytes, the report's time limit reached)
 /// throws Fatal with a one-line message naming the server.
 class PrometheusClient {
   public:

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the phases of read_counters() (prometheus_counters.cpp, prometheus_last_values.cpp)
+// What the phases of read_counters() (counters.cpp, last_values.cpp)
 // share: each host's values at each lookup time, and the sums being assembled.
 #pragma once
 
-#include "report/prometheus_counters.hpp"
+#include "prometheus/counters.hpp"
 
 #include <map>
 #include <mutex>
@@ -13,7 +13,6 @@
 
 namespace gua::report::counters_parts {
 
-inline constexpr const char* k_start_time = "gua_daemon_start_time_seconds";
 /// A lookup's guess of series per host (lookups hold one point per series).
 inline constexpr std::int64_t k_lookup_series_guess = 1000;
 
@@ -70,12 +69,11 @@ inline std::string join(const std::vector<std::string>& parts, const char* sep) 
 /// Adds a counter series of family `name` (labels as answered) to `h`, and makes sure the sum of
 /// its projected series exists; pod series are read on their own (increase()), not here. The
 /// caller holds `as.mutex`.
-inline void add_counter(Assembly& as, HostAt& h, const std::vector<CounterFamily>& counters,
-                        const std::string& host_label, const std::string& name,
+inline void add_counter(Assembly& as, HostAt& h, const CounterQuery& q, const std::string& name,
                         const PromLabels& labels, double v) {
-    for (const CounterFamily& f : counters) {
+    for (const CounterFamily& f : q.counters) {
         if (f.name == name && !(f.pod_series && is_pod_series(labels))) {
-            const PromLabels key = project(labels, host_label, f.labels);
+            const PromLabels key = project(labels, q.host_label, f.labels);
             const std::string k = series_key(key);
             h.counters[name][k] += v;
             as.sums[name].try_emplace(k, PromSample{key, 0});
@@ -89,9 +87,7 @@ inline void add_counter(Assembly& as, HostAt& h, const std::vector<CounterFamily
 /// its counters simply stopped there: those values stand in `as.at` for the chunk's end and
 /// every later bound, so that end − start is each chunk's increase (increase() would
 /// extrapolate past the last sample).
-void read_last_values(PrometheusClient& prom, const std::string& host_label,
-                      const std::vector<CounterFamily>& counters, DurationUs sample_interval_us,
-                      const PromLimits& limits,
+void read_last_values(PrometheusClient& prom, const CounterQuery& q, DurationUs sample_interval_us,
                       const std::map<std::string, std::vector<TimeUs>>& bounds_of, Assembly& as);
 
 } // namespace gua::report::counters_parts

@@ -2,7 +2,7 @@
 // The query planner of fleet reports: host batches and time slices worked out by hand from the
 // limits, and for any fleet shape every host and instant covered once with each request in the
 // limits.
-#include "report/prometheus_plan.hpp"
+#include "prometheus/plan.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>

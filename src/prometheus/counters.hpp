@@ -5,8 +5,8 @@
 // which a host's counters started over (or a series ended) are read in full with increase().
 #pragma once
 
-#include "report/prometheus_api.hpp"
-#include "report/prometheus_plan.hpp"
+#include "prometheus/api.hpp"
+#include "prometheus/plan.hpp"
 
 #include <functional>
 #include <map>
@@ -72,42 +72,65 @@ std::optional<std::map<std::string, double>> telescope(const std::map<std::strin
                                                        const std::map<std::string, double>& end,
                                                        double max_new);
 
-/// Reads `counters` and `gauges` of every host over (from, to]: lookups at the edges (and a
-/// minute after each, to bring the values from their scrape to the edge), telescope() where the
-/// counters carried through; hosts whose gua_daemon_start_time_seconds differs or is missing at
-/// an edge are cut into days, looked up at the ends of each day with a restart (and just after
-/// the restart, to see whether the counters carried over it); increase() for the days that
-/// telescope() refuses and for pod series. Requests follow the plans of prometheus_plan.hpp,
+/// What read_counters() reads: the families of every host over (from, to].
+struct CounterQuery {
+    std::string host_label; ///< the label that tells hosts apart
+    TimeUs from = 0;
+    TimeUs to = 0;
+    std::vector<CounterFamily> counters;
+    std::vector<GaugeFamily> gauges;
+    PromLimits limits;
+    /// The gauge of each daemon's start time (Unix seconds): a new value is a restart.
+    std::string start_time_gauge;
+};
+
+/// Reads `query.counters` and `query.gauges` of every host over (from, to]: lookups at the
+/// edges (and a minute after each, to bring the values from their scrape to the edge),
+/// telescope() where the counters carried through; hosts whose start_time_gauge differs or is
+/// missing at an edge are cut into days, looked up at the ends of each day with a restart (and
+/// just after the restart, to see whether the counters carried over it); increase() for the days
+/// that telescope() refuses and for pod series. Requests follow the plans of plan.hpp,
 /// `limits.concurrency` at once. Throws Fatal naming the series when a family's increase is
 /// more than its max_rate allows over the window (with counter_tolerance_us()).
-CounterTotals read_counters(PrometheusClient& prom, const std::string& host_label, TimeUs from,
-                            TimeUs to, const std::vector<CounterFamily>& counters,
-                            const std::vector<GaugeFamily>& gauges, const PromLimits& limits);
+CounterTotals read_counters(PrometheusClient& prom, const CounterQuery& query);
 
-/// The increase of `expr_by_host` (an instant-vector expression of counters summed by the host
-/// label and more, with `{HOSTS}` where the host matcher goes) over each step of the window:
+/// The hosts a fleet read covers, and what sizes its requests (plan.hpp).
+struct HostSet {
+    std::string host_label;
+    std::vector<std::string> hosts;
+    std::int64_t series_per_host = 1;
+    DurationUs sample_interval_us = 0;
+    PromLimits limits;
+};
+
+/// One expression read at every step of a window (read_step_increases).
+struct StepQuery {
+    std::string expr_by_host; ///< counters summed by the host label and more; `{HOSTS}`: matcher
+    std::string peak_by_host; ///< the highest value within each step; "" for none
+    TimeUs from = 0;
+    TimeUs to = 0;
+    DurationUs step = 0;
+    double max_rate = 0; ///< the most a sum counts per second from zero (0: never)
+};
+
+/// The increase of `q.expr_by_host` (an instant-vector expression of counters summed by the
+/// host label and more, with `{HOSTS}` where the host matcher goes) over each step of the window:
 /// calls `sink(segment_start, labels, value)` for (from, s₁], (s₁, s₂], …, (sₙ, to] where sᵢ
-/// are the multiples of `step` inside the window. Read per host from its sums at each step
-/// (planned range queries, `limits.concurrency` at once). An increase across steps where the
-/// host was not seen is spread evenly over them. A sum that appears after the window's start, or
-/// that decreased, counts from zero when it holds at most `max_rate` per second since the
-/// previous point (0: never), else as 0. `peak_by_host` (optional, "" for none) gives the
-/// highest value within each step: a step whose peak is above its value went down inside, and
-/// counts what was counted up to the drop too.
-void read_step_increases(PrometheusClient& prom, const std::string& host_label,
-                         const std::vector<std::string>& hosts, std::int64_t series_per_host,
-                         DurationUs sample_interval_us, const std::string& expr_by_host,
-                         const std::string& peak_by_host, TimeUs from, TimeUs to, DurationUs step,
-                         double max_rate, const PromLimits& limits,
+/// are the multiples of `q.step` inside the window. Read per host from its sums at each step
+/// (planned range queries, `hosts.limits.concurrency` at once). An increase across steps where
+/// the host was not seen is spread evenly over them. A sum that appears after the window's
+/// start, or that decreased, counts from zero when it holds at most `q.max_rate` per second
+/// since the previous point (0: never), else as 0. `q.peak_by_host` gives the highest value
+/// within each step: a step whose peak is above its value went down inside, and counts what was
+/// counted up to the drop too.
+void read_step_increases(PrometheusClient& prom, const HostSet& hosts, const StepQuery& q,
                          const std::function<void(TimeUs, const PromLabels&, double)>& sink);
 
 /// `expr_by_host` (an instant-vector expression with `{HOSTS}` where the host matcher goes)
 /// at start, start + step, … ≤ end for every host: planned query_range requests
-/// (`limits.concurrency` at once), their series merged by labels.
-std::vector<PromSeries> read_range(PrometheusClient& prom, const std::string& host_label,
-                                   const std::vector<std::string>& hosts,
-                                   std::int64_t series_per_host, DurationUs sample_interval_us,
+/// (`hosts.limits.concurrency` at once), their series merged by labels.
+std::vector<PromSeries> read_range(PrometheusClient& prom, const HostSet& hosts,
                                    const std::string& expr_by_host, TimeUs start, TimeUs end,
-                                   DurationUs step, const PromLimits& limits);
+                                   DurationUs step);
 
 } // namespace gua::report

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The last values of hosts that went away for good inside the window (read_last_values in
-// prometheus_counters_parts.hpp).
-#include "report/prometheus_counters_parts.hpp"
-#include "report/prometheus_plan.hpp"
+// counters_parts.hpp).
+#include "prometheus/counters_parts.hpp"
+#include "prometheus/plan.hpp"
 
 #include <fmt/format.h>
 
@@ -11,10 +11,10 @@
 
 namespace gua::report::counters_parts {
 
-void read_last_values(PrometheusClient& prom, const std::string& host_label,
-                      const std::vector<CounterFamily>& counters, DurationUs sample_interval_us,
-                      const PromLimits& limits,
+void read_last_values(PrometheusClient& prom, const CounterQuery& q, DurationUs sample_interval_us,
                       const std::map<std::string, std::vector<TimeUs>>& bounds_of, Assembly& as) {
+    const std::string& host_label = q.host_label;
+    const PromLimits& limits = q.limits;
     std::map<std::pair<TimeUs, TimeUs>, std::vector<std::string>> gone; // chunk → hosts
     for (const auto& [host, bounds] : bounds_of) {
         const auto& times = as.at[host];
@@ -46,8 +46,8 @@ void read_last_values(PrometheusClient& prom, const std::string& host_label,
             std::vector<std::string> parts{fmt::format(
                 "label_replace(max by ({0}) (last_over_time({1}{{{2}}}{3})), \"gua_family\", "
                 "\"{1}\", \"\", \"\")",
-                host_label, k_start_time, hs, range)};
-            for (const CounterFamily& f : counters) {
+                host_label, q.start_time_gauge, hs, range)};
+            for (const CounterFamily& f : q.counters) {
                 parts.push_back(fmt::format(
                     "label_replace(sum by ({}) (last_over_time({}{{{}{}}}{})), \"gua_family\", "
                     "\"{}\", \"\", \"\")",
@@ -55,8 +55,8 @@ void read_last_values(PrometheusClient& prom, const std::string& host_label,
                     f.pod_series ? ", namespace=\"\", pod=\"\", container=\"\"" : "", range,
                     f.name));
             }
-            jobs.emplace_back([&, q = join(parts, " or "), b](PrometheusClient& client) {
-                client.query_each(q, b, [&](PromLabels& labels, std::optional<double> v) {
+            jobs.emplace_back([&, expr = join(parts, " or "), b](PrometheusClient& client) {
+                client.query_each(expr, b, [&](PromLabels& labels, std::optional<double> v) {
                     if (!v) {
                         return;
                     }
@@ -64,11 +64,11 @@ void read_last_values(PrometheusClient& prom, const std::string& host_label,
                     const std::string host = prom_label(labels, host_label);
                     const std::lock_guard<std::mutex> lock(as.mutex);
                     HostAt& h = last_seen[host][b];
-                    if (name == k_start_time) {
+                    if (name == q.start_time_gauge) {
                         h.start_time = *v;
                         return;
                     }
-                    add_counter(as, h, counters, host_label, name, labels, *v);
+                    add_counter(as, h, q, name, labels, *v);
                 });
             });
         }

@@ -5,10 +5,11 @@
 
 #include "audit/mig.hpp"
 #include "core/timezone.hpp"
+#include "prometheus/api.hpp"
+#include "prometheus/counters.hpp"
 #include "report/build.hpp"
 #include "report/model.hpp"
-#include "report/prometheus_api.hpp"
-#include "report/prometheus_counters.hpp"
+#include "telemetry/exported_families.hpp"
 
 #include <map>
 #include <optional>
@@ -17,6 +18,12 @@
 #include <vector>
 
 namespace gua::report {
+
+/// The Prometheus name of a family of gua's /metrics (telemetry/exported_families.def), as the
+/// fleet reader queries it.
+inline std::string family(telemetry::Family f) {
+    return std::string(telemetry::family_name(f));
+}
 
 /// Where and how to read a fleet.
 struct FleetOptions {
@@ -27,6 +34,12 @@ struct FleetOptions {
     /// The longest the whole report may wait for the server (--prometheus-timeout).
     DurationUs timeout_us = k_prom_report_timeout_us;
 };
+
+/// The counter families of gua's /metrics that build_prometheus_report reads, and how.
+const std::vector<CounterFamily>& gua_counter_families();
+
+/// The gauge families of gua's /metrics that build_prometheus_report reads at its lookups.
+const std::vector<GaugeFamily>& gua_gauge_families();
 
 /// Builds the report of [options.from, options.to) from gua's counters with increase(), so
 /// scrape gaps lose nothing. Throws Fatal when the server cannot be queried or options ask for
@@ -63,6 +76,11 @@ SeriesPresence presence_of(const std::vector<PromSeries>& series, const std::str
 /// trusted to fit the integers gua keeps them in.
 std::int64_t bounded_round(double value, double max);
 
+/// The card index in a series' `gpu` label: a whole number of at most six digits, as the
+/// driver numbers its cards. Throws Fatal naming `server` and the series for anything else
+/// (missing, signed, not a number): garbage is never read as card 0.
+int gpu_index(const PromLabels& labels, const std::string& server);
+
 /// The query_range step for coverage: the window in about 1000 steps, at least 1 s.
 DurationUs coverage_step(TimeUs from, TimeUs to);
 
@@ -82,17 +100,30 @@ struct FleetCard {
 void price_fleet(ReportModel& m, const std::vector<FleetCard>& cards,
                  const audit::Pricing& pricing);
 
+/// One fleet report's reading: the server, where and how to read it, and the report's options.
+struct FleetRead {
+    PrometheusClient& prom;
+    const FleetOptions& fleet;
+    const BuildOptions& options;
+    const TimeZone& tz;
+    PromLimits limits;
+};
+
+/// What §8 of a fleet report weighs besides the counters.
+struct FleetEvidence {
+    std::vector<FleetCard> cards; ///< the same cards, in the same order, as m.gpus
+    std::array<std::array<audit::StateTimes, 24>, 7> heatmap{}; ///< in the report's zone
+    DurationUs recorded_us = 0;                                 ///< wall time with data
+};
+
 /// §8 of a report from gua's counters: reads the recommender's per-card evidence (waste pools,
-/// card profiles, per-user time per card) with increase() over the window for `cards` (as
-/// m.gpus), adds the fleet's `heatmap` (in the report's zone) and `recorded_us` (wall time with
-/// data), and runs audit::recommend as a database report does. Notes in m.advice_notes what
-/// differs from the hosts' own reports (the zone of the pools, hosts left out, users for
-/// groups). When no host exports the evidence (older daemons), leaves §8 empty with the reason in
-/// m.advice_unavailable.
-void advise_fleet(ReportModel& m, const CounterTotals& totals, const FleetOptions& fleet,
-                  const BuildOptions& options, const std::vector<FleetCard>& cards,
-                  const std::array<std::array<audit::StateTimes, 24>, 7>& heatmap,
-                  DurationUs recorded_us);
+/// card profiles, per-user time per card) in `totals` (increase() over the window) for
+/// `evidence.cards`, and runs audit::recommend as a database report does. Notes in
+/// m.advice_notes what differs from the hosts' own reports (the zone of the pools, hosts left
+/// out, users for groups). When no host exports the evidence (older daemons), leaves §8 empty
+/// with the reason in m.advice_unavailable.
+void advise_fleet(ReportModel& m, const CounterTotals& totals, const FleetRead& read,
+                  const FleetEvidence& evidence);
 
 /// Fills m.hosts from each host's state times, the GPU rows (which carry their host) and the
 /// hosts' covered shares, and names the fleet in m.host.

@@ -2,8 +2,8 @@
 // PrometheusClient and the fleet reports on hostile or unusual server answers, served through the
 // client's transport seam (the regressions fuzz_prometheus found, and Prometheus's NaN and ±Inf).
 #include "core/fatal.hpp"
-#include "report/fleet.hpp"
-#include "report/prometheus_answer.hpp"
+#include "fleet/fleet.hpp"
+#include "prometheus/answer.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

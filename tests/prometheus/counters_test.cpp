@@ -3,7 +3,7 @@
 // against a simulated server whose counters are known functions of time (one host's daemon
 // runs throughout, one restarts, one starts over on a fresh database inside the window, one goes
 // away for good).
-#include "report/prometheus_counters.hpp"
+#include "prometheus/counters.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -203,8 +203,13 @@ TEST(PrometheusCounters, OnlyTheDayOfANewDatabaseIsReadInFull) {
     FakeServer server;
     PrometheusClient prom = server.client();
     const CounterTotals totals =
-        read_counters(prom, "instance", t0, t_end,
-                      {{"gua_gpu_seconds_total", {"gpu", "state"}, 1.0, false}}, {}, PromLimits{});
+        read_counters(prom, CounterQuery{"instance",
+                                         t0,
+                                         t_end,
+                                         {{"gua_gpu_seconds_total", {"gpu", "state"}, 1.0, false}},
+                                         {},
+                                         PromLimits{},
+                                         "gua_daemon_start_time_seconds"});
     EXPECT_EQ(totals.hosts, (std::vector<std::string>{"a:1", "b:1", "c:1", "d:1"}));
     EXPECT_EQ(totals.sample_interval_us, 30 * s);
     EXPECT_EQ(totals.unstable, (std::vector<std::string>{"b:1", "c:1", "d:1"}));
@@ -297,8 +302,8 @@ TEST(PrometheusCounters, StepIncreasesFromEachHostsSums) {
     std::map<std::pair<std::string, TimeUs>, double> got;
     PromLimits limits; // one request at a time: both hosts in one batch
     limits.concurrency = 1;
-    read_step_increases(prom, "instance", {"a:1", "b:1"}, 1, 30 * s,
-                        "sum by (instance) (x{{HOSTS}})", "", from, to, q, 2.0, limits,
+    read_step_increases(prom, HostSet{"instance", {"a:1", "b:1"}, 1, 30 * s, limits},
+                        StepQuery{"sum by (instance) (x{{HOSTS}})", "", from, to, q, 2.0},
                         [&](TimeUs segment, const PromLabels& labels, double v) {
                             got[{prom_label(labels, "instance"), segment}] += v;
                         });
@@ -349,8 +354,8 @@ TEST(PrometheusCounters, StepIncreasesThroughADropInsideAStep) {
                                        .dump()};
         });
     std::map<TimeUs, double> got;
-    read_step_increases(prom, "instance", {"a:1"}, 1, 30 * s, "last{{HOSTS}}", "peak{{HOSTS}}", t0,
-                        t0 + 4 * q, q, 2.0, PromLimits{},
+    read_step_increases(prom, HostSet{"instance", {"a:1"}, 1, 30 * s, PromLimits{}},
+                        StepQuery{"last{{HOSTS}}", "peak{{HOSTS}}", t0, t0 + 4 * q, q, 2.0},
                         [&](TimeUs segment, const PromLabels&, double v) { got[segment] += v; });
     // 00:15–00:30: 300 up to the drop, then 300 from zero (at most 2 a second: it can be).
     EXPECT_EQ(got, (std::map<TimeUs, double>{

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Prometheus HTTP API client: form-encoded POSTs, JSON results, one-line errors.
-#include "report/prometheus_api.hpp"
+#include "prometheus/api.hpp"
 
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
 #include "core/shared_library.hpp"
-#include "report/prometheus_answer.hpp"
+#include "prometheus/answer.hpp"
 
 #define CURL_DISABLE_TYPECHECK // calls go through function pointers
 #include <curl/curl.h>
