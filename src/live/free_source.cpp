@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// `gua free`'s two sources.
+#include "live/free_source.hpp"
+
+#include "audit/holdings.hpp"
+#include "identity/resolver.hpp"
+#include "sampler/sampler.hpp"
+
+#include <algorithm>
+
+namespace gua::live {
+
+FreeModel free_from_database(store::Database& db, const std::string& db_path,
+                             const store::RecentState& recent, const audit::Thresholds& thresholds,
+                             const FreeAsk& ask) {
+    FreeModel m;
+    m.source = "daemon";
+    m.db_path = db_path;
+    m.ask = ask;
+    m.last_tick_end = recent.last_end;
+    if (!recent.last_end) {
+        return m;
+    }
+    const DurationUs interval = recent.run ? std::max<DurationUs>(recent.run->interval_us, 0) : 0;
+    // Card-ticks starting up to three intervals before the window still cover its beginning.
+    const TimeUs from = *recent.last_end - ask.for_us - 3 * interval - k_us_per_second;
+    const auto spans = store::recent_spans(db, from, *recent.last_end + 1, thresholds);
+    static const std::vector<audit::StateSpan> k_none;
+    for (const store::RecentCard& card : recent.cards) {
+        const auto it = spans.find(card.gpu_id);
+        std::vector<audit::StateSpan> mine = it != spans.end() ? it->second : k_none;
+        // The newest card-tick of this card is where its judgement ends.
+        std::erase_if(mine, [&](const audit::StateSpan& s) { return s.t0 > card.t0; });
+        m.gpus.push_back(judge_card(card.record, mine, ask));
+    }
+    return m;
+}
+
+FreeModel free_from_sample(telemetry::DeviceSource& source, alloc::AllocationSource* allocations,
+                           const audit::Thresholds& thresholds, DurationUs length_us, Clock& clock,
+                           const std::atomic<bool>& stop, const std::string& note,
+                           const FreeAsk& ask) {
+    sampler::SamplerOptions so;
+    so.interval_us = length_us;
+    so.active_threshold_pct = thresholds.active_util_pct;
+    so.graphics_is_holder = thresholds.graphics_is_holder;
+    so.held_mib = thresholds.held_mib;
+    so.max_poll_us = std::min<DurationUs>(so.max_poll_us, std::max<DurationUs>(length_us / 2, 1));
+    so.max_ticks = 1;
+    so.allocations = allocations;
+    identity::Resolver resolver = identity::Resolver::of_host();
+    sampler::Sampler sampler(source, clock, resolver, so);
+    telemetry::Tick last;
+    sampler.run(stop, [&](const telemetry::Tick& tick) { last = tick; });
+    FreeModel m;
+    m.source = "sampled";
+    m.note = note;
+    m.ask = ask;
+    m.last_tick_end = last.t0 + last.duration_us;
+    for (const audit::CardNow& card : audit::cards_of(last)) {
+        std::vector<audit::ProcessKey> keys;
+        const audit::StateTimes times =
+            audit::classify(audit::card_tick_of(card, keys), thresholds);
+        m.gpus.push_back(
+            judge_card(*card.record, {audit::StateSpan{card.t0, card.duration_us, times}}, ask));
+    }
+    std::sort(m.gpus.begin(), m.gpus.end(),
+              [](const FreeCard& a, const FreeCard& b) { return a.index < b.index; });
+    return m;
+}
+
+} // namespace gua::live
