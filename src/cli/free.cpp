@@ -55,9 +55,11 @@ live::FreeModel sample(const FreeCommandOptions& o, const live::LiveOptions& opt
     std::unique_ptr<telemetry::DeviceSource> source = open_live_source(o.flags, why);
     daemon::SignalFlags& signals = daemon::install_signal_handlers();
     SystemClock clock;
-    return live::free_from_sample(*source, allocations.get(), options.thresholds,
-                                  duration_flag("--sample", o.flags.sample), clock, signals.stop,
-                                  why, ask);
+    sampler::SamplerOptions sampling =
+        live::one_tick_options(options.thresholds, duration_flag("--sample", o.flags.sample));
+    sampling.allocations = allocations.get();
+    return live::free_from_sample(*source, sampling, options.thresholds, clock, signals.stop, why,
+                                  ask);
 }
 
 std::string summary(const live::FreeModel& m) {

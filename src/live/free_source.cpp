@@ -4,7 +4,6 @@
 
 #include "audit/holdings.hpp"
 #include "identity/resolver.hpp"
-#include "sampler/sampler.hpp"
 
 #include <algorithm>
 
@@ -36,20 +35,12 @@ FreeModel free_from_database(store::Database& db, const std::string& db_path,
     return m;
 }
 
-FreeModel free_from_sample(telemetry::DeviceSource& source, alloc::AllocationSource* allocations,
-                           const audit::Thresholds& thresholds, DurationUs length_us, Clock& clock,
+FreeModel free_from_sample(telemetry::DeviceSource& source, const sampler::SamplerOptions& options,
+                           const audit::Thresholds& thresholds, Clock& clock,
                            const std::atomic<bool>& stop, const std::string& note,
                            const FreeAsk& ask) {
-    sampler::SamplerOptions so;
-    so.interval_us = length_us;
-    so.active_threshold_pct = thresholds.active_util_pct;
-    so.graphics_is_holder = thresholds.graphics_is_holder;
-    so.held_mib = thresholds.held_mib;
-    so.max_poll_us = std::min<DurationUs>(so.max_poll_us, std::max<DurationUs>(length_us / 2, 1));
-    so.max_ticks = 1;
-    so.allocations = allocations;
     identity::Resolver resolver = identity::Resolver::of_host();
-    sampler::Sampler sampler(source, clock, resolver, so);
+    sampler::Sampler sampler(source, clock, resolver, options);
     telemetry::Tick last;
     sampler.run(stop, [&](const telemetry::Tick& tick) { last = tick; });
     FreeModel m;

@@ -3,10 +3,11 @@
 // newest card-tick), or — with no daemon recording — one tick gua samples from NVML itself.
 #pragma once
 
-#include "alloc/source.hpp"
 #include "audit/classify.hpp"
 #include "core/clock.hpp"
 #include "live/free.hpp"
+#include "live/source.hpp"
+#include "sampler/sampler.hpp"
 #include "store/database.hpp"
 #include "store/recent.hpp"
 #include "telemetry/device_source.hpp"
@@ -22,11 +23,10 @@ FreeModel free_from_database(store::Database& db, const std::string& db_path,
                              const store::RecentState& recent, const audit::Thresholds& thresholds,
                              const FreeAsk& ask);
 
-/// Samples one tick of `length_us` from `source` (crossed with `allocations` when not null) and
-/// judges every card over it alone: time before the sample is unmeasured. `note` says why gua
-/// samples itself.
-FreeModel free_from_sample(telemetry::DeviceSource& source, alloc::AllocationSource* allocations,
-                           const audit::Thresholds& thresholds, DurationUs length_us, Clock& clock,
+/// Samples one tick from `source` as `options` say (one_tick_options) and judges every card over
+/// it alone: time before the sample is unmeasured. `note` says why gua samples itself.
+FreeModel free_from_sample(telemetry::DeviceSource& source, const sampler::SamplerOptions& options,
+                           const audit::Thresholds& thresholds, Clock& clock,
                            const std::atomic<bool>& stop, const std::string& note,
                            const FreeAsk& ask);
 

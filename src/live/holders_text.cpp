@@ -74,23 +74,22 @@ std::string styled(std::string line, bool selected, bool idle_held, bool color) 
     return color && code != nullptr ? fmt::format("\x1b[{}m{}\x1b[0m", code, line) : line;
 }
 
-std::string holder_row(const HolderNow& h, const NowTextOptions& o, int depth) {
+std::string holder_row(const NowModel& m, const HolderNow& h, const NowTextOptions& o, int depth) {
     const std::string sm = h.sm_pct ? fmt::format("{:.0f}%", *h.sm_pct) : "n/a";
     const std::string host =
-        o.process_columns
-            ? fmt::format("  {:>4}  {:>5}", format_cpu(h.cpu_pct), format_rss(h.rss_kib))
-            : "";
+        m.host_columns ? fmt::format("  {:>4}  {:>5}", format_cpu(h.cpu_pct), format_rss(h.rss_kib))
+                       : "";
     // The command line last, so a narrow terminal cuts it rather than the columns before it.
     const std::string line = fmt::format(
         "{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}{}  {:<12}  {:<13}  {}{}", h.gpu_index,
         printable(h.user.substr(0, 12)), h.pid, clip_to_columns(printable(where(h)), 22),
         format_gib(h.mem_mib), sm, host, idle(h), growth(h), branch(depth),
         h.command_line.empty() ? printable(h.command) : h.command_line);
-    return styled(line, o.selected_pid && *o.selected_pid == h.pid, h.idle_held, o.color) + "\n";
+    return styled(line, m.selected_pid && *m.selected_pid == h.pid, h.idle_held, o.color) + "\n";
 }
 
-std::string ancestor_row(const TreeRow& r, const NowTextOptions& o) {
-    const std::string blank_host = o.process_columns ? std::string(13, ' ') : "";
+std::string ancestor_row(const NowModel& m, const TreeRow& r) {
+    const std::string blank_host = m.host_columns ? std::string(13, ' ') : "";
     return fmt::format("{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}{}  {:<12}  {:<13}  {}{}\n", "",
                        printable(r.user.substr(0, 12)), r.pid, "", "", "", blank_host, "", "",
                        branch(r.depth), printable(r.command));
@@ -125,15 +124,15 @@ void render_holders(std::string& out, const NowModel& m, const NowTextOptions& o
     }
     out += fmt::format("GPU  user            pid  where                     memory   SM{}  "
                        "idle-held     growth/full    command\n",
-                       o.process_columns ? "   CPU    RSS" : "");
+                       m.host_columns ? "   CPU    RSS" : "");
     if (m.tree.empty()) {
         for (const HolderNow& h : m.holders) {
-            out += holder_row(h, o, 0);
+            out += holder_row(m, h, o, 0);
         }
         return;
     }
     for (const TreeRow& r : m.tree) {
-        out += r.holder ? holder_row(m.holders[*r.holder], o, r.depth) : ancestor_row(r, o);
+        out += r.holder ? holder_row(m, m.holders[*r.holder], o, r.depth) : ancestor_row(m, r);
     }
 }
 

@@ -123,6 +123,8 @@ struct NowModel {
     std::vector<DecisionNow> decisions; ///< newest first
     /// The holders under their ancestors, depth first (`gua top`'s tree view); empty: a list.
     std::vector<TreeRow> tree;
+    bool host_columns = false; ///< holders carry host CPU % and RSS (`gua top`: live::CpuMeter)
+    std::optional<std::uint32_t> selected_pid; ///< `gua top`: the holder row(s) marked selected
     DurationUs decisions_window_us = 0;
 };
 

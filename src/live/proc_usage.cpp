@@ -105,6 +105,7 @@ std::optional<ProcSample> read_proc_sample(std::uint32_t pid, const std::string&
 void CpuMeter::measure(NowModel& model, std::int64_t mono_us) {
     static const double k_ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
     std::map<std::pair<std::uint32_t, std::uint64_t>, Seen> seen;
+    model.host_columns = true;
     for (HolderNow& h : model.holders) {
         const std::optional<ProcSample> s = read_proc_sample(h.pid, m_root);
         if (!s || (h.start_ticks && *h.start_ticks != s->start_ticks)) {

@@ -32,7 +32,8 @@ std::optional<ProcSample> read_proc_sample(std::uint32_t pid,
                                            const std::string& proc_root = "/proc");
 
 /// Fills each holder's cpu_pct (over the time since the previous measure() that saw the same
-/// process, pid and start time) and rss_kib. The first sight of a process has no CPU %.
+/// process, pid and start time), rss_kib and ppid, and sets the model's host_columns. The first
+/// sight of a process has no CPU %.
 class CpuMeter {
   public:
     explicit CpuMeter(std::string proc_root = "/proc") : m_root(std::move(proc_root)) {}

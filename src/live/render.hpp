@@ -6,8 +6,6 @@
 #include "live/view.hpp"
 
 #include <cstddef>
-#include <cstdint>
-#include <optional>
 #include <string>
 
 namespace gua::live {
@@ -19,8 +17,6 @@ struct NowTextOptions {
     std::size_t max_decisions = 8; ///< policy decisions listed
     int columns = 0;               ///< terminal width: every line is cut to it (0: no limit)
     bool history = false;          ///< a history line (GpuNow::recent_states) under each GPU
-    bool process_columns = false;  ///< host CPU % and RSS of each holder (`gua top`)
-    std::optional<std::uint32_t> selected_pid; ///< the holder row(s) marked as selected
 };
 
 /// Cells of the history line for a terminal `columns` wide (0: not a terminal): the width after

@@ -22,7 +22,6 @@ constexpr DurationUs k_escape_wait_us = 150 * k_us_per_ms;
 
 TopScreen::TopScreen(TopScreenOptions options) : m_o(std::move(options)), m_meter(m_o.proc_root) {
     m_o.text.history = true;
-    m_o.text.process_columns = true;
     if (m_o.tty) {
         m_session.emplace(m_o.key_fd, m_o.out_fd);
         m_resize.emplace();
@@ -61,7 +60,7 @@ void TopScreen::draw() {
     slice_history(m, history_cells(size.columns));
     NowTextOptions text = m_o.text;
     text.columns = size.columns;
-    text.selected_pid = m_keys.view().selected_pid;
+    m.selected_pid = m_keys.view().selected_pid;
     TopView view = m_keys.view();
     view.readonly = m_o.readonly;
     const std::string frame = render_top_frame(m, view, text, m_o.refresh_us, size.rows);
