@@ -4,10 +4,42 @@
 
 #include "audit/holdings.hpp"
 #include "identity/resolver.hpp"
+#include "store/reader.hpp"
 
 #include <algorithm>
 
 namespace gua::live {
+
+namespace {
+
+/// Each card's classified card-ticks of [from, to) by gpu id, and the owners of its newest one.
+struct Recorded {
+    std::map<std::int64_t, std::vector<audit::StateSpan>> spans;
+    std::map<std::int64_t, std::vector<telemetry::AllocationOwner>> owners;
+};
+
+Recorded read_recorded(store::Database& db, TimeUs from, TimeUs to,
+                       const audit::Thresholds& thresholds) {
+    Recorded out;
+    store::Reader reader(db);
+    const std::vector<audit::AllocationRow> rows = reader.allocations(from, to);
+    reader.scan(from, to, [&](const audit::CardTick& tick) {
+        out.spans[tick.gpu].push_back(
+            audit::StateSpan{tick.t0, tick.duration_us, audit::classify(tick, thresholds)});
+        std::vector<telemetry::AllocationOwner>& owners = out.owners[tick.gpu];
+        owners.clear(); // ticks come in time order: the newest one's stay
+        for (const audit::AllocationShare& share : tick.allocations) {
+            if (share.allocation < rows.size()) {
+                const audit::AllocationRow& a = rows[share.allocation];
+                owners.push_back(
+                    {a.kind, a.id, a.user, a.account, tick.t0, tick.t0 + share.overlap_us});
+            }
+        }
+    });
+    return out;
+}
+
+} // namespace
 
 FreeModel free_from_database(store::Database& db, const std::string& db_path,
                              const store::RecentState& recent, const audit::Thresholds& thresholds,
@@ -23,14 +55,14 @@ FreeModel free_from_database(store::Database& db, const std::string& db_path,
     const DurationUs interval = recent.run ? std::max<DurationUs>(recent.run->interval_us, 0) : 0;
     // Card-ticks starting up to three intervals before the window still cover its beginning.
     const TimeUs from = *recent.last_end - ask.for_us - 3 * interval - k_us_per_second;
-    const auto spans = store::recent_spans(db, from, *recent.last_end + 1, thresholds);
-    static const std::vector<audit::StateSpan> k_none;
+    Recorded recorded = read_recorded(db, from, *recent.last_end + 1, thresholds);
     for (const store::RecentCard& card : recent.cards) {
-        const auto it = spans.find(card.gpu_id);
-        std::vector<audit::StateSpan> mine = it != spans.end() ? it->second : k_none;
+        std::vector<audit::StateSpan>& mine = recorded.spans[card.gpu_id];
         // The newest card-tick of this card is where its judgement ends.
         std::erase_if(mine, [&](const audit::StateSpan& s) { return s.t0 > card.t0; });
-        m.gpus.push_back(judge_card(card.record, mine, ask));
+        telemetry::CardTickRecord newest = card.record;
+        newest.allocations = recorded.owners[card.gpu_id];
+        m.gpus.push_back(judge_card(newest, mine, ask));
     }
     return m;
 }
