@@ -69,10 +69,9 @@ std::string footer_of(const TopView& view) {
     if (!view.message.empty()) {
         return printable(view.message);
     }
-    return view.readonly ? "i idle · m memory · s SM · u user · / filter · t tree · read-only · "
-                           "? help · q quit"
-                         : "i idle · m memory · s SM · u user · / filter · t tree · ↑↓ k K "
-                           "signal · ? help · q quit";
+    return view.readonly
+               ? "i idle · m memory · s SM · u user · / filter · t tree · read-only · q quit"
+               : "i idle · m memory · s SM · u user · / filter · t tree · ↑↓ k K · ? help · q quit";
 }
 
 } // namespace
