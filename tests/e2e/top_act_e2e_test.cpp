@@ -91,25 +91,45 @@ struct TopScene {
     }
 };
 
-/// Presses ↓ until the row of `pid` is selected; false when it never is.
-bool select_row(PtyTop& top, pid_t pid) {
-    for (int i = 0; i < 6; ++i) {
-        const std::size_t before = top.frames();
-        top.send("\x1b[B");
-        if (top.frame_until(
-                before, "", [&](const auto& f) { return selected(f) == pid; }, 3s)) {
-            return true;
+/// The line index of the holder row of `pid` in a frame, -1 when absent.
+int line_of(const std::vector<std::string>& frame, pid_t pid) {
+    for (std::size_t i = 0; i < frame.size(); ++i) {
+        std::istringstream in(frame[i].rfind('>', 0) == 0 ? frame[i].substr(1) : frame[i]);
+        std::string gpu;
+        std::string user;
+        pid_t row = 0;
+        if (in >> gpu >> user >> row && row == pid) {
+            return static_cast<int>(i);
         }
     }
-    return false;
+    return -1;
 }
 
-/// Sends `keys` and waits for a frame whose last line (the footer) contains `text`.
-bool footer_after(PtyTop& top, const std::string& keys, const std::string& text) {
+/// Presses ↓ or ↑ towards the row of `pid` until it is selected; false when it never is.
+bool select_row(PtyTop& top, pid_t pid) {
+    for (int i = 0; i < 8; ++i) {
+        const std::vector<std::string> frame = top.last_frame();
+        const pid_t now = selected(frame);
+        if (now == pid) {
+            return true;
+        }
+        const bool down = now == 0 || line_of(frame, now) < line_of(frame, pid);
+        const std::size_t before = top.frames();
+        top.send(down ? "\x1b[B" : "\x1b[A");
+        top.frame_until(
+            before, "", [](const auto&) { return true; }, 3s);
+    }
+    return selected(top.last_frame()) == pid;
+}
+
+/// Sends `keys` and waits up to `timeout` for a frame whose last line (the footer) contains
+/// `text`.
+bool footer_after(PtyTop& top, const std::string& keys, const std::string& text,
+                  std::chrono::milliseconds timeout = 5s) {
     const std::size_t before = top.frames();
     top.send(keys);
     return top.frame_until(
-        before, text, [](const auto&) { return true; }, 5s);
+        before, text, [](const auto&) { return true; }, timeout);
 }
 
 TEST(TopActE2E, CpuAndRssColumnsMatchProc) {
@@ -187,7 +207,7 @@ TEST(TopActE2E, SignalsOnlyAfterYAndOnlyTheUsersOwnProcesses) {
                              "cannot signal: pid " + std::to_string(theirs->pid()) +
                                  " belongs to uid 1501, not to you"))
         << top.output();
-    EXPECT_FALSE(footer_after(top, "y", "sent")) << "y without a confirmation sends nothing";
+    EXPECT_TRUE(footer_after(top, "y", "q quit")) << "y without a confirmation: just the keys";
     EXPECT_TRUE(theirs->running());
 
     // SIGTERM: asked, cancelled by n, then sent by y.
@@ -230,7 +250,7 @@ TEST(TopActE2E, ReadonlySendsNothing) {
     ASSERT_TRUE(select_row(top, mine->pid())) << top.output();
     for (const std::string key : {"k", "K"}) {
         EXPECT_TRUE(footer_after(top, key, "read-only (--readonly): no signals")) << top.output();
-        EXPECT_FALSE(footer_after(top, "y", "sent"));
+        EXPECT_TRUE(footer_after(top, "y", "q quit")) << "nothing to confirm: just the keys";
     }
     std::this_thread::sleep_for(300ms);
     EXPECT_TRUE(mine->running());
