@@ -116,8 +116,9 @@ bool select_row(PtyTop& top, pid_t pid) {
         const bool down = now == 0 || line_of(frame, now) < line_of(frame, pid);
         const std::size_t before = top.frames();
         top.send(down ? "\x1b[B" : "\x1b[A");
+        // A whole frame: an arrow clears any message, so the footer lists the keys again.
         top.frame_until(
-            before, "", [](const auto&) { return true; }, 3s);
+            before, "q quit", [](const auto&) { return true; }, 3s);
     }
     return selected(top.last_frame()) == pid;
 }
