@@ -84,6 +84,7 @@ int main_entry(int argc, char** argv) {
     add(register_uninstall);
     add(register_now);
     add(register_top);
+    add(register_free);
     add(register_db);
     add(register_job);
     add(register_plan);

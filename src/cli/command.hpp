@@ -33,6 +33,8 @@ Runner register_uninstall(CLI::App& app);
 Runner register_now(CLI::App& app);
 /// Registers `gua top`.
 Runner register_top(CLI::App& app);
+/// Registers `gua free`.
+Runner register_free(CLI::App& app);
 /// Registers `gua db` (stats, check, vacuum, backup).
 Runner register_db(CLI::App& app);
 /// Registers `gua job` (one Slurm job or pod from the database).

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `gua top`: the `gua now` view refreshed in place on a terminal, with keys to sort and filter the
-// holders, a history line per GPU and a redraw on every key and resize; plain frames separated by
-// blank lines when stdout is not a terminal.
+// `gua top`: the `gua now` view refreshed in place on a terminal, with each holder's host CPU %
+// and RSS, keys to sort, filter and tree the holders and to signal one (confirmed first, never
+// with --readonly), a history line per GPU and a redraw on every key and resize; plain frames
+// separated by blank lines when stdout is not a terminal.
 #include "cli/command.hpp"
 #include "cli/live_flags.hpp"
 #include "core/fatal.hpp"
@@ -23,6 +24,7 @@ struct TopCommandOptions {
     LiveFlags flags;
     std::string interval = "2s";
     std::optional<std::uint64_t> count;
+    bool readonly = false;
 };
 
 int run(const TopCommandOptions& o) {
@@ -53,6 +55,7 @@ int run(const TopCommandOptions& o) {
     screen_options.tty = tty;
     screen_options.text.color = stdout_color(o.flags.color);
     screen_options.refresh_us = refresh_us;
+    screen_options.readonly = o.readonly;
     live::TopScreen screen(screen_options);
     screen.placeholder(from_db ? "gua top — reading the daemon's database…\n"
                                : "gua top — " + why + "; sampling NVML…\n");
@@ -85,6 +88,8 @@ Runner register_top(CLI::App& app) {
     add_live_flags(*cmd, o->flags);
     cmd->add_option("--interval", o->interval, "Refresh interval")->capture_default_str();
     cmd->add_option("--count", o->count, "Stop after this many frames");
+    cmd->add_flag("--readonly", o->readonly,
+                  "No signal keys: k and K (SIGTERM, SIGKILL to the selected holder) are off");
     return [o] { return run(*o); };
 }
 

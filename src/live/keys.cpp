@@ -60,7 +60,7 @@ KeyAction KeyMachine::feed(char byte) {
     case Escape::csi:
         if (c >= 0x40 && c <= 0x7e) { // the final byte
             m_escape = Escape::none;
-            return KeyAction::redraw;
+            return arrow(c);
         }
         if (c >= 0x20 && c < 0x40) { // parameters and intermediates
             return KeyAction::none;
@@ -69,7 +69,7 @@ KeyAction KeyMachine::feed(char byte) {
         return key(c);
     case Escape::ss3:
         m_escape = Escape::none;
-        return KeyAction::redraw;
+        return arrow(c);
     case Escape::none:
         break;
     }
@@ -84,7 +84,27 @@ KeyAction KeyMachine::timeout() {
                                  : KeyAction::redraw;
 }
 
+KeyAction KeyMachine::arrow(unsigned char final_byte) {
+    if (m_view.editing) {
+        return KeyAction::redraw;
+    }
+    m_view.message.clear();
+    if (m_view.confirm) {
+        m_view.confirm.reset();
+        m_view.message = "cancelled";
+        return KeyAction::redraw;
+    }
+    return final_byte == 'A'   ? KeyAction::select_prev
+           : final_byte == 'B' ? KeyAction::select_next
+                               : KeyAction::redraw;
+}
+
 KeyAction KeyMachine::lone_escape() {
+    if (m_view.confirm) {
+        m_view.confirm.reset();
+        m_view.message = "cancelled";
+        return KeyAction::redraw;
+    }
     if (m_view.editing) {
         m_view.editing = false;
         m_view.draft.clear();
@@ -105,6 +125,15 @@ KeyAction KeyMachine::key(unsigned char c) {
     }
     if (m_view.editing) {
         return edit(c);
+    }
+    m_view.message.clear();
+    if (m_view.confirm) {
+        if (c == 'y' || c == 'Y') {
+            return KeyAction::confirm;
+        }
+        m_view.confirm.reset();
+        m_view.message = "cancelled";
+        return KeyAction::redraw;
     }
     switch (c) {
     case 'q':
@@ -129,6 +158,13 @@ KeyAction KeyMachine::key(unsigned char c) {
     case '?':
         m_view.help = !m_view.help;
         break;
+    case 't':
+        m_view.tree = !m_view.tree;
+        break;
+    case 'k':
+        return KeyAction::ask_term;
+    case 'K':
+        return KeyAction::ask_kill;
     default:
         break;
     }

@@ -69,6 +69,11 @@ struct HolderNow {
     std::optional<double> mem_trend_mib_per_hour;
     /// When the card's free memory runs out at that slope, if it grows linearly; else nullopt.
     std::optional<DurationUs> time_to_full_us;
+    /// `gua top` only (live::CpuMeter): host CPU % over the refresh interval, resident memory
+    /// and parent pid from /proc; nullopt when not read (first frame, process gone).
+    std::optional<double> cpu_pct;
+    std::optional<std::int64_t> rss_kib;
+    std::optional<std::uint32_t> ppid;
 };
 
 /// One recent policy decision.
@@ -89,6 +94,15 @@ struct DecisionNow {
     std::string detail;
 };
 
+/// One row of `gua top`'s process tree (t): a holder, or an ancestor of holders.
+struct TreeRow {
+    int depth = 0;                     ///< 0: a root (its parent is init or unknown)
+    std::optional<std::size_t> holder; ///< index in NowModel::holders; nullopt: an ancestor
+    std::uint32_t pid = 0;
+    std::string user;    ///< ancestors only
+    std::string command; ///< ancestors only: their comm
+};
+
 /// The live view.
 struct NowModel {
     int schema_version = 1;
@@ -107,6 +121,10 @@ struct NowModel {
     std::string holders_filter;         ///< only users containing this are listed; empty: all
     std::size_t holders_hidden = 0;     ///< holders the filter left out
     std::vector<DecisionNow> decisions; ///< newest first
+    /// The holders under their ancestors, depth first (`gua top`'s tree view); empty: a list.
+    std::vector<TreeRow> tree;
+    bool host_columns = false; ///< holders carry host CPU % and RSS (`gua top`: live::CpuMeter)
+    std::optional<std::uint32_t> selected_pid; ///< `gua top`: the holder row(s) marked selected
     DurationUs decisions_window_us = 0;
 };
 

@@ -45,6 +45,18 @@ std::string hostname() {
 
 } // namespace
 
+sampler::SamplerOptions one_tick_options(const audit::Thresholds& thresholds,
+                                         DurationUs length_us) {
+    sampler::SamplerOptions so;
+    so.interval_us = length_us;
+    so.active_threshold_pct = thresholds.active_util_pct;
+    so.graphics_is_holder = thresholds.graphics_is_holder;
+    so.held_mib = thresholds.held_mib;
+    so.max_poll_us = std::min<DurationUs>(so.max_poll_us, std::max<DurationUs>(length_us / 2, 1));
+    so.max_ticks = 1;
+    return so;
+}
+
 bool daemon_is_recording(const store::RecentState& recent, TimeUs now) {
     return recent.run && !recent.run->ended_us && recent.last_end &&
            *recent.last_end >= now - 3 * std::max<DurationUs>(recent.run->interval_us, 1);
@@ -119,14 +131,8 @@ void LiveSampler::seed(store::Database& db, const std::string& db_path, TimeUs n
 
 NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atomic<bool>& stop,
                              const std::string& note) {
-    sampler::SamplerOptions so;
-    so.interval_us = length_us;
-    so.active_threshold_pct = m_options.thresholds.active_util_pct;
-    so.graphics_is_holder = m_options.thresholds.graphics_is_holder;
-    so.held_mib = m_options.thresholds.held_mib;
-    so.max_poll_us = std::min<DurationUs>(so.max_poll_us, std::max<DurationUs>(length_us / 2, 1));
-    so.max_ticks = 1;
-    sampler::Sampler sampler(m_source, clock, m_resolver, so);
+    sampler::Sampler sampler(m_source, clock, m_resolver,
+                             one_tick_options(m_options.thresholds, length_us));
     telemetry::Tick last;
     sampler.run(stop, [&](const telemetry::Tick& tick) { last = tick; });
     const std::vector<audit::CardNow> cards = audit::cards_of(last);

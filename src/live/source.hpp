@@ -8,6 +8,7 @@
 #include "core/clock.hpp"
 #include "identity/resolver.hpp"
 #include "live/model.hpp"
+#include "sampler/sampler.hpp"
 #include "store/database.hpp"
 #include "store/policy_log.hpp"
 #include "store/recent.hpp"
@@ -27,6 +28,10 @@ struct LiveOptions {
     DurationUs history_us = 10 * k_us_per_minute;       ///< window of the per-GPU history line
     DurationUs decisions_window_us = k_us_per_day;      ///< policy decisions listed
 };
+
+/// How to sample one tick of `length_us` with `thresholds` (set `allocations` to cross it with
+/// the host's allocation sources).
+sampler::SamplerOptions one_tick_options(const audit::Thresholds& thresholds, DurationUs length_us);
 
 /// True when a daemon is recording: the newest run has not ended and the newest card-tick ended
 /// less than three of its intervals before `now`.

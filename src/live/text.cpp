@@ -4,6 +4,7 @@
 #include "core/duration.hpp"
 #include "core/printable.hpp"
 #include "core/units.hpp"
+#include "live/holders_text.hpp"
 #include "live/render.hpp"
 
 #include <fmt/format.h>
@@ -82,52 +83,6 @@ std::string ago(TimeUs now, TimeUs then) {
                                : format_duration(d / k_us_per_second * k_us_per_second) + " ago";
 }
 
-std::string where(const HolderNow& h) {
-    std::string out;
-    const auto add = [&](const std::string& label, const std::string& value, std::size_t n) {
-        if (!value.empty()) {
-            out += (out.empty() ? "" : " ") + label + ":" + value.substr(0, n);
-        }
-    };
-    add("jupyter", h.jupyter_kernel, 8);
-    add("slurm", h.slurm_job, 12);
-    if (!h.pod_name.empty()) { // the node's names: namespace/pod[/container]
-        add("pod",
-            h.pod_namespace + "/" + h.pod_name +
-                (h.container_name.empty() ? "" : "/" + h.container_name),
-            std::string::npos);
-    } else if (!h.container_name.empty()) {
-        add("container", h.container_name, std::string::npos);
-    } else {
-        add("container", h.container_id, 12);
-        if (h.container_id.empty()) {
-            add("pod", h.pod_uid, 8);
-        }
-    }
-    return out.empty() ? "-" : out;
-}
-
-std::string idle(const HolderNow& h) {
-    if (!h.idle_held) {
-        return "-";
-    }
-    return "idle " +
-           format_duration(std::max<DurationUs>(h.idle_us / k_us_per_second, 1) * k_us_per_second);
-}
-
-/// Linear memory growth and when the card fills at that rate: "+1.2G/h 3h10m"; "-" otherwise.
-std::string growth(const HolderNow& h) {
-    if (!h.time_to_full_us || !h.mem_trend_mib_per_hour) {
-        return "-";
-    }
-    const double rate = *h.mem_trend_mib_per_hour;
-    const std::string per_hour =
-        rate >= 1024 ? fmt::format("+{:.1f}G/h", rate / 1024.0) : fmt::format("+{:.0f}M/h", rate);
-    const DurationUs unit =
-        *h.time_to_full_us >= k_us_per_minute ? k_us_per_minute : k_us_per_second;
-    return per_hour + " " + format_duration(*h.time_to_full_us / unit * unit);
-}
-
 void source_line(std::string& out, const NowModel& m) {
     if (m.origin == Origin::daemon) {
         out += fmt::format("from the daemon's database {} (every {}", m.db_path,
@@ -164,33 +119,6 @@ void gpus(std::string& out, const NowModel& m, const NowTextOptions& o) {
     if (o.history && any) {
         out += fmt::format("     last {}: █ active ▄ idle-held ▁ truly idle × unmeasured · none\n",
                            format_duration(m.history_us));
-    }
-}
-
-void holders(std::string& out, const NowModel& m, const NowTextOptions& o) {
-    const std::string filter = printable(m.holders_filter);
-    out += "Holders (" + m.holders_order;
-    if (!m.holders_filter.empty()) {
-        out += fmt::format("; users containing \"{}\", {} hidden", filter, m.holders_hidden);
-    }
-    out += ")\n";
-    if (m.holders.empty()) {
-        out += m.holders_filter.empty()
-                   ? "  (no process holds GPU memory)\n"
-                   : fmt::format("  (no holder of a user containing \"{}\")\n", filter);
-        return;
-    }
-    out += "GPU  user            pid  where                     memory   SM  idle-held     "
-           "growth/full    command\n";
-    for (const HolderNow& h : m.holders) {
-        const std::string sm = h.sm_pct ? fmt::format("{:.0f}%", *h.sm_pct) : "n/a";
-        // The command line last, so a narrow terminal cuts it rather than the columns before it.
-        const std::string line = fmt::format(
-            "{:>3}  {:<12} {:>6}  {:<22}  {:>9}  {:>3}  {:<12}  {:<13}  {}", h.gpu_index,
-            printable(h.user.substr(0, 12)), h.pid, clip_to_columns(printable(where(h)), 22),
-            format_gib(h.mem_mib), sm, idle(h), growth(h),
-            h.command_line.empty() ? printable(h.command) : h.command_line);
-        out += (h.idle_held ? paint(o.color, "33", line) : line) + "\n";
     }
 }
 
@@ -256,7 +184,7 @@ std::string render_now_text(const NowModel& m, const NowTextOptions& o) {
     out += "\n";
     gpus(out, m, o);
     out += "\n";
-    holders(out, m, o);
+    render_holders(out, m, o);
     decisions(out, m, o);
     // Host, state and note come from the database or the driver: escaped like every name.
     out = terminal_text(out, o.color);

@@ -6,6 +6,7 @@
 #include "core/clock.hpp"
 #include "live/keys.hpp"
 #include "live/model.hpp"
+#include "live/proc_usage.hpp"
 #include "live/render.hpp"
 #include "live/terminal.hpp"
 
@@ -22,6 +23,8 @@ struct TopScreenOptions {
     bool tty = false;          ///< out_fd is a terminal: alternate screen, redraw in place
     NowTextOptions text;       ///< colours and bars; columns follow the terminal
     DurationUs refresh_us = 0; ///< named in the header
+    bool readonly = false;     ///< --readonly: the signal keys are off
+    std::string proc_root = "/proc";
 };
 
 /// Owns the terminal (on a tty) and draws views. Not thread-safe.
@@ -31,8 +34,8 @@ class TopScreen {
 
     /// Shows `text` until the first view arrives (terminal only).
     void placeholder(const std::string& text);
-    /// Shows `model`: sorted, filtered and cut into history cells for the current width on every
-    /// draw.
+    /// Shows `model` with its holders' host CPU % and RSS: sorted, filtered (and as a tree when
+    /// asked) and cut into history cells for the current width on every draw.
     void show(NowModel model);
     /// Reads keys and resizes until the monotonic clock reaches `deadline` or `stop` is set,
     /// redrawing after each; true as soon as the user quits (q, Q, Esc, or the keys closed).
@@ -40,12 +43,19 @@ class TopScreen {
 
   private:
     void draw();
+    /// The view as drawn: holders arranged, the tree when asked.
+    NowModel arranged() const;
+    /// Does what a key asked (selection, signal offers and confirmations); true when it quits.
+    bool act(KeyAction action);
+    void move_selection(int step);
+    void offer_signal(int sig);
 
     TopScreenOptions m_o;
     std::optional<TerminalSession> m_session;
     std::optional<ResizeSignal> m_resize;
     KeyMachine m_keys;
     std::optional<NowModel> m_model;
+    CpuMeter m_meter;
     std::string m_placeholder;
     SystemClock m_clock;
 };

@@ -4,6 +4,7 @@
 #include "core/duration.hpp"
 #include "core/printable.hpp"
 #include "live/render.hpp"
+#include "live/signal.hpp"
 
 #include <fmt/format.h>
 
@@ -42,9 +43,15 @@ std::vector<std::string> help_lines() {
             "  u      sort by user (again: the default order)",
             "  /      filter by user: type part of a name, Enter applies;",
             "         Esc or an empty Enter clears the filter",
+            "  t      show the holders under their parent processes (again: a list)",
+            "  ↑ ↓    select a holder",
+            "  k      send the selected holder SIGTERM, K SIGKILL: each asks first (y sends,",
+            "         any other key cancels); only your own processes (root: any); off with",
+            "         --readonly",
             "  ?      show or hide this help",
             "  q  Esc quit",
-            "Default order: idle-held memory × time, then memory.",
+            "Default order: idle-held memory × time, then memory. CPU and RSS: the holder's",
+            "host CPU over the last refresh and resident memory, from /proc.",
             "History line, oldest left, one cell per time slice, the state of most of it:",
             "  █ active  ▄ idle-held  ▁ truly idle  × unmeasured  · no card-tick",
             ""};
@@ -54,7 +61,17 @@ std::string footer_of(const TopView& view) {
     if (view.editing) {
         return "filter users: " + printable(view.draft) + "▏ (Enter applies, Esc clears)";
     }
-    return "i idle · m memory · s SM · u user · / filter · ? help · q quit";
+    if (view.confirm) {
+        const TopView::Confirm& c = *view.confirm;
+        return fmt::format("send {} to pid {} ({}: {})? y sends, any other key cancels",
+                           signal_name(c.sig), c.pid, printable(c.user), printable(c.command));
+    }
+    if (!view.message.empty()) {
+        return printable(view.message);
+    }
+    return view.readonly
+               ? "i idle · m memory · s SM · u user · / filter · t tree · read-only · q quit"
+               : "i idle · m memory · s SM · u user · / filter · t tree · ↑↓ k K · ? help · q quit";
 }
 
 } // namespace

@@ -5,6 +5,8 @@
 
 #include "live/model.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +28,21 @@ struct TopView {
     bool editing = false; ///< the filter prompt is open
     std::string draft;    ///< the filter being typed
     bool help = false;    ///< the key help is shown
+    bool tree = false;    ///< holders under their parent processes (t)
+    /// The selected holder (↑/↓), by pid and start time; nullopt: none.
+    std::optional<std::uint32_t> selected_pid;
+    std::optional<std::uint64_t> selected_start;
+    /// A signal waiting for its confirmation (y sends it, any other key cancels).
+    struct Confirm {
+        int sig = 0;
+        std::uint32_t pid = 0;
+        std::optional<std::uint64_t> start_ticks;
+        std::string user;
+        std::string command;
+    };
+    std::optional<Confirm> confirm;
+    std::string message;   ///< what the last action did, shown in the footer until the next key
+    bool readonly = false; ///< set by the screen for drawing (--readonly): no signal keys shown
 };
 
 /// Short name of `sort` for the header: "default", "idle", "memory", "SM", "user".

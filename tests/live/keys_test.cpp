@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The keys of `gua top`: bytes in, actions and view out — sorting, the filter prompt, help, the
-// quit keys, and a lone Esc told apart from escape sequences.
+// quit keys, a lone Esc told apart from escape sequences, selection, the tree and the signal keys
+// confirmation.
 #include "live/keys.hpp"
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gua::live {
 namespace keys_test { // named after the file: unique in a unity batch
@@ -39,8 +44,18 @@ TEST(TopKeys, SortKeysToggleBackToTheDefault) {
 
 TEST(TopKeys, ArrowAndFunctionKeysAreIgnoredWhole) {
     KeyMachine k;
-    // Up, Down (CSI), F1 (SS3), Page Up with a parameter, Shift+Right, Alt+q.
-    for (const std::string seq : {"\x1b[A", "\x1b[B", "\x1bOP", "\x1b[5~", "\x1b[1;2C", "\x1bq"}) {
+    // Up and Down select (CSI and SS3 forms); their final byte is no key.
+    for (const auto& [seq, action] :
+         std::vector<std::pair<std::string, KeyAction>>{{"\x1b[A", KeyAction::select_prev},
+                                                        {"\x1b[B", KeyAction::select_next},
+                                                        {"\x1bOA", KeyAction::select_prev},
+                                                        {"\x1bOB", KeyAction::select_next}}) {
+        EXPECT_EQ(k.feed(seq), action) << seq.substr(1);
+        EXPECT_FALSE(k.pending()) << seq.substr(1);
+        EXPECT_EQ(k.view().sort, HolderSort::standard) << "the final byte is no key";
+    }
+    // F1 (SS3), Page Up with a parameter, Shift+Right, Alt+q.
+    for (const std::string seq : {"\x1bOP", "\x1b[5~", "\x1b[1;2C", "\x1bq"}) {
         EXPECT_EQ(k.feed(seq), KeyAction::redraw) << seq.substr(1);
         EXPECT_FALSE(k.pending()) << seq.substr(1);
         EXPECT_EQ(k.view().sort, HolderSort::standard) << "the final byte is no key";
@@ -132,6 +147,37 @@ TEST(TopKeys, BytesAfterAQuitAreDropped) {
     KeyMachine k;
     EXPECT_EQ(k.feed("mqu"), KeyAction::quit);
     EXPECT_EQ(k.view().sort, HolderSort::memory);
+}
+
+TEST(TopKeys, SignalKeysAskAndOnlyYConfirms) {
+    KeyMachine k;
+    EXPECT_EQ(k.feed('k'), KeyAction::ask_term);
+    EXPECT_EQ(k.feed('K'), KeyAction::ask_kill);
+    EXPECT_EQ(k.feed('y'), KeyAction::redraw) << "y is no key without a pending signal";
+    // The screen sets the confirmation; y confirms it, and the screen clears it.
+    k.view().confirm = TopView::Confirm{15, 4242, 7, "alice", "python"};
+    EXPECT_EQ(k.feed('y'), KeyAction::confirm);
+    k.view().confirm.reset();
+    for (const std::string cancel : {"n", "q", "k", " ", "\x1b[A"}) {
+        k.view().confirm = TopView::Confirm{9, 4242, 7, "alice", "python"};
+        EXPECT_EQ(k.feed(cancel), KeyAction::redraw) << cancel;
+        EXPECT_FALSE(k.view().confirm) << "any other key cancels: " << cancel;
+        EXPECT_EQ(k.view().message, "cancelled");
+    }
+    k.view().confirm = TopView::Confirm{9, 4242, 7, "alice", "python"};
+    k.feed('\x1b');
+    EXPECT_EQ(k.timeout(), KeyAction::redraw) << "Esc cancels, not quits";
+    EXPECT_FALSE(k.view().confirm);
+    EXPECT_EQ(k.feed('x'), KeyAction::redraw);
+    EXPECT_EQ(k.view().message, "") << "the message lasts until the next key";
+}
+
+TEST(TopKeys, TTogglesTheTree) {
+    KeyMachine k;
+    EXPECT_EQ(k.feed('t'), KeyAction::redraw);
+    EXPECT_TRUE(k.view().tree);
+    k.feed('t');
+    EXPECT_FALSE(k.view().tree);
 }
 
 } // namespace keys_test

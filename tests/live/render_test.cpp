@@ -196,6 +196,7 @@ TEST(LiveNow, GoldenJson) {
     golden("now-daemon.json", render_now_json(m));
 }
 
+// `gua top`'s frame: host CPU % and RSS per holder (set here as CpuMeter would), one row selected.
 TEST(LiveNow, GoldenSampledTopFrame) {
     NowModel h = daemon_header();
     h.origin = Origin::sampled;
@@ -206,6 +207,13 @@ TEST(LiveNow, GoldenSampledTopFrame) {
     scene.decisions.clear();
     NowModel m = scene.build(h);
     slice_history(m, history_cells(0));
+    ASSERT_GE(m.holders.size(), 2U);
+    m.holders[0].cpu_pct = 0.4;
+    m.holders[0].rss_kib = 3 * 1024 * 1024 + 300;
+    m.holders[1].cpu_pct = 187.2;
+    m.holders[1].rss_kib = 14 * 1024 * 1024;
+    m.host_columns = true;
+    m.selected_pid = m.holders[1].pid;
     golden("top-sampled.txt", render_top_frame(m, {}, {false, 20, 8, 0, true}, 2 * k_s, 0));
 }
 
