@@ -86,6 +86,13 @@ report_line "$year" $year_days "${year_days}d × 16 GPUs"
 echo "== HTML report (the same windows, --format html --output FILE)"
 html_line "$month" $month_days "${month_days}d × 12 GPUs"
 html_line "$year" $year_days "${year_days}d × 16 GPUs"
+echo "== gua plan: reading the demand and the full sweep (7 timeouts × 3 sharing modes)"
+if [ -x "$build/bench/gua-plan-bench" ]; then
+    /usr/bin/time -f "whole run: %e s wall, %M KiB peak RSS" "$build/bench/gua-plan-bench" "$year" \
+        2>&1 | grep -v '^  T='
+else
+    echo "skipped: needs $build/bench/gua-plan-bench (ninja gua_plan_bench)"
+fi
 echo "== gua demo end to end"
 tmp=$(mktemp -d)
 /usr/bin/time -f "demo: %e s wall, %M KiB peak RSS" "$gua" demo --db "$tmp/demo.db" --quiet >/dev/null
