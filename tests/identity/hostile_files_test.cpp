@@ -263,7 +263,10 @@ TEST(NodeNamesBudget, LookupsStopOnceTheRoundsBudgetIsSpent) {
         EXPECT_EQ(names_missing(identity), identity.container_name.empty());
     }
     const auto spent = std::chrono::steady_clock::now() - start;
-    EXPECT_GE(named, 1);
+    // Either lookups named their containers until one crossed the budget, or (a slow machine:
+    // ASan) the first one alone outlasted it and went on on the worker.
+    EXPECT_GE(named + static_cast<int>(names.late()), 1);
+    EXPECT_LE(names.late(), 1U) << "one late lookup at most: it stalls the rest of the round";
     EXPECT_EQ(static_cast<std::uint64_t>(10 - named), names.deferred());
     if (names.deferred() == 0) {
         GTEST_SKIP() << "this machine parsed all ten within the budget: nothing to defer";
@@ -272,15 +275,18 @@ TEST(NodeNamesBudget, LookupsStopOnceTheRoundsBudgetIsSpent) {
     // none starts after it.
     EXPECT_LT(spent, std::chrono::microseconds(NodeNames::k_budget_us) + 3 * first + 50ms)
         << "the round stopped soon after its budget";
-    // The next round has a budget of its own, once the late lookup ended.
-    const auto late_by = std::chrono::steady_clock::now() + 10s;
-    while (names.stalled() && std::chrono::steady_clock::now() < late_by) {
-        std::this_thread::sleep_for(1ms);
-    }
-    ASSERT_FALSE(names.stalled());
+    // Later rounds have budgets of their own. A lookup too slow for a whole round still ends on
+    // the worker and leaves its name in the cache, so at most the round after names it.
     telemetry::Identity identity;
     identity.container_id = ids.back();
-    names.name(identity, 43);
+    for (std::int64_t round = 43; round <= 44 && identity.container_name.empty(); ++round) {
+        const auto late_by = std::chrono::steady_clock::now() + 10s;
+        while (names.stalled() && std::chrono::steady_clock::now() < late_by) {
+            std::this_thread::sleep_for(1ms);
+        }
+        ASSERT_FALSE(names.stalled());
+        names.name(identity, round);
+    }
     EXPECT_EQ(identity.container_name, "slow");
 }
 
