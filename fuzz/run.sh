@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target of a fuzz build (fuzz/CMakeLists.txt) for FUZZ_SECONDS seconds
-# (default 60) on its seed corpus fuzz/corpus/<target>/, and prints one line per target:
+# (default 60; FUZZ_TARGETS="a b" runs only those) on its seed corpus fuzz/corpus/<target>/, and
+# prints one line per target:
 # executions, executions per second, and libFuzzer's coverage (cov: edges, ft: features).
 # New inputs go to <build>/fuzz-work/<target>/corpus; the committed seeds are never changed.
 # The Prometheus target takes inputs up to 1 MiB (answers of many series, long labels); the others
@@ -13,6 +14,9 @@ cd "$(dirname "$0")/.."
 build=${1:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 targets=(time config scenario block prior_art prometheus http escape identity)
+if [ -n "${FUZZ_TARGETS:-}" ]; then # a subset, e.g. FUZZ_TARGETS="identity escape"
+    read -r -a targets <<<"$FUZZ_TARGETS"
+fi
 failed=0
 printf '%-11s %10s %9s %7s %7s %s\n' target execs execs/s cov ft result
 for t in "${targets[@]}"; do
