@@ -21,7 +21,7 @@ bool lower_hex(char c) {
 }
 
 void check_cgroup(const gua::identity::CgroupFacts& f) {
-    // A container id is 64 lowercase hex digits; a pod uid hex, '-' only; a job digits only.
+    // A container id is 64 lowercase hex digits; a pod uid hex, '-' only.
     if (!f.container_id.empty() &&
         (f.container_id.size() != 64 ||
          !std::all_of(f.container_id.begin(), f.container_id.end(), lower_hex))) {
@@ -31,8 +31,14 @@ void check_cgroup(const gua::identity::CgroupFacts& f) {
                      [](char c) { return lower_hex(c) || c == '-'; })) {
         std::abort();
     }
-    if (!std::all_of(f.slurm_job.begin(), f.slurm_job.end(),
-                     [](char c) { return c >= '0' && c <= '9'; })) {
+    // A Slurm job is its id's digits, or (Slurm 26.05, job id unknown) its SLUID: "s" and 8–24
+    // upper-case base32 characters.
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    const bool sluid = f.slurm_job.size() >= 9 && f.slurm_job.size() <= 25 &&
+                       f.slurm_job.front() == 's' &&
+                       std::all_of(f.slurm_job.begin() + 1, f.slurm_job.end(),
+                                   [&](char c) { return digit(c) || (c >= 'A' && c <= 'Z'); });
+    if (!sluid && !std::all_of(f.slurm_job.begin(), f.slurm_job.end(), digit)) {
         std::abort();
     }
     if (f.user_claimed && f.container_id.empty()) {
