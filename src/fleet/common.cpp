@@ -2,9 +2,9 @@
 // What the gua-counter and dcgm fleet reports share: model header, coverage, identities, hosts.
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
-#include "core/version.hpp"
 #include "fleet/fleet.hpp"
 #include "prometheus/answer.hpp"
+#include "report/build.hpp"
 #include "report/build_cost.hpp"
 #include "report/shares.hpp"
 
@@ -23,15 +23,8 @@ ReportModel start_fleet_model(const PrometheusClient& prom, const BuildOptions& 
         throw Fatal("--gpu, --user and --interval are not supported with --prometheus",
                     ExitCode::usage);
     }
-    ReportModel m;
-    m.gua_version = k_version;
+    ReportModel m = model_for_window(options, tz);
     m.host = "fleet via Prometheus " + prom.url();
-    m.window_from = options.from;
-    m.window_to = options.to;
-    m.window_label = options.window_label;
-    m.time_zone = tz.name();
-    m.active_threshold_pct = options.thresholds.active_util_pct;
-    m.held_threshold_mib = options.thresholds.held_mib;
     return m;
 }
 

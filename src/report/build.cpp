@@ -288,10 +288,7 @@ void build_sections(const audit::WindowAccumulator& acc, const WindowTables& tab
     build_health(acc, tables.gpus, tables.identities, options, m);
 }
 
-ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz,
-                         const std::vector<audit::AllocationRow>& allocations) {
-    store::check_readable(db);
-    store::Reader reader(db);
+ReportModel model_for_window(const BuildOptions& options, const TimeZone& tz) {
     ReportModel m;
     m.gua_version = k_version;
     m.window_from = options.from;
@@ -300,6 +297,14 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     m.time_zone = tz.name();
     m.active_threshold_pct = options.thresholds.active_util_pct;
     m.held_threshold_mib = options.thresholds.held_mib;
+    return m;
+}
+
+ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz,
+                         const std::vector<audit::AllocationRow>& allocations) {
+    store::check_readable(db);
+    store::Reader reader(db);
+    ReportModel m = model_for_window(options, tz);
     describe_runs(reader.runs(), options, m);
 
     const std::vector<store::GpuRow> gpus = reader.gpus();

@@ -43,6 +43,10 @@ struct BuildOptions {
 /// the card-ticks' AllocationShare indexes; empty: the database's (Reader::allocations of the
 /// window). Throws Fatal for
 /// a filter that matches nothing known to the database.
+/// A model holding only what every report states first: version, window, zone and thresholds
+/// (the database report and the fleet report start from it).
+ReportModel model_for_window(const BuildOptions& options, const TimeZone& tz);
+
 ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz,
                          const std::vector<audit::AllocationRow>& allocations = {});
 
