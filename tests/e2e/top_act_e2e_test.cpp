@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <sstream>
 
@@ -272,6 +273,10 @@ TEST(TopActE2E, TreeShowsTheHolderUnderItsParent) {
             return static_cast<bool>(in >> child) && wait_for_comm(child, "sleep");
         },
         5s));
+    struct KillChild { // the sleep outlives its shell otherwise, and holds the test's pipe
+        pid_t pid;
+        ~KillChild() { ::kill(pid, SIGKILL); }
+    } kill_child{child};
     t.scene.hold(child, 8192, 0);
     t.scene.write("");
     PtyTop top(t.args(), 40, 160);

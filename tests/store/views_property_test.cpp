@@ -109,11 +109,11 @@ std::map<std::int64_t, Sums> decoder_sums(Database& db) {
     return out;
 }
 
-/// Per-card sums of a view; `sql` selects gpu id then the sums in Sums order (seconds as REAL
+/// Per-card sums of a view; `st` selects gpu id then the sums in Sums order (seconds as REAL
 /// for card_tick_state, rounded to µs here).
-std::map<std::int64_t, Sums> view_sums(Database& db, const std::string& sql) {
+std::map<std::int64_t, Sums> view_sums(Statement& st) {
     std::map<std::int64_t, Sums> out;
-    Statement st = db.prepare(sql);
+    st.reset();
     while (st.step()) {
         Sums& s = out[st.int64(0)];
         for (std::size_t c = 0; c < s.size(); ++c) {
@@ -152,6 +152,21 @@ std::string shape_forms(Database& db) {
     return forms;
 }
 
+/// One database for every case, emptied of blocks before each: preparing a query over the
+/// views expands their decoding SQL (tens of kB), which costs far more than a case's data, so
+/// the three queries are prepared once.
+struct Shared {
+    testing::TempDb t;
+    Statement block_card = t.db.prepare(block_card_sql("block_card"));
+    Statement card_tick = t.db.prepare(block_card_sql("card_tick"));
+    Statement state = t.db.prepare(k_state_sql);
+};
+
+Shared& shared() {
+    static Shared s;
+    return s;
+}
+
 RC_GTEST_PROP(ViewsProperty, PerCardSumsEqualTheDecodersForEveryShapeForm, ()) {
     const int n_cards = *rc::gen::inRange(1, 5);
     const int n_ticks = *rc::gen::inRange(1, 21);
@@ -163,9 +178,10 @@ RC_GTEST_PROP(ViewsProperty, PerCardSumsEqualTheDecodersForEveryShapeForm, ()) {
         p.hot = *rc::gen::inRange<std::size_t>(0, 4);
         p.hot_active = *rc::gen::arbitrary<bool>();
     }
-    testing::TempDb t;
+    Shared& t = shared();
+    t.t.db.exec("DELETE FROM tick_block");
     {
-        Writer w(t.db, RunInfo{"test", "1", "test", k_tick, 10.0, k_start});
+        Writer w(t.t.db, RunInfo{"test", "1", "test", k_tick, 10.0, k_start});
         for (int k = 0; k < n_ticks; ++k) {
             telemetry::Tick tick;
             tick.seq = static_cast<std::uint64_t>(k);
@@ -178,15 +194,15 @@ RC_GTEST_PROP(ViewsProperty, PerCardSumsEqualTheDecodersForEveryShapeForm, ()) {
         }
         w.finish(k_start + n_ticks * k_tick);
     }
-    RC_TAG(shape_forms(t.db));
-    std::map<std::int64_t, Sums> expected = decoder_sums(t.db);
+    RC_TAG(shape_forms(t.t.db));
+    std::map<std::int64_t, Sums> expected = decoder_sums(t.t.db);
     RC_ASSERT(expected.size() == static_cast<std::size_t>(n_cards));
-    RC_ASSERT(view_sums(t.db, block_card_sql("block_card")) == expected);
-    RC_ASSERT(view_sums(t.db, block_card_sql("card_tick")) == expected);
+    RC_ASSERT(view_sums(t.block_card) == expected);
+    RC_ASSERT(view_sums(t.card_tick) == expected);
     for (auto& [gpu, s] : expected) { // card_tick_state shows states, not buckets
         s[1] = s[2] = s[3] = s[4] = 0;
     }
-    RC_ASSERT(view_sums(t.db, k_state_sql) == expected);
+    RC_ASSERT(view_sums(t.state) == expected);
 }
 
 } // namespace views_property_test
