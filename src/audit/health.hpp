@@ -66,6 +66,12 @@ enum class ThrottleReason : std::uint8_t {
     hw_power_brake = 5,
 };
 inline constexpr std::size_t k_throttle_reason_count = 6;
+/// Their names in /metrics (the `reason` label), in ThrottleReason order.
+inline constexpr std::array<const char*, k_throttle_reason_count> k_throttle_reason_names{
+    "sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "sync_boost", "hw_power_brake"};
+/// The names of EnergyState in /metrics (the `state` label), in order.
+inline constexpr std::array<const char*, 4> k_energy_state_names{"active", "idle_held",
+                                                                 "truly_idle", "unmeasured"};
 
 /// A member of telemetry::CardReadings (one field of card_fields.def).
 using ReadingField = std::optional<std::int64_t> telemetry::CardReadings::*;
@@ -159,6 +165,10 @@ enum class GpmMetric : std::uint8_t {
     fp16_active = 6,
 };
 inline constexpr std::size_t k_gpm_metric_count = 7;
+/// Their names in JSON and /metrics (the `metric` label), in GpmMetric order.
+inline constexpr std::array<const char*, k_gpm_metric_count> k_gpm_metric_names{
+    "sm_active",   "sm_occupancy", "tensor_active", "dram_bandwidth",
+    "fp64_active", "fp32_active",  "fp16_active"};
 
 /// The recorded reading of `metric` (telemetry/card_fields.def: % × 100, 0–10000).
 ReadingField gpm_field(GpmMetric metric);

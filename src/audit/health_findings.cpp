@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 
 namespace gua::audit {
 
@@ -61,16 +62,19 @@ void add_memory_findings(int gpu, const MemoryTotals& t, std::vector<HealthFindi
                             fmt::format("{:.2f}", to_hours(t.pressure_us)), 100.0 * share)});
         }
     }
-    if (t.ghost_known_us > 0 && t.ghost_first_us != 0) {
-        const double gib_hours = gib_hours_of_mib_ms(t.ghost_mib_ms);
-        if (gib_hours > 0) {
-            out.push_back(HealthFinding{
-                "ghost-memory", gpu, 0,
-                fmt::format("GPU {}: {:.2f} GiB-hours of memory held with no live process "
-                            "accounting for it, seen from {} to {}",
-                            gpu, gib_hours, format_iso8601(t.ghost_first_us),
-                            format_iso8601(t.ghost_last_end_us))});
-        }
+    const double gib_hours = gib_hours_of_mib_ms(t.ghost_mib_ms);
+    if (t.ghost_known_us > 0 && gib_hours > 0) {
+        // A fleet report reads the sums from counters, without the first and last card-tick.
+        const std::string seen =
+            t.ghost_first_us == 0
+                ? std::string()
+                : fmt::format(", seen from {} to {}", format_iso8601(t.ghost_first_us),
+                              format_iso8601(t.ghost_last_end_us));
+        out.push_back(HealthFinding{
+            "ghost-memory", gpu, 0,
+            fmt::format("GPU {}: {:.2f} GiB-hours of memory held with no live process "
+                        "accounting for it{}",
+                        gpu, gib_hours, seen)});
     }
 }
 

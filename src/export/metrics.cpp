@@ -164,6 +164,7 @@ void Metrics::add(const CardLabels& card, const audit::CardTick& tick,
     }
     gpu.states += states;
     ++gpu.ticks;
+    audit::add_health(tick, states, gpu.health);
     for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
         if (f.metric_kind == telemetry::MetricKind::counter) {
             if (const std::optional<std::int64_t>& v = tick.readings.*f.value) {

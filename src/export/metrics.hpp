@@ -7,6 +7,7 @@
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
 #include "audit/cost.hpp"
+#include "audit/health.hpp"
 #include "audit/pools.hpp"
 #include "core/timezone.hpp"
 #include "telemetry/tick.hpp"
@@ -128,6 +129,7 @@ class Metrics {
         /// profile.active_held_mib_us less its steady_under part, summed tick by tick (a
         /// difference of the two sums could shrink by rounding, and a counter must never).
         double active_other_held_mib_us = 0;
+        audit::HealthTotals health; ///< §9's sums, as the report's audit keeps them
         /// Active and idle-held µs attributed on this card, per user label (few per card).
         std::vector<std::pair<std::string, std::array<double, 2>>> users;
     };

@@ -3,6 +3,7 @@
 #include "core/version.hpp"
 #include "export/exposition.hpp"
 #include "export/metrics.hpp"
+#include "export/metrics_health.hpp"
 #include "telemetry/exported_families.hpp"
 
 #include <array>
@@ -148,6 +149,7 @@ std::string Metrics::render() const {
             }
         }
         add_evidence(e, card, g.pools, g.profile, g.active_other_held_mib_us);
+        add_health_series(e, card, g.health);
         for (const auto& [user, times] : g.users) {
             e.add(family_name(Family::gpu_user_seconds_total),
                   {{"gpu", gpu}, {"uuid", uuid}, {"user", user}, {"state", "active"}},

@@ -125,6 +125,16 @@ struct FleetEvidence {
 void advise_fleet(ReportModel& m, const CounterTotals& totals, const FleetRead& read,
                   const FleetEvidence& evidence);
 
+/// The counter families of §9 (telemetry/exported_families.def), as gua_counter_families() lists
+/// them.
+std::vector<CounterFamily> health_counter_families();
+
+/// §9 of a report from gua's counters: each card's health sums from the health families'
+/// increase in `totals` (by host and uuid), built as a database report builds them; `cards` are
+/// m.gpus's cards in order. Leaves m.health unset when no host exports them (older daemons).
+void fill_fleet_health(ReportModel& m, const CounterTotals& totals, const std::string& host_label,
+                       const std::vector<FleetCard>& cards, const BuildOptions& options);
+
 /// Fills m.hosts from each host's state times, the GPU rows (which carry their host) and the
 /// hosts' covered shares, and names the fleet in m.host.
 void summarise_hosts(ReportModel& m, const std::map<std::string, audit::StateTimes>& states,

@@ -441,7 +441,14 @@ const std::vector<CounterFamily>& gua_counter_families() {
         // Allocated-unused by the allocation's user (present only with an allocation source).
         {family(F::allocated_unused_user_seconds_total), {"user"}, 0, false},
     };
-    return families;
+    static const std::vector<CounterFamily> with_health = [] {
+        std::vector<CounterFamily> all = families;
+        for (CounterFamily& f : health_counter_families()) {
+            all.push_back(std::move(f));
+        }
+        return all;
+    }();
+    return with_health;
 }
 
 const std::vector<GaugeFamily>& gua_gauge_families() {
@@ -476,6 +483,7 @@ ReportModel build_prometheus_report(PrometheusClient& prom, const FleetOptions& 
     price_fleet(m, sums.priced, o.pricing);
     fill_allocation_owners(m, totals);
     evidence.recorded_us = fill_coverage(m, r, totals, sums.by_host);
+    fill_fleet_health(m, totals, h, sums.priced, o);
     evidence.cards = std::move(sums.priced);
     advise_fleet(m, totals, r, evidence);
     return m;

@@ -105,26 +105,25 @@ struct HealthSums {
 };
 
 /// One card's §9 row and findings, its light time priced at §7's price of the card.
-void add_card_health(const store::GpuRow& g, const audit::GpuTotals& t, int light_power_pct,
-                     const ReportModel& m, HealthSection& h, HealthSums& sums) {
-    sums.energy += t.health.energy;
-    sums.card_us += t.states.total();
-    sums.throttle += t.health.throttle;
-    sums.active_us += t.states.active;
-    const audit::LightTimes card_light =
-        audit::light_times(t.health.load, &t.health.gpm, light_power_pct);
+void add_card_health(const CardHealthInput& c, int light_power_pct, HealthSection& h,
+                     HealthSums& sums) {
+    const audit::HealthTotals& t = c.health;
+    sums.energy += t.energy;
+    sums.card_us += c.states.total();
+    sums.throttle += t.throttle;
+    sums.active_us += c.states.active;
+    const audit::LightTimes card_light = audit::light_times(t.load, &t.gpm, light_power_pct);
     h.gpus.push_back(GpuHealthRow{
-        g.index, short_uuid(g.uuid), g.name, energy_figures(t.health.energy, t.states.total()),
-        throttle_figures(t.health.throttle, t.states.active), memory_figures(t.health.memory),
-        light_figures(card_light), gpm_figures(t.health.gpm, t.states.active)});
-    audit::add_throttle_findings(g.index, t.health.throttle, h.findings);
-    audit::add_memory_findings(g.index, t.health.memory, h.findings);
-    audit::add_gpm_findings(g.index, t.health.gpm, t.states.active, h.findings);
+        c.index, short_uuid(c.uuid), c.model, energy_figures(t.energy, c.states.total()),
+        throttle_figures(t.throttle, c.states.active), memory_figures(t.memory),
+        light_figures(card_light), gpm_figures(t.gpm, c.states.active)});
+    const std::size_t first_finding = h.findings.size();
+    audit::add_throttle_findings(c.index, t.throttle, h.findings);
+    audit::add_memory_findings(c.index, t.memory, h.findings);
+    audit::add_gpm_findings(c.index, t.gpm, c.states.active, h.findings);
     LightFigures& light = h.gpus.back().light;
-    const auto priced = std::find_if(m.cost.gpus.begin(), m.cost.gpus.end(),
-                                     [&](const GpuCostRow& c) { return c.index == g.index; });
-    if (light.share && priced != m.cost.gpus.end()) {
-        light.cost_cents = audit::cost_cents(card_light.light, priced->micros_per_gpu_hour);
+    if (light.share && c.micros_per_gpu_hour) {
+        light.cost_cents = audit::cost_cents(card_light.light, *c.micros_per_gpu_hour);
         sums.light_cents += *light.cost_cents;
     }
     sums.load_known = sums.load_known || light.share.has_value();
@@ -133,7 +132,10 @@ void add_card_health(const store::GpuRow& g, const audit::GpuTotals& t, int ligh
     if (card_light.known > 0) {
         (card_light.by_gpm ? sums.gpm_cards : sums.power_cards) += 1;
     }
-    audit::add_light_finding(g.index, card_light, light_power_pct, h.findings);
+    audit::add_light_finding(c.index, card_light, light_power_pct, h.findings);
+    for (std::size_t f = first_finding; f < h.findings.size() && !c.host.empty(); ++f) {
+        h.findings[f].detail = c.host + ": " + h.findings[f].detail;
+    }
 }
 
 /// The fleet's §9 figures from the cards' sums: energy (priced, in CO2), throttling, light time.
@@ -205,33 +207,51 @@ void add_imbalance(const std::map<std::string, audit::IdentityTotals>& by_group,
 
 } // namespace
 
-void build_health(const audit::WindowAccumulator& acc, const std::vector<store::GpuRow>& gpus,
-                  const std::vector<store::IdentityRow>& identities, const BuildOptions& options,
-                  ReportModel& m) {
+HealthSection build_card_health(const std::vector<CardHealthInput>& cards,
+                                const BuildOptions& options) {
     HealthSection h;
     h.currency = options.pricing.currency;
     h.micros_per_kwh = options.energy.micros_per_kwh;
     h.grams_co2_per_kwh = options.energy.grams_co2_per_kwh;
-    const audit::HealthRules& rules = options.health;
-    h.light_power_pct = rules.light_power_pct;
+    h.light_power_pct = options.health.light_power_pct;
     HealthSums sums;
-    for (const store::GpuRow& g : gpus) {
-        const auto id = static_cast<std::size_t>(g.id);
-        if (id < acc.gpus().size() && acc.gpus()[id].ticks != 0) {
-            add_card_health(g, acc.gpus()[id], rules.light_power_pct, m, h, sums);
-        }
+    for (const CardHealthInput& c : cards) {
+        add_card_health(c, h.light_power_pct, h, sums);
     }
     add_fleet_health(sums, h);
+    return h;
+}
+
+void build_health(const audit::WindowAccumulator& acc, const std::vector<store::GpuRow>& gpus,
+                  const std::vector<store::IdentityRow>& identities, const BuildOptions& options,
+                  ReportModel& m) {
+    std::vector<CardHealthInput> cards;
+    for (const store::GpuRow& g : gpus) {
+        const auto id = static_cast<std::size_t>(g.id);
+        if (id >= acc.gpus().size() || acc.gpus()[id].ticks == 0) {
+            continue;
+        }
+        const audit::GpuTotals& t = acc.gpus()[id];
+        CardHealthInput c{g.index, g.uuid, g.name, {}, t.states, t.health, std::nullopt};
+        const auto priced = std::find_if(m.cost.gpus.begin(), m.cost.gpus.end(),
+                                         [&](const GpuCostRow& p) { return p.index == g.index; });
+        if (priced != m.cost.gpus.end()) {
+            c.micros_per_gpu_hour = priced->micros_per_gpu_hour;
+        }
+        cards.push_back(std::move(c));
+    }
+    HealthSection h = build_card_health(cards, options);
     const std::map<std::string, audit::IdentityTotals> by_group =
         group_identities(acc, identities, options);
     add_imbalance(by_group, gpus, h);
+    const int light_power_pct = options.health.light_power_pct;
     for (const IdentityRow& row : m.identities) {
         IdentityEnergyRow e;
         e.name = row.name;
         e.gpu_hours = row.gpu_hours;
         if (const auto found = by_group.find(row.name); found != by_group.end()) {
             const audit::IdentityHealth& ih = found->second.health;
-            e.light = light_figures(audit::light_times(ih.load, nullptr, rules.light_power_pct));
+            e.light = light_figures(audit::light_times(ih.load, nullptr, light_power_pct));
             e.known_hours = to_hours(ih.energy_us);
             if (ih.energy_us > 0) {
                 e.kwh = kwh_of(ih.energy_mj);

@@ -7,9 +7,28 @@
 #include "report/model.hpp"
 #include "store/reader.hpp"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace gua::report {
+
+/// One card's §9 input: what it is, its state times and its health totals.
+struct CardHealthInput {
+    int index = 0;
+    std::string uuid;
+    std::string model;
+    std::string host; ///< fleet reports: the host, named in the card's findings; "" for one host
+    audit::StateTimes states;
+    audit::HealthTotals health;
+    std::optional<std::int64_t> micros_per_gpu_hour; ///< §7's price of the card, when priced
+};
+
+/// §9's card rows (in `cards`' order), their findings and the figures of all cards together,
+/// energy priced with options.energy in options.pricing's currency. Identities, imbalance and
+/// remedies are the caller's.
+HealthSection build_card_health(const std::vector<CardHealthInput>& cards,
+                                const BuildOptions& options);
 
 /// Fills `m.health` from the cards' and identities' health totals: energy per card, state and
 /// identity, priced with options.energy in options.pricing's currency. `m.gpus` and

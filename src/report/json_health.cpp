@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `health` object of the JSON report (§9): null wherever the text report says "n/a".
+#include "audit/health.hpp"
 #include "core/time.hpp"
 #include "report/json_sections.hpp"
 
@@ -54,9 +55,7 @@ json memory_json(const MemoryFigures& m) {
 }
 
 json gpm_json(const GpmFigures& g) {
-    static constexpr std::array<const char*, 7> k_names{
-        "sm_active",   "sm_occupancy", "tensor_active", "dram_bandwidth",
-        "fp64_active", "fp32_active",  "fp16_active"};
+    const auto& k_names = audit::k_gpm_metric_names;
     json j{{"active_gpu_hours", g.active_hours}};
     for (std::size_t k = 0; k < k_names.size(); ++k) {
         j[k_names[k]] = {{"mean", or_null(g.mean[k])}, {"known_gpu_hours", g.known_hours[k]}};

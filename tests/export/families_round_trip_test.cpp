@@ -8,6 +8,7 @@
 #include "export/ticks.hpp"
 #include "fleet/fleet.hpp"
 #include "prometheus/answer.hpp"
+#include "report/build.hpp"
 #include "telemetry/card_fields.hpp"
 #include "telemetry/exported_families.hpp"
 
@@ -38,7 +39,20 @@ std::string daemon_metrics() {
     o.driver_version = "550.54.15";
     Metrics m(o);
     telemetry::Tick t = testing::tick(0, 30);
-    t.cards.push_back(card(0, 30, 40, {process("alice", 2000, 40)}));
+    telemetry::CardTickRecord busy = card(0, 30, 40, {process("alice", 2000, 40)});
+    // Every §9 reading, so that each health family has its series.
+    telemetry::CardReadings& r = busy.readings;
+    r.energy_mj = 9'000'000;
+    r.power_mw = 300'000;
+    r.power_limit_mw = 700'000;
+    r.clocks_sw_power_cap_us = 10 * k_s;
+    r.sm_clock_mhz = 1410;
+    r.max_sm_clock_mhz = 1980;
+    r.mem_used_mib = 2000;
+    r.mem_total_mib = 81920;
+    r.ghost_mib = 500;
+    r.sm_active_cpct = 4000;
+    t.cards.push_back(busy);
     telemetry::CardTickRecord held = card(1, 30, 0, {});
     held.allocation.allocated_us = 30 * k_s;
     held.allocation.unused_us = 30 * k_s;
@@ -199,6 +213,57 @@ TEST(ExportFamilies, TheFleetReaderQueriesExportedFamiliesWithTheirLabels) {
     for (const report::GaugeFamily& g : report::gua_gauge_families()) {
         check(g.name, g.labels, telemetry::MetricKind::gauge, false);
     }
+}
+
+// §9 of a fleet report from the exposition alone: the health counters of daemon_metrics()'s one
+// 30 s tick, read back as a fleet report reads increases, give GPU 0's figures worked out by hand
+// from the tick's readings.
+TEST(ExportFamilies, HealthCountersGiveTheFleetReportTheCardsHealth) {
+    const Exposition text = parse_text(daemon_metrics());
+    report::CounterTotals totals;
+    for (const Sample& s : text.samples) {
+        report::PromLabels labels{{"instance", "host-a"}};
+        for (const auto& [k, v] : s.labels) {
+            labels[k] = v;
+        }
+        totals.increase[s.name].push_back(report::PromSample{labels, std::stod(s.value)});
+    }
+    report::ReportModel m;
+    for (int i = 0; i < 2; ++i) {
+        report::GpuRow g;
+        g.index = i;
+        g.uuid = testing::card(i, 30, 0, {}).device.uuid;
+        g.host = "host-a";
+        m.gpus.push_back(g);
+    }
+    std::vector<report::FleetCard> cards(2);
+    cards[0].states.active = 30 * k_s;
+    cards[1].states.allocated_unused = 30 * k_s;
+    report::fill_fleet_health(m, totals, "instance", cards, report::BuildOptions{});
+    ASSERT_TRUE(m.health);
+    const report::GpuHealthRow& g = m.health->gpus.at(0);
+    EXPECT_DOUBLE_EQ(*g.energy.kwh, 9000.0 / 3.6e6); // 9,000,000 mJ
+    EXPECT_DOUBLE_EQ(g.energy.state_kwh[0], 9000.0 / 3.6e6) << "all of it active";
+    EXPECT_DOUBLE_EQ(g.energy.counter_hours, 30.0 / 3600);
+    EXPECT_DOUBLE_EQ(*g.throttle.reason_share[0], 10.0 / 30) << "power cap 10 s of 30 s";
+    EXPECT_DOUBLE_EQ(*g.throttle.clock_ratio, 1410.0 / 1980);
+    EXPECT_DOUBLE_EQ(g.memory.known_hours, 30.0 / 3600);
+    EXPECT_DOUBLE_EQ(*g.memory.pressure_share, 0) << "2000 of 81920 MiB";
+    EXPECT_NEAR(*g.memory.ghost_gib_hours, 500.0 / 1024 * 30 / 3600, 1e-12);
+    EXPECT_FALSE(g.memory.ghost_first) << "counters carry no time of first sight";
+    EXPECT_NEAR(*g.gpm.mean[0], 0.40, 1e-12);
+    EXPECT_EQ(g.light.by, "gpm");
+    EXPECT_DOUBLE_EQ(*g.light.share, 0) << "SM active 40 % is not light";
+    // GPU 1 read no energy counter: 60.5 W (export/ticks.hpp), kept in whole watts as the
+    // database keeps it (card_fields.def), × 30 s.
+    EXPECT_DOUBLE_EQ(*m.health->gpus.at(1).energy.kwh, 61.0 * 30 / 3.6e6);
+    EXPECT_DOUBLE_EQ(m.health->gpus.at(1).energy.power_hours, 30.0 / 3600);
+    // The findings name the host; ghost memory's has no dates.
+    ASSERT_EQ(m.health->findings.size(), 2u);
+    EXPECT_EQ(m.health->findings[0].id, "power-capping");
+    EXPECT_TRUE(m.health->findings[0].detail.starts_with("host-a: GPU 0: "));
+    EXPECT_EQ(m.health->findings[1].id, "ghost-memory");
+    EXPECT_EQ(m.health->findings[1].detail.find("seen from"), std::string::npos);
 }
 
 } // namespace families_round_trip_test

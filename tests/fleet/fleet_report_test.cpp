@@ -2,8 +2,9 @@
 // End to end: a real Prometheus scrapes three gua daemons ("hosts" on their own fake-NVML
 // scenarios, with waste that fires six of the seven rules); `gua report --prometheus` over the
 // window must equal the sum of the three hosts' SQLite reports on every section — states, cards,
-// users, heatmap, cost, recommendations and the verdict — within one scrape interval per card and
-// window edge (one host restarts inside the window), and promtool must accept the exposition.
+// users, heatmap, cost, recommendations, health and the verdict — within one scrape interval per
+// card and window edge (one host restarts inside the window), and promtool must accept the
+// exposition.
 #include "core/timezone.hpp"
 #include "fleet/daemon_host.hpp"
 #include "fleet/prometheus_server.hpp"
@@ -62,11 +63,13 @@ json holder(int device, const char* pid_env, int mib, int sm_pct) {
             {"sm_util", {{0, sm_pct}}}};
 }
 
-/// Host A: GPU 0 steady at 95 % drawing 500 of 700 W (compute-bound); GPU 1 held idle with
+/// Host A: GPU 0 steady at 95 % drawing 500 of 700 W (compute-bound), its clocks held by the
+/// power cap; GPU 1 held idle with
 /// 8000 of 81559 MiB (idle culling; sharing: one MIG slice would hold it).
 json scenario_a() {
     json busy = card("GPU-aaaaaaaa-0000-0000-0000-000000000000", 95);
     busy["power_mw"] = {{0, 500000}};
+    busy["clock_event_reasons"] = {{0, 0x4}}; // SW power cap throughout: a §9 finding
     return {{"driver_version", "550.54.15"},
             {"time_scale", 1},
             {"devices", {busy, card("GPU-aaaaaaaa-0000-0000-0000-000000000001", 0)}},
@@ -231,6 +234,59 @@ void expect_same_recommendations(const json& fleet, const std::vector<const json
     EXPECT_NEAR(fleet_combined, combined, tolerance_cents);
     EXPECT_GT(fleet_combined, 0);
     figure("§8 combined saving", fleet_combined, combined, "cents");
+}
+
+/// §9 of the fleet against the hosts' own, card by card (matched by uuid): energy, clocks and
+/// memory within one scrape interval per window edge, and the same findings on the same cards.
+void expect_same_health(const json& fleet, const std::vector<const json*>& hosts) {
+    ASSERT_TRUE(fleet["health"].is_object()) << "§9 from the daemons' health counters";
+    // A card draws at most its 700 W power limit: one interval per edge.
+    const double edge_kwh = 2 * 700.0 * k_scrape_interval_s / 3.6e6;
+    double kwh = 0;
+    std::multiset<std::string> findings;
+    for (const json* h : hosts) {
+        ASSERT_TRUE((*h)["health"].is_object());
+        kwh += (*h)["health"]["energy"]["kwh"].get<double>();
+        for (std::size_t i = 0; i < (*h)["gpus"].size(); ++i) {
+            const json& uuid = (*h)["gpus"][i]["uuid"];
+            std::size_t k = 0;
+            while (k < fleet["gpus"].size() && fleet["gpus"][k]["uuid"] != uuid) {
+                ++k;
+            }
+            ASSERT_LT(k, fleet["health"]["gpus"].size()) << uuid;
+            const json& got = fleet["health"]["gpus"][k];
+            const json& want = (*h)["health"]["gpus"][i];
+            SCOPED_TRACE(uuid.get<std::string>());
+            EXPECT_EQ(got["uuid"], uuid);
+            EXPECT_NEAR(got["energy"]["kwh"].get<double>(), want["energy"]["kwh"].get<double>(),
+                        edge_kwh);
+            EXPECT_GT(got["energy"]["kwh"].get<double>(), 0);
+            for (const char* f : {"clock_ratio", "sw_power_cap_share"}) { // null: never active
+                const json& w = want["throttle"][f];
+                EXPECT_EQ(got["throttle"][f].is_null(), w.is_null()) << f;
+                if (!w.is_null() && !got["throttle"][f].is_null()) {
+                    EXPECT_NEAR(got["throttle"][f].get<double>(), w.get<double>(), 1e-6) << f;
+                }
+            }
+            for (const char* f : {"known_gpu_hours", "pressure_gpu_hours"}) {
+                EXPECT_NEAR(got["memory"][f].get<double>(), want["memory"][f].get<double>(),
+                            2 * k_card_edge_h)
+                    << f;
+            }
+        }
+        for (const json& f : (*h)["health"]["findings"]) {
+            findings.insert(f["id"].get<std::string>() + " on GPU " + f["gpu"].dump());
+        }
+    }
+    std::multiset<std::string> got_findings;
+    for (const json& f : fleet["health"]["findings"]) {
+        got_findings.insert(f["id"].get<std::string>() + " on GPU " + f["gpu"].dump());
+    }
+    EXPECT_EQ(got_findings, findings);
+    EXPECT_EQ(findings.count("power-capping on GPU 0"), 1u) << "host A's capped card";
+    EXPECT_EQ(findings.count("memory-pressure on GPU 1"), 1u) << "host C's nearly full card";
+    EXPECT_NEAR(fleet["health"]["energy"]["kwh"].get<double>(), kwh, k_cards * edge_kwh);
+    figure("§9 energy", fleet["health"]["energy"]["kwh"].get<double>() * 3.6e6, kwh * 3.6e6, "J");
 }
 
 TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
@@ -409,6 +465,9 @@ TEST(FleetPrometheus, ReportEqualsTheSumOfTheHostReports) {
             << r["name"];
     }
     EXPECT_GT(fleet["cost"]["waste_run_rate"]["hourly_cents"].get<double>(), 0);
+
+    // §9: the hosts' health, from the daemons' health counters.
+    expect_same_health(fleet, hosts);
 
     // §8: computed from the counters, as the hosts' own.
     EXPECT_EQ(fleet["recommendations"]["computed"], true);
