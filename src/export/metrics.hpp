@@ -172,6 +172,17 @@ class Metrics {
                          const std::vector<audit::AllocationRow>& allocations);
     /// Appends the allocation series (owner counters, info gauges) to the exposition.
     void render_allocations(Exposition& e) const;
+    /// Appends the per-card counters (states, buckets, fields, evidence, health, users, dollars).
+    void render_cards(Exposition& e) const;
+    /// Appends the idle and allocated-unused dollars of one card when a price is known.
+    void render_waste_dollars(Exposition& e, const std::string& gpu, std::string_view model,
+                              const audit::StateTimes& states) const;
+    /// Appends the identity series.
+    void render_identities(Exposition& e) const;
+    /// Appends the latest readings of the cards (info, gauges).
+    void render_readings(Exposition& e) const;
+    /// Appends the daemon's own series.
+    void render_daemon(Exposition& e) const;
     const std::string& label_for(const std::string& user);
     /// The series of `labels` (its pod labels dropped when max_pod_series are taken), seen at
     /// `end`; its key's `user` is the user label.

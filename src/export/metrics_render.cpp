@@ -115,9 +115,7 @@ void declare(Exposition& e) {
 
 } // namespace
 
-std::string Metrics::render() const {
-    Exposition e;
-    declare(e);
+void Metrics::render_cards(Exposition& e) const {
     for (const auto& [uuid, g] : m_gpus) {
         const std::string gpu = std::to_string(g.labels.index);
         const std::string_view model = g.labels.model;
@@ -158,24 +156,33 @@ std::string Metrics::render() const {
                   {{"gpu", gpu}, {"uuid", uuid}, {"user", user}, {"state", "idle_held"}},
                   seconds(times[1]));
         }
-        std::optional<double> price = m_options.price_per_gpu_hour;
-        if (!price && m_options.pricing) {
-            price = static_cast<double>(audit::price_micros(*m_options.pricing, model)) /
-                    static_cast<double>(audit::k_micros_per_unit);
-        }
-        if (price) {
-            const double per_second = *price / 3600.0;
-            e.add(family_name(Family::waste_dollars_total), {{"gpu", gpu}, {"state", "idle_held"}},
-                  seconds(g.states.idle_held) * per_second);
-            e.add(family_name(Family::waste_dollars_total), {{"gpu", gpu}, {"state", "truly_idle"}},
-                  seconds(g.states.truly_idle) * per_second);
-            if (g.states.allocated_unused > 0) {
-                e.add(family_name(Family::waste_dollars_total),
-                      {{"gpu", gpu}, {"state", "allocated_unused"}},
-                      seconds(g.states.allocated_unused) * per_second);
-            }
-        }
+        render_waste_dollars(e, gpu, model, g.states);
     }
+}
+
+void Metrics::render_waste_dollars(Exposition& e, const std::string& gpu, std::string_view model,
+                                   const audit::StateTimes& states) const {
+    std::optional<double> price = m_options.price_per_gpu_hour;
+    if (!price && m_options.pricing) {
+        price = static_cast<double>(audit::price_micros(*m_options.pricing, model)) /
+                static_cast<double>(audit::k_micros_per_unit);
+    }
+    if (!price) {
+        return;
+    }
+    const double per_second = *price / 3600.0;
+    e.add(family_name(Family::waste_dollars_total), {{"gpu", gpu}, {"state", "idle_held"}},
+          seconds(states.idle_held) * per_second);
+    e.add(family_name(Family::waste_dollars_total), {{"gpu", gpu}, {"state", "truly_idle"}},
+          seconds(states.truly_idle) * per_second);
+    if (states.allocated_unused > 0) {
+        e.add(family_name(Family::waste_dollars_total),
+              {{"gpu", gpu}, {"state", "allocated_unused"}},
+              seconds(states.allocated_unused) * per_second);
+    }
+}
+
+void Metrics::render_identities(Exposition& e) const {
     for (const auto& [key, u] : m_users) {
         // Every series of a family has the same label names; "" where a name is not known.
         const Labels who{{"user", key.user},
@@ -191,7 +198,9 @@ std::string Metrics::render() const {
               seconds(u.idle_held_mib_us) * k_bytes_per_mib);
         e.add(family_name(Family::identity_card_ticks_total), who, static_cast<double>(u.ticks));
     }
-    render_allocations(e);
+}
+
+void Metrics::render_readings(Exposition& e) const {
     for (const auto& [uuid, r] : m_readings) {
         const std::string gpu = std::to_string(r.labels.index);
         const Labels card{{"gpu", gpu}, {"uuid", uuid}};
@@ -215,6 +224,9 @@ std::string Metrics::render() const {
             }
         }
     }
+}
+
+void Metrics::render_daemon(Exposition& e) const {
     const Health& h = m_health;
     e.add(family_name(Family::daemon_ticks_total), {}, static_cast<double>(h.ticks));
     e.add(family_name(Family::daemon_tick_overruns_total), {}, static_cast<double>(h.overruns));
@@ -234,6 +246,16 @@ std::string Metrics::render() const {
     }
     e.add(family_name(Family::waste_pools_info), {{"time_zone", m_options.time_zone.name()}}, 1);
     e.add(family_name(Family::build_info), {{"version", k_version}}, 1);
+}
+
+std::string Metrics::render() const {
+    Exposition e;
+    declare(e);
+    render_cards(e);
+    render_identities(e);
+    render_allocations(e);
+    render_readings(e);
+    render_daemon(e);
     return e.render();
 }
 
