@@ -215,11 +215,13 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
         const std::int64_t active = energy_part_mj(e->mj, states.active, total);
         const std::int64_t held = energy_part_mj(e->mj, states.idle_held, total);
         const std::int64_t idle = energy_part_mj(e->mj, states.truly_idle, total);
+        const std::int64_t unused = energy_part_mj(e->mj, states.allocated_unused, total);
         en.state_mj[static_cast<std::size_t>(EnergyState::active)] += active;
         en.state_mj[static_cast<std::size_t>(EnergyState::idle_held)] += held;
         en.state_mj[static_cast<std::size_t>(EnergyState::truly_idle)] += idle;
+        en.state_mj[static_cast<std::size_t>(EnergyState::allocated_unused)] += unused;
         en.state_mj[static_cast<std::size_t>(EnergyState::unmeasured)] +=
-            e->mj - active - held - idle;
+            e->mj - active - held - idle - unused;
     }
     const telemetry::CardReadings& r = tick.readings;
     MemoryTotals& mem = out.memory;

@@ -38,7 +38,14 @@ struct TickEnergy {
 std::optional<TickEnergy> tick_energy(const CardTick& tick);
 
 /// Index of a state in EnergyTotals::state_mj.
-enum class EnergyState : std::uint8_t { active = 0, idle_held = 1, truly_idle = 2, unmeasured = 3 };
+enum class EnergyState : std::uint8_t {
+    active = 0,
+    idle_held = 1,
+    truly_idle = 2,
+    unmeasured = 3,
+    allocated_unused = 4,
+};
+inline constexpr std::size_t k_energy_state_count = 5;
 
 /// Energy of one card over some card-ticks, in millijoules, with the card time each source covers.
 struct EnergyTotals {
@@ -48,7 +55,7 @@ struct EnergyTotals {
     DurationUs power_us = 0;     ///< card time whose energy came from power × time
     /// The same energy by the state of its card time (index: EnergyState): each tick's energy
     /// split in proportion to its state times (the tick's power taken as constant).
-    std::array<std::int64_t, 4> state_mj{};
+    std::array<std::int64_t, k_energy_state_count> state_mj{};
 
     std::int64_t total_mj() const { return counter_mj + power_mj; }
     DurationUs known_us() const { return counter_us + power_us; }
@@ -70,8 +77,8 @@ inline constexpr std::size_t k_throttle_reason_count = 6;
 inline constexpr std::array<const char*, k_throttle_reason_count> k_throttle_reason_names{
     "sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "sync_boost", "hw_power_brake"};
 /// The names of EnergyState in /metrics (the `state` label), in order.
-inline constexpr std::array<const char*, 4> k_energy_state_names{"active", "idle_held",
-                                                                 "truly_idle", "unmeasured"};
+inline constexpr std::array<const char*, k_energy_state_count> k_energy_state_names{
+    "active", "idle_held", "truly_idle", "unmeasured", "allocated_unused"};
 
 /// A member of telemetry::CardReadings (one field of card_fields.def).
 using ReadingField = std::optional<std::int64_t> telemetry::CardReadings::*;

@@ -32,6 +32,10 @@ void add_energy(Exposition& e, const Labels& card, const audit::EnergyTotals& en
     figure("energy_counter", en.counter_us);
     figure("energy_power", en.power_us);
     for (std::size_t s = 0; s < audit::k_energy_state_names.size(); ++s) {
+        if (static_cast<audit::EnergyState>(s) == audit::EnergyState::allocated_unused &&
+            en.state_mj[s] == 0) {
+            continue; // as gua_gpu_seconds_total: only once an allocation source reported one
+        }
         e.add(family_name(Family::gpu_state_energy_joules_total),
               with(card, "state", audit::k_energy_state_names[s]),
               static_cast<double>(en.state_mj[s]) / 1e3);

@@ -16,16 +16,21 @@ template <typename T> json or_null(const std::optional<T>& v) {
     return v ? json(*v) : json();
 }
 
-json energy_json(const EnergyFigures& e) {
+/// `allocations`: the report recorded allocations, so allocated-unused energy has its own key.
+json energy_json(const EnergyFigures& e, bool allocations) {
     const auto part = [&](std::size_t s) { return e.kwh ? json(e.state_kwh[s]) : json(); };
-    return json{{"kwh", or_null(e.kwh)},
-                {"active_kwh", part(0)},
-                {"idle_held_kwh", part(1)},
-                {"truly_idle_kwh", part(2)},
-                {"unmeasured_kwh", part(3)},
-                {"counter_gpu_hours", e.counter_hours},
-                {"power_gpu_hours", e.power_hours},
-                {"gpu_hours", e.card_hours}};
+    json j{{"kwh", or_null(e.kwh)},
+           {"active_kwh", part(0)},
+           {"idle_held_kwh", part(1)},
+           {"truly_idle_kwh", part(2)},
+           {"unmeasured_kwh", part(3)},
+           {"counter_gpu_hours", e.counter_hours},
+           {"power_gpu_hours", e.power_hours},
+           {"gpu_hours", e.card_hours}};
+    if (allocations) {
+        j["allocated_unused_kwh"] = part(4);
+    }
+    return j;
 }
 
 json throttle_json(const ThrottleFigures& t) {
@@ -83,7 +88,7 @@ nlohmann::json health_json(const ReportModel& m) {
         const GpuHealthRow& g = h.gpus[i];
         gpus.push_back({{"index", g.index},
                         {"uuid", i < m.gpus.size() ? m.gpus[i].uuid : g.short_uuid},
-                        {"energy", energy_json(g.energy)},
+                        {"energy", energy_json(g.energy, m.allocation.has_value())},
                         {"throttle", throttle_json(g.throttle)},
                         {"memory", memory_json(g.memory)},
                         {"busy_but_light", light_json(g.light)},
@@ -106,7 +111,7 @@ nlohmann::json health_json(const ReportModel& m) {
     if (h.micros_per_kwh) {
         price = static_cast<double>(*h.micros_per_kwh) / 1e6;
     }
-    return json{{"energy", energy_json(h.energy)},
+    return json{{"energy", energy_json(h.energy, m.allocation.has_value())},
                 {"throttle", throttle_json(h.throttle)},
                 {"findings", findings},
                 {"light_power_pct", h.light_power_pct},

@@ -209,8 +209,9 @@ struct CostSection {
 /// §9: the energy of a card, of the window or of an identity. Unknown figures are nullopt ("n/a").
 struct EnergyFigures {
     std::optional<double> kwh; ///< nullopt: no energy or power reading in the card time
-    /// Active, idle-held, truly idle and unmeasured parts of kwh (valid when kwh is known).
-    std::array<double, 4> state_kwh{};
+    /// Active, idle-held, truly idle, unmeasured and allocated-unused parts of kwh (valid when
+    /// kwh is known; audit::EnergyState order).
+    std::array<double, audit::k_energy_state_count> state_kwh{};
     double counter_hours = 0; ///< card-hours whose energy the driver's energy counter gave
     double power_hours = 0;   ///< card-hours whose energy is power × time (no counter)
     double card_hours = 0;    ///< all recorded card-hours (known or not)

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 namespace gua::store {
@@ -18,7 +19,7 @@ namespace {
 
 using evidence_format::Field;
 
-constexpr std::size_t k_field_count = 93;
+constexpr std::size_t k_field_count = 94;
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -129,6 +130,8 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
         {91, &pools[8]},
         // Schema 13: idle time not held while the allocation was unknown.
         {92, &v.allocation_unknown_us},
+        // Energy of allocated-unused time (counted as unmeasured before; 0 in older rows).
+        {93, &e.state_mj[4]},
     }};
 }
 
@@ -180,6 +183,10 @@ std::vector<int> evidence_differences(std::string_view blob, const audit::GpuTot
     audit::GpuTotals stored;
     decode_evidence(blob, stored);
     audit::GpuTotals fresh = recomputed;
+    std::array<std::int64_t, audit::k_energy_state_count>& fresh_mj = fresh.health.energy.state_mj;
+    if (stored.health.energy.state_mj[4] == 0) { // written before field 93: in unmeasured
+        fresh_mj[3] += std::exchange(fresh_mj[4], 0);
+    }
     const std::array<Field, k_field_count> s = fields_of(stored);
     const std::array<Field, k_field_count> f = fields_of(fresh);
     std::vector<int> differ;
