@@ -113,14 +113,8 @@ void UtilCursor::reset() {
     m_last_total.reset();
 }
 
-void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
-                      std::optional<double> snapshot_pct, RingFold& out,
-                      std::optional<std::size_t> ring_total) {
-    out.samples.clear();
-    out.unmeasured_us = 0;
-    out.junk = 0;
-    out.lost_samples = false;
-    span_us = std::max<DurationUs>(span_us, 1);
+std::size_t UtilCursor::take_reply(std::vector<RingSample>& batch,
+                                   std::optional<std::size_t> ring_total) {
     const auto count = static_cast<std::size_t>(std::count_if(
         batch.begin(), batch.end(), [](const RingSample& s) { return s.timestamp_us != 0; }));
     std::erase_if(batch, [this](const RingSample& s) {
@@ -140,23 +134,45 @@ void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
         m_capacity = std::max(m_capacity, *ring_total);
     }
     m_capacity = std::max(m_capacity, count);
-    if (batch.empty()) {
-        m_accounted_us += span_us;
-        if (snapshot_pct.value_or(0.0) > 0) {
-            // The snapshot says busy but the ring has nothing new: not "idle". The span is
-            // unmeasured; samples that show up later for it are dropped by the next fold.
-            out.unmeasured_us = span_us;
-            if (++m_dry_busy_polls >= k_dry_busy_polls_before_reset) {
-                reset(); // the timestamps may have stepped back: prime again
-            }
-            return;
+    return count;
+}
+
+void UtilCursor::fold_empty(DurationUs span_us, std::optional<double> snapshot_pct, RingFold& out) {
+    m_accounted_us += span_us;
+    if (snapshot_pct.value_or(0.0) > 0) {
+        // The snapshot says busy but the ring has nothing new: not "idle". The span is
+        // unmeasured; samples that show up later for it are dropped by the next fold.
+        out.unmeasured_us = span_us;
+        if (++m_dry_busy_polls >= k_dry_busy_polls_before_reset) {
+            reset(); // the timestamps may have stepped back: prime again
         }
-        m_dry_busy_polls = 0;
-        out.samples.push_back({0.0, span_us});
+        return;
+    }
+    m_dry_busy_polls = 0;
+    out.samples.push_back({0.0, span_us});
+}
+
+void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
+                      std::optional<double> snapshot_pct, RingFold& out,
+                      std::optional<std::size_t> ring_total) {
+    out.samples.clear();
+    out.unmeasured_us = 0;
+    out.junk = 0;
+    out.lost_samples = false;
+    span_us = std::max<DurationUs>(span_us, 1);
+    const std::size_t count = take_reply(batch, ring_total);
+    if (batch.empty()) {
+        fold_empty(span_us, snapshot_pct, out);
         return;
     }
     m_dry_busy_polls = 0;
     learn_period(batch);
+    fold_samples(batch, span_us, count, ring_total, out);
+}
+
+void UtilCursor::fold_samples(const std::vector<RingSample>& batch, DurationUs span_us,
+                              std::size_t count, std::optional<std::size_t> ring_total,
+                              RingFold& out) {
     const DurationUs p = m_period_us;
     // Adjacent samples are at most 1.5 periods apart (timestamps jitter); a sample stands for
     // the time since the previous one, at most one period.

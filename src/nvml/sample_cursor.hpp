@@ -72,6 +72,15 @@ class UtilCursor {
 
   private:
     void learn_period(const std::vector<RingSample>& sorted);
+    /// Keeps the entries of `batch` after the cursor, sorted and unique, and learns the ring's
+    /// size from it (and from `ring_total`); returns how many entries the reply held.
+    std::size_t take_reply(std::vector<RingSample>& batch, std::optional<std::size_t> ring_total);
+    /// A reply with nothing new: idle, or unmeasured while the snapshot says busy.
+    void fold_empty(DurationUs span_us, std::optional<double> snapshot_pct, RingFold& out);
+    /// Lays the new entries of `batch` (sorted, after the cursor) and the idle or lost time
+    /// around them out over the time since the cursor; `count`: the reply's entries.
+    void fold_samples(const std::vector<RingSample>& batch, DurationUs span_us, std::size_t count,
+                      std::optional<std::size_t> ring_total, RingFold& out);
 
     bool m_primed = false;
     std::uint64_t m_cursor_us = 0;

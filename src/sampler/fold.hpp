@@ -162,6 +162,11 @@ class TickBuilder {
 
     /// Folds one poll of a card that was not lost.
     void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
+    /// Merges the poll's processes into `card` (m_poll_procs: their accumulators, in the poll's
+    /// order) and splits the poll's `active` µs among them by SM share; what cannot be split
+    /// (failed per-process read, deferred identities) is holders-unknown time.
+    void attribute_active(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us,
+                          double active);
     /// One holder over part of a poll span: [from, to) µs from the span's start.
     struct Segment {
         std::size_t index; ///< in CardAcc::processes
@@ -197,6 +202,14 @@ class TickBuilder {
     ProcAcc& process_of(CardAcc& card, const telemetry::ProcessReading& reading);
     /// Writes the card-level totals of `card` into its record (the tick lasted m_span).
     void finish_card(CardAcc& card) const;
+    /// Crosses the finished record of `card` with the allocation source, when there is one.
+    void cross_allocations(CardAcc& card) const;
+    /// Writes the processes of `card` into `out` (whose vector is reused): their active and
+    /// idle-held parts rounded so that they add up to the card's. `same_card`: `out` holds this
+    /// card's record of the previous tick, whose identities are kept where unchanged.
+    void write_processes(const CardAcc& card, bool same_card, telemetry::CardTickRecord& out) const;
+    /// Writes one process's key, identity and readings into `p`; its parts are left unset.
+    static void write_process(const ProcAcc& acc, bool same_card, telemetry::ProcessTick& p);
 
     audit::Thresholds m_thresholds;
     identity::Resolver& m_resolver;

@@ -67,14 +67,17 @@ class DaemonDevices : public DaemonTest {
         return r.exit_code == 0 ? json::parse(r.out) : json::object();
     }
 
-    test::RunResult record() {
+    test::RunResult record(double interval_s = k_interval_s, int ticks = k_ticks) {
         set_clock(k_start_s);
         set_env("GUA_TEST_CLOCK_FILE", path("clock"));
-        return run_daemon({"--interval", fmt::format("{}s", k_interval_s), "--ticks",
-                           std::to_string(k_ticks), "--quiet"},
+        return run_daemon({"--interval", fmt::format("{}s", interval_s), "--ticks",
+                           std::to_string(ticks), "--quiet"},
                           FakeVariant::modern, std::chrono::seconds(60));
     }
 };
+
+/// The same at the 1 s and 30 s ticks of the ground-truth tests.
+class DaemonDevicesAt : public DaemonDevices, public ::testing::WithParamInterface<double> {};
 
 constexpr double k_run_s = k_interval_s * k_ticks;
 
@@ -136,6 +139,36 @@ TEST_F(DaemonDevices, CardNeverSeenBeforeIsRecordedFromWhenItOpens) {
     EXPECT_NEAR(seconds(gpu_row(report, 1)["states"]["active_gpu_hours"]), k_run_s - k_lost_s,
                 0.01);
 }
+
+// A card the database knew, lost when the daemon starts and back 40 s later, at 1 s and 30 s
+// ticks over 120 s: both cards in the report, the card's 40 s unmeasured with their reason
+// (utilization unknown), the rest of its time measured.
+TEST_P(DaemonDevicesAt, KnownCardLostAtStartHasItsFortySecondsUnmeasured) {
+    constexpr double k_run = 120;
+    record_earlier_run();
+    write_lost_at_start();
+    const test::RunResult r = record(GetParam(), static_cast<int>(k_run / GetParam()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json report = report_json();
+    const json gpu0 = gpu_row(report, 0);
+    const json gpu1 = gpu_row(report, 1);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["card_gpu_hours"]), k_run, 0.01);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["unmeasured_gpu_hours"]), k_lost_s, 0.01);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["utilization_unknown_gpu_hours"]), k_lost_s, 0.01);
+    EXPECT_NEAR(seconds(gpu1["states"]["active_gpu_hours"]), k_run - k_lost_s, 0.01);
+    EXPECT_NEAR(seconds(gpu0["states"]["active_gpu_hours"]), k_run, 0.01);
+    std::printf("[ devices  ] %g s ticks: GPU 1 unmeasured %.2f s (utilization unknown %.2f s), "
+                "active %.2f s of %.2f s\n",
+                GetParam(), seconds(gpu1["provenance"]["unmeasured_gpu_hours"]),
+                seconds(gpu1["provenance"]["utilization_unknown_gpu_hours"]),
+                seconds(gpu1["states"]["active_gpu_hours"]),
+                seconds(gpu1["provenance"]["card_gpu_hours"]));
+}
+
+INSTANTIATE_TEST_SUITE_P(Intervals, DaemonDevicesAt, ::testing::Values(1.0, 30.0),
+                         [](const ::testing::TestParamInfo<double>& p) {
+                             return fmt::format("Every{}s", p.param);
+                         });
 
 } // namespace
 } // namespace gua::e2e::daemon_devices_test
