@@ -213,6 +213,15 @@ std::string Metrics::render() const {
             }
         }
     }
+    for (const auto& [uuid, codes] : m_xid_events) {
+        const auto gpu = m_gpus.find(uuid);
+        const std::string index =
+            gpu == m_gpus.end() ? std::string{} : std::to_string(gpu->second.labels.index);
+        for (const auto& [code, count] : codes) {
+            e.add(family_name(Family::gpu_xid_events_total),
+                  {{"gpu", index}, {"uuid", uuid}, {"code", code}}, static_cast<double>(count));
+        }
+    }
     const Health& h = m_health;
     e.add(family_name(Family::daemon_ticks_total), {}, static_cast<double>(h.ticks));
     e.add(family_name(Family::daemon_tick_overruns_total), {}, static_cast<double>(h.overruns));

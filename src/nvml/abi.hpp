@@ -300,6 +300,32 @@ static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
 static_assert(sizeof(nvmlGpmMetricsGet_t) == 13344);
 static_assert(sizeof(nvmlGpmSupport_t) == 8);
 
+/// Events (nvmlEventSetCreate … nvmlEventSetWait_v2; Linux only). The set is opaque.
+struct nvmlEventSet_st;
+using nvmlEventSet_t = nvmlEventSet_st*;
+
+/// Event type bits (nvmlDeviceRegisterEvents, nvmlDeviceGetSupportedEventTypes, eventType).
+inline constexpr unsigned long long nvmlEventTypeSingleBitEccError = 0x1ULL;
+inline constexpr unsigned long long nvmlEventTypeDoubleBitEccError = 0x2ULL;
+inline constexpr unsigned long long nvmlEventTypePState = 0x4ULL;
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ULL;
+inline constexpr unsigned long long nvmlEventTypeClock = 0x10ULL;
+inline constexpr unsigned long long nvmlEventTypeAll = 0xFF9FULL;
+
+/// What nvmlEventSetWait_v2 writes (NVML 11 and later: 32 bytes; the MIG ids are
+/// NVML_INSTANCE_ID_NONE when the event is not attributable to an instance).
+struct nvmlEventData_t {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData; ///< the Xid for XidCriticalError; 999 = unknown Xid
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+};
+static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, eventType) == 8);
+static_assert(offsetof(nvmlEventData_t, eventData) == 16);
+static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24);
+static_assert(offsetof(nvmlEventData_t, computeInstanceId) == 28);
+
 /// Function types of the entry points in entry_points.def (one per distinct C signature).
 using ReturnFn = nvmlReturn_t();
 using ErrorStringFn = const char*(nvmlReturn_t);
@@ -329,5 +355,9 @@ using GpmSampleFreeFn = nvmlReturn_t(nvmlGpmSample_t);
 using DeviceGpmSampleFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSample_t);
 using DeviceGpmMigSampleFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
 using GpmMetricsGetFn = nvmlReturn_t(nvmlGpmMetricsGet_t*);
+using EventSetCreateFn = nvmlReturn_t(nvmlEventSet_t*);
+using EventSetFreeFn = nvmlReturn_t(nvmlEventSet_t);
+using DeviceRegisterEventsFn = nvmlReturn_t(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+using EventSetWaitFn = nvmlReturn_t(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
 
 } // namespace gua::nvml
