@@ -64,18 +64,15 @@ void add_fault_findings(int gpu, const std::vector<telemetry::FaultEvent>& event
     }
     for (const auto& [code, list] : by_code) {
         const faults::XidInfo info = faults::xid_info(code);
-        const std::string when =
-            list.size() == 1
-                ? "at " + format_iso8601(list.front()->at_us)
-                : fmt::format("{} times, {} to {}", list.size(),
-                              format_iso8601(list.front()->at_us),
-                              format_iso8601(list.back()->at_us));
+        const std::string when = list.size() == 1 ? "at " + format_iso8601(list.front()->at_us)
+                                                  : fmt::format("{} times, {} to {}", list.size(),
+                                                                format_iso8601(list.front()->at_us),
+                                                                format_iso8601(list.back()->at_us));
         std::string process;
         if (list.front()->pid) {
-            process = fmt::format("; the kernel log names pid {}{}", *list.front()->pid,
-                                  list.front()->process_name.empty()
-                                      ? ""
-                                      : " (" + list.front()->process_name + ")");
+            process = fmt::format(
+                "; the kernel log names pid {}{}", *list.front()->pid,
+                list.front()->process_name.empty() ? "" : " (" + list.front()->process_name + ")");
         }
         out.push_back(HealthFinding{
             fault_finding_id(code), gpu, 0.0,

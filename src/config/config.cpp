@@ -63,8 +63,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         }
     }
     if (const toml::table* t = root["daemon"].as_table()) {
-        if (auto r = check_keys(path, *t, "daemon",
-                                  {"interval", "db", "listen", "kernel_log"}); !r) {
+        if (auto r = check_keys(path, *t, "daemon", {"interval", "db", "listen", "kernel_log"});
+            !r) {
             return r.error();
         }
         if (const toml::node* n = t->get("interval")) {

@@ -383,8 +383,8 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     StorageWatch storage(lock, log_line);
     // Its listeners run on their own threads; destroyed (stopped) before the source.
     FaultRecorder faults(*source, db, writer.run_id(), options.kernel_log, log);
-    TickLoop loop{options, cfg,     flags,         log,           clock,     db,
-                  writer,  storage, metrics.get(), policy_runner, retention, gpus, faults};
+    TickLoop loop{options, cfg,           flags,         log,       clock, db,    writer,
+                  storage, metrics.get(), policy_runner, retention, gpus,  faults};
     sampler.run(
         flags.stop, [&](const telemetry::Tick& tick) { loop.on_tick(tick); },
         [&](DurationUs late) { loop.on_overrun(late); });

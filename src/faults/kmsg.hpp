@@ -13,10 +13,10 @@ namespace gua::faults {
 
 /// One /dev/kmsg record: `<prio>,<seq>,<timestamp µs>,<flags>[,…];<text>`.
 struct KmsgRecord {
-    int priority = 0;        ///< facility × 8 + level
-    std::uint64_t seq = 0;   ///< per boot
+    int priority = 0;         ///< facility × 8 + level
+    std::uint64_t seq = 0;    ///< per boot
     std::int64_t mono_us = 0; ///< monotonic µs since boot when the kernel logged it
-    std::string_view text;   ///< the message (a view into the line)
+    std::string_view text;    ///< the message (a view into the line)
 };
 
 /// The record of one /dev/kmsg line (without its newline); nullopt for a continuation line (it
@@ -25,7 +25,7 @@ std::optional<KmsgRecord> parse_kmsg_record(std::string_view line);
 
 /// An `NVRM: Xid (PCI:dddd:bb:dd[ GPU-I:NN[ GPU-CI:NN]]): N[, pid=P][, name=NAME][, rest]` line.
 struct XidLine {
-    std::string pci;                   ///< "dddd:bb:dd", lowercase (older drivers: no "PCI:")
+    std::string pci; ///< "dddd:bb:dd", lowercase (older drivers: no "PCI:")
     std::optional<unsigned> gpu_instance;
     std::optional<unsigned> compute_instance;
     int xid = 0;

@@ -47,8 +47,7 @@ std::string FaultMerger::root_of(const std::string& uuid) const {
 
 bool FaultMerger::pairs(const telemetry::FaultEvent& held, const telemetry::FaultEvent& e) const {
     return (held.sources & e.sources) == 0 && held.xid == e.xid && !held.uuid.empty() &&
-           root_of(held.uuid) == root_of(e.uuid) &&
-           std::llabs(held.at_us - e.at_us) <= k_window_us;
+           root_of(held.uuid) == root_of(e.uuid) && std::llabs(held.at_us - e.at_us) <= k_window_us;
 }
 
 void FaultMerger::add(std::vector<telemetry::FaultEvent> events) {

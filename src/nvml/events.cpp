@@ -42,16 +42,15 @@ NvmlEventStream::NvmlEventStream(const Library& library, std::vector<EventCard> 
     for (const EventCard& card : m_cards) {
         unsigned long long supported = k_wanted;
         if (m_library.has(Entry::device_get_supported_event_types)) {
-            if (m_library.call<Entry::device_get_supported_event_types>(card.handle,
-                                                                        &supported) !=
+            if (m_library.call<Entry::device_get_supported_event_types>(card.handle, &supported) !=
                 NVML_SUCCESS) {
                 supported = 0;
             }
         }
         const unsigned long long mask = supported & k_wanted;
-        const nvmlReturn_t rc = mask == 0 ? NVML_ERROR_NOT_SUPPORTED
-                                          : m_library.call<Entry::device_register_events>(
-                                                card.handle, mask, m_set);
+        const nvmlReturn_t rc =
+            mask == 0 ? NVML_ERROR_NOT_SUPPORTED
+                      : m_library.call<Entry::device_register_events>(card.handle, mask, m_set);
         if (rc == NVML_SUCCESS) {
             ++m_registered;
         } else {

@@ -167,8 +167,8 @@ std::unique_ptr<telemetry::FaultStream> NvmlSource::open_fault_stream() {
         const nvmlDevice_t handle = card.mig_slot ? card.parent : card.handle;
         EventCard* entry = physical(handle);
         if (entry == nullptr) {
-            cards.push_back(EventCard{handle, card.mig_slot ? card.info.parent_uuid : card.info.uuid,
-                                      {}});
+            cards.push_back(
+                EventCard{handle, card.mig_slot ? card.info.parent_uuid : card.info.uuid, {}});
             entry = &cards.back();
         }
         if (card.mig_slot && card.gpu_instance_id) {

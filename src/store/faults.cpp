@@ -53,7 +53,7 @@ std::vector<telemetry::FaultHolder> holders_of(const std::string& text) {
 } // namespace
 
 std::vector<bool> insert_faults(Database& db, std::int64_t run_id,
-                          const std::vector<telemetry::FaultEvent>& events) {
+                                const std::vector<telemetry::FaultEvent>& events) {
     std::vector<bool> stored;
     if (events.empty()) {
         return stored;

@@ -19,7 +19,7 @@ namespace gua::store {
 /// Stores `events` of run `run_id` in one transaction; a kernel log record already stored for
 /// its boot (same boot_id and kmsg_seq) is left out. Returns, per event, whether it was stored.
 std::vector<bool> insert_faults(Database& db, std::int64_t run_id,
-                          const std::vector<telemetry::FaultEvent>& events);
+                                const std::vector<telemetry::FaultEvent>& events);
 
 /// The faults in [from, to), oldest first.
 std::vector<telemetry::FaultEvent> read_faults(Database& db, TimeUs from, TimeUs to);

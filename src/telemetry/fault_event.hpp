@@ -30,11 +30,11 @@ struct FaultHolder {
 
 /// One fault event.
 struct FaultEvent {
-    TimeUs at_us = 0;     ///< wall time the event was seen (NVML: when the wait returned)
-    std::string uuid;     ///< the card ("GPU-…"); empty when the kernel log's PCI address is unknown
-    std::string pci_bus_id; ///< as the kernel log names it ("0000:3b:00"); may be empty
-    int xid = 0;          ///< the driver's code; 999 = NVML's "unknown Xid"
-    unsigned sources = 0; ///< FaultSourceBit
+    TimeUs at_us = 0; ///< wall time the event was seen (NVML: when the wait returned)
+    std::string uuid; ///< the card ("GPU-…"); empty when the kernel log's PCI address is unknown
+    std::string pci_bus_id;           ///< as the kernel log names it ("0000:3b:00"); may be empty
+    int xid = 0;                      ///< the driver's code; 999 = NVML's "unknown Xid"
+    unsigned sources = 0;             ///< FaultSourceBit
     std::optional<std::uint32_t> pid; ///< the kernel log's pid=, when it names one
     std::string process_name;         ///< the kernel log's name=, when it names one
     std::string message;              ///< the rest of the kernel log line (may be empty)

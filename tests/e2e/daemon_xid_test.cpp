@@ -114,8 +114,8 @@ TEST_F(DaemonXid, EachFaultOnceWithItsCardAndHolder) {
     json quiet = three_cards_three_faults(me);
     quiet.erase("events");
     write_scenario(quiet);
-    auto again = start_daemon({"--interval", "250ms", "--listen", "127.0.0.1:0"}, FakeVariant::modern,
-                              "again");
+    auto again = start_daemon({"--interval", "250ms", "--listen", "127.0.0.1:0"},
+                              FakeVariant::modern, "again");
     const std::uint16_t second = port_of(*again);
     ASSERT_NE(second, 0) << again->err();
     ASSERT_TRUE(again->wait_for("tick 4", 10s)) << again->err();

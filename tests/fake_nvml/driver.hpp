@@ -137,9 +137,9 @@ class Driver {
     std::vector<std::vector<const Process*>> m_by_device; ///< scenario processes per device
     std::vector<const Process*> m_listed;                 ///< what processes() returned last
     std::vector<std::unique_ptr<EventSet>> m_event_sets;
-    std::string m_kmsg_file;           ///< $GUA_FAKE_NVML_KMSG_FILE; empty: none
-    std::size_t m_kmsg_next = 0;       ///< first scenario event not yet considered for kmsg
-    std::uint64_t m_kmsg_seq = 0;      ///< last sequence number written
+    std::string m_kmsg_file;            ///< $GUA_FAKE_NVML_KMSG_FILE; empty: none
+    std::size_t m_kmsg_next = 0;        ///< first scenario event not yet considered for kmsg
+    std::uint64_t m_kmsg_seq = 0;       ///< last sequence number written
     std::vector<bool> m_kmsg_uuid_said; ///< per device: its "GPU at PCI" line written
 };
 

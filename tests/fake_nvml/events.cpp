@@ -81,9 +81,9 @@ std::optional<nvmlReturn_t> Driver::next_event(EventSet& set, nvml::nvmlEventDat
                 out.gpuInstanceId = nvml::NVML_INSTANCE_ID_NONE;
                 out.computeInstanceId = nvml::NVML_INSTANCE_ID_NONE;
                 if (e.mig_instance >= 0) {
-                    const MigInstance& m = m_scenario.devices[e.device]
-                                               .mig_instances[static_cast<std::size_t>(
-                                                   e.mig_instance)];
+                    const MigInstance& m =
+                        m_scenario.devices[e.device]
+                            .mig_instances[static_cast<std::size_t>(e.mig_instance)];
                     out.gpuInstanceId = m.gpu_instance_id;
                     out.computeInstanceId = m.compute_instance_id;
                 }

@@ -333,9 +333,8 @@ Scenario parse_scenario(std::string_view text) {
         s.events.push_back(parse_event(e));
         const EventSpec& spec = s.events.back();
         if (spec.device >= s.devices.size() ||
-            (spec.mig_instance >= 0 &&
-             static_cast<std::size_t>(spec.mig_instance) >=
-                 s.devices[spec.device].mig_instances.size())) {
+            (spec.mig_instance >= 0 && static_cast<std::size_t>(spec.mig_instance) >=
+                                           s.devices[spec.device].mig_instances.size())) {
             throw std::runtime_error("event on unknown device or MIG instance");
         }
     }

@@ -68,7 +68,7 @@ struct Device {
     /// remapped rows and PCIe replays.
     Series power_limit_mw, max_sm_clock_mhz, memory_temperature_c, ecc_uncorrected,
         remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending, pcie_replays;
-    std::vector<unsigned int> unsupported_fields; ///< field ids answering NOT_SUPPORTED
+    std::vector<unsigned int> unsupported_fields;      ///< field ids answering NOT_SUPPORTED
     unsigned long long supported_event_types = 0xFF9F; ///< what an H200 on R580 answers
     Gpm gpm;
     double util_period_s = 1.0 / 6.0;
@@ -122,8 +122,8 @@ struct Fault {
 /// A driver event at a scenario time (nvmlEventSetWait_v2 and/or a kernel log record).
 struct EventSpec {
     std::size_t device = 0;
-    int mig_instance = -1;  ///< attributable to this MIG instance (GI/CI set), -1 = whole GPU
-    double at = 0;          ///< scenario seconds
+    int mig_instance = -1; ///< attributable to this MIG instance (GI/CI set), -1 = whole GPU
+    double at = 0;         ///< scenario seconds
     unsigned long long type = 0x8; ///< event type bit (0x8 = Xid critical error)
     unsigned long long xid = 0;    ///< eventData (0 for types other than Xid)
     bool nvml = true;              ///< delivered by nvmlEventSetWait_v2

@@ -27,9 +27,9 @@ TEST(KmsgRecord, ParsesARealRecord) {
 }
 
 TEST(KmsgRecord, RejectsContinuationsAndJunk) {
-    for (const char* line : {" SUBSYSTEM=pci", " DEVICE=+pci:0000:3b:00.0", "", ";", "4,1;x",
-                             "a,1,2,-;x", "4,-1,2,-;x", "4,1,-2,-;x", "4,99999999999999999999,1,-;x",
-                             "4,1,2,-"}) {
+    for (const char* line :
+         {" SUBSYSTEM=pci", " DEVICE=+pci:0000:3b:00.0", "", ";", "4,1;x", "a,1,2,-;x",
+          "4,-1,2,-;x", "4,1,-2,-;x", "4,99999999999999999999,1,-;x", "4,1,2,-"}) {
         EXPECT_FALSE(parse_kmsg_record(line)) << line;
     }
 }

@@ -4,7 +4,6 @@
 // lines appended later are read (the file is tailed), a "fallen off the bus" line is an Xid 79
 // once, and an unreadable path says why.
 #include "faults/kmsg_reader.hpp"
-
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>

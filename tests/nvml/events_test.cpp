@@ -33,21 +33,20 @@ std::vector<telemetry::FaultEvent> wait_for(telemetry::FaultStream& stream, std:
 }
 
 json three_gpus() {
-    return json{
-        {"devices",
-         {{{"uuid", "GPU-a"}},
-          {{"uuid", "GPU-b"}, {"supported_event_types", 0x1 | 0x2}}, // no Xid events
-          {{"uuid", "GPU-c"},
-           {"mig", true},
-           {"mig_instances",
-            {{{"uuid", "MIG-c1"}, {"gpu_instance_id", 3}, {"compute_instance_id", 0}},
-             {{"uuid", "MIG-c2"}, {"gpu_instance_id", 5}, {"compute_instance_id", 1}}}}}}},
-        {"events",
-         {{{"device", 0}, {"at", 10}, {"xid", 43}},
-          {{"device", 2}, {"at", 12}, {"xid", 31}, {"mig_instance", 1}},
-          {{"device", 2}, {"at", 13}, {"xid", 48}},
-          {{"device", 1}, {"at", 14}, {"xid", 79}},
-          {{"device", 0}, {"at", 15}, {"xid", 13}, {"sources", {"kmsg"}}}}}};
+    return json{{"devices",
+                 {{{"uuid", "GPU-a"}},
+                  {{"uuid", "GPU-b"}, {"supported_event_types", 0x1 | 0x2}}, // no Xid events
+                  {{"uuid", "GPU-c"},
+                   {"mig", true},
+                   {"mig_instances",
+                    {{{"uuid", "MIG-c1"}, {"gpu_instance_id", 3}, {"compute_instance_id", 0}},
+                     {{"uuid", "MIG-c2"}, {"gpu_instance_id", 5}, {"compute_instance_id", 1}}}}}}},
+                {"events",
+                 {{{"device", 0}, {"at", 10}, {"xid", 43}},
+                  {{"device", 2}, {"at", 12}, {"xid", 31}, {"mig_instance", 1}},
+                  {{"device", 2}, {"at", 13}, {"xid", 48}},
+                  {{"device", 1}, {"at", 14}, {"xid", 79}},
+                  {{"device", 0}, {"at", 15}, {"xid", 13}, {"sources", {"kmsg"}}}}}};
 }
 
 TEST(NvmlEvents, XidsArriveOnceWithTheirCardAndMigInstance) {
