@@ -197,7 +197,8 @@ enum nvmlFieldId_t : unsigned int {
     NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94, ///< PCIe replays since the driver loaded
     NVML_FI_DEV_REMAPPED_COR = 142,       ///< rows remapped for correctable errors
     NVML_FI_DEV_REMAPPED_UNC = 143,       ///< rows remapped for uncorrectable errors
-    NVML_FI_DEV_REMAPPED_PENDING = 144    ///< 1: a remapping waits for a GPU reset
+    NVML_FI_DEV_REMAPPED_PENDING = 144,   ///< 1: a remapping waits for a GPU reset
+    NVML_FI_DEV_REMAPPED_FAILURE = 145    ///< 1: a row remapping failed
 };
 
 /// nvmlDeviceGetTemperatureV argument (≥ 12.8); set version and sensorType first.
@@ -355,6 +356,17 @@ using GpmSampleFreeFn = nvmlReturn_t(nvmlGpmSample_t);
 using DeviceGpmSampleFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSample_t);
 using DeviceGpmMigSampleFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
 using GpmMetricsGetFn = nvmlReturn_t(nvmlGpmMetricsGet_t*);
+/// nvmlDeviceGetNvLinkErrorCounter counters (nvmlNvLinkErrorCounter_t).
+enum nvmlNvLinkErrorCounter_t : int {
+    NVML_NVLINK_ERROR_DL_REPLAY = 0,
+    NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+    NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+};
+/// Links NVML can number (NVML_NVLINK_MAX_LINKS of the 11.8–13.2 headers; 13.3 says 36).
+inline constexpr unsigned int k_nvlink_max_links = 18;
+using DeviceNvLinkStateFn = nvmlReturn_t(nvmlDevice_t, unsigned int, unsigned int*);
+using DeviceNvLinkErrorFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlNvLinkErrorCounter_t,
+                                         unsigned long long*);
 using EventSetCreateFn = nvmlReturn_t(nvmlEventSet_t*);
 using EventSetFreeFn = nvmlReturn_t(nvmlEventSet_t);
 using DeviceRegisterEventsFn = nvmlReturn_t(nvmlDevice_t, unsigned long long, nvmlEventSet_t);

@@ -6,6 +6,7 @@
 #include "nvml/gpm.hpp"
 #include "nvml/library.hpp"
 #include "nvml/notices.hpp"
+#include "nvml/open.hpp"
 #include "telemetry/device_source.hpp"
 #include "telemetry/fault_event.hpp"
 
@@ -65,6 +66,9 @@ class NvmlSource final : public telemetry::DeviceSource, public telemetry::Fault
     /// Xid events of the physical GPUs enumerated now, waited for on the stream's own thread
     /// (nvml/events.hpp). The stream must be destroyed before this source.
     std::unique_ptr<telemetry::FaultStream> open_fault_stream() override;
+
+    /// PCIe link, row-remap failure, persistence mode and NVLink of the physical GPUs, now.
+    std::vector<FabricReading> read_fabric();
 
     /// The loaded library (bound symbols, path) for diagnostics.
     const Library& library() const { return *m_library; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "nvml/open.hpp"
 #include "ops/installation.hpp"
 
 #include <string>
@@ -73,6 +74,9 @@ std::vector<std::string> pci_gpus(const std::string& devices_dir);
 /// "00000000:3B:00.0") names; info when the bus lists none (a container, the fake driver).
 Finding pci_gpus_finding(const std::vector<std::string>& on_bus,
                          const std::vector<std::string>& nvml_bus_ids);
+/// PCIe link, row remapping, NVLink and persistence mode of the GPUs read now, one finding
+/// each (pcie_link, row_remap, nvlink, persistence; rules in docs/faults.md).
+std::vector<Finding> fabric_findings(const std::vector<nvml::FabricReading>& gpus);
 /// Database readable and writable (or creatable).
 Finding check_database(const std::string& db);
 /// Service or background daemon installed, enabled and running; unit hardening compatible.

@@ -180,6 +180,9 @@ std::vector<Finding> check_gpus(const std::string& nvml_library) {
         pci_gpus_finding(pci_gpus(std::string(sysfs != nullptr && *sysfs != '\0' ? sysfs : "/sys") +
                                   "/bus/pci/devices"),
                          bus_ids));
+    for (Finding& f : fabric_findings(nvml::read_fabric(*source.value()))) {
+        out.push_back(std::move(f));
+    }
     if (const std::string note = source.value()->measurement_note(); !note.empty()) {
         out.push_back({"utilization", "Utilization", Severity::warn, note,
                        "with a driver that keeps utilization samples (nvmlDeviceGetSamples) gua "

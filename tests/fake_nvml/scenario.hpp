@@ -70,6 +70,12 @@ struct Device {
         remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending, pcie_replays;
     std::vector<unsigned int> unsupported_fields;      ///< field ids answering NOT_SUPPORTED
     unsigned long long supported_event_types = 0xFF9F; ///< what an H200 on R580 answers
+    /// PCIe link (current generation and width as series; the maxima), the row remapper's
+    /// failure flag (field 145), persistence mode, and NVLink: the links the driver answers for,
+    /// those down, and link 0's replay, recovery and CRC (flit) error counters.
+    Series pcie_gen, pcie_width, remap_failure, nvlink_replay, nvlink_recovery, nvlink_crc;
+    unsigned int pcie_gen_max = 5, pcie_width_max = 16, persistence_mode = 1, nvlink_links = 0;
+    std::vector<unsigned int> nvlink_down;
     Gpm gpm;
     double util_period_s = 1.0 / 6.0;
     std::size_t ring_size = 100;

@@ -76,6 +76,46 @@ TEST(DoctorPci, TheRealDoctorOnTheFakeDriverNamesTheMissingCard) {
         }
     }
     EXPECT_TRUE(found) << r.out;
+    int fabric = 0;
+    for (const nlohmann::json& check : j["checks"]) {
+        const std::string name = check["check"];
+        if (name == "pcie_link" || name == "row_remap" || name == "persistence") {
+            EXPECT_EQ(check["status"], "ok") << check.dump();
+            ++fabric;
+        } else if (name == "nvlink") {
+            EXPECT_EQ(check["status"], "info") << check.dump();
+            ++fabric;
+        }
+    }
+    EXPECT_EQ(fabric, 4) << r.out;
+}
+
+TEST(DoctorFabric, RulesOnTheReadings) {
+    nvml::FabricReading idle{"GPU-a", 0, 1, 5, 16, 16, false, true, {}, {}, {}, {}, {}};
+    nvml::FabricReading narrow{"GPU-b", 1, 5, 5, 8, 16, false, true, 18, 18, 0, 0, 12};
+    std::vector<Finding> f = fabric_findings({idle, narrow});
+    ASSERT_EQ(f.size(), 4U);
+    EXPECT_EQ(f[0].check, "pcie_link");
+    EXPECT_EQ(f[0].severity, Severity::warn) << "x8 of x16 at full generation";
+    EXPECT_EQ(f[0].message, "link narrower than it can be at full speed: GPU 1: gen 5 of 5, x8 "
+                            "of x16");
+    EXPECT_EQ(f[1].severity, Severity::ok);
+    EXPECT_EQ(f[2].check, "nvlink");
+    EXPECT_EQ(f[2].severity, Severity::ok) << "CRC errors alone are not a warning";
+    EXPECT_EQ(f[3].severity, Severity::ok);
+
+    f = fabric_findings({idle});
+    EXPECT_EQ(f[0].severity, Severity::info) << "a slow idle link is power saving";
+    EXPECT_EQ(f[2].severity, Severity::info);
+
+    nvml::FabricReading bad{"GPU-c", 2, 5, 5, 16, 16, true, false, 18, 16, 3, 1, 0};
+    f = fabric_findings({bad});
+    EXPECT_EQ(f[1].severity, Severity::fail);
+    EXPECT_EQ(f[1].message, "a memory row could not be remapped on GPU 2");
+    EXPECT_EQ(f[2].severity, Severity::warn);
+    EXPECT_EQ(f[2].message, "GPU 2: 16 of 18 links active; GPU 2: 3 replay, 1 recovery, 0 CRC "
+                            "errors (counters since the driver loaded)");
+    EXPECT_EQ(f[3].severity, Severity::warn);
 }
 
 } // namespace doctor_pci_test
