@@ -2,6 +2,7 @@
 // Parsers of /dev/kmsg records and the NVIDIA driver's Xid lines (see kmsg.hpp).
 #include "faults/kmsg.hpp"
 
+#include <array>
 #include <charconv>
 #include <limits>
 
@@ -33,15 +34,25 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-/// "dddd:bb:dd" (hex digits and two colons) at the front of `s`, lowercase; consumes it.
+/// "dddd:bb:dd" at the front of `s` (a domain of 1–8 hex digits, a bus and a device of 1–2),
+/// lowercase; consumes it. Anything else, or a longer segment, is not an address.
 std::optional<std::string> take_pci(std::string_view& s) {
+    constexpr std::array<std::size_t, 3> k_max_digits = {8, 2, 2};
+    std::array<std::size_t, 3> digits{};
+    std::size_t part = 0;
     std::size_t n = 0;
-    int colons = 0;
-    while (n < s.size() && (is_hex(s[n]) || s[n] == ':') && n < 24) {
-        colons += s[n] == ':' ? 1 : 0;
-        ++n;
+    for (; n < s.size(); ++n) {
+        if (s[n] == ':' && part < 2 && digits[part] > 0) {
+            ++part;
+        } else if (is_hex(s[n]) && digits[part] < k_max_digits[part]) {
+            ++digits[part];
+        } else if (is_hex(s[n])) {
+            return std::nullopt; // a segment too long
+        } else {
+            break;
+        }
     }
-    if (colons != 2 || n < 5 || s[n - 1] == ':') {
+    if (part != 2 || digits[2] == 0) {
         return std::nullopt;
     }
     std::string pci = lower(s.substr(0, n));
@@ -196,15 +207,17 @@ std::string kmsg_pci_of(std::string_view bus_id) {
     if (!pci) {
         return {};
     }
-    const std::size_t colon = pci->find(':');
-    std::string domain = pci->substr(0, colon);
-    while (domain.size() < 4) {
-        domain.insert(domain.begin(), '0');
-    }
-    if (domain.size() > 4) {
-        domain = domain.substr(domain.size() - 4);
-    }
-    return domain + pci->substr(colon);
+    const std::size_t first = pci->find(':');
+    const std::size_t second = pci->find(':', first + 1);
+    const auto padded = [](std::string part, std::size_t width) {
+        while (part.size() < width) {
+            part.insert(part.begin(), '0');
+        }
+        return part.substr(part.size() - width);
+    };
+    return padded(pci->substr(0, first), 4) + ":" +
+           padded(pci->substr(first + 1, second - first - 1), 2) + ":" +
+           padded(pci->substr(second + 1), 2);
 }
 
 } // namespace gua::faults

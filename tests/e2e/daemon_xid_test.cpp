@@ -32,14 +32,14 @@ json three_cards_three_faults(int me) {
             {"processes", {holder(0, 8000, 0, me), holder(2, 4000, 90, me)}},
             {"events",
              {{{"device", 0},
-               {"at", 1.5},
+               {"at", 4.0},
                {"xid", 43},
                {"pid", me},
                {"name", "gua_tests"},
                {"message", "channel 0x0000001e"}},
-              {{"device", 1}, {"at", 2.0}, {"xid", 79}},
-              {{"device", 2}, {"at", 2.5}, {"xid", 145}, {"message", "RLW_RXFRAME Fatal"}}}},
-            {"faults", {{{"function", "*"}, {"device", 1}, {"from", 2.1}, {"error", 15}}}}};
+              {{"device", 1}, {"at", 4.5}, {"xid", 79}},
+              {{"device", 2}, {"at", 5.0}, {"xid", 145}, {"message", "RLW_RXFRAME Fatal"}}}},
+            {"faults", {{{"function", "*"}, {"device", 1}, {"from", 4.6}, {"error", 15}}}}};
 }
 
 std::uint16_t port_of(test::BackgroundProcess& daemon) {
@@ -132,10 +132,10 @@ TEST_F(DaemonXid, KernelLogOnlyAndNvmlOnlyAreCountedOnce) {
     const int me = static_cast<int>(getpid());
     json scenario = three_cards_three_faults(me);
     scenario.erase("faults");
-    scenario["events"] = {{{"device", 0}, {"at", 1.0}, {"xid", 13}, {"sources", {"kmsg"}}},
-                          {{"device", 2}, {"at", 1.0}, {"xid", 31}, {"sources", {"nvml"}}}};
+    scenario["events"] = {{{"device", 0}, {"at", 4.0}, {"xid", 13}, {"sources", {"kmsg"}}},
+                          {{"device", 2}, {"at", 4.0}, {"xid", 31}, {"sources", {"nvml"}}}};
     write_scenario(scenario);
-    const test::RunResult r = run_daemon({"--interval", "250ms", "--ticks", "30"});
+    const test::RunResult r = run_daemon({"--interval", "250ms", "--ticks", "40"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     test::RawDb raw(db());
     EXPECT_EQ(raw.one("SELECT group_concat(gpu_uuid || ':' || xid || ':' || sources, ' ') FROM "
@@ -149,7 +149,7 @@ TEST_F(DaemonXid, WithoutTheKernelLogNvmlAloneRecords) {
     json scenario = three_cards_three_faults(me);
     scenario.erase("faults");
     write_scenario(scenario);
-    const test::RunResult r = run_daemon({"--interval", "250ms", "--ticks", "30"});
+    const test::RunResult r = run_daemon({"--interval", "250ms", "--ticks", "40"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err.find("kernel log:"), std::string::npos) << r.err;
     test::RawDb raw(db());
