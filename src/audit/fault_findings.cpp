@@ -2,6 +2,7 @@
 // §9's driver-fault findings (see fault_findings.hpp).
 #include "audit/fault_findings.hpp"
 
+#include "core/printable.hpp"
 #include "core/time.hpp"
 #include "faults/catalog.hpp"
 
@@ -20,8 +21,9 @@ std::string holders_text(const std::vector<const telemetry::FaultEvent*>& events
     for (const telemetry::FaultEvent* e : events) {
         for (const telemetry::FaultHolder& h : e->holders) {
             const std::string user = h.identity ? h.identity->user : "unknown";
-            names.insert(fmt::format("{} ({}, pid {})", user,
-                                     h.process_name.empty() ? "?" : h.process_name, h.pid));
+            names.insert(fmt::format("{} ({}, pid {})", printable(user),
+                                     h.process_name.empty() ? "?" : printable(h.process_name),
+                                     h.pid));
         }
     }
     if (names.empty()) {
@@ -70,9 +72,10 @@ void add_fault_findings(int gpu, const std::vector<telemetry::FaultEvent>& event
                                                                 format_iso8601(list.back()->at_us));
         std::string process;
         if (list.front()->pid) {
-            process = fmt::format(
-                "; the kernel log names pid {}{}", *list.front()->pid,
-                list.front()->process_name.empty() ? "" : " (" + list.front()->process_name + ")");
+            process = fmt::format("; the kernel log names pid {}{}", *list.front()->pid,
+                                  list.front()->process_name.empty()
+                                      ? ""
+                                      : " (" + printable(list.front()->process_name) + ")");
         }
         out.push_back(HealthFinding{
             fault_finding_id(code), gpu, 0.0,

@@ -3,6 +3,7 @@
 #include "faults/kmsg.hpp"
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <limits>
 
@@ -172,7 +173,8 @@ std::optional<GpuAtPci> parse_gpu_at_pci(std::string_view text) {
         return std::nullopt;
     }
     std::size_t n = 0;
-    while (n < s.size() && (is_hex(s[n]) || s[n] == '-') && n < 64) {
+    while (n < s.size() && n < 64 &&
+           (std::isalnum(static_cast<unsigned char>(s[n])) != 0 || s[n] == '-')) {
         ++n;
     }
     if (n == 0) {

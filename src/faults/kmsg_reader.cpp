@@ -138,7 +138,13 @@ void KmsgReader::on_line(std::string_view line) {
         e.gpu_instance = xid->gpu_instance;
         e.compute_instance = xid->compute_instance;
         if (xid->xid == 79) {
+            const auto last = m_last_79.find(xid->pci);
+            const bool same_fall =
+                last != m_last_79.end() && record->mono_us - last->second <= k_same_79_us;
             m_last_79[xid->pci] = record->mono_us;
+            if (same_fall) {
+                return; // the "fallen off the bus" line of this fall came first
+            }
         }
         emit(xid->pci, record->seq, record->mono_us, std::move(e));
         return;

@@ -30,7 +30,7 @@ std::vector<telemetry::FaultEvent> wait_for(KmsgReader& r, std::size_t n) {
 }
 
 TEST(KmsgReader, ReadsXidsSkipsStoredOnesAndTailsTheFile) {
-    testing::TempDir dir;
+    test::TempDir dir;
     const std::string log = dir.file("kmsg");
     std::ofstream(log) << "6,1,100,-;Linux version 6.1\n"
                           "4,2,200,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=5, name=old, x\n"

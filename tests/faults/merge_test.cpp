@@ -96,7 +96,7 @@ telemetry::Tick tick_with(TimeUs t0, std::vector<std::pair<std::string, std::uin
     telemetry::Tick t;
     t.t0 = t0;
     t.duration_us = 10 * k_s;
-    for (const std::string& uuid : {"GPU-a", "GPU-b"}) {
+    for (const char* uuid : {"GPU-a", "GPU-b"}) {
         telemetry::CardTickRecord c;
         c.device.uuid = uuid;
         for (const auto& [on, pid] : procs) {

@@ -25,7 +25,7 @@ void device(const std::string& dir, const std::string& id, const std::string& ve
 }
 
 TEST(DoctorPci, AGpuOnTheBusThatNvmlLacksIsAWarning) {
-    testing::TempDir tmp;
+    test::TempDir tmp;
     const std::string dir = tmp.file("devices");
     device(dir, "0000:3b:00.0", "0x10de", "0x030200");
     device(dir, "0000:5e:00.0", "0x10DE", "0x030000");
@@ -52,7 +52,7 @@ TEST(DoctorPci, AGpuOnTheBusThatNvmlLacksIsAWarning) {
 }
 
 TEST(DoctorPci, TheRealDoctorOnTheFakeDriverNamesTheMissingCard) {
-    testing::TempDir tmp;
+    test::TempDir tmp;
     const std::string devices = tmp.file("sys/bus/pci/devices");
     device(devices, "0000:3b:00.0", "0x10de", "0x030200");
     device(devices, "0000:5e:00.0", "0x10de", "0x030200");

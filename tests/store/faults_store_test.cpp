@@ -36,7 +36,7 @@ telemetry::FaultEvent event(const std::string& uuid, int xid, TimeUs at,
 }
 
 TEST(FaultStore, StoresReadsAndKeepsAKernelRecordOnce) {
-    testing::TempDir dir;
+    test::TempDir dir;
     Database db(dir.file("f.db"), OpenMode::create);
     migrate(db);
     telemetry::FaultEvent app = event("GPU-a", 43, k_t0 + 10 * k_s, 7);
@@ -46,12 +46,14 @@ TEST(FaultStore, StoresReadsAndKeepsAKernelRecordOnce) {
     app.holders = {{534, "python3", alice}, {99, "", std::nullopt}};
     app.gpu_instance = 3;
     app.compute_instance = 0;
+    const std::int64_t run1 = Writer(db, RunInfo{"host", "560.35.05", "nvml", k_s}).run_id();
+    const std::int64_t run2 = Writer(db, RunInfo{"host", "560.35.05", "nvml", k_s}).run_id();
     const std::vector<bool> stored =
-        insert_faults(db, 1, {app, event("GPU-b", 79, k_t0 + 20 * k_s), event("GPU-a", 43, 5)});
+        insert_faults(db, run1, {app, event("GPU-b", 79, k_t0 + 20 * k_s), event("GPU-a", 43, 5)});
     EXPECT_EQ(stored, (std::vector<bool>{true, true, true}));
-    EXPECT_EQ(insert_faults(db, 2, {app}), std::vector<bool>{false}) << "same boot and seq";
+    EXPECT_EQ(insert_faults(db, run2, {app}), std::vector<bool>{false}) << "same boot and seq";
     app.boot_id = "boot-b";
-    EXPECT_EQ(insert_faults(db, 2, {app}), std::vector<bool>{true}) << "another boot";
+    EXPECT_EQ(insert_faults(db, run2, {app}), std::vector<bool>{true}) << "another boot";
 
     EXPECT_EQ(last_kmsg_seq(db, "boot-a"), 7U);
     EXPECT_FALSE(last_kmsg_seq(db, "boot-c").has_value());
@@ -84,7 +86,7 @@ TEST(FaultStore, StoresReadsAndKeepsAKernelRecordOnce) {
 }
 
 TEST(FaultStore, ReportSectionNineListsTheFaultsWithTheCatalog) {
-    testing::TempDir dir;
+    test::TempDir dir;
     Database db(dir.file("f.db"), OpenMode::create);
     migrate(db);
     {
@@ -108,8 +110,8 @@ TEST(FaultStore, ReportSectionNineListsTheFaultsWithTheCatalog) {
     telemetry::Identity alice;
     alice.user = "alice";
     app.holders = {{534, "python3", alice}};
-    insert_faults(db, 1,
-                  {app, event("GPU-b", 79, k_t0 + 3 * k_s), event("GPU-b", 79, k_t0 + 4 * k_s)});
+    static_cast<void>(insert_faults(
+        db, 1, {app, event("GPU-b", 79, k_t0 + 3 * k_s), event("GPU-b", 79, k_t0 + 4 * k_s)}));
     report::BuildOptions options;
     options.from = k_t0;
     options.to = k_t0 + 10 * k_s;
