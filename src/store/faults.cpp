@@ -50,6 +50,12 @@ std::vector<telemetry::FaultHolder> holders_of(const std::string& text) {
     return out;
 }
 
+/// False for a file older than schema 16 (read without migrating it): no faults, not an error.
+bool has_fault_table(Database& db) {
+    return db.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                     "name = 'fault_event'") > 0;
+}
+
 } // namespace
 
 std::vector<bool> insert_faults(Database& db, std::int64_t run_id,
@@ -92,6 +98,9 @@ std::vector<bool> insert_faults(Database& db, std::int64_t run_id,
 }
 
 std::vector<telemetry::FaultEvent> read_faults(Database& db, TimeUs from, TimeUs to) {
+    if (!has_fault_table(db)) {
+        return {};
+    }
     Statement st = db.prepare(
         "SELECT gpu_uuid, pci_bus_id, at_us, xid, sources, pid, process_name, gpu_instance_id, "
         "compute_instance_id, message, holders, boot_id, kmsg_seq FROM fault_event "
@@ -131,6 +140,9 @@ std::optional<std::uint64_t> last_kmsg_seq(Database& db, const std::string& boot
 
 std::map<std::pair<std::string, int>, std::uint64_t> fault_counts(Database& db) {
     std::map<std::pair<std::string, int>, std::uint64_t> out;
+    if (!has_fault_table(db)) {
+        return out;
+    }
     Statement st = db.prepare("SELECT gpu_uuid, xid, count(*) FROM fault_event GROUP BY 1, 2");
     while (st.step()) {
         out[{st.text(0), static_cast<int>(st.int64(1))}] = static_cast<std::uint64_t>(st.int64(2));

@@ -21,7 +21,7 @@ namespace gua::store {
 std::vector<bool> insert_faults(Database& db, std::int64_t run_id,
                                 const std::vector<telemetry::FaultEvent>& events);
 
-/// The faults in [from, to), oldest first.
+/// The faults in [from, to), oldest first; none from a file older than schema 16.
 std::vector<telemetry::FaultEvent> read_faults(Database& db, TimeUs from, TimeUs to);
 
 /// The newest kernel log sequence number stored for boot `boot_id`; nullopt when none.

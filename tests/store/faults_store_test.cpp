@@ -141,5 +141,13 @@ TEST(FaultStore, ReportSectionNineListsTheFaultsWithTheCatalog) {
     EXPECT_NE(xids[1]->detail.find("no process listed on the card"), std::string::npos);
 }
 
+TEST(FaultStore, AnOlderFileHasNoFaultsAndNoError) {
+    test::TempDir dir;
+    Database db(dir.file("old.db"), OpenMode::create);
+    migrate_to(db, 14);
+    EXPECT_TRUE(read_faults(db, 0, k_t0).empty());
+    EXPECT_TRUE(fault_counts(db).empty());
+}
+
 } // namespace faults_store_test
 } // namespace gua::store
