@@ -16,6 +16,11 @@ FaultRecorder::FaultRecorder(telemetry::DeviceSource& source, store::Database& d
     : m_db(db), m_run_id(run_id), m_log(log) {
     const std::vector<telemetry::DeviceInfo> cards = source.devices();
     m_merger.set_cards(cards);
+    for (const telemetry::DeviceInfo& card : cards) {
+        if (const auto gi = source.gpu_instance_of(card.uuid); gi && !card.parent_uuid.empty()) {
+            m_instances[{card.parent_uuid, *gi}] = card.uuid;
+        }
+    }
     if (auto* provider = dynamic_cast<telemetry::FaultStreamProvider*>(&source)) {
         m_nvml = provider->open_fault_stream();
     }
@@ -34,17 +39,29 @@ FaultRecorder::FaultRecorder(telemetry::DeviceSource& source, store::Database& d
     m_log.line("gua daemon: " + m_kmsg->describe());
 }
 
+std::vector<telemetry::FaultEvent> FaultRecorder::drain() {
+    std::vector<telemetry::FaultEvent> seen;
+    if (m_nvml) {
+        m_nvml->drain(seen);
+    }
+    if (m_kmsg) {
+        m_kmsg->drain(seen);
+    }
+    for (telemetry::FaultEvent& e : seen) {
+        if (e.gpu_instance) {
+            if (const auto it = m_instances.find({e.uuid, *e.gpu_instance});
+                it != m_instances.end()) {
+                e.uuid = it->second;
+            }
+        }
+    }
+    return seen;
+}
+
 void FaultRecorder::on_tick(const telemetry::Tick& tick, exporter::Exporter* metrics) noexcept {
     try {
         m_attributor.on_tick(tick);
-        std::vector<telemetry::FaultEvent> seen;
-        if (m_nvml) {
-            m_nvml->drain(seen);
-        }
-        if (m_kmsg) {
-            m_kmsg->drain(seen);
-        }
-        m_merger.add(std::move(seen));
+        m_merger.add(drain());
         store(m_merger.take_settled(tick.t0 + tick.duration_us), metrics);
     } catch (const std::exception& e) {
         m_log.line(fmt::format("tick {}: faults not recorded: {}", tick.seq, e.what()));
@@ -53,14 +70,7 @@ void FaultRecorder::on_tick(const telemetry::Tick& tick, exporter::Exporter* met
 
 void FaultRecorder::finish(exporter::Exporter* metrics) noexcept {
     try {
-        std::vector<telemetry::FaultEvent> seen;
-        if (m_nvml) {
-            m_nvml->drain(seen);
-        }
-        if (m_kmsg) {
-            m_kmsg->drain(seen);
-        }
-        m_merger.add(std::move(seen));
+        m_merger.add(drain());
         store(m_merger.take_all(), metrics);
     } catch (const std::exception& e) {
         m_log.line(fmt::format("faults not recorded at stop: {}", e.what()));

@@ -12,8 +12,11 @@
 #include "telemetry/device_source.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gua::daemon {
 
@@ -30,12 +33,16 @@ class FaultRecorder {
 
   private:
     void store(std::vector<telemetry::FaultEvent> events, exporter::Exporter* metrics) noexcept;
+    /// Drains both listeners; a kernel log event that names a MIG GPU instance of a card names
+    /// that instance's uuid (NVML's events already do).
+    std::vector<telemetry::FaultEvent> drain();
 
     store::Database& m_db;
     std::int64_t m_run_id;
     Log& m_log;
     faults::FaultMerger m_merger;
     faults::FaultAttributor m_attributor;
+    std::map<std::pair<std::string, unsigned>, std::string> m_instances; ///< (GPU, GI) → MIG uuid
     std::unique_ptr<telemetry::FaultStream> m_nvml;
     std::unique_ptr<faults::KmsgReader> m_kmsg;
 };

@@ -158,5 +158,36 @@ TEST_F(DaemonXid, WithoutTheKernelLogNvmlAloneRecords) {
               "43:1 79:1 145:1");
 }
 
+TEST_F(DaemonXid, AFaultOnAMigInstanceNamesTheInstanceAndItsHolder) {
+    const int me = static_cast<int>(getpid());
+    const json scenario = {
+        {"devices",
+         {{{"uuid", "GPU-mig"},
+           {"pci_bus_id", "00000000:3B:00.0"},
+           {"mig", true},
+           {"mig_instances",
+            {{{"uuid", "MIG-one"}, {"gpu_instance_id", 1}, {"compute_instance_id", 0}},
+             {{"uuid", "MIG-two"}, {"gpu_instance_id", 2}, {"compute_instance_id", 0}}}}}}},
+        {"processes",
+         {{{"device", 0}, {"mig_instance", 1}, {"pid", me}, {"memory_mib", {{0, 4000}}}}}},
+        {"events",
+         {{{"device", 0},
+           {"at", 4.0},
+           {"xid", 31},
+           {"mig_instance", 1},
+           {"pid", me},
+           {"name", "gua_tests"}}}}};
+    write_scenario(scenario);
+    const test::RunResult r = run_daemon({"--interval", "250ms", "--ticks", "40"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    test::RawDb raw(db());
+    EXPECT_EQ(raw.one("SELECT group_concat(gpu_uuid || ':' || sources || ':' || gpu_instance_id "
+                      "|| ':' || compute_instance_id, ' ') FROM fault_event"),
+              "MIG-two:3:2:0")
+        << "both sources, one fault, on the instance (GI 2 is the second)";
+    EXPECT_EQ(raw.one("SELECT json_extract(holders, '$[0].pid') FROM fault_event"),
+              std::to_string(me));
+}
+
 } // namespace daemon_xid_test
 } // namespace gua::e2e
