@@ -14,10 +14,10 @@ namespace gua::nvml {
 namespace {
 
 /// What gua registers: Xid critical errors only (ECC events also come as Xid 48/63/64/94/95).
-constexpr unsigned long long k_wanted = nvmlEventTypeXidCriticalError;
+constexpr unsigned long long k_xid_event_types = nvmlEventTypeXidCriticalError;
 
 /// Sleeps `ms`, or less when a stop is requested.
-void nap(const std::stop_token& stop, int ms) {
+void nap_for(const std::stop_token& stop, int ms) {
     std::mutex m;
     std::condition_variable_any cv;
     std::unique_lock lock(m);
@@ -40,14 +40,14 @@ NvmlEventStream::NvmlEventStream(const Library& library, std::vector<EventCard> 
     }
     std::string refused;
     for (const EventCard& card : m_cards) {
-        unsigned long long supported = k_wanted;
+        unsigned long long supported = k_xid_event_types;
         if (m_library.has(Entry::device_get_supported_event_types)) {
             if (m_library.call<Entry::device_get_supported_event_types>(card.handle, &supported) !=
                 NVML_SUCCESS) {
                 supported = 0;
             }
         }
-        const unsigned long long mask = supported & k_wanted;
+        const unsigned long long mask = supported & k_xid_event_types;
         const nvmlReturn_t rc =
             mask == 0 ? NVML_ERROR_NOT_SUPPORTED
                       : m_library.call<Entry::device_register_events>(card.handle, mask, m_set);
@@ -95,9 +95,9 @@ void NvmlEventStream::run(const std::stop_token& stop) {
             if (rc == NVML_SUCCESS) {
                 deliver(data);
             } else if (rc == NVML_ERROR_GPU_IS_LOST) {
-                nap(stop, static_cast<int>(k_wait_ms)); // the sampler reports the card lost
+                nap_for(stop, static_cast<int>(k_wait_ms)); // the sampler reports the card lost
             } else if (rc != NVML_ERROR_TIMEOUT) {
-                nap(stop, 5000); // UNKNOWN / UNINITIALIZED: back off, try again
+                nap_for(stop, 5000); // UNKNOWN / UNINITIALIZED: back off, try again
             }
         }
     } catch (...) { // nothing escapes a thread; the stream just goes quiet
