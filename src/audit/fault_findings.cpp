@@ -55,7 +55,7 @@ std::string sources_text(const std::vector<const telemetry::FaultEvent*>& events
 } // namespace
 
 std::string fault_finding_id(int xid) {
-    return "xid-" + std::string(faults::to_string(faults::xid_info(xid).whose));
+    return fmt::format("xid-{}", faults::to_string(faults::xid_info(xid).whose));
 }
 
 void add_fault_findings(int gpu, const std::vector<telemetry::FaultEvent>& events,
@@ -66,21 +66,25 @@ void add_fault_findings(int gpu, const std::vector<telemetry::FaultEvent>& event
     }
     for (const auto& [code, list] : by_code) {
         const faults::XidInfo info = faults::xid_info(code);
-        const std::string when = list.size() == 1 ? "at " + format_iso8601(list.front()->at_us)
-                                                  : fmt::format("{} times, {} to {}", list.size(),
-                                                                format_iso8601(list.front()->at_us),
-                                                                format_iso8601(list.back()->at_us));
+        const std::string when = list.size() == 1
+                                     ? fmt::format("at {}", format_iso8601(list.front()->at_us))
+                                     : fmt::format("{} times, {} to {}", list.size(),
+                                                   format_iso8601(list.front()->at_us),
+                                                   format_iso8601(list.back()->at_us));
         std::string process;
         if (list.front()->pid) {
-            process = fmt::format("; the kernel log names pid {}{}", *list.front()->pid,
-                                  list.front()->process_name.empty()
-                                      ? ""
-                                      : " (" + printable(list.front()->process_name) + ")");
+            process = fmt::format("; the kernel log names pid {}", *list.front()->pid);
+            if (!list.front()->process_name.empty()) {
+                process += fmt::format(" ({})", printable(list.front()->process_name));
+            }
+        }
+        std::string name = fmt::format("Xid {}", code);
+        if (!info.mnemonic.empty()) {
+            name += fmt::format(" {}", info.mnemonic);
         }
         out.push_back(HealthFinding{
             fault_finding_id(code), gpu, 0.0,
-            fmt::format("Xid {}{} {} (from {}): {}; {} fault; on the card: {}{}; do: {}", code,
-                        info.mnemonic.empty() ? "" : " " + std::string(info.mnemonic), when,
+            fmt::format("{} {} (from {}): {}; {} fault; on the card: {}{}; do: {}", name, when,
                         sources_text(list), info.meaning, faults::to_string(info.whose),
                         holders_text(list), process, info.action)});
     }

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <utility>
 
 namespace gua::faults {
 
@@ -180,7 +181,9 @@ std::optional<GpuAtPci> parse_gpu_at_pci(std::string_view text) {
     if (n == 0) {
         return std::nullopt;
     }
-    return GpuAtPci{*pci, "GPU-" + std::string(s.substr(0, n))};
+    std::string uuid = "GPU-";
+    uuid.append(s.substr(0, n));
+    return GpuAtPci{*pci, std::move(uuid)};
 }
 
 std::optional<FallenOff> parse_fallen_off(std::string_view text) {
