@@ -4,6 +4,7 @@
 #include "report/build_faults.hpp"
 
 #include "audit/fault_findings.hpp"
+#include "report/health_remedies.hpp"
 #include "store/faults.hpp"
 
 #include <map>
@@ -29,9 +30,13 @@ void add_fault_findings(store::Database& db, const std::vector<store::GpuRow>& g
         }
         by_card[index].push_back(std::move(e));
     }
+    if (by_card.empty()) {
+        return;
+    }
     for (const auto& [index, events] : by_card) {
         audit::add_fault_findings(index, events, m.health->findings);
     }
+    m.health->remedies = health_remedies(*m.health, m.cost.gpus, gpus); // §8 with the faults
 }
 
 } // namespace gua::report

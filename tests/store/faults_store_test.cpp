@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace gua::store {
 namespace faults_store_test { // named after the file: unique in a unity batch
 
@@ -139,6 +141,13 @@ TEST(FaultStore, ReportSectionNineListsTheFaultsWithTheCatalog) {
               std::string::npos)
         << xids[1]->detail;
     EXPECT_NE(xids[1]->detail.find("no process listed on the card"), std::string::npos);
+    std::vector<std::string> remedies;
+    for (const report::HealthRemedy& r : m.health->remedies) {
+        remedies.push_back(r.id);
+    }
+    EXPECT_NE(std::find(remedies.begin(), remedies.end(), "xid-application"), remedies.end());
+    EXPECT_NE(std::find(remedies.begin(), remedies.end(), "xid-hardware"), remedies.end())
+        << "§8 gains one remedy per class";
 }
 
 TEST(FaultStore, AnOlderFileHasNoFaultsAndNoError) {
