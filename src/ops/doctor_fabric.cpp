@@ -31,9 +31,9 @@ Finding pcie_finding(const std::vector<nvml::FabricReading>& gpus) {
             continue;
         }
         ++read;
-        const std::string now = fmt::format("GPU {}: gen {} of {}, x{} of x{}", g.index,
-                                            *g.pcie_gen, *g.pcie_gen_max, *g.pcie_width,
-                                            *g.pcie_width_max);
+        const std::string now =
+            fmt::format("GPU {}: gen {} of {}, x{} of x{}", g.index, *g.pcie_gen, *g.pcie_gen_max,
+                        *g.pcie_width, *g.pcie_width_max);
         if (*g.pcie_width < *g.pcie_width_max && *g.pcie_gen >= *g.pcie_gen_max) {
             narrow.push_back(now);
         } else if (*g.pcie_gen < *g.pcie_gen_max || *g.pcie_width < *g.pcie_width_max) {
@@ -102,8 +102,8 @@ Finding nvlink_finding(const std::vector<nvml::FabricReading>& gpus) {
         }
         if (g.nvlink_replay.value_or(0) > 0 || g.nvlink_recovery.value_or(0) > 0) {
             errors.push_back(fmt::format("GPU {}: {} replay, {} recovery, {} CRC errors", g.index,
-                                         g.nvlink_replay.value_or(0),
-                                         g.nvlink_recovery.value_or(0), g.nvlink_crc.value_or(0)));
+                                         g.nvlink_replay.value_or(0), g.nvlink_recovery.value_or(0),
+                                         g.nvlink_crc.value_or(0)));
         }
     }
     if (with_links == 0) {

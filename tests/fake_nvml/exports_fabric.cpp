@@ -31,9 +31,8 @@ unsigned int rounded(const Series& s, double t) {
 } // namespace
 
 GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t h, unsigned int* v) {
-    return uint_reading(__func__, h, v, [](const Device& d, double t) {
-        return rounded(d.pcie_gen, t);
-    });
+    return uint_reading(__func__, h, v,
+                        [](const Device& d, double t) { return rounded(d.pcie_gen, t); });
 }
 
 GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t h, unsigned int* v) {
@@ -41,9 +40,8 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t h, 
 }
 
 GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t h, unsigned int* v) {
-    return uint_reading(__func__, h, v, [](const Device& d, double t) {
-        return rounded(d.pcie_width, t);
-    });
+    return uint_reading(__func__, h, v,
+                        [](const Device& d, double t) { return rounded(d.pcie_width, t); });
 }
 
 GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t h, unsigned int* v) {
@@ -92,9 +90,9 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t h, uns
                           : counter == NVML_NVLINK_ERROR_DL_CRC_FLIT ? &d.nvlink_crc
                                                                      : nullptr;
         const double now = drv().now();
-        *value = link == 0 && s != nullptr ? static_cast<unsigned long long>(std::llround(
-                                                 std::max(s->at(now), 0.0)))
-                                           : 0ULL;
+        *value = link == 0 && s != nullptr
+                     ? static_cast<unsigned long long>(std::llround(std::max(s->at(now), 0.0)))
+                     : 0ULL;
         return NVML_SUCCESS;
     });
 }
