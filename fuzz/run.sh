@@ -13,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
-targets=(time config scenario block prior_art prometheus http escape identity)
+targets=(time config scenario block prior_art prometheus http escape identity kmsg)
 if [ -n "${FUZZ_TARGETS:-}" ]; then # a subset, e.g. FUZZ_TARGETS="identity escape"
     read -r -a targets <<<"$FUZZ_TARGETS"
 fi

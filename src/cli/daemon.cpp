@@ -86,6 +86,7 @@ int run(const DaemonCommandOptions& o) {
                     ExitCode::usage);
     }
     d.exporter.listen = listen;
+    d.kernel_log = cfg.value().kernel_log.value_or("/dev/kmsg");
     d.exporter.price_per_gpu_hour = o.price_per_gpu_hour;
     // The sources start reading now; the sampler crosses their answers with every card-tick.
     const std::unique_ptr<alloc::AllocationSource> allocations =

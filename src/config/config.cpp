@@ -63,7 +63,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         }
     }
     if (const toml::table* t = root["daemon"].as_table()) {
-        if (auto r = check_keys(path, *t, "daemon", {"interval", "db", "listen"}); !r) {
+        if (auto r = check_keys(path, *t, "daemon", {"interval", "db", "listen", "kernel_log"});
+            !r) {
             return r.error();
         }
         if (const toml::node* n = t->get("interval")) {
@@ -92,6 +93,14 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
                           "expected an address such as \"127.0.0.1:10409\" or \"\" (off)");
             }
             c.listen = *v;
+        }
+        if (const toml::node* n = t->get("kernel_log")) {
+            const std::optional<std::string> v = n->value<std::string>();
+            if (!v) {
+                return at(path, *n, "daemon.kernel_log",
+                          "expected a path such as \"/dev/kmsg\" or \"\" (off)");
+            }
+            c.kernel_log = *v;
         }
     }
     const auto section = [&](const char* name, auto parse, auto& out) -> Result<void> {

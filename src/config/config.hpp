@@ -26,6 +26,9 @@ struct Config {
     std::optional<std::string> db;         ///< [daemon] db
     /// [daemon] listen: the address of /metrics and the report pages (`--listen`); "" is off.
     std::optional<std::string> listen;
+    /// [daemon] kernel_log: where the daemon reads the driver's Xid lines (default /dev/kmsg;
+    /// "" is off; docs/faults.md).
+    std::optional<std::string> kernel_log;
     audit::Pricing pricing;           ///< [pricing]; built-in example prices without it
     audit::EnergyPricing energy;      ///< [energy]: electricity price and carbon intensity
     audit::HealthRules health;        ///< [health]: what "busy but light" means

@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "daemon/fault_recorder.hpp"
 #include "daemon/known_devices.hpp"
 #include "daemon/lock.hpp"
 #include "daemon/log.hpp"
@@ -214,6 +215,7 @@ struct TickLoop {
     policy::PolicyRunner& policy_runner;
     std::optional<store::Retention>& retention;
     GpuPresence& gpus;
+    FaultRecorder& faults;
     WatchdogPacer watchdog = WatchdogPacer::from_environment();
 
     /// Writes the tick (or stops when the database is gone), then feeds the exporter, the
@@ -232,6 +234,7 @@ struct TickLoop {
         } else {
             flags.stop.store(true);
         }
+        faults.on_tick(tick, metrics);
         if (metrics != nullptr) {
             metrics->on_tick(tick, stored, storage.write_errors());
         }
@@ -378,12 +381,15 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     identity::Resolver resolver = identity::Resolver::of_host();
     sampler::Sampler sampler(*source, clock, resolver, sampler_options_of(options, thresholds));
     StorageWatch storage(lock, log_line);
-    TickLoop loop{options, cfg,     flags,         log,           clock,     db,
-                  writer,  storage, metrics.get(), policy_runner, retention, gpus};
+    // Its listeners run on their own threads; destroyed (stopped) before the source.
+    FaultRecorder faults(*source, db, writer.run_id(), options.kernel_log, log);
+    TickLoop loop{options, cfg,           flags,         log,       clock, db,    writer,
+                  storage, metrics.get(), policy_runner, retention, gpus,  faults};
     sampler.run(
         flags.stop, [&](const telemetry::Tick& tick) { loop.on_tick(tick); },
         [&](DurationUs late) { loop.on_overrun(late); });
     notify_service_manager("STOPPING=1");
+    faults.finish(metrics.get());
     return finish_run(options, db, writer, storage, log, sampler.ticks(), clock.wall_now());
 }
 

@@ -30,6 +30,8 @@ struct DaemonOptions {
     /// The host's allocation sources, crossed with every card-tick (docs/allocations.md); owned
     /// by the caller, outliving run_daemon(). nullptr: none configured, ticks as without them.
     alloc::AllocationSource* allocations = nullptr;
+    /// The kernel log read for the driver's Xid lines (docs/faults.md); empty: not read.
+    std::string kernel_log = "/dev/kmsg";
 };
 
 /// How the daemon obtains its device source. A failure whose message says the driver and library

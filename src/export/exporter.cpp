@@ -6,6 +6,7 @@
 #include "core/fatal.hpp"
 #include "export/exposition.hpp"
 #include "export/restore.hpp"
+#include "store/faults.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -37,6 +38,9 @@ Exporter::Exporter(const ExporterOptions& options, MetricsOptions metrics, store
     m_health.started = wall_now();
     const auto t0 = std::chrono::steady_clock::now();
     const Restored restored = restore_from_database(db, m_metrics);
+    for (const auto& [key, count] : store::fault_counts(db)) {
+        m_metrics.add_faults(key.first, key.second, count);
+    }
     const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - t0);
     m_health.wal_bytes = file_bytes(m_wal_path);
@@ -82,6 +86,13 @@ void Exporter::on_tick(const telemetry::Tick& tick, bool stored,
         m_server->publish(m_metrics.render());
     } catch (...) {
         // Out of memory while rendering: scrapes keep the previous exposition.
+    }
+}
+
+void Exporter::on_fault(const std::string& uuid, int xid) noexcept {
+    try {
+        m_metrics.add_faults(uuid, xid, 1);
+    } catch (...) { // out of memory: the counter misses one event
     }
 }
 

@@ -41,6 +41,8 @@ class Exporter {
     /// health figures (`db_write_errors`: ticks not stored so far) and publishes the new
     /// exposition. Never throws.
     void on_tick(const telemetry::Tick& tick, bool stored, std::uint64_t db_write_errors) noexcept;
+    /// Counts one stored driver fault (gua_gpu_xid_events_total); published with the next tick.
+    void on_fault(const std::string& uuid, int xid) noexcept;
     /// Counts a tick that started more than an interval late.
     void on_overrun() noexcept { ++m_health.overruns; }
     /// The server (its url and port).

@@ -263,6 +263,15 @@ void Metrics::end_restore() {
     }
 }
 
+void Metrics::add_faults(const std::string& uuid, int xid, std::uint64_t count) {
+    std::map<std::string, std::uint64_t>& codes = m_xid_events[uuid];
+    std::string code = std::to_string(xid);
+    if (codes.count(code) == 0 && codes.size() >= k_max_xid_codes) {
+        code = "other";
+    }
+    codes[code] += count;
+}
+
 void Metrics::observe_readings(const telemetry::Tick& tick) {
     m_readings.clear();
     for (const telemetry::CardTickRecord& c : tick.cards) {

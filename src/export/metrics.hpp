@@ -110,6 +110,10 @@ class Metrics {
     /// Takes only the latest readings of a tick that was not stored: counters advance only with
     /// what the database holds, so a restart (which rebuilds them from it) never lowers them.
     void observe_readings(const telemetry::Tick& tick);
+    /// Adds `count` driver faults of code `xid` on card `uuid` (gua_gpu_xid_events_total). At
+    /// most k_max_xid_codes codes per card get their own series; later ones count as "other".
+    void add_faults(const std::string& uuid, int xid, std::uint64_t count);
+    static constexpr std::size_t k_max_xid_codes = 32;
     /// Sets the health figures rendered with the next render().
     void set_health(const Health& health) { m_health = health; }
     /// The exposition text (Prometheus text format 0.0.4).
@@ -181,6 +185,8 @@ class Metrics {
     void render_identities(Exposition& e) const;
     /// Appends the latest readings of the cards (info, gauges).
     void render_readings(Exposition& e) const;
+    /// Appends the Xid event counters (per card and code).
+    void render_xid_events(Exposition& e) const;
     /// Appends the daemon's own series.
     void render_daemon(Exposition& e) const;
     const std::string& label_for(const std::string& user);
@@ -205,6 +211,8 @@ class Metrics {
     OwnerCounters m_unused_by_user;            ///< allocated-unused by the allocation's user
     OwnerCounters m_unused_by_account;         ///< … by Slurm account or Kubernetes namespace
     Health m_health;
+    /// Driver faults by card uuid, then code label ("43", …, "other").
+    std::map<std::string, std::map<std::string, std::uint64_t>> m_xid_events;
     std::vector<audit::IdentityShare> m_shares;
     std::vector<audit::Presence> m_present;
     audit::CardTick m_scratch;

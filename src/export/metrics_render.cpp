@@ -224,6 +224,19 @@ void Metrics::render_readings(Exposition& e) const {
             }
         }
     }
+    render_xid_events(e);
+}
+
+void Metrics::render_xid_events(Exposition& e) const {
+    for (const auto& [uuid, codes] : m_xid_events) {
+        const auto gpu = m_gpus.find(uuid);
+        const std::string index =
+            gpu == m_gpus.end() ? std::string{} : std::to_string(gpu->second.labels.index);
+        for (const auto& [code, count] : codes) {
+            e.add(family_name(Family::gpu_xid_events_total),
+                  {{"gpu", index}, {"uuid", uuid}, {"code", code}}, static_cast<double>(count));
+        }
+    }
 }
 
 void Metrics::render_daemon(Exposition& e) const {

@@ -197,7 +197,8 @@ enum nvmlFieldId_t : unsigned int {
     NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94, ///< PCIe replays since the driver loaded
     NVML_FI_DEV_REMAPPED_COR = 142,       ///< rows remapped for correctable errors
     NVML_FI_DEV_REMAPPED_UNC = 143,       ///< rows remapped for uncorrectable errors
-    NVML_FI_DEV_REMAPPED_PENDING = 144    ///< 1: a remapping waits for a GPU reset
+    NVML_FI_DEV_REMAPPED_PENDING = 144,   ///< 1: a remapping waits for a GPU reset
+    NVML_FI_DEV_REMAPPED_FAILURE = 145    ///< 1: a row remapping failed
 };
 
 /// nvmlDeviceGetTemperatureV argument (≥ 12.8); set version and sensorType first.
@@ -300,6 +301,32 @@ static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
 static_assert(sizeof(nvmlGpmMetricsGet_t) == 13344);
 static_assert(sizeof(nvmlGpmSupport_t) == 8);
 
+/// Events (nvmlEventSetCreate … nvmlEventSetWait_v2; Linux only). The set is opaque.
+struct nvmlEventSet_st;
+using nvmlEventSet_t = nvmlEventSet_st*;
+
+/// Event type bits (nvmlDeviceRegisterEvents, nvmlDeviceGetSupportedEventTypes, eventType).
+inline constexpr unsigned long long nvmlEventTypeSingleBitEccError = 0x1ULL;
+inline constexpr unsigned long long nvmlEventTypeDoubleBitEccError = 0x2ULL;
+inline constexpr unsigned long long nvmlEventTypePState = 0x4ULL;
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ULL;
+inline constexpr unsigned long long nvmlEventTypeClock = 0x10ULL;
+inline constexpr unsigned long long nvmlEventTypeAll = 0xFF9FULL;
+
+/// What nvmlEventSetWait_v2 writes (NVML 11 and later: 32 bytes; the MIG ids are
+/// NVML_INSTANCE_ID_NONE when the event is not attributable to an instance).
+struct nvmlEventData_t {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData; ///< the Xid for XidCriticalError; 999 = unknown Xid
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+};
+static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, eventType) == 8);
+static_assert(offsetof(nvmlEventData_t, eventData) == 16);
+static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24);
+static_assert(offsetof(nvmlEventData_t, computeInstanceId) == 28);
+
 /// Function types of the entry points in entry_points.def (one per distinct C signature).
 using ReturnFn = nvmlReturn_t();
 using ErrorStringFn = const char*(nvmlReturn_t);
@@ -329,5 +356,20 @@ using GpmSampleFreeFn = nvmlReturn_t(nvmlGpmSample_t);
 using DeviceGpmSampleFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSample_t);
 using DeviceGpmMigSampleFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
 using GpmMetricsGetFn = nvmlReturn_t(nvmlGpmMetricsGet_t*);
+/// nvmlDeviceGetNvLinkErrorCounter counters (nvmlNvLinkErrorCounter_t).
+enum nvmlNvLinkErrorCounter_t : int {
+    NVML_NVLINK_ERROR_DL_REPLAY = 0,
+    NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+    NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+};
+/// Links NVML can number (NVML_NVLINK_MAX_LINKS of the 11.8–13.2 headers; 13.3 says 36).
+inline constexpr unsigned int k_nvlink_max_links = 18;
+using DeviceNvLinkStateFn = nvmlReturn_t(nvmlDevice_t, unsigned int, unsigned int*);
+using DeviceNvLinkErrorFn = nvmlReturn_t(nvmlDevice_t, unsigned int, nvmlNvLinkErrorCounter_t,
+                                         unsigned long long*);
+using EventSetCreateFn = nvmlReturn_t(nvmlEventSet_t*);
+using EventSetFreeFn = nvmlReturn_t(nvmlEventSet_t);
+using DeviceRegisterEventsFn = nvmlReturn_t(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+using EventSetWaitFn = nvmlReturn_t(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
 
 } // namespace gua::nvml

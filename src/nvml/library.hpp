@@ -30,7 +30,8 @@ struct BoundSymbol {
 };
 
 /// An initialized NVML library. Owns the dlopen handle; the destructor calls nvmlShutdown and
-/// dlclose. Thread-safe as NVML itself is, but gua uses one Library from one thread.
+/// dlclose. Thread-safe as NVML itself is: the sampler calls it from one thread, and
+/// NvmlEventStream waits for events on a second one (nvmlEventSetWait_v2 only).
 class Library {
   public:
     /// Loads `path_override`, or libnvidia-ml.so.1 when it is empty, binds every entry point and

@@ -4,6 +4,7 @@
 #include "nvml/nvml_source.hpp"
 
 #include "nvml/card_reader.hpp"
+#include "nvml/events.hpp"
 
 #include <fmt/format.h>
 
@@ -144,6 +145,37 @@ void NvmlSource::read_gpm(Card& card, TimeUs now, telemetry::DevicePoll& poll) {
         clear_poll(card, poll);
         poll.lost = true;
     }
+}
+
+std::unique_ptr<telemetry::FaultStream> NvmlSource::open_fault_stream() {
+    if (!m_enumerated) {
+        enumerate(std::nullopt);
+    }
+    std::vector<EventCard> cards;
+    const auto physical = [&cards](nvmlDevice_t handle) -> EventCard* {
+        for (EventCard& c : cards) {
+            if (c.handle == handle) {
+                return &c;
+            }
+        }
+        return nullptr;
+    };
+    for (const Card& card : m_cards) {
+        if (card.lost) {
+            continue;
+        }
+        const nvmlDevice_t handle = card.mig_slot ? card.parent : card.handle;
+        EventCard* entry = physical(handle);
+        if (entry == nullptr) {
+            cards.push_back(
+                EventCard{handle, card.mig_slot ? card.info.parent_uuid : card.info.uuid, {}});
+            entry = &cards.back();
+        }
+        if (card.mig_slot && card.gpu_instance_id) {
+            entry->instances[*card.gpu_instance_id] = card.info.uuid;
+        }
+    }
+    return std::make_unique<NvmlEventStream>(*m_library, std::move(cards));
 }
 
 } // namespace gua::nvml

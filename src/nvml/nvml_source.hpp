@@ -6,7 +6,9 @@
 #include "nvml/gpm.hpp"
 #include "nvml/library.hpp"
 #include "nvml/notices.hpp"
+#include "nvml/open.hpp"
 #include "telemetry/device_source.hpp"
+#include "telemetry/fault_event.hpp"
 
 #include <map>
 #include <memory>
@@ -22,7 +24,7 @@ namespace gua::nvml {
 /// counts but could not open opens: a card seen before stays listed (lost) while its index does
 /// not open; a card first seen mid-run is read from then on (docs/measurement.md, "Cards that
 /// come and go").
-class NvmlSource final : public telemetry::DeviceSource {
+class NvmlSource final : public telemetry::DeviceSource, public telemetry::FaultStreamProvider {
   public:
     /// Takes ownership of an opened (initialized) library.
     explicit NvmlSource(std::unique_ptr<Library> library);
@@ -60,6 +62,13 @@ class NvmlSource final : public telemetry::DeviceSource {
     void set_notice_sink(std::function<void(const std::string&)> sink) override {
         m_notices.set_sink(std::move(sink));
     }
+
+    /// Xid events of the physical GPUs enumerated now, waited for on the stream's own thread
+    /// (nvml/events.hpp). The stream must be destroyed before this source.
+    std::unique_ptr<telemetry::FaultStream> open_fault_stream() override;
+
+    /// PCIe link, row-remap failure, persistence mode and NVLink of the physical GPUs, now.
+    std::vector<FabricReading> read_fabric();
 
     /// The loaded library (bound symbols, path) for diagnostics.
     const Library& library() const { return *m_library; }

@@ -24,4 +24,9 @@ open_nvml_source(const std::string& library_override) {
         std::make_unique<NvmlSource>(std::move(library).value()));
 }
 
+std::vector<FabricReading> read_fabric(telemetry::DeviceSource& source) {
+    auto* nvml = dynamic_cast<NvmlSource*>(&source);
+    return nvml != nullptr ? nvml->read_fabric() : std::vector<FabricReading>{};
+}
+
 } // namespace gua::nvml

@@ -6,8 +6,11 @@
 #include "core/result.hpp"
 #include "telemetry/device_source.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gua::nvml {
 
@@ -22,5 +25,24 @@ inline constexpr const char* k_library_env = "GUA_NVML_LIBRARY";
 /// driver/library version mismatch — retry later —, failed init).
 Result<std::unique_ptr<telemetry::DeviceSource>>
 open_nvml_source(const std::string& library_override);
+
+/// The interconnect and bus health of one physical GPU, read now (docs/faults.md). Every
+/// reading the driver cannot give is nullopt, never 0.
+struct FabricReading {
+    std::string uuid;
+    int index = 0;
+    std::optional<unsigned> pcie_gen, pcie_gen_max;     ///< current and max (device and slot)
+    std::optional<unsigned> pcie_width, pcie_width_max; ///< lanes, current and max
+    std::optional<bool> remap_failure;                  ///< a row remap ever failed (field 145)
+    std::optional<bool> persistence;                    ///< persistence mode on
+    std::optional<unsigned> nvlink_links;               ///< links the driver answers for
+    std::optional<unsigned> nvlink_active;              ///< of them, active
+    /// Σ over the links of the data-link replay, recovery and CRC (flit) error counters since
+    /// the driver loaded.
+    std::optional<std::uint64_t> nvlink_replay, nvlink_recovery, nvlink_crc;
+};
+
+/// The fabric readings of `source`'s physical GPUs; empty when it is not an NVML source.
+std::vector<FabricReading> read_fabric(telemetry::DeviceSource& source);
 
 } // namespace gua::nvml

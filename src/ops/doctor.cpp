@@ -40,6 +40,8 @@ std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& sys
     findings.push_back(check_database(inputs.db));
     findings.push_back(check_disk(inputs.db));
     findings.push_back(check_clock(inputs.db));
+    findings.push_back(check_kernel_log(
+        inputs.config ? inputs.config.value().kernel_log.value_or("/dev/kmsg") : "/dev/kmsg"));
     const Installation installed = inspect(inputs.paths, inputs.db, systemctl);
     for (Finding& f : check_service(inputs, installed)) {
         findings.push_back(std::move(f));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "nvml/open.hpp"
 #include "ops/installation.hpp"
 
 #include <string>
@@ -44,7 +45,7 @@ struct DoctorInputs {
 std::string kernel_module_version_of(std::string_view line);
 
 /// Runs every check in order: NVML library, driver, GPUs, /proc access, database, disk, clock,
-/// service, unit hardening, configuration, policy privileges.
+/// kernel log, service, unit hardening, configuration, policy privileges.
 std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& systemctl);
 
 /// 0 when the worst finding is ok or info, 1 for a warning, 2 for a failure.
@@ -63,6 +64,19 @@ Finding check_proc_access();
 Finding check_disk(const std::string& db);
 /// Wall clock set, NTP-synchronized, not behind the database's last tick.
 Finding check_clock(const std::string& db);
+/// Whether the kernel log the daemon reads for Xid lines (`[daemon] kernel_log`) opens for this
+/// user: info, never a warning (Xids also come from NVML events; docs/faults.md).
+Finding check_kernel_log(const std::string& path);
+/// NVIDIA GPUs (vendor 0x10de, class 0x0300xx VGA or 0x0302xx 3D controller) in `devices_dir`
+/// (/sys/bus/pci/devices), as "dddd:bb:dd.f", sorted.
+std::vector<std::string> pci_gpus(const std::string& devices_dir);
+/// Warns about the GPUs `on_bus` whose bus id none of `nvml_bus_ids` (NVML's pci_bus_id, e.g.
+/// "00000000:3B:00.0") names; info when the bus lists none (a container, the fake driver).
+Finding pci_gpus_finding(const std::vector<std::string>& on_bus,
+                         const std::vector<std::string>& nvml_bus_ids);
+/// PCIe link, row remapping, NVLink and persistence mode of the GPUs read now, one finding
+/// each (pcie_link, row_remap, nvlink, persistence; rules in docs/faults.md).
+std::vector<Finding> fabric_findings(const std::vector<nvml::FabricReading>& gpus);
 /// Database readable and writable (or creatable).
 Finding check_database(const std::string& db);
 /// Service or background daemon installed, enabled and running; unit hardening compatible.

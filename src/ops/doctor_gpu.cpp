@@ -167,7 +167,22 @@ std::vector<Finding> check_gpus(const std::string& nvml_library) {
         message += fmt::format(", kernel module {}", module);
     }
     out.push_back({"driver", "NVIDIA driver", Severity::ok, message, ""});
-    out.push_back(gpus_finding(source.value()->devices(), source.value()->unopened_devices()));
+    const std::vector<telemetry::DeviceInfo> devices = source.value()->devices();
+    out.push_back(gpus_finding(devices, source.value()->unopened_devices()));
+    std::vector<std::string> bus_ids;
+    for (const telemetry::DeviceInfo& d : devices) {
+        if (d.parent_uuid.empty() && !d.pci_bus_id.empty()) {
+            bus_ids.push_back(d.pci_bus_id);
+        }
+    }
+    const char* sysfs = std::getenv("GUA_TEST_SYSFS_ROOT"); // test-only seam
+    out.push_back(
+        pci_gpus_finding(pci_gpus(std::string(sysfs != nullptr && *sysfs != '\0' ? sysfs : "/sys") +
+                                  "/bus/pci/devices"),
+                         bus_ids));
+    for (Finding& f : fabric_findings(nvml::read_fabric(*source.value()))) {
+        out.push_back(std::move(f));
+    }
     if (const std::string note = source.value()->measurement_note(); !note.empty()) {
         out.push_back({"utilization", "Utilization", Severity::warn, note,
                        "with a driver that keeps utilization samples (nvmlDeviceGetSamples) gua "

@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -163,6 +166,31 @@ Finding check_clock(const std::string& db) {
         return f;
     }
     f.message += ", synchronized";
+    return f;
+}
+
+Finding check_kernel_log(const std::string& path) {
+    Finding f{"kernel_log", "kernel log (Xid lines)", Severity::ok, "", ""};
+    if (path.empty()) {
+        f.severity = Severity::info;
+        f.message = "off ([daemon] kernel_log = \"\"): Xids come from NVML events alone";
+        return f;
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+        ::close(fd);
+        f.message = fmt::format("{} is readable: the driver's Xid lines are recorded", path);
+        return f;
+    }
+    const int err = errno;
+    f.severity = Severity::info;
+    f.message = fmt::format("{} is not readable here ({}): Xids come from NVML events alone, "
+                            "without the process the driver names",
+                            path, std::strerror(err));
+    f.fix = err == EPERM || err == EACCES
+                ? "run the daemon as root with CAP_SYSLOG (kernel.dmesg_restrict=1); the packaged "
+                  "unit needs the drop-in of docs/faults.md"
+                : "check [daemon] kernel_log in gua.toml";
     return f;
 }
 

@@ -7,6 +7,7 @@
 #include "core/fatal.hpp"
 #include "core/version.hpp"
 #include "report/build_cost.hpp"
+#include "report/build_faults.hpp"
 #include "report/build_health.hpp"
 #include "report/shares.hpp"
 #include "report/timeline.hpp"
@@ -336,6 +337,7 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
     const std::vector<audit::AllocationRow> table =
         allocations.empty() ? reader.allocations(options.from, options.to) : allocations;
     build_sections(acc, WindowTables{gpus, identities, table}, options, timeline, m);
+    add_fault_findings(db, gpus, gpu_filter, options.from, options.to, m);
     const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
         return gpu_filter && g.id == *gpu_filter;
     });

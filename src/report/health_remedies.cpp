@@ -65,6 +65,25 @@ const std::map<std::string, Text>& texts() {
           "fuse kernels (torch.compile, FlashAttention / SDPA, fused optimizers and layer norms), "
           "keep activations in BF16 or FP8 to halve the bytes moved, and raise the batch size so "
           "that weights are reused from cache instead of re-read from DRAM"}},
+        {"xid-application",
+         {"Check the programs that faulted their cards (application Xids)",
+          "the card is usually fine: run the job under compute-sanitizer or cuda-gdb, look for "
+          "out-of-bounds accesses, traps and asserts; suspect the card only when different "
+          "programs fault on it (then treat it as hardware)"}},
+        {"xid-hardware",
+         {"Drain, reset or replace the cards with hardware faults",
+          "drain the card, reset it (`nvidia-smi --gpu-reset`) or power-cycle the node for a card "
+          "that fell off the bus; check remapped rows (`nvidia-smi -q -d ROW_REMAPPER`); open a "
+          "replacement request when the fault repeats after a reset"}},
+        {"xid-driver",
+         {"Reset the cards or update the driver after driver and firmware faults",
+          "reset the GPU or reboot the node; install the newest driver of the branch; report a "
+          "repeating GSP timeout (Xid 119/120) to NVIDIA with `nvidia-bug-report.sh`"}},
+        {"xid-interconnect",
+         {"Inspect the NVLink and chip-to-chip links that faulted",
+          "read the link's state and error counters (`nvidia-smi nvlink -s`, `nvidia-smi nvlink "
+          "-e`); reset the GPUs on the link; check the Fabric Manager's log and the bridges or "
+          "switch trays when it repeats"}},
         {"imbalance",
          {"Rebalance multi-card work whose cards wait on each other",
           "profile the slow rank (uneven shards, a straggler node, an unbalanced pipeline stage) "
@@ -137,6 +156,9 @@ void add_worth(HealthRemedy& r, const HealthFinding& f, const GpuHealthRow& row,
         add(r.addressed_gpu_hours, r.addressed_cents, row.gpm.known_hours[dram], micros);
         r.basis = "the active card-hours whose DRAM bandwidth was read, at the card's price; "
                   "what fusion wins back depends on the kernels and is not estimated";
+    } else if (f.id.starts_with("xid-")) {
+        r.basis = "a fault is an event: the work it ended and the card time it cost are not "
+                  "estimated";
     } else if (f.id == "imbalance") {
         r.basis = "the identity's GPU-hours and cost are in §4 and §7; what rebalancing wins "
                   "back is not estimated";

@@ -30,8 +30,8 @@ using testing::process;
 
 constexpr DurationUs k_s = k_us_per_second;
 
-/// A daemon's /metrics after one 30 s tick: GPU 0 in use by alice, GPU 1 idle and owned by a
-/// Slurm job of bob's, a price for the dollar counters, and the daemon's health.
+/// A daemon's /metrics after one 30 s tick: GPU 0 in use by alice (and an Xid on it), GPU 1 idle
+/// and owned by a Slurm job of bob's, a price for the dollar counters, and the daemon's health.
 std::string daemon_metrics() {
     MetricsOptions o;
     o.interval_us = 30 * k_s;
@@ -59,6 +59,7 @@ std::string daemon_metrics() {
     held.allocations.push_back({"slurm-job", "7", "bob", "physics", t.t0, t.t0 + 30 * k_s});
     t.cards.push_back(held);
     m.observe(t);
+    m.add_faults("GPU-00000000-0000-0000-0000-000000000000", 43, 1); // an Xid on GPU 0
     Health h;
     h.ticks = 1;
     h.started = t.t0;

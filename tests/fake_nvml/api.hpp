@@ -27,6 +27,7 @@ template <typename Body> nvmlReturn_t device_call(const char* function, nvmlDevi
     if (!driver.initialized()) {
         return NVML_ERROR_UNINITIALIZED;
     }
+    driver.emit_kmsg(); // the kernel log advances with scenario time, whoever calls
     const Handle* handle = driver.resolve(h);
     if (handle == nullptr) {
         return NVML_ERROR_INVALID_ARGUMENT;

@@ -88,6 +88,17 @@ nvmlReturn_t Driver::init() {
         }
     }
     m_growth_done.assign(m_scenario.devices.size(), 0);
+    const char* kmsg_file = std::getenv("GUA_FAKE_NVML_KMSG_FILE");
+    m_kmsg_file = kmsg_file != nullptr ? kmsg_file : "";
+    m_kmsg_next = 0;
+    m_kmsg_uuid_said.assign(m_scenario.devices.size(), false);
+    m_kmsg_seq = 0;
+    if (!m_kmsg_file.empty()) { // sequence numbers continue those already in the file
+        std::ifstream in(m_kmsg_file);
+        for (std::string line; std::getline(in, line);) {
+            ++m_kmsg_seq;
+        }
+    }
     m_by_device.assign(m_scenario.devices.size(), {});
     for (const Process& p : m_scenario.processes) {
         m_by_device[p.device].push_back(&p);
@@ -103,6 +114,7 @@ nvmlReturn_t Driver::shutdown() {
     if (--m_refcount == 0) {
         m_handles.clear();
         m_gpm_samples.clear();
+        m_event_sets.clear();
         m_by_device.clear();
         m_listed.clear();
         m_scenario = Scenario{};

@@ -48,6 +48,18 @@ struct GpmSample {
     double t = 0;
 };
 
+/// An event set: which devices were registered for which types, from which scenario time, and
+/// which scenario events it has delivered.
+struct EventSet {
+    struct Registration {
+        std::size_t device = 0;
+        unsigned long long mask = 0;
+        double since = 0;
+    };
+    std::vector<Registration> registrations;
+    std::vector<bool> delivered; ///< per scenario event
+};
+
 /// The fake driver. All methods expect the caller to hold lock().
 class Driver {
   public:
@@ -93,6 +105,18 @@ class Driver {
     /// The sample behind `sample`, or nullptr when it is not one of ours.
     GpmSample* gpm_sample(nvml::nvmlGpmSample_t sample);
 
+    /// nvmlEventSetCreate / Free, and the set behind a handle (nullptr when not ours).
+    nvml::nvmlEventSet_t event_set_create();
+    bool event_set_free(nvml::nvmlEventSet_t set);
+    EventSet* event_set(nvml::nvmlEventSet_t set);
+    /// The next due event of `set` (registered type, at or after its registration), marked
+    /// delivered; NVML_ERROR_GPU_IS_LOST when none is due and a registered device is lost to
+    /// an active fault 15; nullopt when nothing is due.
+    std::optional<nvmlReturn_t> next_event(EventSet& set, nvml::nvmlEventData_t& out);
+    /// Appends the kernel-log records of the events due by now to $GUA_FAKE_NVML_KMSG_FILE
+    /// (each once, with the once-per-GPU "GPU at PCI" line before its first Xid).
+    void emit_kmsg();
+
   private:
     double sample_time(std::size_t k, const Device& d) const;
     std::uint64_t timestamp(const Device& d, double t) const;
@@ -112,6 +136,11 @@ class Driver {
     std::vector<unsigned int> m_growth_done;
     std::vector<std::vector<const Process*>> m_by_device; ///< scenario processes per device
     std::vector<const Process*> m_listed;                 ///< what processes() returned last
+    std::vector<std::unique_ptr<EventSet>> m_event_sets;
+    std::string m_kmsg_file;            ///< $GUA_FAKE_NVML_KMSG_FILE; empty: none
+    std::size_t m_kmsg_next = 0;        ///< first scenario event not yet considered for kmsg
+    std::uint64_t m_kmsg_seq = 0;       ///< last sequence number written
+    std::vector<bool> m_kmsg_uuid_said; ///< per device: its "GPU at PCI" line written
 };
 
 } // namespace gua::fake_nvml

@@ -233,6 +233,8 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count,
                 return &d.remap_pending;
             case NVML_FI_DEV_PCIE_REPLAY_COUNTER:
                 return &d.pcie_replays;
+            case NVML_FI_DEV_REMAPPED_FAILURE:
+                return &d.remap_failure;
             default:
                 return nullptr;
             }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -177,6 +178,20 @@ Device parse_device(const json& j, std::size_t index) {
     d.unsorted = get_or(quirks, "unsorted", false);
     d.zero_timestamp_entry = get_or(quirks, "zero_timestamp_entry", false);
     d.dirty_upper_bytes = get_or(quirks, "dirty_upper_bytes", false);
+    d.supported_event_types = get_or(j, "supported_event_types", d.supported_event_types);
+    const json pcie = get_or(j, "pcie", json::object());
+    d.pcie_gen = series(pcie, "gen", 5);
+    d.pcie_width = series(pcie, "width", 16);
+    d.pcie_gen_max = get_or(pcie, "gen_max", d.pcie_gen_max);
+    d.pcie_width_max = get_or(pcie, "width_max", d.pcie_width_max);
+    d.remap_failure = series(j, "remap_failure", 0);
+    d.persistence_mode = get_or(j, "persistence_mode", d.persistence_mode);
+    const json nvlink = get_or(j, "nvlink", json::object());
+    d.nvlink_links = get_or(nvlink, "links", 0u);
+    d.nvlink_down = get_or(nvlink, "down", std::vector<unsigned int>{});
+    d.nvlink_replay = series(nvlink, "replay", 0);
+    d.nvlink_recovery = series(nvlink, "recovery", 0);
+    d.nvlink_crc = series(nvlink, "crc_flit", 0);
     d.process_util_size = get_or(j, "process_util_size", 0u);
     d.process_util_junk = get_or(j, "process_util_junk", false);
     const json growth = get_or(j, "process_list_growth", json::object());
@@ -216,6 +231,30 @@ Process parse_process(const json& j) {
     p.memory_mib = series(j, "memory_mib", 0);
     p.sm_util = series(j, "sm_util", 0);
     return p;
+}
+
+EventSpec parse_event(const json& j) {
+    EventSpec e;
+    e.device = checked<std::size_t>(j.at("device"), "device");
+    e.mig_instance = get_or(j, "mig_instance", -1);
+    e.at = get_or(j, "at", 0.0);
+    const std::string type = get_or<std::string>(j, "type", "xid");
+    const std::map<std::string, unsigned long long> bits = {
+        {"sbe", 0x1}, {"dbe", 0x2}, {"pstate", 0x4}, {"xid", 0x8}, {"clock", 0x10}};
+    if (bits.count(type) == 0) {
+        throw std::runtime_error("unknown event type " + type);
+    }
+    e.type = bits.at(type);
+    e.xid = e.type == 0x8 ? checked<unsigned long long>(j.at("xid"), "xid") : 0;
+    if (j.contains("sources")) {
+        const auto sources = j.at("sources").get<std::vector<std::string>>();
+        e.nvml = std::find(sources.begin(), sources.end(), "nvml") != sources.end();
+        e.kmsg = std::find(sources.begin(), sources.end(), "kmsg") != sources.end();
+    }
+    e.pid = get_or(j, "pid", -1LL);
+    e.name = get_or<std::string>(j, "name", "");
+    e.message = get_or<std::string>(j, "message", "");
+    return e;
 }
 
 } // namespace
@@ -303,6 +342,17 @@ Scenario parse_scenario(std::string_view text) {
                             get_or(f, "from", 0.0), get_or(f, "to", k_forever),
                             checked<int>(f.at("error"), "error")});
     }
+    for (const json& e : get_or(j, "events", json::array())) {
+        s.events.push_back(parse_event(e));
+        const EventSpec& spec = s.events.back();
+        if (spec.device >= s.devices.size() ||
+            (spec.mig_instance >= 0 && static_cast<std::size_t>(spec.mig_instance) >=
+                                           s.devices[spec.device].mig_instances.size())) {
+            throw std::runtime_error("event on unknown device or MIG instance");
+        }
+    }
+    std::stable_sort(s.events.begin(), s.events.end(),
+                     [](const EventSpec& a, const EventSpec& b) { return a.at < b.at; });
     return s;
 }
 

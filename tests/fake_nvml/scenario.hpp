@@ -68,7 +68,14 @@ struct Device {
     /// remapped rows and PCIe replays.
     Series power_limit_mw, max_sm_clock_mhz, memory_temperature_c, ecc_uncorrected,
         remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending, pcie_replays;
-    std::vector<unsigned int> unsupported_fields; ///< field ids answering NOT_SUPPORTED
+    std::vector<unsigned int> unsupported_fields;      ///< field ids answering NOT_SUPPORTED
+    unsigned long long supported_event_types = 0xFF9F; ///< what an H200 on R580 answers
+    /// PCIe link (current generation and width as series; the maxima), the row remapper's
+    /// failure flag (field 145), persistence mode, and NVLink: the links the driver answers for,
+    /// those down, and link 0's replay, recovery and CRC (flit) error counters.
+    Series pcie_gen, pcie_width, remap_failure, nvlink_replay, nvlink_recovery, nvlink_crc;
+    unsigned int pcie_gen_max = 5, pcie_width_max = 16, persistence_mode = 1, nvlink_links = 0;
+    std::vector<unsigned int> nvlink_down;
     Gpm gpm;
     double util_period_s = 1.0 / 6.0;
     std::size_t ring_size = 100;
@@ -118,6 +125,20 @@ struct Fault {
     int error = 0;
 };
 
+/// A driver event at a scenario time (nvmlEventSetWait_v2 and/or a kernel log record).
+struct EventSpec {
+    std::size_t device = 0;
+    int mig_instance = -1; ///< attributable to this MIG instance (GI/CI set), -1 = whole GPU
+    double at = 0;         ///< scenario seconds
+    unsigned long long type = 0x8; ///< event type bit (0x8 = Xid critical error)
+    unsigned long long xid = 0;    ///< eventData (0 for types other than Xid)
+    bool nvml = true;              ///< delivered by nvmlEventSetWait_v2
+    bool kmsg = true;              ///< written to $GUA_FAKE_NVML_KMSG_FILE
+    long long pid = -1;            ///< the kernel log line's pid= (-1: none)
+    std::string name;              ///< the kernel log line's name= (empty: none)
+    std::string message;           ///< the rest of the kernel log line
+};
+
 /// A whole scenario.
 struct Scenario {
     std::string driver_version;
@@ -127,6 +148,7 @@ struct Scenario {
     std::vector<Device> devices;
     std::vector<Process> processes;
     std::vector<Fault> faults;
+    std::vector<EventSpec> events; ///< sorted by time
 };
 
 /// Parses a scenario file; throws std::exception with a readable message on any problem.
