@@ -101,9 +101,9 @@ TEST_F(DoctorNoGpu, JsonListsEveryCheck) {
         names.push_back(check["check"]);
         EXPECT_TRUE(check.contains("message") && check.contains("fix") && check.contains("title"));
     }
-    EXPECT_EQ(names,
-              (std::vector<std::string>{"nvml_library", "driver", "gpus", "proc_access", "database",
-                                        "disk", "clock", "service", "daemon", "config"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"nvml_library", "driver", "gpus", "proc_access",
+                                               "database", "disk", "clock", "service", "daemon",
+                                               "config", "slurm_cgroups"}));
     EXPECT_EQ(j["checks"][0]["status"], "fail");
     EXPECT_EQ(j["exit_code"], 2);
     EXPECT_EQ(run.exit_code, 2);
