@@ -46,9 +46,21 @@ std::vector<AllocationGpuTime> parts_of(const CardTick& tick, const AllocationMa
     return out;
 }
 
-bool counts(const std::vector<std::uint32_t>& job, const std::map<std::uint32_t, TimeUs>& start,
+/// Membership of allocation indexes: one flag per index (a window may hold thousands).
+std::vector<char> mask_of(const std::vector<std::uint32_t>& allocations) {
+    std::vector<char> mask;
+    for (const std::uint32_t a : allocations) {
+        if (mask.size() <= a) {
+            mask.resize(a + 1, 0);
+        }
+        mask[a] = 1;
+    }
+    return mask;
+}
+
+bool counts(const std::vector<char>& job, const std::map<std::uint32_t, TimeUs>& start,
             std::uint32_t allocation, TimeUs t0) {
-    if (std::find(job.begin(), job.end(), allocation) == job.end()) {
+    if (allocation >= job.size() || job[allocation] == 0) {
         return false;
     }
     const auto it = start.find(allocation);
@@ -84,14 +96,15 @@ std::size_t JobSummary::used_cards() const {
 }
 
 JobAccumulator::JobAccumulator(std::vector<std::uint32_t> allocations, const Thresholds& thresholds)
-    : m_allocations(std::move(allocations)), m_thresholds(thresholds) {}
+    : m_allocations(std::move(allocations)), m_mask(mask_of(m_allocations)),
+      m_thresholds(thresholds) {}
 
 void JobAccumulator::add(const CardTick& tick) {
     DurationUs all = 0;
     bool mine = false;
     for (const AllocationShare& s : tick.allocations) {
         all += std::max<DurationUs>(s.overlap_us, 0);
-        mine = mine || (s.overlap_us > 0 && counts(m_allocations, m_start, s.allocation, tick.t0));
+        mine = mine || (s.overlap_us > 0 && counts(m_mask, m_start, s.allocation, tick.t0));
     }
     if (!mine || all <= 0) {
         return;
@@ -102,7 +115,7 @@ void JobAccumulator::add(const CardTick& tick) {
     const telemetry::AllocationTimes& a = tick.allocation;
     for (std::size_t i = 0; i < tick.allocations.size(); ++i) {
         const AllocationShare& s = tick.allocations[i];
-        if (s.overlap_us <= 0 || !counts(m_allocations, m_start, s.allocation, tick.t0)) {
+        if (s.overlap_us <= 0 || !counts(m_mask, m_start, s.allocation, tick.t0)) {
             continue;
         }
         if (m_totals.size() <= s.allocation) {
@@ -206,7 +219,7 @@ JobSummary JobAccumulator::finish() const {
 
 JobSlicer::JobSlicer(std::vector<std::uint32_t> allocations, const Thresholds& thresholds,
                      TimeUs begin_us)
-    : m_allocations(std::move(allocations)), m_thresholds(thresholds), m_begin_us(begin_us) {}
+    : m_mask(mask_of(allocations)), m_thresholds(thresholds), m_begin_us(begin_us) {}
 
 namespace {
 
@@ -263,7 +276,7 @@ void set_times(const CardTick& tick, const StateTimes& states, const AllocationG
 bool JobSlicer::slice(const CardTick& tick, CardTick& out) const {
     const bool mine = std::any_of(
         tick.allocations.begin(), tick.allocations.end(), [&](const AllocationShare& s) {
-            return s.overlap_us > 0 && counts(m_allocations, {}, s.allocation, tick.t0);
+            return s.overlap_us > 0 && counts(m_mask, {}, s.allocation, tick.t0);
         });
     if (!mine) {
         return false;
@@ -275,7 +288,7 @@ bool JobSlicer::slice(const CardTick& tick, CardTick& out) const {
     std::vector<AllocationShare> shares;
     for (std::size_t i = 0; i < tick.allocations.size(); ++i) {
         const AllocationShare& s = tick.allocations[i];
-        if (s.overlap_us > 0 && counts(m_allocations, {}, s.allocation, tick.t0)) {
+        if (s.overlap_us > 0 && counts(m_mask, {}, s.allocation, tick.t0)) {
             job.allocated_us += parts[i].allocated_us;
             job.active_us += parts[i].active_us;
             job.idle_held_us += parts[i].idle_held_us;

@@ -80,6 +80,7 @@ class JobAccumulator {
 
   private:
     std::vector<std::uint32_t> m_allocations;
+    std::vector<char> m_mask; ///< by allocation index: one of the job's
     Thresholds m_thresholds;
     std::map<std::uint32_t, TimeUs> m_start;
     std::vector<AllocationTotals> m_totals; ///< by allocation index, as the report keeps them
@@ -100,7 +101,7 @@ class JobSlicer {
     bool slice(const CardTick& tick, CardTick& out) const;
 
   private:
-    std::vector<std::uint32_t> m_allocations;
+    std::vector<char> m_mask; ///< by allocation index: one of the job's
     Thresholds m_thresholds;
     TimeUs m_begin_us;
 };
