@@ -439,9 +439,10 @@ TEST(SlurmReal, ThreeJobsPerJobFiguresAndTheFourStatesMatchTheTruth) {
         GTEST_SKIP() << why;
     }
     // Each job's shell is the process the fake driver lists: it stamps its pid, sleeps, stamps
-    // the time just before it exits.
+    // the time just before it exits. The daemon polls every 100 ms, so that the holder's exit,
+    // which gua sees at the next poll, is timed well within 1 pp of the jobs' ~17 s recorded.
     const std::string script = "echo GPUS=$SLURM_JOB_GPUS; echo $$ > " + dir.path() +
-                               "/pid.$SLURM_JOB_ID; sleep 10; date +%s%N > " + dir.path() +
+                               "/pid.$SLURM_JOB_ID; sleep 20; date +%s%N > " + dir.path() +
                                "/exited.$SLURM_JOB_ID";
     const std::string used = slurm.submit(2, "physics", script);
     const std::string holder = slurm.submit(1, "physics", script);
@@ -482,8 +483,8 @@ TEST(SlurmReal, ThreeJobsPerJobFiguresAndTheFourStatesMatchTheTruth) {
     write_file(dir.file("gua.toml"), "");
     auto daemon = test::start_gua(
         {"daemon", "--db", dir.file("gua.db"), "--config", dir.file("gua.toml"), "--nvml-library",
-         std::string(GUA_FAKE_NVML_DIR) + "/libnvidia-ml.so.1", "--interval", "500ms", "--ticks",
-         "36", "--quiet", "--allocation-dir", dir.file("map")},
+         std::string(GUA_FAKE_NVML_DIR) + "/libnvidia-ml.so.1", "--interval", "100ms", "--ticks",
+         "300", "--quiet", "--allocation-dir", dir.file("map")},
         {{"GUA_FAKE_NVML_SCENARIO", dir.file("scenario.json")},
          {"GUA_FAKE_NVML_CLOCK_FILE", ""},
          {"GUA_NVML_LIBRARY", ""}},
