@@ -466,7 +466,10 @@ TEST(SlurmReal, ThreeJobsPerJobFiguresAndTheFourStatesMatchTheTruth) {
     };
     nlohmann::json devices = nlohmann::json::array();
     for (int i = 0; i < k_gpus; ++i) {
-        devices.push_back({{"util", {{0, i == busy ? 100 : 0}}}});
+        // 50 samples a second, so that each 100 ms poll has its own (the default sixth of a
+        // second would leave polls without a new sample unmeasured).
+        devices.push_back(
+            {{"util", {{0, i == busy ? 100 : 0}}}, {"util_period_s", 0.02}, {"ring_size", 500}});
     }
     nlohmann::json processes = {{{"device", busy},
                                  {"pid", pid(used)},
