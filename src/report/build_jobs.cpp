@@ -21,7 +21,7 @@ namespace gua::report {
 namespace {
 
 /// How far before an allocation's first instant a card-tick overlapping it may start.
-constexpr DurationUs k_tick_lead_us = k_us_per_hour;
+constexpr DurationUs k_job_lead_us = k_us_per_hour;
 
 /// One job of the window: its allocation rows (with their index in the window's table).
 struct WindowJob {
@@ -165,7 +165,7 @@ BuildOptions job_window(store::Database& db, const BuildOptions& options) {
 std::vector<audit::AllocationRow> accumulate_job(store::Reader& reader, const BuildOptions& options,
                                                  std::optional<std::int64_t> gpu,
                                                  audit::WindowAccumulator& acc) {
-    const TimeUs from = options.from - k_tick_lead_us;
+    const TimeUs from = options.from - k_job_lead_us;
     const TimeUs to = options.to + 1;
     std::vector<audit::AllocationRow> rows = reader.allocations(from, to);
     std::vector<std::uint32_t> mine;
