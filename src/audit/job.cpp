@@ -3,30 +3,18 @@
 #include "audit/job.hpp"
 
 #include "core/units.hpp"
+#include "telemetry/card_fields.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <set>
 
 namespace gua::audit {
 
 namespace {
-
-/// The job's overlap with the tick and the overlap of every allocation in it.
-std::pair<DurationUs, DurationUs> overlaps(const CardTick& tick,
-                                           const std::vector<std::uint32_t>& job) {
-    DurationUs mine = 0;
-    DurationUs all = 0;
-    for (const AllocationShare& s : tick.allocations) {
-        all += s.overlap_us;
-        if (std::find(job.begin(), job.end(), s.allocation) != job.end()) {
-            mine += s.overlap_us;
-        }
-    }
-    return {mine, all};
-}
 
 std::int64_t held_mib(const CardTick& tick) {
     std::int64_t sum = 0;
@@ -36,7 +24,71 @@ std::int64_t held_mib(const CardTick& tick) {
     return sum;
 }
 
+/// Each allocation's part of the tick's allocated time and cells, by its position in
+/// tick.allocations: add_allocation_shares on a tick whose shares are renumbered 0, 1, … (so the
+/// parts are the integers the report gives each allocation).
+std::vector<AllocationGpuTime> parts_of(const CardTick& tick, const AllocationMatrix& cells) {
+    CardTick t;
+    t.gpu = tick.gpu;
+    t.allocation.allocated_us = tick.allocation.allocated_us;
+    for (std::size_t i = 0; i < tick.allocations.size(); ++i) {
+        t.allocations.push_back(
+            AllocationShare{static_cast<std::uint32_t>(i), tick.allocations[i].overlap_us});
+    }
+    std::vector<AllocationTotals> totals(t.allocations.size());
+    add_allocation_shares(t, cells, totals);
+    std::vector<AllocationGpuTime> out(t.allocations.size(), AllocationGpuTime{tick.gpu});
+    for (std::size_t i = 0; i < totals.size(); ++i) {
+        if (!totals[i].by_gpu.empty()) {
+            out[i] = totals[i].by_gpu.front();
+        }
+    }
+    return out;
+}
+
+/// Membership of allocation indexes: one flag per index (a window may hold thousands).
+std::vector<char> mask_of(const std::vector<std::uint32_t>& allocations) {
+    std::vector<char> mask;
+    for (const std::uint32_t a : allocations) {
+        if (mask.size() <= a) {
+            mask.resize(a + 1, 0);
+        }
+        mask[a] = 1;
+    }
+    return mask;
+}
+
+bool counts(const std::vector<char>& job, const std::map<std::uint32_t, TimeUs>& start,
+            std::uint32_t allocation, TimeUs t0) {
+    if (allocation >= job.size() || job[allocation] == 0) {
+        return false;
+    }
+    const auto it = start.find(allocation);
+    return it == start.end() || t0 >= it->second;
+}
+
+template <class T> void keep_max(std::optional<T>& into, const std::optional<T>& v) {
+    if (v) {
+        into = into ? std::max(*into, *v) : *v;
+    }
+}
+
 } // namespace
+
+JobPartial& JobPartial::operator+=(const JobPartial& o) {
+    allocated_us += o.allocated_us;
+    active_us += o.active_us;
+    idle_held_us += o.idle_held_us;
+    unused_us += o.unused_us;
+    measured_us += o.measured_us;
+    sm_weighted += o.sm_weighted;
+    keep_max(peak_sm_pct, o.peak_sm_pct);
+    keep_max(peak_mem_mib, o.peak_mem_mib);
+    if (o.energy_j) {
+        energy_j = energy_j.value_or(0.0) + *o.energy_j;
+    }
+    return *this;
+}
 
 std::size_t JobSummary::used_cards() const {
     return static_cast<std::size_t>(
@@ -44,34 +96,65 @@ std::size_t JobSummary::used_cards() const {
 }
 
 JobAccumulator::JobAccumulator(std::vector<std::uint32_t> allocations, const Thresholds& thresholds)
-    : m_allocations(std::move(allocations)), m_thresholds(thresholds) {}
+    : m_allocations(std::move(allocations)), m_mask(mask_of(m_allocations)),
+      m_thresholds(thresholds) {}
 
 void JobAccumulator::add(const CardTick& tick) {
-    const auto [mine, all] = overlaps(tick, m_allocations);
-    if (mine <= 0 || all <= 0) {
+    DurationUs all = 0;
+    bool mine = false;
+    for (const AllocationShare& s : tick.allocations) {
+        all += std::max<DurationUs>(s.overlap_us, 0);
+        mine = mine || (s.overlap_us > 0 && counts(m_mask, m_start, s.allocation, tick.t0));
+    }
+    if (!mine || all <= 0) {
         return;
     }
     const StateTimes states = classify(tick, m_thresholds);
-    add_allocation_shares(tick, tick_allocation(tick, states).matrix, m_totals);
-    // The job's part of the card's allocated time in this tick, for what is not a time split.
-    const double f = static_cast<double>(mine) / static_cast<double>(all);
+    const std::vector<AllocationGpuTime> parts =
+        parts_of(tick, tick_allocation(tick, states).matrix);
     const telemetry::AllocationTimes& a = tick.allocation;
-    Extra& x = m_extra[tick.gpu];
-    x.card.gpu = tick.gpu;
-    const double measured = f * static_cast<double>(a.active_us + a.idle_held_us + a.unused_us);
-    if (tick.util_pct && measured > 0) {
-        x.measured += measured;
-        x.sm_weighted += *tick.util_pct * measured;
-        x.card.peak_sm_pct = std::max(x.card.peak_sm_pct.value_or(0.0), *tick.util_pct);
+    for (std::size_t i = 0; i < tick.allocations.size(); ++i) {
+        const AllocationShare& s = tick.allocations[i];
+        if (s.overlap_us <= 0 || !counts(m_mask, m_start, s.allocation, tick.t0)) {
+            continue;
+        }
+        if (m_totals.size() <= s.allocation) {
+            m_totals.resize(s.allocation + 1);
+        }
+        m_totals[s.allocation] += AllocationTotals{{parts[i]}};
+        // This allocation's part of the card's allocated time, for what is not a time split.
+        const double f = static_cast<double>(s.overlap_us) / static_cast<double>(all);
+        JobPartial& x = m_extra[{s.allocation, tick.gpu}];
+        const double measured = f * static_cast<double>(a.active_us + a.idle_held_us + a.unused_us);
+        if (tick.util_pct && measured > 0) {
+            x.measured_us += measured;
+            x.sm_weighted += *tick.util_pct * measured;
+            keep_max(x.peak_sm_pct, tick.util_pct);
+        }
+        if (!tick.processes.empty()) {
+            keep_max(x.peak_mem_mib, std::optional<std::int64_t>(held_mib(tick)));
+        }
+        if (tick.readings.energy_mj && tick.duration_us > 0) {
+            x.energy_j = x.energy_j.value_or(0.0) + static_cast<double>(*tick.readings.energy_mj) /
+                                                        1000.0 * f *
+                                                        static_cast<double>(a.allocated_us) /
+                                                        static_cast<double>(tick.duration_us);
+        }
     }
-    if (!tick.processes.empty()) {
-        x.card.peak_mem_mib = std::max(x.card.peak_mem_mib.value_or(0), held_mib(tick));
+}
+
+JobPartials JobAccumulator::partials() const {
+    JobPartials out = m_extra;
+    for (std::uint32_t a = 0; a < m_totals.size(); ++a) {
+        for (const AllocationGpuTime& g : m_totals[a].by_gpu) {
+            JobPartial& p = out[{a, g.gpu}];
+            p.allocated_us = g.allocated_us;
+            p.active_us = g.active_us;
+            p.idle_held_us = g.idle_held_us;
+            p.unused_us = g.unused_us;
+        }
     }
-    if (tick.readings.energy_mj && tick.duration_us > 0) {
-        x.has_energy = true;
-        x.energy_j += static_cast<double>(*tick.readings.energy_mj) / 1000.0 * f *
-                      static_cast<double>(a.allocated_us) / static_cast<double>(tick.duration_us);
-    }
+    return out;
 }
 
 namespace {
@@ -82,12 +165,8 @@ void add_to_total(const JobCard& c, JobCard& t) {
     t.idle_held_us += c.idle_held_us;
     t.unused_us += c.unused_us;
     t.unmeasured_us += c.unmeasured_us;
-    if (c.peak_sm_pct) {
-        t.peak_sm_pct = std::max(t.peak_sm_pct.value_or(0.0), *c.peak_sm_pct);
-    }
-    if (c.peak_mem_mib) {
-        t.peak_mem_mib = std::max(t.peak_mem_mib.value_or(0), *c.peak_mem_mib);
-    }
+    keep_max(t.peak_sm_pct, c.peak_sm_pct);
+    keep_max(t.peak_mem_mib, c.peak_mem_mib);
     if (c.energy_j) {
         t.energy_j = t.energy_j.value_or(0.0) + *c.energy_j;
     }
@@ -95,38 +174,34 @@ void add_to_total(const JobCard& c, JobCard& t) {
 
 } // namespace
 
-JobSummary JobAccumulator::finish() const {
-    AllocationTotals job;
-    for (const std::uint32_t index : m_allocations) {
-        if (index < m_totals.size()) {
-            job += m_totals[index];
-        }
+JobSummary summarize_job(const JobPartials& parts) {
+    std::map<std::uint32_t, JobPartial> by_gpu;
+    std::set<std::uint32_t> allocations;
+    for (const auto& [key, p] : parts) {
+        by_gpu[key.second] += p;
+        allocations.insert(key.first);
     }
     JobSummary out;
-    out.allocations = m_allocations;
+    out.allocations.assign(allocations.begin(), allocations.end());
     double measured = 0;
     double sm_weighted = 0;
-    for (const auto& [gpu, x] : m_extra) {
-        JobCard c = x.card;
-        const auto time =
-            std::find_if(job.by_gpu.begin(), job.by_gpu.end(),
-                         [gpu = gpu](const AllocationGpuTime& g) { return g.gpu == gpu; });
-        if (time != job.by_gpu.end()) {
-            c.allocated_us = time->allocated_us;
-            c.active_us = time->active_us;
-            c.idle_held_us = time->idle_held_us;
-            c.unused_us = time->unused_us;
-        }
+    for (const auto& [gpu, p] : by_gpu) {
+        JobCard c;
+        c.gpu = gpu;
+        c.allocated_us = p.allocated_us;
+        c.active_us = p.active_us;
+        c.idle_held_us = p.idle_held_us;
+        c.unused_us = p.unused_us;
         c.unmeasured_us =
             std::max<DurationUs>(c.allocated_us - c.active_us - c.idle_held_us - c.unused_us, 0);
-        if (x.measured > 0) {
-            c.mean_sm_pct = x.sm_weighted / x.measured;
+        if (p.measured_us > 0) {
+            c.mean_sm_pct = p.sm_weighted / p.measured_us;
         }
-        if (x.has_energy) {
-            c.energy_j = x.energy_j;
-        }
-        measured += x.measured;
-        sm_weighted += x.sm_weighted;
+        c.peak_sm_pct = p.peak_sm_pct;
+        c.peak_mem_mib = p.peak_mem_mib;
+        c.energy_j = p.energy_j;
+        measured += p.measured_us;
+        sm_weighted += p.sm_weighted;
         add_to_total(c, out.total);
         out.cards.push_back(c);
     }
@@ -134,6 +209,103 @@ JobSummary JobAccumulator::finish() const {
         out.total.mean_sm_pct = sm_weighted / measured;
     }
     return out;
+}
+
+JobSummary JobAccumulator::finish() const {
+    JobSummary out = summarize_job(partials());
+    out.allocations = m_allocations;
+    return out;
+}
+
+JobSlicer::JobSlicer(std::vector<std::uint32_t> allocations, const Thresholds& thresholds,
+                     TimeUs begin_us)
+    : m_mask(mask_of(allocations)), m_thresholds(thresholds), m_begin_us(begin_us) {}
+
+namespace {
+
+DurationUs scaled(DurationUs us, double f) {
+    return static_cast<DurationUs>(std::llround(static_cast<double>(us) * f));
+}
+
+double ratio(DurationUs part, DurationUs whole) {
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+/// Sets the slice's own times from the job's part `p` of the tick (classify() then gives back
+/// exactly p's active, idle-held and allocated-unused times).
+void set_times(const CardTick& tick, const StateTimes& states, const AllocationGpuTime& p,
+               CardTick& out) {
+    const DurationUs measured = p.active_us + p.idle_held_us + p.unused_us;
+    DurationUs bucket_sum = 0;
+    for (const DurationUs b : tick.bucket_us) {
+        bucket_sum += b;
+    }
+    const double fb = ratio(measured, bucket_sum);
+    for (DurationUs& b : out.bucket_us) {
+        b = scaled(b, fb);
+    }
+    if (out.active_us) {
+        out.active_us = p.active_us;
+    }
+    out.unmeasured_us = std::max<DurationUs>(p.allocated_us - measured, 0);
+    out.idle_unknown_us = 0;
+    out.idle_unlisted_us = p.unused_us;
+    const double fa = ratio(p.active_us, states.active);
+    const double fh = ratio(p.idle_held_us, states.idle_held);
+    for (ProcTick& proc : out.processes) {
+        if (proc.active_us) {
+            proc.active_us = scaled(*proc.active_us, fa);
+        }
+        if (proc.idle_held_us) {
+            proc.idle_held_us = scaled(*proc.idle_held_us, fh);
+        }
+    }
+    out.allocation =
+        telemetry::AllocationTimes{p.allocated_us, p.active_us, p.idle_held_us, p.unused_us, 0, 0};
+    const double fd = ratio(p.allocated_us, tick.duration_us);
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        std::optional<std::int64_t>& v = out.readings.*f.value;
+        if (v && (f.fold == telemetry::Fold::counter || f.fold == telemetry::Fold::event_time)) {
+            v = scaled(*v, fd);
+        }
+    }
+}
+
+} // namespace
+
+bool JobSlicer::slice(const CardTick& tick, CardTick& out) const {
+    const bool mine = std::any_of(
+        tick.allocations.begin(), tick.allocations.end(), [&](const AllocationShare& s) {
+            return s.overlap_us > 0 && counts(m_mask, {}, s.allocation, tick.t0);
+        });
+    if (!mine) {
+        return false;
+    }
+    const StateTimes states = classify(tick, m_thresholds);
+    const std::vector<AllocationGpuTime> parts =
+        parts_of(tick, tick_allocation(tick, states).matrix);
+    AllocationGpuTime job{tick.gpu};
+    std::vector<AllocationShare> shares;
+    for (std::size_t i = 0; i < tick.allocations.size(); ++i) {
+        const AllocationShare& s = tick.allocations[i];
+        if (s.overlap_us > 0 && counts(m_mask, {}, s.allocation, tick.t0)) {
+            job.allocated_us += parts[i].allocated_us;
+            job.active_us += parts[i].active_us;
+            job.idle_held_us += parts[i].idle_held_us;
+            job.unused_us += parts[i].unused_us;
+            shares.push_back(AllocationShare{s.allocation, parts[i].allocated_us});
+        }
+    }
+    if (job.allocated_us <= 0) {
+        return false;
+    }
+    out = tick;
+    out.duration_us = job.allocated_us;
+    out.t0 = std::min(std::max(tick.t0, m_begin_us),
+                      tick.t0 + std::max<DurationUs>(tick.duration_us - job.allocated_us, 0));
+    out.allocations = std::move(shares);
+    set_times(tick, states, job, out);
+    return true;
 }
 
 std::optional<std::int64_t> smallest_mig_slice_gib(std::string_view model,

@@ -35,6 +35,25 @@ struct JobCard {
     bool used() const { return active_us > 0; }
 };
 
+/// One allocation's figures on one card over some card-ticks, in a form that adds up: what a
+/// JobCard is computed from, and what the per-job summary table keeps once the raw card-ticks are
+/// gone (store/job_summary.hpp).
+struct JobPartial {
+    DurationUs allocated_us = 0;
+    DurationUs active_us = 0;
+    DurationUs idle_held_us = 0;
+    DurationUs unused_us = 0;
+    double measured_us = 0; ///< the measured overlap that weighs the mean SM utilization
+    double sm_weighted = 0; ///< Σ SM utilization × measured overlap
+    std::optional<double> peak_sm_pct;
+    std::optional<std::int64_t> peak_mem_mib;
+    std::optional<double> energy_j;
+    JobPartial& operator+=(const JobPartial& o);
+};
+
+/// Partials by (allocation index, card as in CardTick::gpu).
+using JobPartials = std::map<std::pair<std::uint32_t, std::uint32_t>, JobPartial>;
+
 /// A job's figures (audit::JobAccumulator::finish).
 struct JobSummary {
     std::vector<std::uint32_t> allocations; ///< the AllocationRow indexes that make up the job
@@ -43,25 +62,48 @@ struct JobSummary {
     std::size_t used_cards() const;
 };
 
+/// The job's cards and total from its partials (those of every allocation in `parts`).
+JobSummary summarize_job(const JobPartials& parts);
+
 /// Adds up the card-ticks of one job. `allocations` are the indexes of the job's AllocationRows
 /// (one per host it ran on). Feed every card-tick that may overlap it, in any order.
 class JobAccumulator {
   public:
     JobAccumulator(std::vector<std::uint32_t> allocations, const Thresholds& thresholds);
+    /// Counts allocation `allocation`'s share only of card-ticks that start at or after `t0`
+    /// (its earlier ticks are already in a stored summary).
+    void start_at(std::uint32_t allocation, TimeUs t0) { m_start[allocation] = t0; }
     void add(const CardTick& tick);
+    /// Each allocation's figures per card so far.
+    JobPartials partials() const;
     JobSummary finish() const;
 
   private:
-    /// What the time split does not give: utilization, memory and energy by overlap.
-    struct Extra {
-        JobCard card;
-        double measured = 0, sm_weighted = 0, energy_j = 0;
-        bool has_energy = false;
-    };
     std::vector<std::uint32_t> m_allocations;
+    std::vector<char> m_mask; ///< by allocation index: one of the job's
     Thresholds m_thresholds;
+    std::map<std::uint32_t, TimeUs> m_start;
     std::vector<AllocationTotals> m_totals; ///< by allocation index, as the report keeps them
-    std::map<std::uint32_t, Extra> m_extra;
+    JobPartials m_extra; ///< utilization, memory and energy by overlap (times from m_totals)
+};
+
+/// The part of a card-tick that belongs to one job, as a card-tick of its own: its duration is
+/// the job's share of the card's allocated time, split into the same active, idle-held,
+/// allocated-unused and unmeasured times that JobAccumulator gives the job for that tick (and the
+/// processes' times, buckets and summed readings in proportion), all of it allocated to the job.
+/// Fed to a WindowAccumulator, such slices make every report section agree with `gua job`.
+class JobSlicer {
+  public:
+    /// `allocations` as for JobAccumulator; slices start no earlier than `begin_us`.
+    JobSlicer(std::vector<std::uint32_t> allocations, const Thresholds& thresholds,
+              TimeUs begin_us);
+    /// The job's slice of `tick`; false (and `out` untouched) when the job has no share of it.
+    bool slice(const CardTick& tick, CardTick& out) const;
+
+  private:
+    std::vector<char> m_mask; ///< by allocation index: one of the job's
+    Thresholds m_thresholds;
+    TimeUs m_begin_us;
 };
 
 /// What a job's notes need to know of a card.

@@ -3,6 +3,7 @@
 // the worst finding (0 all good, 1 warnings, 2 failures).
 #include "ops/doctor.hpp"
 
+#include "alloc/slurm_layout.hpp"
 #include "cli/command.hpp"
 #include "cli/ops_context.hpp"
 
@@ -51,7 +52,20 @@ int run(const DoctorCommandOptions& o) {
     const OpsContext ctx = load_ops_context(o.root);
     const ops::Systemctl systemctl(ctx.paths);
     ops::DoctorInputs inputs{ctx.paths, ctx.db, o.nvml_library, ctx.config, ctx.config_exists};
-    const std::vector<ops::Finding> findings = ops::run_doctor(inputs, systemctl);
+    std::vector<ops::Finding> findings = ops::run_doctor(inputs, systemctl);
+    {
+        // Slurm's cgroup layout and whether processes' jobs can be named (docs/allocations.md).
+        const bool mapping = ctx.config && !ctx.config.value().allocations.mapping_dirs.empty();
+        const alloc::SlurmLayout layout = alloc::detect_slurm_layout(ctx.paths.root);
+        const bool warn = alloc::slurm_layout_warns(layout, mapping);
+        findings.push_back(ops::Finding{
+            "slurm_cgroups", "Slurm cgroups",
+            warn ? ops::Severity::warn : (layout.slurm ? ops::Severity::ok : ops::Severity::info),
+            alloc::describe_slurm_layout(layout, mapping),
+            warn ? "set CgroupJobIdPaths=yes in cgroup.conf, or run the shipped prolog and set "
+                   "[allocations] mapping_dir (docs/allocations.md)"
+                 : ""});
+    }
     const int code = ops::doctor_exit_code(findings);
     const std::string out =
         o.format == "json" ? render_json(findings, code) : render_text(findings);

@@ -32,6 +32,8 @@ struct ReportCommandOptions {
     std::string interval;
     std::string gpu;
     std::string user;
+    std::string job;
+    std::string group_by;
     ReportFlags flags;
     report::FleetOptions fleet;
 };
@@ -65,10 +67,30 @@ void clamp_default_window(const std::string& db_path, report::BuildOptions& b) {
     }
 }
 
+/// --job and --group-by (user, team and namespace replace [report] group_by).
+void apply_job_flags(const ReportCommandOptions& o, report::BuildOptions& b) {
+    if (!o.job.empty()) {
+        b.job = o.job;
+    }
+    if (o.group_by == "job") {
+        b.group_by_job = true;
+    } else if (o.group_by == "user") {
+        b.grouping.by = audit::GroupBy::user;
+    } else if (o.group_by == "team") {
+        b.grouping.by = audit::GroupBy::team;
+    } else if (o.group_by == "namespace") {
+        b.grouping.by = audit::GroupBy::pod_namespace;
+    }
+}
+
 int run(const ReportCommandOptions& o) {
     // Every flag is checked before the database is looked for: a usage error exits 2 with or
     // without one.
     check_format(o.flags);
+    if (o.group_by == "job" && !o.fleet.url.empty()) {
+        throw Fatal("--group-by job needs a database (--db): the fleet's counters carry no job",
+                    ExitCode::usage);
+    }
     report::BuildOptions b;
     apply_config(o.flags, b);
     report::resolve_window(report::WindowArgs{o.since, o.until, o.from, o.to}, wall_now(), b, "--");
@@ -82,7 +104,8 @@ int run(const ReportCommandOptions& o) {
         }
         db = *found;
     }
-    const bool default_window = !o.since_given && o.until.empty() && o.from.empty() && o.to.empty();
+    const bool default_window =
+        o.job.empty() && !o.since_given && o.until.empty() && o.from.empty() && o.to.empty();
     if (default_window && o.fleet.url.empty()) {
         clamp_default_window(db, b);
     }
@@ -95,6 +118,7 @@ int run(const ReportCommandOptions& o) {
     if (!o.user.empty()) {
         b.user = o.user;
     }
+    apply_job_flags(o, b);
     if (!o.fleet.url.empty()) {
         return print_fleet_report(o.fleet, b, o.flags);
     }
@@ -125,9 +149,25 @@ Runner register_report(CLI::App& app) {
     cmd->add_option("--gpu", o->gpu, "Only this GPU (index or uuid prefix)")->check(non_empty());
     cmd->add_option("--user", o->user, "Only card-ticks where this user had a process")
         ->check(non_empty());
+    CLI::Option* job =
+        cmd->add_option("--job", o->job,
+                        "Only this job (Slurm job id, <namespace>/<pod> or reservation): its share "
+                        "of its cards over its allocation window")
+            ->check(non_empty());
+    job->excludes(since)
+        ->excludes("--until")
+        ->excludes(from)
+        ->excludes(to)
+        ->excludes("--user")
+        ->excludes("--interval");
+    cmd->add_option("--group-by", o->group_by,
+                    "Group §4 by user, team, namespace (replacing [report] group_by) or job (one "
+                    "row per job: owner, GPUs, active, idle-held and allocated-unused hours, cost)")
+        ->check(CLI::IsMember({"user", "team", "namespace", "job"}));
     add_report_flags(*cmd, o->flags);
     add_fleet_flags(*cmd, o->fleet);
     cmd->get_option("--prometheus")->excludes("--db");
+    cmd->get_option("--prometheus")->excludes(job);
     return [o, since] {
         o->since_given = since->count() > 0;
         return run(*o);

@@ -265,7 +265,7 @@ struct TickLoop {
         Result<config::Config> fresh = config::load_effective_config(options.config_path);
         if (fresh) {
             policy_runner.configure(fresh.value().policy, cfg.thresholds, clock.wall_now());
-            retention.emplace(db, fresh.value().retention);
+            retention.emplace(db, fresh.value().retention, cfg.thresholds);
             log.line(reload_line(cfg, fresh.value()));
         } else {
             log.line("configuration not reloaded: " + fresh.error().message);
@@ -362,7 +362,7 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
                                             clock.wall_now(), thresholds.held_mib,
                                             thresholds.graphics_is_holder});
     std::optional<store::Retention> retention;
-    retention.emplace(db, cfg.retention);
+    retention.emplace(db, cfg.retention, thresholds);
     log_start(log, options, *source, driver, cards);
     // A card the database knows at an index that does not open now is recorded as lost.
     source->expect_devices(recorded_devices(db));

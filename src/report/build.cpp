@@ -9,6 +9,7 @@
 #include "report/build_cost.hpp"
 #include "report/build_faults.hpp"
 #include "report/build_health.hpp"
+#include "report/build_jobs.hpp"
 #include "report/shares.hpp"
 #include "report/timeline.hpp"
 #include "store/policy_log.hpp"
@@ -301,9 +302,10 @@ ReportModel model_for_window(const BuildOptions& options, const TimeZone& tz) {
     return m;
 }
 
-ReportModel build_report(store::Database& db, const BuildOptions& options, const TimeZone& tz,
+ReportModel build_report(store::Database& db, const BuildOptions& asked, const TimeZone& tz,
                          const std::vector<audit::AllocationRow>& allocations) {
     store::check_readable(db);
+    const BuildOptions options = asked.job ? job_window(db, asked) : asked;
     store::Reader reader(db);
     ReportModel m = model_for_window(options, tz);
     describe_runs(reader.runs(), options, m);
@@ -327,7 +329,13 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
                 timeline.add(gpu, from, to, states);
             }
         });
-    accumulate_window(reader, options, gpu_filter, user_ids, acc, m);
+    std::vector<audit::AllocationRow> job_table;
+    if (options.job) {
+        m.filters.push_back("job=" + *options.job);
+        job_table = accumulate_job(reader, options, gpu_filter, acc);
+    } else {
+        accumulate_window(reader, options, gpu_filter, user_ids, acc, m);
+    }
     add_coarse_spans(db, coarse, timeline);
     if (const std::string note = store::bad_blocks_note(reader.bad_blocks()); !note.empty()) {
         m.notes.push_back(note);
@@ -335,9 +343,14 @@ ReportModel build_report(store::Database& db, const BuildOptions& options, const
 
     // The allocation table the card-ticks index: the caller's, else the database's own.
     const std::vector<audit::AllocationRow> table =
-        allocations.empty() ? reader.allocations(options.from, options.to) : allocations;
+        options.job           ? job_table
+        : allocations.empty() ? reader.allocations(options.from, options.to)
+                              : allocations;
     build_sections(acc, WindowTables{gpus, identities, table}, options, timeline, m);
     add_fault_findings(db, gpus, gpu_filter, options.from, options.to, m);
+    if (options.group_by_job) {
+        m.jobs = job_group_rows(db, reader, options, gpus, gpu_filter, m.jobs_total);
+    }
     const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const store::GpuRow& g) {
         return gpu_filter && g.id == *gpu_filter;
     });

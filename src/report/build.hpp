@@ -34,6 +34,10 @@ struct BuildOptions {
     audit::EnergyPricing energy; ///< §9 electricity price and carbon intensity
     audit::HealthRules health;   ///< §9 busy-but-light threshold
     audit::Grouping grouping;    ///< §4 and §7 identities: by user or by team
+    bool group_by_job = false;   ///< --group-by job: §4 lists jobs (report/build_jobs.hpp)
+    /// --job ID: the report of one job's cards over its window, each card-tick reduced to the
+    /// job's share of it (audit::JobSlicer), so every section agrees with `gua job ID`.
+    std::optional<std::string> job;
     /// The zone the report is asked for (--tz, else [report] time_zone); the builders take the
     /// loaded TimeZone, fleet reports compare it with the daemons' zone.
     std::string time_zone = "UTC";

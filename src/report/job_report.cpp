@@ -35,16 +35,11 @@ audit::CardFacts facts_of(const store::GpuRow& g,
     return f;
 }
 
-/// The job's rows among `rows`, and their identity fields copied into `job`.
-std::vector<std::uint32_t> job_rows(const std::vector<audit::AllocationRow>& rows,
-                                    const std::string& id, JobReport& job) {
-    std::vector<std::uint32_t> out;
-    for (std::uint32_t i = 0; i < rows.size(); ++i) {
-        const audit::AllocationRow& r = rows[i];
-        if (r.id != id) {
-            continue;
-        }
-        if (out.empty()) {
+/// The job's identity fields from its allocation rows.
+void describe(const std::vector<store::AllocationRecord>& records, JobReport& job) {
+    for (const store::AllocationRecord& rec : records) {
+        const audit::AllocationRow& r = rec.row;
+        if (job.kind.empty()) {
             job.kind = r.kind;
             job.user = r.user;
             job.account = r.account;
@@ -56,7 +51,35 @@ std::vector<std::uint32_t> job_rows(const std::vector<audit::AllocationRow>& row
         if (std::find(job.hosts.begin(), job.hosts.end(), r.host) == job.hosts.end()) {
             job.hosts.push_back(r.host);
         }
-        out.push_back(i);
+    }
+}
+
+/// The raw card-ticks of the job after its summaries, as partials keyed by record position.
+audit::JobPartials raw_partials(store::Database& db, store::Reader& reader,
+                                const std::vector<store::AllocationRecord>& records,
+                                const std::map<std::int64_t, store::StoredJobSummary>& summaries,
+                                TimeUs from, TimeUs to, const audit::Thresholds& thresholds) {
+    const std::vector<std::int64_t> ids = store::window_allocation_ids(db, from, to);
+    std::vector<std::uint32_t> indexes;
+    std::map<std::uint32_t, std::uint32_t> position;
+    for (std::uint32_t k = 0; k < ids.size(); ++k) {
+        for (std::uint32_t i = 0; i < records.size(); ++i) {
+            if (records[i].id == ids[k]) {
+                indexes.push_back(k);
+                position[k] = i;
+            }
+        }
+    }
+    audit::JobAccumulator acc(indexes, thresholds);
+    for (const std::uint32_t k : indexes) {
+        if (const auto it = summaries.find(ids[k]); it != summaries.end()) {
+            acc.start_at(k, it->second.through_us);
+        }
+    }
+    reader.scan(from, to, [&acc](const audit::CardTick& t) { acc.add(t); });
+    audit::JobPartials out;
+    for (const auto& [key, part] : acc.partials()) {
+        out[{position[key.first], key.second}] += part;
     }
     return out;
 }
@@ -91,38 +114,99 @@ void price_cards(store::Reader& reader, const audit::Pricing& pricing,
 
 } // namespace
 
+std::map<std::int64_t, std::int64_t> gpu_prices(const std::vector<store::GpuRow>& gpus,
+                                                const audit::Pricing& pricing) {
+    std::map<std::string, store::GpuRow> by_uuid;
+    for (const store::GpuRow& g : gpus) {
+        by_uuid[g.uuid] = g;
+    }
+    std::map<std::int64_t, std::int64_t> out;
+    for (const store::GpuRow& g : gpus) {
+        out[g.id] = audit::card_price(pricing, facts_of(g, by_uuid)).micros_per_gpu_hour;
+    }
+    return out;
+}
+
+Result<JobFigures> job_figures(store::Database& db,
+                               const std::vector<store::AllocationRecord>& records,
+                               const audit::Thresholds& thresholds) {
+    JobReport job;
+    describe(records, job);
+    std::vector<std::int64_t> ids;
+    for (const store::AllocationRecord& r : records) {
+        ids.push_back(r.id);
+    }
+    const std::map<std::int64_t, store::StoredJobSummary> summaries =
+        store::read_job_summaries(db, ids);
+    JobFigures out;
+    audit::JobPartials parts;
+    for (std::uint32_t i = 0; i < records.size(); ++i) {
+        const auto it = summaries.find(records[i].id);
+        if (it == summaries.end()) {
+            continue;
+        }
+        for (const auto& [gpu, p] : it->second.cards) {
+            parts[{i, static_cast<std::uint32_t>(gpu)}] += p;
+        }
+        out.summary_through_us =
+            std::max(out.summary_through_us.value_or(store::k_time_min), it->second.through_us);
+        if (!(it->second.thresholds == thresholds)) {
+            out.caveats.push_back(fmt::format(
+                "the per-job summary was classified with active_util_pct {} and held_mib {}",
+                it->second.thresholds.active_util_pct, it->second.thresholds.held_mib));
+        }
+    }
+    store::Reader reader(db);
+    const auto span = reader.span();
+    if (span && job.end_us > span->first) {
+        for (const auto& [key, p] :
+             raw_partials(db, reader, records, summaries, job.begin_us - k_tick_lead_us,
+                          job.end_us + 1, thresholds)) {
+            parts[key] += p;
+        }
+        if (summaries.empty() && job.begin_us < span->first) {
+            out.caveats.push_back(fmt::format(
+                "card-ticks before {} were removed by retention before per-job summaries were "
+                "kept: the figures cover {} to the end only",
+                format_iso8601(span->first), format_iso8601(span->first)));
+        }
+    }
+    if (parts.empty()) {
+        return Error{fmt::format("{}: the card-ticks of \"{}\" ({} to {}) were removed by "
+                                 "retention and no per-job summary was kept",
+                                 db.path(), records.front().row.id, format_iso8601(job.begin_us),
+                                 format_iso8601(job.end_us))};
+    }
+    out.summary = audit::summarize_job(parts);
+    return out;
+}
+
 Result<JobReport> build_job_report(store::Database& db, const std::string& id,
                                    const audit::Pricing& pricing,
                                    const audit::Thresholds& thresholds) {
-    store::Reader reader(db);
-    const auto span = reader.span();
-    if (!span) {
-        return Error{fmt::format("{}: no card-ticks recorded", db.path())};
-    }
-    JobReport job;
-    job.id = id;
-    job.currency = pricing.currency;
-    if (job_rows(reader.allocations(span->first, span->second + 1), id, job).empty()) {
+    const std::vector<store::AllocationRecord> records = store::find_allocations(db, id);
+    if (records.empty()) {
         return Error{fmt::format("{}: no allocation \"{}\" recorded (a Slurm job id, "
                                  "namespace/pod, or a reservation's name)",
                                  db.path(), id)};
     }
-    if (job.end_us <= span->first) {
-        return Error{fmt::format("{}: the card-ticks of \"{}\" ({} to {}) were removed by "
-                                 "retention",
-                                 db.path(), id, format_iso8601(job.begin_us),
-                                 format_iso8601(job.end_us))};
+    JobReport job;
+    job.id = id;
+    job.currency = pricing.currency;
+    describe(records, job);
+    Result<JobFigures> figures = job_figures(db, records, thresholds);
+    if (!figures) {
+        return figures.error();
     }
-    const TimeUs from = job.begin_us - k_tick_lead_us;
-    const TimeUs to = job.end_us + 1;
-    audit::JobAccumulator acc(job_rows(reader.allocations(from, to), id, job), thresholds);
-    reader.scan(from, to, [&acc](const audit::CardTick& t) { acc.add(t); });
-    const audit::JobSummary summary = acc.finish();
+    store::Reader reader(db);
     std::map<std::uint32_t, audit::JobCardModel> models;
-    price_cards(reader, pricing, summary, job, models);
-    job.total = summary.total;
-    job.running = job.end_us >= span->second;
-    job.notes = audit::job_notes(summary, models);
+    price_cards(reader, pricing, figures.value().summary, job, models);
+    job.total = figures.value().summary.total;
+    const auto span = reader.span();
+    job.running = span && job.end_us >= span->second;
+    job.summary_through_us = figures.value().summary_through_us;
+    job.caveats = figures.value().caveats;
+    job.notes = audit::job_notes(figures.value().summary, models);
     return job;
 }
 
@@ -161,6 +245,14 @@ std::string job_text(const JobReport& job) {
         job.running ? ", still running" : "", job.cards.size(), job.cards.size() == 1 ? "" : "s",
         std::count_if(job.cards.begin(), job.cards.end(),
                       [](const JobReportCard& c) { return c.figures.used(); }));
+    if (job.summary_through_us) {
+        out += fmt::format("figures until {} from the per-job summary (retention removed those "
+                           "card-ticks)\n",
+                           format_iso8601(*job.summary_through_us));
+    }
+    for (const std::string& c : job.caveats) {
+        out += "caveat: " + c + "\n";
+    }
     out +=
         "\nGPU-hours  allocated   active idle-held   unused unmeasured mean SM peak SM  peak mem\n";
     for (const JobReportCard& c : job.cards) {
@@ -231,6 +323,11 @@ nlohmann::json job_json(const JobReport& job) {
                  {"allocated", static_cast<double>(job.cost_cents) / 100.0},
                  {"blocked", static_cast<double>(job.blocked_cost_cents) / 100.0}};
     j["notes"] = job.notes;
+    j["job"]["from_summary"] = job.summary_through_us.has_value();
+    j["job"]["summary_through"] = job.summary_through_us
+                                      ? nlohmann::json(format_iso8601(*job.summary_through_us))
+                                      : nlohmann::json();
+    j["caveats"] = job.caveats;
     return j;
 }
 

@@ -195,6 +195,9 @@ std::string render_json(const ReportModel& m) {
                               {"states", shares(h.shares, alloc)}});
     }
     j["identities"] = identities_json(m);
+    if (m.jobs) {
+        j["jobs"] = jobs_json(*m.jobs, m.jobs_total);
+    }
     if (alloc) {
         j["allocations"] = allocations_json(*m.allocation);
     }

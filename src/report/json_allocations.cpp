@@ -48,4 +48,24 @@ nlohmann::json allocations_json(const AllocationSection& a) {
         {"unallocated_use", outside}};
 }
 
+nlohmann::json jobs_json(const std::vector<JobGroupRow>& jobs, std::size_t total) {
+    using nlohmann::json;
+    json top = json::array();
+    for (const JobGroupRow& r : jobs) {
+        top.push_back({{"id", r.id},
+                       {"kind", r.kind},
+                       {"owner", r.owner},
+                       {"owner_kind", r.owner_kind},
+                       {"gpus_allocated", r.gpus_allocated},
+                       {"allocated_gpu_hours", r.allocated_hours},
+                       {"active_gpu_hours", r.active_hours},
+                       {"idle_held_gpu_hours", r.idle_held_hours},
+                       {"allocated_unused_gpu_hours", r.allocated_unused_hours},
+                       {"unmeasured_gpu_hours", r.unmeasured_hours},
+                       {"cost_cents", r.cost_cents},
+                       {"from_summary", r.from_summary}});
+    }
+    return {{"top", top}, {"total", total}};
+}
+
 } // namespace gua::report

@@ -172,6 +172,25 @@ struct UnallocatedUseRow {
     double idle_held_hours = 0;
 };
 
+/// §4 by job (`gua report --group-by job`): one job (its allocation rows on every host) in the
+/// window.
+struct JobGroupRow {
+    std::string id;         ///< Slurm job id, "<namespace>/<pod>", a reservation's name
+    std::string kind;       ///< "slurm-job", "pod", "reservation"
+    std::string owner;      ///< the job's user, or the pod's namespace; "(unknown)"
+    std::string owner_kind; ///< "user" or "namespace"
+    std::size_t gpus_allocated = 0;
+    double allocated_hours = 0;
+    double active_hours = 0;
+    double idle_held_hours = 0;
+    double allocated_unused_hours = 0;
+    double unmeasured_hours = 0;
+    std::int64_t cost_cents = 0; ///< its allocated time priced per card
+    /// Retention removed the job's card-ticks of the window: its whole figures come from the
+    /// per-job summary (and any raw card-ticks after it), not clipped to the window.
+    bool from_summary = false;
+};
+
 /// Allocations: card time by allocation × state, allocated-unused by owner and unallocated use by
 /// identity. Present only when the window has an allocation (or an allocation source failed).
 struct AllocationSection {
@@ -348,6 +367,10 @@ struct ReportModel {
     /// Allocations (matrix, owners, use outside the scheduler); nullopt when none was recorded.
     std::optional<AllocationSection> allocation;
     std::size_t identities_total = 0; ///< before truncation to the top N
+    /// §4 by job (`--group-by job`): most allocated GPU-hours first, the top N; nullopt
+    /// otherwise.
+    std::optional<std::vector<JobGroupRow>> jobs;
+    std::size_t jobs_total = 0; ///< before truncation to the top N
     std::array<std::array<HeatCell, 24>, 7> heatmap{};
     Timeline timeline;               ///< per-card state over time (HTML report)
     std::array<double, 4> buckets{}; ///< efficiency bucket shares over the window

@@ -149,7 +149,7 @@ void per_host(std::string& out, const ReportModel& m) {
     }
 }
 
-void identities(std::string& out, const ReportModel& m) {
+void identity_table(std::string& out, const ReportModel& m) {
     out += "§4 Top identities\n";
     if (m.identities.empty()) {
         out += "  (no processes in window)\n";
@@ -167,11 +167,18 @@ void identities(std::string& out, const ReportModel& m) {
         out += "  (GPU-hours = active + idle-held time split by SM share and held memory; they add "
                "up to the card-hours)\n";
     }
+}
+
+void identities(std::string& out, const ReportModel& m) {
+    if (m.jobs) {
+        render_jobs_text(out, m);
+    } else {
+        identity_table(out, m);
+    }
     if (m.allocation) {
         render_allocation_owners_text(out, *m.allocation);
     }
 }
-
 void heatmap(std::string& out, const ReportModel& m) {
     out += fmt::format("§5 Time-of-day heatmap ({}, share of active time)\n", m.time_zone);
     if (m.samples == 0) {

@@ -72,4 +72,33 @@ void render_allocation_text(std::string& out, const ReportModel& m) {
     }
 }
 
+void render_jobs_text(std::string& out, const ReportModel& m) {
+    out += "§4 Top jobs\n";
+    if (!m.jobs || m.jobs->empty()) {
+        out += "  (no jobs in window)\n";
+        return;
+    }
+    out += "  job                  owner         GPUs  allocated     active  idle-held  "
+           "alloc-unused        cost\n";
+    bool summary = false;
+    for (const JobGroupRow& r : *m.jobs) {
+        summary = summary || r.from_summary;
+        out += fmt::format("  {:<20} {:<12} {:>5} {:>10} {:>10} {:>10} {:>13} {:>11}\n",
+                           (r.id + (r.from_summary ? " *" : "")).substr(0, 20),
+                           r.owner.substr(0, 12), r.gpus_allocated, format_hours(r.allocated_hours),
+                           format_hours(r.active_hours), format_hours(r.idle_held_hours),
+                           format_hours(r.allocated_unused_hours),
+                           format_money(r.cost_cents, m.cost.currency));
+    }
+    if (m.jobs_total > m.jobs->size()) {
+        out += fmt::format("  (top {} of {} jobs)\n", m.jobs->size(), m.jobs_total);
+    }
+    out += "  (GPU-hours of each job's share of its cards in the window; cost: its allocated time "
+           "priced per card)\n";
+    if (summary) {
+        out += "  (* from the per-job summary: retention removed the job's card-ticks, so these "
+               "are its whole figures, not clipped to the window)\n";
+    }
+}
+
 } // namespace gua::report

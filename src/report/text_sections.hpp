@@ -45,6 +45,9 @@ std::vector<double> state_percentages(const StateShares& s, bool allocations);
 /// Appends §4's allocated-unused time by owner (a job's user, a pod's namespace).
 void render_allocation_owners_text(std::string& out, const AllocationSection& a);
 
+/// Appends §4 by job (`--group-by job`): one line per job, most allocated GPU-hours first.
+void render_jobs_text(std::string& out, const ReportModel& m);
+
 /// Appends the Allocations section: the allocation matrix and use outside the scheduler.
 void render_allocation_text(std::string& out, const ReportModel& m);
 

@@ -115,6 +115,7 @@ WindowAllocations read_allocations(Database& db, TimeUs from, TimeUs to) {
     std::map<std::int64_t, std::int64_t> index;
     while (rows.step()) {
         index[rows.int64(0)] = static_cast<std::int64_t>(out.rows.size());
+        out.ids.push_back(rows.int64(0));
         out.rows.push_back(audit::AllocationRow{rows.text(1), rows.text(2), rows.text(3),
                                                 rows.text(4), rows.text(5), rows.int64(6),
                                                 rows.int64(7)});

@@ -62,6 +62,7 @@ struct AllocationSpan {
 /// window, ordered by (gpu id, begin), with `allocation_id` replaced by the index in `rows`.
 struct WindowAllocations {
     std::vector<audit::AllocationRow> rows;
+    std::vector<std::int64_t> ids; ///< the allocation row id of each of `rows`
     std::vector<AllocationSpan> spans;
 };
 

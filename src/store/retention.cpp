@@ -3,12 +3,15 @@
 #include "store/retention.hpp"
 
 #include "store/block.hpp"
+#include "store/job_summary.hpp"
 #include "store/raw.hpp"
 #include "store/rollup.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 namespace gua::store {
 
@@ -30,8 +33,9 @@ std::int64_t wal_bytes(const Database& db) {
     return ec ? 0 : static_cast<std::int64_t>(size);
 }
 
-Retention::Retention(Database& db, RetentionPolicy policy)
-    : m_db(db), m_policy(policy), m_incremental(db.scalar("PRAGMA auto_vacuum") == 2) {
+Retention::Retention(Database& db, RetentionPolicy policy, audit::Thresholds thresholds)
+    : m_db(db), m_policy(policy), m_thresholds(thresholds),
+      m_incremental(db.scalar("PRAGMA auto_vacuum") == 2) {
     m_db.exec("PRAGMA journal_size_limit = 67108864");
 }
 
@@ -43,18 +47,34 @@ std::int64_t Retention::delete_raw(TimeUs now) {
     const TimeUs rollup_cutoff =
         m_policy.rollup_us ? hour_of(now - *m_policy.rollup_us) * k_us_per_hour : k_time_min;
     Transaction tx(m_db);
-    Statement st = m_db.prepare(
-        "DELETE FROM tick_block WHERE id IN (SELECT id FROM tick_block WHERE id > 0 AND "
-        "t0_us < ?1 AND (t0_us < ?2 OR (CASE WHEN t0_us >= 0 THEN t0_us / 3600000000 ELSE "
-        "-((-t0_us - 1) / 3600000000) - 1 END) IN (SELECT hour FROM rollup_hour)) "
-        "ORDER BY t0_us LIMIT ?3)");
-    st.bind(1, std::int64_t{cutoff});
-    st.bind(2, std::int64_t{rollup_cutoff});
-    st.bind(3, std::int64_t{k_batch_blocks});
-    st.run();
-    const std::int64_t deleted = m_db.scalar("SELECT changes()");
+    Statement pick = m_db.prepare(
+        "SELECT id, t0_us, end_us FROM tick_block WHERE id > 0 AND t0_us < ?1 AND (t0_us < ?2 OR "
+        "(CASE WHEN t0_us >= 0 THEN t0_us / 3600000000 ELSE -((-t0_us - 1) / 3600000000) - 1 "
+        "END) IN (SELECT hour FROM rollup_hour)) ORDER BY t0_us LIMIT ?3");
+    pick.bind(1, std::int64_t{cutoff});
+    pick.bind(2, std::int64_t{rollup_cutoff});
+    pick.bind(3, std::int64_t{k_batch_blocks});
+    std::vector<std::int64_t> ids;
+    TimeUs from = k_time_max;
+    TimeUs to = k_time_min;
+    while (pick.step()) {
+        ids.push_back(pick.int64(0));
+        from = std::min(from, pick.int64(1));
+        to = std::max(to, pick.int64(2));
+    }
+    pick.reset();
+    if (ids.empty()) {
+        return 0;
+    }
+    // The jobs these card-ticks belong to keep their figures (gua job, --group-by job).
+    summarize_allocations(m_db, from, to, m_thresholds);
+    Statement del = m_db.prepare("DELETE FROM tick_block WHERE id = ?");
+    for (const std::int64_t id : ids) {
+        del.bind(1, id);
+        del.run();
+    }
     tx.commit();
-    return deleted;
+    return static_cast<std::int64_t>(ids.size());
 }
 
 std::int64_t Retention::delete_rollups(TimeUs now) {

@@ -3,6 +3,7 @@
 // batches, freed pages go back to the file system, and the WAL is kept bounded.
 #pragma once
 
+#include "audit/card_tick.hpp"
 #include "core/time.hpp"
 #include "store/database.hpp"
 
@@ -28,7 +29,9 @@ struct RetentionStep {
 
 /// Enforces a policy in steps small enough to run after every daemon tick. Raw blocks are deleted
 /// only from hours that have a rollup (or whose rollup is itself past its period), so nothing
-/// within a retention period is lost. Not thread-safe; `db` must outlive it.
+/// within a retention period is lost. Before raw blocks go, the allocations they overlap have
+/// their per-job summaries brought up to the blocks' end (store/job_summary.hpp), classified with
+/// `thresholds`. Not thread-safe; `db` must outlive it.
 class Retention {
   public:
     static constexpr std::int64_t k_batch_blocks = 200;
@@ -36,7 +39,7 @@ class Retention {
     static constexpr std::int64_t k_vacuum_pages = 256;
     static constexpr std::int64_t k_wal_limit_bytes = 64LL << 20;
 
-    Retention(Database& db, RetentionPolicy policy);
+    Retention(Database& db, RetentionPolicy policy, audit::Thresholds thresholds = {});
     /// Does one small step of work at wall time `now` (UTC µs), each part in its own short
     /// transaction. Returns at once, doing nothing, when called again within a minute of a step
     /// that left no work. Throws Fatal on database errors.
@@ -52,6 +55,7 @@ class Retention {
 
     Database& m_db;
     RetentionPolicy m_policy;
+    audit::Thresholds m_thresholds;
     bool m_incremental;
     std::optional<TimeUs> m_last_idle_check;
     std::optional<TimeUs> m_last_checkpoint;

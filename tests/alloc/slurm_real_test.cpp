@@ -4,7 +4,10 @@
 // gets the right files at job start and loses them at job end, and MappingDirSource times the
 // edges within a second; and `gua daemon --allocation-dir` over the fake driver records them, so
 // that the store's reader and the audit give each card's allocated-unused and truly idle time and
-// each job's window as the prolog and epilog timed them. Needs root and the packages
+// each job's window as the prolog and epilog timed them; and three jobs whose own processes the
+// fake driver lists (one busy on 1 of its 2 cards, one holding memory idle, one never starting
+// CUDA) get their per-job figures and four-state split within 1 pp of the integrated truth.
+// Needs root and the packages
 // (scripts/install-deps.sh --test); skips otherwise.
 #include "alloc/mapping_source.hpp"
 #include "audit/classify.hpp"
@@ -14,6 +17,7 @@
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <csignal>
@@ -400,6 +404,209 @@ TEST(SlurmReal, JobsThatNeverStartCudaAreAllocatedUnusedThroughTheStore) {
         EXPECT_LT(std::abs(row.first_us - window[row.id].first), k_us_per_second) << row.id;
         EXPECT_LT(std::abs(row.last_us - window[row.id].second), k_us_per_second) << row.id;
     }
+}
+
+// Ground truth of one card over the recording: each state's time, integrated tick by tick from
+// the stamped edges (prolog done, the job's process exiting, epilog done).
+struct TruthCard {
+    DurationUs recorded = 0;
+    DurationUs active = 0, idle_held = 0, allocated_unused = 0, truly_idle = 0;
+};
+
+DurationUs overlap(TimeUs a0, TimeUs a1, TimeUs b0, TimeUs b1) {
+    return std::max<DurationUs>(std::min(a1, b1) - std::max(a0, b0), 0);
+}
+
+double hours_us(const nlohmann::json& v) {
+    return v.get<double>() * 3.6e9;
+}
+
+// Three jobs under a real Slurm, recorded by the daemon over the fake driver listing the jobs'
+// own processes on their cards: "used" asks 2 GPUs and runs a busy process on one; "holder" asks
+// 1 and holds 6000 MiB on it idle; "never" asks 1 and never starts CUDA. `gua job` for each, and
+// each card's four states in `gua report`, against the truth integrated from the stamped edges:
+// within 1 pp of each job's allocated time and of each card's recorded time.
+TEST(SlurmReal, ThreeJobsPerJobFiguresAndTheFourStatesMatchTheTruth) {
+    if (::geteuid() != 0 || !fs::exists("/usr/sbin/slurmctld") || !fs::exists("/usr/sbin/slurmd") ||
+        !fs::exists("/usr/sbin/munged") || !fs::exists("/usr/bin/sbatch")) {
+        GTEST_SKIP() << "needs root and Debian's slurmctld, slurmd, slurm-client and munge";
+    }
+    test::TempDir dir;
+    fs::create_directories(dir.file("map"));
+    write_wrappers(dir.path());
+    SlurmCluster slurm(dir.path());
+    if (const std::string why = slurm.start(dir.file("prolog"), dir.file("epilog")); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    // Each job's shell is the process the fake driver lists: it stamps its pid, sleeps, stamps
+    // the time just before it exits. The daemon polls every 100 ms, so that the holder's exit,
+    // which gua sees at the next poll, is timed well within 1 pp of the jobs' ~17 s recorded.
+    const std::string script = "echo GPUS=$SLURM_JOB_GPUS; echo $$ > " + dir.path() +
+                               "/pid.$SLURM_JOB_ID; sleep 20; date +%s%N > " + dir.path() +
+                               "/exited.$SLURM_JOB_ID";
+    const std::string used = slurm.submit(2, "physics", script);
+    const std::string holder = slurm.submit(1, "physics", script);
+    const std::string never = slurm.submit(1, "chemistry", script);
+    std::map<std::string, std::vector<int>> cards_of; // job → NVML indices
+    for (const std::string& job : {used, holder, never}) {
+        const std::string out = wait_output(dir.file("job-" + job + ".out"));
+        ASSERT_NE(out.find("GPUS="), std::string::npos) << out;
+        for (int gpu : job_gpus(out)) {
+            cards_of[job].push_back(nvml_index_of(gpu));
+        }
+        for (int i = 0; i < 50 && test::read_text(dir.file("pid." + job)).empty(); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    ASSERT_EQ(cards_of[used].size(), 2U);
+    const int busy = cards_of[used][0];
+    const int held = cards_of[holder].at(0);
+    const auto pid = [&](const std::string& job) {
+        return std::stoi(test::read_text(dir.file("pid." + job)));
+    };
+    nlohmann::json devices = nlohmann::json::array();
+    for (int i = 0; i < k_gpus; ++i) {
+        // 50 samples a second, so that each 100 ms poll has its own (the default sixth of a
+        // second would leave polls without a new sample unmeasured).
+        devices.push_back(
+            {{"util", {{0, i == busy ? 100 : 0}}}, {"util_period_s", 0.02}, {"ring_size", 500}});
+    }
+    nlohmann::json processes = {{{"device", busy},
+                                 {"pid", pid(used)},
+                                 {"memory_mib", {{0, 4000}}},
+                                 {"sm_util", {{0, 100}}},
+                                 {"until_exit", true}},
+                                {{"device", held},
+                                 {"pid", pid(holder)},
+                                 {"memory_mib", {{0, 6000}}},
+                                 {"sm_util", {{0, 0}}},
+                                 {"until_exit", true}}};
+    write_file(dir.file("scenario.json"),
+               nlohmann::json{{"devices", devices}, {"processes", processes}}.dump());
+    write_file(dir.file("gua.toml"), "");
+    auto daemon = test::start_gua(
+        {"daemon", "--db", dir.file("gua.db"), "--config", dir.file("gua.toml"), "--nvml-library",
+         std::string(GUA_FAKE_NVML_DIR) + "/libnvidia-ml.so.1", "--interval", "100ms", "--ticks",
+         "300", "--quiet", "--allocation-dir", dir.file("map")},
+        {{"GUA_FAKE_NVML_SCENARIO", dir.file("scenario.json")},
+         {"GUA_FAKE_NVML_CLOCK_FILE", ""},
+         {"GUA_NVML_LIBRARY", ""}},
+        dir.path(), "daemon");
+    ASSERT_TRUE(slurm.wait_idle(30));
+    ASSERT_EQ(daemon->wait_exit(std::chrono::seconds(60)), std::optional<int>(0)) << daemon->err();
+
+    // The truth, tick by tick over what the daemon recorded.
+    std::map<std::string, std::pair<TimeUs, TimeUs>> window;
+    for (const std::string& job : {used, holder, never}) {
+        window[job] = {read_time(dir.file("prolog-done." + job)),
+                       read_time(dir.file("epilog-done." + job))};
+    }
+    const TimeUs holder_exit = read_time(dir.file("exited." + holder));
+    std::map<int, std::string> owner_of;
+    for (const auto& [job, cards] : cards_of) {
+        for (int c : cards) {
+            owner_of[c] = job;
+        }
+    }
+    std::map<int, TruthCard> truth;
+    std::map<std::string, std::map<int, TruthCard>> job_truth;
+    {
+        store::Database db(dir.file("gua.db"), store::OpenMode::read_only);
+        store::Reader reader(db);
+        std::map<std::int64_t, int> index_of;
+        for (const store::GpuRow& g : reader.gpus()) {
+            index_of[g.id] = g.index;
+        }
+        reader.scan(store::k_time_min, store::k_time_max, [&](const audit::CardTick& t) {
+            const int index = index_of.at(t.gpu);
+            const TimeUs t1 = t.t0 + t.duration_us;
+            TruthCard& c = truth[index];
+            c.recorded += t.duration_us;
+            const auto owner = owner_of.find(index);
+            const DurationUs in_job =
+                owner == owner_of.end()
+                    ? 0
+                    : overlap(t.t0, t1, window[owner->second].first, window[owner->second].second);
+            const DurationUs holding = index == held ? overlap(t.t0, t1, 0, holder_exit) : 0;
+            TruthCard part;
+            part.recorded = in_job;
+            if (index == busy) {
+                c.active += t.duration_us;
+                part.active = in_job;
+            } else {
+                c.idle_held += holding;
+                part.idle_held = std::min(holding, in_job);
+                part.allocated_unused = in_job - part.idle_held;
+                c.allocated_unused += part.allocated_unused;
+                c.truly_idle += t.duration_us - holding - part.allocated_unused;
+            }
+            if (owner != owner_of.end()) {
+                TruthCard& j = job_truth[owner->second][index];
+                j.recorded += part.recorded;
+                j.active += part.active;
+                j.idle_held += part.idle_held;
+                j.allocated_unused += part.allocated_unused;
+            }
+        });
+    }
+    ASSERT_EQ(truth.size(), static_cast<std::size_t>(k_gpus));
+
+    // The four states per card in `gua report`.
+    const test::RunResult rep =
+        test::run_gua({"report", "--db", dir.file("gua.db"), "--format", "json"});
+    ASSERT_EQ(rep.exit_code, 0) << rep.err;
+    for (const nlohmann::json& g : nlohmann::json::parse(rep.out)["gpus"]) {
+        const TruthCard& c = truth.at(g["index"].get<int>());
+        const nlohmann::json& s = g["states"];
+        const double pp = 100.0 / static_cast<double>(c.recorded);
+        EXPECT_GT(c.recorded, 15 * k_us_per_second);
+        EXPECT_NEAR(hours_us(s["active_gpu_hours"]) * pp, static_cast<double>(c.active) * pp, 1.0)
+            << g.dump();
+        EXPECT_NEAR(hours_us(s["idle_held_gpu_hours"]) * pp, static_cast<double>(c.idle_held) * pp,
+                    1.0)
+            << g.dump();
+        EXPECT_NEAR(hours_us(s["allocated_unused_gpu_hours"]) * pp,
+                    static_cast<double>(c.allocated_unused) * pp, 1.0)
+            << g.dump();
+        EXPECT_NEAR((hours_us(s["truly_idle_gpu_hours"]) + hours_us(s["unmeasured_gpu_hours"])) *
+                        pp,
+                    static_cast<double>(c.truly_idle) * pp, 1.0)
+            << g.dump();
+    }
+    // Each job in `gua job`: per card and state within 1 pp of its allocated time there.
+    for (const std::string& job : {used, holder, never}) {
+        const test::RunResult r =
+            test::run_gua({"job", job, "--db", dir.file("gua.db"), "--format", "json"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const nlohmann::json j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["job"]["gpus_allocated"], cards_of[job].size()) << job;
+        EXPECT_EQ(j["job"]["gpus_used"], job == used ? 1 : 0) << job;
+        for (const nlohmann::json& g : j["gpus"]) {
+            const TruthCard& c = job_truth[job].at(g["index"].get<int>());
+            const double pp = 100.0 / static_cast<double>(c.recorded);
+            EXPECT_GT(c.recorded, 5 * k_us_per_second) << job;
+            EXPECT_NEAR(hours_us(g["allocated_gpu_hours"]) * pp, 100.0, 1.0) << job << g.dump();
+            EXPECT_NEAR(hours_us(g["active_gpu_hours"]) * pp, static_cast<double>(c.active) * pp,
+                        1.0)
+                << g.dump();
+            EXPECT_NEAR(hours_us(g["idle_held_gpu_hours"]) * pp,
+                        static_cast<double>(c.idle_held) * pp, 1.0)
+                << g.dump();
+            EXPECT_NEAR(hours_us(g["allocated_unused_gpu_hours"]) * pp,
+                        static_cast<double>(c.allocated_unused) * pp, 1.0)
+                << job << g.dump();
+        }
+        const std::vector<std::string> notes = j["notes"];
+        if (job == used) {
+            ASSERT_FALSE(notes.empty());
+            EXPECT_EQ(notes[0], "used 1 of 2 allocated GPUs: ask for 1 (--gres=gpu:1)");
+        }
+    }
+    // `--group-by job` lists the three with the same figures as `gua job`.
+    const test::RunResult by = test::run_gua(
+        {"report", "--db", dir.file("gua.db"), "--group-by", "job", "--format", "json"});
+    ASSERT_EQ(by.exit_code, 0) << by.err;
+    EXPECT_EQ(nlohmann::json::parse(by.out)["jobs"]["total"], 3);
 }
 
 } // namespace slurm_real_test

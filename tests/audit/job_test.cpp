@@ -89,6 +89,53 @@ TEST(Job, SharedCardsSplitByOverlapSoJobsNeverDoubleCount) {
     EXPECT_EQ(ja.total.allocated_us, 15 * k_s);
 }
 
+TEST(Job, SlicesOfASharedTickClassifyAsEachJobsPart) {
+    // The shared tick of the test above, and a tick job 1 ends 12 s into: each job's slice is a
+    // card-tick of its own that classifies into exactly the job's part, all allocated to it.
+    const std::vector<CardTick> ticks{tick(0, 0, 10, 20, 0, {{1, 30}, {2, 30}}),
+                                      tick(0, 30 * k_s, 6, 0, 6, {{1, 12}})};
+    for (const std::uint32_t job : {1u, 2u}) {
+        JobAccumulator acc({job}, Thresholds{});
+        const JobSlicer slicer({job}, Thresholds{}, 0);
+        StateTimes sliced;
+        DurationUs duration = 0;
+        for (const CardTick& t : ticks) {
+            acc.add(t);
+            CardTick s;
+            if (slicer.slice(t, s)) {
+                sliced += classify(s, Thresholds{});
+                duration += s.duration_us;
+                EXPECT_GE(s.t0, t.t0);
+                EXPECT_LE(s.t0 + s.duration_us, t.t0 + t.duration_us);
+                EXPECT_EQ(s.allocation.allocated_us, s.duration_us);
+                ASSERT_EQ(s.allocations.size(), 1u);
+                EXPECT_EQ(s.allocations[0].allocation, job);
+            }
+        }
+        const JobCard total = acc.finish().total;
+        EXPECT_EQ(duration, total.allocated_us) << "job " << job;
+        EXPECT_EQ(sliced.active, total.active_us) << "job " << job;
+        EXPECT_EQ(sliced.idle_held, total.idle_held_us) << "job " << job;
+        EXPECT_EQ(sliced.allocated_unused, total.unused_us) << "job " << job;
+        EXPECT_EQ(sliced.truly_idle, 0) << "job " << job;
+        EXPECT_EQ(sliced.unmeasured, total.unmeasured_us) << "job " << job;
+    }
+    // Job 1: half of the shared tick (5 s active, 10 s held) and all of the 12 s it held the
+    // second tick (6 s active, 6 s unused).
+    JobAccumulator one({1}, Thresholds{});
+    for (const CardTick& t : ticks) {
+        one.add(t);
+    }
+    const JobCard j1 = one.finish().total;
+    EXPECT_EQ(j1.allocated_us, 27 * k_s);
+    EXPECT_EQ(j1.active_us, 11 * k_s);
+    EXPECT_EQ(j1.idle_held_us, 10 * k_s);
+    EXPECT_EQ(j1.unused_us, 6 * k_s);
+    // A tick without the job has no slice.
+    CardTick none;
+    EXPECT_FALSE(JobSlicer({3}, Thresholds{}, 0).slice(ticks[0], none));
+}
+
 TEST(Job, SmallPeakMemorySuggestsTheSmallestMigSlice) {
     JobAccumulator acc({0}, Thresholds{});
     CardTick t = tick(0, 0, 30, 0, 0, {{0, 30}});

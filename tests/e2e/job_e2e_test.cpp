@@ -112,5 +112,63 @@ TEST_F(JobE2E, AnUnknownIdIsOneLineAndTheEpilogNeverFails) {
     EXPECT_EQ(test::run_gua({"job", "--db", db()}).exit_code, 2);
 }
 
+TEST_F(JobE2E, ReportOfTheJobAndByJobAgreeWithGuaJob) {
+    record();
+    const test::RunResult r = test::run_gua({"job", "4242", "--db", db(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json job = json::parse(r.out);
+    const json& total = job["total"];
+    // `gua report --job`: every section over the job's share of its two cards.
+    const test::RunResult one =
+        test::run_gua({"report", "--db", db(), "--job", "4242", "--format", "json"});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    const json rep = json::parse(one.out);
+    EXPECT_EQ(rep["window"]["filters"], json::array({"job=4242"}));
+    for (const char* key : {"active_gpu_hours", "idle_held_gpu_hours"}) {
+        EXPECT_NEAR(rep["headline"][key].get<double>(), total[key].get<double>(), 1e-9) << key;
+    }
+    EXPECT_NEAR(rep["headline"]["allocated_unused_gpu_hours"].get<double>(),
+                total["allocated_unused_gpu_hours"].get<double>(), 1e-9);
+    EXPECT_NEAR(rep["headline"]["truly_idle_gpu_hours"].get<double>(), 0.0, 1e-12);
+    // `--group-by job`: one row, the job's figures, owner alice.
+    const test::RunResult by =
+        test::run_gua({"report", "--db", db(), "--group-by", "job", "--format", "json"});
+    ASSERT_EQ(by.exit_code, 0) << by.err;
+    const json jobs = json::parse(by.out)["jobs"];
+    ASSERT_EQ(jobs["total"], 1);
+    const json& row = jobs["top"][0];
+    EXPECT_EQ(row["id"], "4242");
+    EXPECT_EQ(row["kind"], "slurm-job");
+    EXPECT_EQ(row["owner"], "alice");
+    EXPECT_EQ(row["gpus_allocated"], 2);
+    EXPECT_FALSE(row["from_summary"].get<bool>());
+    for (const char* key : {"allocated_gpu_hours", "active_gpu_hours", "idle_held_gpu_hours",
+                            "allocated_unused_gpu_hours"}) {
+        EXPECT_NEAR(row[key].get<double>(), total[key].get<double>(), 1e-9) << key;
+    }
+    EXPECT_EQ(row["cost_cents"].get<double>(),
+              std::round(job["cost"]["allocated"].get<double>() * 100));
+    const test::RunResult text = test::run_gua({"report", "--db", db(), "--group-by", "job"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("§4 Top jobs"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("  4242 "), std::string::npos) << text.out;
+}
+
+TEST_F(JobE2E, BadJobFlagsAreOneLineUsageErrors) {
+    record();
+    const auto usage = [](const test::RunResult& r) {
+        EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+        EXPECT_EQ(test::count_of(r.err, "\n"), 1) << r.err;
+    };
+    const test::RunResult unknown = test::run_gua({"report", "--db", db(), "--job", "999"});
+    usage(unknown);
+    EXPECT_NE(unknown.err.find("--job 999: no allocation"), std::string::npos) << unknown.err;
+    usage(test::run_gua({"report", "--db", db(), "--job", "4242", "--since", "1d"}));
+    usage(test::run_gua({"report", "--db", db(), "--job", "4242", "--user", "alice"}));
+    usage(test::run_gua({"report", "--db", db(), "--group-by", "jobs"}));
+    usage(test::run_gua({"report", "--prometheus", "http://127.0.0.1:9", "--group-by", "job"}));
+}
+
 } // namespace job_e2e_test
 } // namespace gua::e2e

@@ -103,7 +103,7 @@ TEST_F(DoctorNoGpu, JsonListsEveryCheck) {
     }
     EXPECT_EQ(names, (std::vector<std::string>{"nvml_library", "driver", "gpus", "proc_access",
                                                "database", "disk", "clock", "kernel_log", "service",
-                                               "daemon", "config"}));
+                                               "daemon", "config", "slurm_cgroups"}));
     EXPECT_EQ(j["checks"][0]["status"], "fail");
     EXPECT_EQ(j["exit_code"], 2);
     EXPECT_EQ(run.exit_code, 2);

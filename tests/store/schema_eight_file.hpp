@@ -40,9 +40,9 @@ inline std::int64_t evidence_bytes(store::Database& db) {
 }
 
 /// Takes the schemas after 8 out of `db`: the identity name columns (10), the per-process idle-held
-/// stream (11), the allocation streams, tables and rollup columns (13), the fault table (16), the
-/// per-card field streams added since (card_fields.def, `since` above 8), and the views as schema 7
-/// made them.
+/// stream (11), the allocation streams, tables and rollup columns (13), the per-job summaries (15),
+/// the fault table (16), the per-card field streams added since (card_fields.def, `since` above
+/// 8), and the views as schema 7 made them.
 inline void undo_schema_ten(store::Database& db) {
     db.exec("DROP VIEW process_tick; DROP VIEW card_tick_state; DROP VIEW proc_tick; "
             "DROP VIEW card_tick; DROP VIEW block_card; DROP VIEW block_tick; "
@@ -50,6 +50,7 @@ inline void undo_schema_ten(store::Database& db) {
             "ALTER TABLE identity DROP COLUMN pod_name; "
             "ALTER TABLE identity DROP COLUMN container_name; "
             "ALTER TABLE tick_block DROP COLUMN proc_idle_held_us; "
+            "DROP TABLE allocation_summary; DROP TABLE allocation_summarized; "
             "DROP TABLE allocation_span; DROP TABLE allocation; DROP TABLE fault_event; "
             "ALTER TABLE tick_block DROP COLUMN alloc_shape; "
             "ALTER TABLE tick_block DROP COLUMN alloc_us; "

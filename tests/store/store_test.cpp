@@ -118,6 +118,8 @@ TEST_F(Store, MigrateCreatesTheSchema) {
     }
     const std::vector<std::string> expected{"allocation",
                                             "allocation_span",
+                                            "allocation_summarized",
+                                            "allocation_summary",
                                             "block_card",
                                             "block_tick",
                                             "card_tick",
