@@ -362,4 +362,19 @@ DurationUs WindowAccumulator::recorded_us(TimeUs from, TimeUs to) const {
     return std::max<DurationUs>(end - begin - gaps, 0);
 }
 
+void WindowAccumulator::take_allocations(const WindowAccumulator& raw) {
+    for (std::size_t g = 0; g < m_gpus.size(); ++g) {
+        m_gpus[g].allocation =
+            g < raw.m_gpus.size() ? raw.m_gpus[g].allocation : AllocationMatrix{};
+    }
+    for (std::size_t i = 0; i < m_identities.size(); ++i) {
+        const bool seen = i < raw.m_identities.size();
+        m_identities[i].unallocated_active_us =
+            seen ? raw.m_identities[i].unallocated_active_us : 0;
+        m_identities[i].unallocated_idle_held_us =
+            seen ? raw.m_identities[i].unallocated_idle_held_us : 0;
+    }
+    m_allocations = raw.m_allocations;
+}
+
 } // namespace gua::audit

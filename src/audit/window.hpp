@@ -213,6 +213,11 @@ class WindowAccumulator {
     const std::vector<IdentityTotals>& identities() const { return m_identities; }
     /// Indexed by the allocation index of the ticks' AllocationShare; empty without allocations.
     const std::vector<AllocationTotals>& allocations() const { return m_allocations; }
+    /// Takes the allocation dimension — each card's allocation matrix, the per-allocation
+    /// totals and each identity's time outside any allocation — from `raw`, an accumulator fed
+    /// the raw card-ticks of the same window: rollups keep the allocated-unused state but not
+    /// these, so a window read partly from rollups would show only its raw edges.
+    void take_allocations(const WindowAccumulator& raw);
     /// [weekday][hour] state times.
     const std::array<std::array<StateTimes, 24>, 7>& heatmap() const { return m_heatmap; }
     std::optional<TimeUs> first() const { return m_coverage.first(); }

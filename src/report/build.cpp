@@ -121,6 +121,28 @@ std::set<std::uint32_t> user_filter_of(const std::vector<store::IdentityRow>& id
     return ids;
 }
 
+/// Rollups keep the allocated-unused state but not who it was allocated to: the allocation
+/// matrix, the owners and the use outside allocations of a window read partly from rollups come
+/// from its raw card-ticks, with a note when the raw retention does not reach the window's start.
+void raw_allocations(store::Reader& reader, const BuildOptions& options,
+                     std::optional<std::int64_t> gpu_filter, audit::WindowAccumulator& acc,
+                     ReportModel& m) {
+    audit::WindowAccumulator raw(options.thresholds, 0, [](TimeUs) { return std::pair{0, 0}; });
+    reader.scan(options.from, options.to, [&](const audit::CardTick& tick) {
+        if (!gpu_filter || tick.gpu == *gpu_filter) {
+            raw.add(tick);
+        }
+    });
+    acc.take_allocations(raw);
+    const auto kept = reader.span();
+    if (options.from < raw_start(kept)) {
+        m.notes.push_back(fmt::format(
+            "the allocation matrix and owners need raw card-ticks, kept only since {}; older "
+            "hours count in the allocated-unused state but not by allocation",
+            kept ? format_iso8601(kept->first) : std::string("(none kept)")));
+    }
+}
+
 /// Feeds the window to `acc`: whole (rollups where they are exact) without filters, else raw
 /// card-ticks one by one, filtered by user, stretched by --interval.
 void accumulate_window(store::Reader& reader, const BuildOptions& options,
@@ -135,6 +157,9 @@ void accumulate_window(store::Reader& reader, const BuildOptions& options,
                 "{} hours older than the raw retention come from hourly rollups computed with "
                 "other thresholds or binned by UTC hour (approximate)",
                 sources.approximate_hours));
+        }
+        if (sources.rollup_hours > 0 && !reader.allocations(options.from, options.to).empty()) {
+            raw_allocations(reader, options, gpu_filter, acc, m);
         }
         return;
     }

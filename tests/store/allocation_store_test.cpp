@@ -5,6 +5,8 @@
 // check` names bad spans, and a host without allocations stores nothing for them.
 #include "audit/classify.hpp"
 #include "audit/window.hpp"
+#include "core/timezone.hpp"
+#include "report/build.hpp"
 #include "store/maintenance.hpp"
 #include "store/reader.hpp"
 #include "store/rollup.hpp"
@@ -12,6 +14,8 @@
 #include "temp_db.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace gua::store {
 namespace allocation_store_test { // named after the file: unique in a unity batch
@@ -149,6 +153,42 @@ TEST(AllocationStore, RollupsKeepAllocatedUnused) {
     // Tick 6's idle time is flagged as allocation unknown, not as unknown process lists.
     EXPECT_EQ(acc.gpus().at(1).provenance.allocation_unknown_us, 40 * k_s);
     EXPECT_EQ(acc.gpus().at(1).provenance.holders_unknown_us, 0);
+}
+
+// A report whose hour comes from the hourly rollup still has the matrix and the owners (rollups
+// keep the allocated-unused state, not who held it: they come from the raw card-ticks), worked
+// out from tick_at()'s scenario.
+TEST(AllocationStore, AReportFromRollupsKeepsTheMatrixAndOwners) {
+    testing::TempDb t;
+    record(t.db, true);
+    build_missing_rollups(t.db, k_start + 2 * k_us_per_hour, audit::Thresholds{});
+    report::BuildOptions o;
+    o.from = k_start;
+    o.to = k_start + k_us_per_hour;
+    o.window_label = "1h";
+    const report::ReportModel m = report::build_report(t.db, o, TimeZone::load("UTC").value());
+    ASSERT_TRUE(m.allocation);
+    const report::AllocationSection& a = *m.allocation;
+    const double s = 1.0 / 3600;
+    // Allocated: ticks 0–3 and 7–9 whole, half of tick 4: 20 s active and 40 s unused each.
+    EXPECT_NEAR(a.allocated_active_hours, (7 * 20 + 10) * s, 1e-12);
+    EXPECT_NEAR(a.allocated_unused_hours, (7 * 40 + 20) * s, 1e-12);
+    // Not allocated: tick 5 and the other half of tick 4; unknown: tick 6.
+    EXPECT_NEAR(a.unallocated_active_hours, (20 + 10) * s, 1e-12);
+    EXPECT_NEAR(a.truly_idle_hours, (40 + 20) * s, 1e-12);
+    EXPECT_NEAR(a.unknown_hours, 60 * s, 1e-12);
+    EXPECT_EQ(a.allocations, 2u);
+    ASSERT_EQ(a.owners.size(), 1u);
+    EXPECT_EQ(a.owners[0].name, "alice");
+    EXPECT_NEAR(a.owners[0].allocated_hours, (7 * 60 + 30) * s, 1e-12);
+    EXPECT_NEAR(a.owners[0].allocated_unused_hours, (7 * 40 + 20) * s, 1e-12);
+    // Raw ticks gone: the state stays, the matrix says where it stops.
+    t.db.exec("DELETE FROM tick_block");
+    const report::ReportModel pruned = report::build_report(t.db, o, TimeZone::load("UTC").value());
+    EXPECT_NEAR(pruned.headline.allocated_unused_hours, (7 * 40 + 20) * s, 1e-12);
+    EXPECT_TRUE(std::any_of(pruned.notes.begin(), pruned.notes.end(), [](const std::string& n) {
+        return n.starts_with("the allocation matrix and owners need raw card-ticks");
+    }));
 }
 
 TEST(AllocationStore, NoAllocationsStoreNothing) {
