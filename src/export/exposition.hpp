@@ -20,6 +20,13 @@ enum class MetricType { counter, gauge };
 /// Label name/value pairs in the order they are written.
 using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
 
+/// `labels` with one more pair after them (the views must outlive the result's use).
+inline Labels with(const Labels& labels, std::string_view name, std::string_view value) {
+    Labels out = labels;
+    out.emplace_back(name, value);
+    return out;
+}
+
 /// Escapes a label value (backslash, double quote, newline).
 std::string escape_label_value(std::string_view value);
 

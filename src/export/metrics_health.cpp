@@ -18,12 +18,6 @@ double seconds_of(std::int64_t us) {
     return static_cast<double>(us) / 1e6;
 }
 
-Labels with(const Labels& card, std::string_view name, std::string_view value) {
-    Labels labels = card;
-    labels.emplace_back(name, value);
-    return labels;
-}
-
 void add_energy(Exposition& e, const Labels& card, const audit::EnergyTotals& en) {
     const auto figure = [&](const char* name, DurationUs us) {
         e.add(family_name(Family::gpu_health_seconds_total), with(card, "figure", name),

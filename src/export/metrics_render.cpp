@@ -37,13 +37,6 @@ Labels field_labels(const Labels& card, const telemetry::CardFieldInfo& f) {
     return labels;
 }
 
-/// `card`'s labels with one more.
-Labels with(const Labels& card, std::string_view name, std::string_view value) {
-    Labels labels = card;
-    labels.emplace_back(name, value);
-    return labels;
-}
-
 /// The recommender's per-card evidence: the pools and the card profile's sums.
 void add_evidence(Exposition& e, const Labels& card, const audit::PoolTimes& pools,
                   const audit::CardProfile& p, double active_other_held_mib_us) {
