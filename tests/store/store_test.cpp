@@ -124,6 +124,7 @@ TEST_F(Store, MigrateCreatesTheSchema) {
                                             "block_tick",
                                             "card_tick",
                                             "card_tick_state",
+                                            "fault_event",
                                             "gpu",
                                             "identity",
                                             "policy_action",
