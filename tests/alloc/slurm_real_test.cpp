@@ -555,7 +555,8 @@ TEST(SlurmReal, ThreeJobsPerJobFiguresAndTheFourStatesMatchTheTruth) {
     const test::RunResult rep =
         test::run_gua({"report", "--db", dir.file("gua.db"), "--format", "json"});
     ASSERT_EQ(rep.exit_code, 0) << rep.err;
-    for (const nlohmann::json& g : nlohmann::json::parse(rep.out)["gpus"]) {
+    const nlohmann::json report = nlohmann::json::parse(rep.out); // outlives the loop
+    for (const nlohmann::json& g : report["gpus"]) {
         const TruthCard& c = truth.at(g["index"].get<int>());
         const nlohmann::json& s = g["states"];
         const double pp = 100.0 / static_cast<double>(c.recorded);
