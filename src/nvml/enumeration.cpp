@@ -56,17 +56,27 @@ void NvmlSource::expect_devices(const std::vector<telemetry::DeviceInfo>& known)
                 last = &d;
             }
         }
-        if (listed || last == nullptr) {
-            continue;
+        if (listed || (last == nullptr && u.rc == NVML_ERROR_NO_PERMISSION)) {
+            continue; // a card this daemon may not open is not its to record
         }
         Card card;
-        card.info = *last;
         card.index = u.index;
         card.lost = true; // re-probed at every poll; enumerated afresh once its index opens
+        if (last != nullptr && !telemetry::is_stand_in(last->uuid)) {
+            card.info = *last;
+            m_notices.say(fmt::format("NVML: GPU {} did not open; {} ({}), the card recorded at "
+                                      "that index before, is recorded as lost (unmeasured) until "
+                                      "it opens",
+                                      u.index, last->uuid, last->name));
+        } else {
+            card.info.uuid = telemetry::stand_in_uuid(static_cast<int>(u.index));
+            card.info.index = static_cast<int>(u.index);
+            card.info.name = telemetry::k_stand_in_name;
+            m_notices.say(fmt::format("NVML: GPU {} did not open and was never recorded; its time "
+                                      "is recorded as unmeasured under {} until it opens",
+                                      u.index, card.info.uuid));
+        }
         m_cards.push_back(std::move(card));
-        m_notices.say(fmt::format("NVML: GPU {} did not open; {} ({}), the card recorded at that "
-                                  "index before, is recorded as lost (unmeasured) until it opens",
-                                  u.index, last->uuid, last->name));
     }
     sort_by_index(m_cards);
 }
@@ -124,8 +134,23 @@ void NvmlSource::enumerate(std::optional<TimeUs> now) {
 
 void NvmlSource::merge_known(std::vector<Card>& fresh, unsigned int count) {
     for (Card& card : fresh) {
-        const auto old = std::find_if(m_cards.begin(), m_cards.end(),
-                                      [&](const Card& c) { return c.info.uuid == card.info.uuid; });
+        auto old = std::find_if(m_cards.begin(), m_cards.end(),
+                                [&](const Card& c) { return c.info.uuid == card.info.uuid; });
+        if (old == m_cards.end() && card.info.parent_uuid.empty()) {
+            old = std::find_if(m_cards.begin(), m_cards.end(), [&](const Card& c) {
+                return c.index == card.index && telemetry::is_stand_in(c.info.uuid);
+            });
+            if (old != m_cards.end()) {
+                // The card the stand-in waited for: it takes the stand-in's place (and row), the
+                // poll's span before it opened stays unmeasured, as for a card back from lost.
+                card.info.replaces = old->info.uuid;
+                card.last_poll = old->last_poll;
+                m_notices.say(fmt::format("NVML: GPU {} ({}) opened; it takes over {} and the time "
+                                          "it did not open stays unmeasured",
+                                          card.info.index, card.info.uuid, old->info.uuid));
+                continue;
+            }
+        }
         if (old == m_cards.end()) {
             // A card first seen mid-run: its first poll primes its cursors and leaves the span
             // since the previous poll unmeasured (the card was not watched then).
@@ -151,7 +176,9 @@ void NvmlSource::merge_known(std::vector<Card>& fresh, unsigned int count) {
                                              [&](const Unopened& u) { return u.index == index; });
     };
     for (const Card& old : m_cards) {
-        if (has_uuid(fresh, old.info.uuid)) {
+        if (has_uuid(fresh, old.info.uuid) ||
+            std::any_of(fresh.begin(), fresh.end(),
+                        [&](const Card& c) { return c.info.replaces == old.info.uuid; })) {
             continue;
         }
         if (!opened(old.index)) {

@@ -56,6 +56,7 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
         } else {
             card.record.device.uuid = poll.uuid;
         }
+        take_over_stand_in(card);
         if (poll.lost) {
             card.lost = true; // the poll's span stays unmeasured
             continue;
@@ -66,6 +67,19 @@ void TickBuilder::add_poll(const std::vector<telemetry::DevicePoll>& polls, Dura
             card.allocation.add(m_t0 + m_span - span_us, m_t0 + m_span, before,
                                 {card.active, card.idle_held, card.idle_unlisted});
         }
+    }
+}
+
+void TickBuilder::take_over_stand_in(CardAcc& card) {
+    // A card that opened in place of a stand-in polled earlier in this tick: one card-tick, the
+    // card's, its time before the card opened unmeasured as the stand-in's was (GPU lost).
+    const std::string& replaces = card.record.device.replaces;
+    if (replaces.empty()) {
+        return;
+    }
+    if (const auto it = m_cards.find(replaces); it != m_cards.end() && it->second.present) {
+        card.lost = card.lost || it->second.lost;
+        it->second.present = false;
     }
 }
 

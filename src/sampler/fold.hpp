@@ -161,6 +161,8 @@ class TickBuilder {
     };
 
     /// Folds one poll of a card that was not lost.
+    /// Folds the stand-in `card` replaces (polled earlier in the tick) into `card`.
+    void take_over_stand_in(CardAcc& card);
     void add_card_poll(CardAcc& card, const telemetry::DevicePoll& poll, DurationUs span_us);
     /// Merges the poll's processes into `card` (m_poll_procs: their accumulators, in the poll's
     /// order) and splits the poll's `active` µs among them by SM share; what cannot be split

@@ -105,6 +105,16 @@ std::int64_t Writer::gpu_id(const telemetry::DeviceInfo& device) {
     if (it != m_gpus.end() && same_device(it->second.second, device)) {
         return it->second.first;
     }
+    if (!device.replaces.empty() && it == m_gpus.end()) {
+        // The card a stand-in waited for: its row (and the unmeasured time recorded under it)
+        // becomes this card's, unless the card already has a row of its own.
+        Statement adopt = m_db.prepare("UPDATE gpu SET uuid = ?1 WHERE uuid = ?2 AND NOT EXISTS "
+                                       "(SELECT 1 FROM gpu WHERE uuid = ?1)");
+        adopt.bind(1, device.uuid);
+        adopt.bind(2, device.replaces);
+        adopt.run();
+        m_gpus.erase(device.replaces);
+    }
     Statement st =
         m_db.prepare("INSERT INTO gpu (uuid, idx, name, memory_total_mib, pci_bus_id, parent_uuid) "
                      "VALUES (?1,?2,?3,?4,?5,?6) ON CONFLICT(uuid) DO UPDATE SET idx=?2, name=?3, "

@@ -21,7 +21,19 @@ struct DeviceInfo {
     std::optional<std::int64_t> memory_total_mib;
     std::string pci_bus_id;  ///< e.g. "00000000:3B:00.0"; empty when unknown
     std::string parent_uuid; ///< for MIG instances: the physical GPU's uuid
+    /// A card first opened at an index the daemon started without: the stand-in recorded there
+    /// meanwhile (stand_in_uuid()), whose row and unmeasured time the card takes over.
+    std::string replaces = {};
 };
+
+/// The uuid of the stand-in for a card the driver counts at `index` but that did not open when
+/// the daemon started and was never recorded: "unopened-<index>". Its time is unmeasured until
+/// the card opens and takes the stand-in's place (DeviceInfo::replaces).
+std::string stand_in_uuid(int index);
+/// True for uuids stand_in_uuid() makes.
+bool is_stand_in(const std::string& uuid);
+/// The model name a stand-in is recorded with.
+inline constexpr const char* k_stand_in_name = "(NVML could not open it)";
 
 /// What kind of context a process has on a card.
 enum class ProcessType : std::uint8_t { compute = 0, graphics = 1, mps = 2 };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // End to end: cards that come and go under the real daemon on the simulated clock. A card lost
-// when the daemon starts and back 40 s later is in the report, its absent time unmeasured when the
-// database knew it from an earlier run, and recorded from when it opens otherwise; the daemon's
-// log names the index NVML could not open and its error.
+// when the daemon starts and back 40 s later is in the report with its absent time unmeasured,
+// whether the database knew it from an earlier run or not (then a stand-in holds its index); the
+// daemon's log names the index NVML could not open and its error.
 #include "core/time.hpp"
 #include "e2e/daemon_e2e.hpp"
 #include "store/database.hpp"
@@ -77,7 +77,12 @@ class DaemonDevices : public DaemonTest {
 };
 
 /// The same at the 1 s and 30 s ticks of the ground-truth tests.
-class DaemonDevicesAt : public DaemonDevices, public ::testing::WithParamInterface<double> {};
+class DaemonDevicesAt : public DaemonDevices, public ::testing::WithParamInterface<double> {
+  protected:
+    /// GPU 1 lost for the first 40 s of a 120 s run: both cards in the report, GPU 1's 40 s
+    /// unmeasured with their reason (utilization unknown), the rest of its time measured.
+    void check_forty_seconds_unmeasured();
+};
 
 constexpr double k_run_s = k_interval_s * k_ticks;
 
@@ -117,9 +122,10 @@ TEST_F(DaemonDevices, KnownCardLostAtStartIsInTheReportWithItsAbsentTimeUnmeasur
         << text.out;
 }
 
-// Never recorded before: nothing can be said about the card until it opens (its uuid is unknown);
-// it is recorded from the tick in which it first opens, measured from its second poll.
-TEST_F(DaemonDevices, CardNeverSeenBeforeIsRecordedFromWhenItOpens) {
+// Never recorded before: a stand-in holds its index while it does not open, and the card takes
+// the stand-in's row when it opens, so the report shows both cards over the whole run, GPU 1's
+// first 40 s unmeasured (utilization unknown) and the rest measured.
+TEST_F(DaemonDevices, CardNeverSeenBeforeHasItsUnopenedTimeUnmeasured) {
     write_lost_at_start();
     const test::RunResult r = record();
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -127,31 +133,66 @@ TEST_F(DaemonDevices, CardNeverSeenBeforeIsRecordedFromWhenItOpens) {
                          "(error 15)"),
               std::string::npos)
         << r.err;
-    EXPECT_NE(r.err.find("NVML: GPU 1 (GPU-1) appeared; recording it from now on"),
+    EXPECT_NE(r.err.find("NVML: GPU 1 did not open and was never recorded; its time is recorded "
+                         "as unmeasured under unopened-1 until it opens"),
               std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("NVML: GPU 1 (GPU-1) opened; it takes over unopened-1"), std::string::npos)
         << r.err;
     EXPECT_NEAR(measured_seconds(1), k_run_s - k_lost_s, 0.01);
     EXPECT_NEAR(measured_seconds(0), k_run_s, 0.01);
-    // The tick in which it opened is recorded whole, its part before the card opened unmeasured.
-    EXPECT_GE(recorded_seconds(1), k_run_s - k_lost_s);
-    EXPECT_LE(recorded_seconds(1), k_run_s - k_lost_s + k_interval_s);
+    EXPECT_NEAR(recorded_seconds(1), k_run_s, 0.01);
     const json report = report_json();
-    EXPECT_NEAR(seconds(gpu_row(report, 1)["states"]["active_gpu_hours"]), k_run_s - k_lost_s,
-                0.01);
+    ASSERT_EQ(report["gpus"].size(), 2U) << "the stand-in's row became GPU-1's";
+    const json gpu1 = gpu_row(report, 1);
+    EXPECT_EQ(gpu1["uuid"], "GPU-1");
+    EXPECT_NEAR(seconds(gpu1["provenance"]["unmeasured_gpu_hours"]), k_lost_s, 0.01);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["utilization_unknown_gpu_hours"]), k_lost_s, 0.01);
+    EXPECT_NEAR(seconds(gpu1["states"]["active_gpu_hours"]), k_run_s - k_lost_s, 0.01);
+}
+
+// A card that never opens during the run stays in the report as its stand-in, all unmeasured.
+TEST_F(DaemonDevices, CardThatNeverOpensIsInTheReportAllUnmeasured) {
+    write_scenario(
+        {{"devices",
+          {{{"uuid", "GPU-0"}, {"util", {{0, 60}}}}, {{"uuid", "GPU-1"}, {"util", {{0, 30}}}}}},
+         {"faults",
+          {{{"function", "*"}, {"device", 1}, {"from", 0}, {"to", 1e9}, {"error", 15}}}}});
+    const test::RunResult r = record();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json report = report_json();
+    ASSERT_EQ(report["gpus"].size(), 2U);
+    const json gpu1 = gpu_row(report, 1);
+    EXPECT_EQ(gpu1["uuid"], "unopened-1");
+    EXPECT_EQ(gpu1["model"], "(NVML could not open it)");
+    EXPECT_NEAR(seconds(gpu1["provenance"]["card_gpu_hours"]), k_run_s, 0.01);
+    EXPECT_NEAR(seconds(gpu1["provenance"]["unmeasured_gpu_hours"]), k_run_s, 0.01);
+    EXPECT_NEAR(seconds(gpu_row(report, 0)["states"]["active_gpu_hours"]), k_run_s, 0.01);
 }
 
 // A card the database knew, lost when the daemon starts and back 40 s later, at 1 s and 30 s
 // ticks over 120 s: both cards in the report, the card's 40 s unmeasured with their reason
 // (utilization unknown), the rest of its time measured.
 TEST_P(DaemonDevicesAt, KnownCardLostAtStartHasItsFortySecondsUnmeasured) {
-    constexpr double k_run = 120;
     record_earlier_run();
+    check_forty_seconds_unmeasured();
+}
+
+// The same for a card never recorded before (its stand-in's row becomes the card's).
+TEST_P(DaemonDevicesAt, NeverSeenCardLostAtStartHasItsFortySecondsUnmeasured) {
+    check_forty_seconds_unmeasured();
+}
+
+void DaemonDevicesAt::check_forty_seconds_unmeasured() {
+    constexpr double k_run = 120;
     write_lost_at_start();
     const test::RunResult r = record(GetParam(), static_cast<int>(k_run / GetParam()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json report = report_json();
+    ASSERT_EQ(report["gpus"].size(), 2U);
     const json gpu0 = gpu_row(report, 0);
     const json gpu1 = gpu_row(report, 1);
+    EXPECT_EQ(gpu1["uuid"], "GPU-1");
     EXPECT_NEAR(seconds(gpu1["provenance"]["card_gpu_hours"]), k_run, 0.01);
     EXPECT_NEAR(seconds(gpu1["provenance"]["unmeasured_gpu_hours"]), k_lost_s, 0.01);
     EXPECT_NEAR(seconds(gpu1["provenance"]["utilization_unknown_gpu_hours"]), k_lost_s, 0.01);

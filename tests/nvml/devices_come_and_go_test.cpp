@@ -118,6 +118,70 @@ TEST(NvmlDevicesComeAndGo, CardKnownFromAnEarlierRunIsLostUntilItOpens) {
     }
 }
 
+// Never recorded and lost when the source starts: a stand-in ("unopened-1") is listed lost in its
+// place until the card opens; the card then takes the stand-in's place (DeviceInfo::replaces), its
+// first poll's span unmeasured, and the stand-in is gone.
+TEST(NvmlDevicesComeAndGo, StandInHoldsTheIndexOfANeverSeenCardUntilItOpens) {
+    FakeDriver fake(two_cards(k_back_s));
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    std::vector<std::string> log;
+    source->set_notice_sink([&log](const std::string& line) { log.push_back(line); });
+    source->expect_devices({});
+    std::vector<telemetry::DeviceInfo> devices = source->devices();
+    ASSERT_EQ(devices.size(), 2u);
+    EXPECT_EQ(devices[1].uuid, "unopened-1");
+    EXPECT_EQ(devices[1].index, 1);
+    EXPECT_EQ(devices[1].name, telemetry::k_stand_in_name);
+    EXPECT_TRUE(telemetry::is_stand_in(devices[1].uuid));
+    EXPECT_FALSE(telemetry::is_stand_in(devices[0].uuid));
+
+    const double step = 5;
+    for (double t = 0; t <= k_back_s + step; t += step) {
+        fake.set_time(t);
+        const auto polls = source->poll(wall_at(t));
+        ASSERT_EQ(polls.size(), 2u) << t;
+        const telemetry::DevicePoll* stand_in = poll_of(polls, "unopened-1");
+        const telemetry::DevicePoll* gpu1 = poll_of(polls, "GPU-1");
+        if (t < k_back_s) {
+            ASSERT_NE(stand_in, nullptr) << t;
+            EXPECT_TRUE(stand_in->lost) << t;
+            EXPECT_EQ(gpu1, nullptr) << t;
+            continue;
+        }
+        EXPECT_EQ(stand_in, nullptr) << t;
+        ASSERT_NE(gpu1, nullptr) << t;
+        EXPECT_FALSE(gpu1->lost) << t;
+        EXPECT_EQ(gpu1->unmeasured_us, t == k_back_s ? std::llround(step * 1e6) : 0) << t;
+    }
+    devices = source->devices();
+    ASSERT_EQ(devices.size(), 2u);
+    EXPECT_EQ(devices[1].uuid, "GPU-1");
+    EXPECT_EQ(devices[1].replaces, "unopened-1");
+    EXPECT_NE(std::find(log.begin(), log.end(),
+                        "NVML: GPU 1 did not open and was never recorded; its time is recorded as "
+                        "unmeasured under unopened-1 until it opens"),
+              log.end());
+    EXPECT_NE(std::find(log.begin(), log.end(),
+                        "NVML: GPU 1 (GPU-1) opened; it takes over unopened-1 and the time it did "
+                        "not open stays unmeasured"),
+              log.end());
+}
+
+// An index this process may not open (NO_PERMISSION: another container's card) gets no stand-in.
+TEST(NvmlDevicesComeAndGo, IndexWithoutPermissionGetsNoStandIn) {
+    json scenario = two_cards(k_back_s);
+    scenario["faults"][0]["error"] = 4; // NVML_ERROR_NO_PERMISSION
+    FakeDriver fake(scenario);
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    source->expect_devices({});
+    const auto devices = source->devices();
+    ASSERT_EQ(devices.size(), 1u);
+    EXPECT_EQ(devices[0].uuid, "GPU-0");
+    ASSERT_EQ(source->unopened_devices().size(), 1u);
+}
+
 TEST(NvmlDevicesComeAndGo, KnownCardReplacedAtItsIndexIsDroppedWhenTheIndexOpens) {
     FakeDriver fake(two_cards(10));
     auto source = fake.source();

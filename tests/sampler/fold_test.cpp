@@ -234,6 +234,26 @@ TEST_F(Fold, ACardLostForTheWholeTickIsRecordedAllUnmeasured) {
     expect_adds_up(b, 15 * k_s);
 }
 
+// A card that opens mid-tick in place of a stand-in (DeviceInfo::replaces): one card-tick, the
+// card's, over the whole tick, the stand-in's lost span unmeasured in it.
+TEST_F(Fold, ACardThatTakesOverAStandInMidTickGetsItsLostSpanUnmeasured) {
+    m_devices["unopened-1"] =
+        telemetry::DeviceInfo{"unopened-1", 1, telemetry::k_stand_in_name, std::nullopt, "", ""};
+    m_devices["GPU-b"].replaces = "unopened-1";
+    const telemetry::Tick t =
+        fold({{{poll("GPU-a", {{100, 1}}), lost_poll("unopened-1")}, 10 * k_s},
+              {{poll("GPU-a", {{100, 1}}), lost_poll("unopened-1")}, 5 * k_s},
+              {{poll("GPU-a", {{100, 1}}), poll("GPU-b", {{100, 1}, {0, 1}})}, 15 * k_s}});
+    ASSERT_EQ(t.cards.size(), 2U);
+    const telemetry::CardTickRecord& b = t.cards[1];
+    EXPECT_EQ(b.device.uuid, "GPU-b");
+    EXPECT_EQ(b.device.replaces, "unopened-1");
+    EXPECT_EQ(b.unmeasured_us, 15 * k_s);
+    EXPECT_EQ(b.active_us, 7500 * k_us_per_ms);
+    EXPECT_EQ(t.lost_uuids, std::vector<std::string>{"GPU-b"});
+    expect_adds_up(b, 30 * k_s);
+}
+
 TEST_F(Fold, PollsACardMissedAreUnmeasured) {
     // GPU-b appears at the second poll only (hot-plugged, or back from the bus).
     const telemetry::Tick t =
