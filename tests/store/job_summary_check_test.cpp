@@ -5,9 +5,9 @@
 // id), and the real binary exits 1 on it.
 #include "store/maintenance.hpp"
 #include "store/retention.hpp"
-#include "store/writer.hpp"
 #include "support/run.hpp"
 #include "temp_db.hpp"
+#include "two_card_recording.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -45,18 +45,7 @@ telemetry::CardTickRecord card(int index, TimeUs t0, int k) {
 /// Three hours recorded, then retention keeps one hour of raw card-ticks: job 7's are all gone,
 /// its figures kept in its summary.
 void record(Database& db) {
-    {
-        Writer w(db, RunInfo{"node-1", "d", "nvml", k_tick, 10.0, k_start});
-        for (int k = 0; k < k_ticks; ++k) {
-            telemetry::Tick t;
-            t.seq = static_cast<std::uint64_t>(k);
-            t.t0 = k_start + k * k_tick;
-            t.duration_us = k_tick;
-            t.cards = {card(0, t.t0, k), card(1, t.t0, k)};
-            w.write(t);
-        }
-        w.finish(k_start + k_ticks * k_tick);
-    }
+    testing::record_two_cards(db, k_start, k_tick, k_ticks, card);
     Retention r(db, RetentionPolicy{k_us_per_hour, std::nullopt});
     r.run_to_completion(k_start + k_ticks * k_tick + k_us_per_minute);
 }
