@@ -78,6 +78,25 @@ TEST(JobSummaryCheck, CardFiguresWithoutTheirSummarizedRowAreNamed) {
     expect_one_finding("DELETE FROM allocation_summarized", "has no allocation_summarized row");
 }
 
+// Summaries of an allocation or a card the database does not know: the foreign-key check.
+TEST(JobSummaryCheck, ASummaryOfAnUnknownAllocationOrCardIsNamed) {
+    for (const char* sql : {"UPDATE allocation_summary SET gpu_id = 999",
+                            "UPDATE allocation_summarized SET allocation_id = 999"}) {
+        testing::TempDb t;
+        record(t.db);
+        t.db.exec("PRAGMA foreign_keys = OFF"); // as a damaged or hand-edited file could be
+        t.db.exec(sql);
+        const std::vector<std::string> problems = check_database(t.db);
+        ASSERT_EQ(problems.size(), 1U) << sql;
+        EXPECT_TRUE(problems[0].starts_with("foreign key: allocation_summar")) << problems[0];
+        EXPECT_NE(problems[0].find(std::string(sql).find("gpu") != std::string::npos
+                                       ? "missing gpu"
+                                       : "missing allocation"),
+                  std::string::npos)
+            << problems[0];
+    }
+}
+
 TEST(JobSummaryCheck, ANegativeFigureIsNamed) {
     expect_one_finding("UPDATE allocation_summary SET energy_j = -1", "negative figure");
     expect_one_finding("UPDATE allocation_summary SET measured_us = -5", "negative figure");
