@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs gua's benchmarks and prints the figures for docs/PERFORMANCE.md.
 # Usage: bench/run.sh [BUILD_DIR] [--short]
-#   full:    30 days × 12 GPUs and 365 days × 16 GPUs of the reference fleet workload, and the
+#   full:    30 days × 12 GPUs and 365 days × 16 GPUs of the reference fleet workload, 365 days
+#            × 12 GPUs with allocations (fails above 10 bytes per card-tick), and the
 #            fleet scale test: 1,000 GPUs × 30 days through a real Prometheus
 #            (bench/prometheus_scale.sh; generating and backfilling it takes an hour or more
 #            the first time)
-#   --short: 2 days × 12 GPUs and 7 days × 16 GPUs, few repetitions, and the fleet scale test
-#            on 20 GPUs × 2 days (CI, about a minute and a half)
+#   --short: 2 days × 12 GPUs and 7 days × 16 GPUs (and × 12 with allocations), few
+#            repetitions, and the fleet scale test on 20 GPUs × 2 days (CI, about a minute and
+#            a half)
 # Generated databases are cached in BUILD_DIR/bench-data (regenerated when gua-fleetgen changes).
 set -euo pipefail
 build=${1:-build}
@@ -24,22 +26,22 @@ fi
 data=$build/bench-data
 mkdir -p "$data"
 
-fleet_db() { # DAYS GPUS → path of the cached database
-    local db=$data/fleet-v1-$1d-$2g.db
+fleet_db() { # DAYS GPUS [--allocations] → path of the cached database
+    local db=$data/fleet-v1-$1d-$2g${3:+-alloc}.db
     if [ ! -s "$db" ] || [ "$gen" -nt "$db" ]; then
-        echo "generating $1 days × $2 GPUs through store::Writer:" >&2
-        "$gen" "$db" "$1" "$2" >&2
+        echo "generating $1 days × $2 GPUs ${3:+$3 }through store::Writer:" >&2
+        "$gen" "$db" "$1" "$2" ${3:+"$3"} >&2
     fi
     echo "$db"
 }
 
-size_line() { # DB DAYS GPUS
+size_line() { # DB DAYS GPUS [LABEL]
     local size card_ticks
     size=$(stat -c %s "$1")
     card_ticks=$(($2 * 2880 * $3))
-    awk -v s="$size" -v n="$card_ticks" -v d="$2" -v g="$3" 'BEGIN {
-        printf "database %d days × %d GPUs: %d bytes = %.2f bytes per card-tick (%d card-ticks)\n",
-               d, g, s, s / n, n }'
+    awk -v s="$size" -v n="$card_ticks" -v d="$2" -v g="$3" -v l="${4:-}" 'BEGIN {
+        printf "database %d days × %d GPUs%s: %d bytes = %.2f bytes per card-tick (%d card-ticks)\n",
+               d, g, l, s, s / n, n }'
     if [ $short -eq 1 ] && [ "$(awk -v s="$size" -v n="$card_ticks" 'BEGIN { print (s / n > 20) }')" = 1 ]; then
         echo "FAIL: more than 20 bytes per card-tick" >&2
         exit 1
@@ -77,9 +79,17 @@ html_line() { # DB DAYS LABEL: best of 3 wall times of `gua report --format html
 
 month=$(fleet_db $month_days 12)
 year=$(fleet_db $year_days 16)
+# Every card allocated to Slurm jobs (gua-fleetgen --allocations): the target is 10 B per
+# card-tick over a year of 12 GPUs (docs/PERFORMANCE.md, "Allocation sources").
+allocated=$(fleet_db $year_days 12 --allocations)
 echo "== storage"
 size_line "$month" $month_days 12
 size_line "$year" $year_days 16
+size_line "$allocated" $year_days 12 " with allocations"
+if [ $short -eq 0 ] && [ "$(awk -v s="$(stat -c %s "$allocated")" -v n="$((year_days * 2880 * 12))" 'BEGIN { print (s / n > 10) }')" = 1 ]; then
+    echo "FAIL: more than 10 bytes per card-tick with allocations over a year" >&2
+    exit 1
+fi
 echo "== report (command: gua report --db DB --from 2026-05-01T00:17:23Z --to <+DAYS>)"
 report_line "$month" $month_days "${month_days}d × 12 GPUs"
 report_line "$year" $year_days "${year_days}d × 16 GPUs"

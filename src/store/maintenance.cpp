@@ -85,29 +85,105 @@ void check_blocks(Database& db, std::vector<std::string>& problems) {
     }
 }
 
-/// Allocation spans must be non-empty, of a known kind, and not overlap another span of the same
-/// allocation on the same card (the writer extends or starts spans, never both).
+/// Allocation spans must be non-empty and of a known kind, and two spans of one job (the
+/// allocation rows `gua job` adds up: one kind, id and host) must not overlap on a card, or that
+/// time counts twice (the writer extends a span or starts one, never both). Sorted by job, card
+/// and start, each span is compared with the one reaching furthest before it.
 void check_allocations(Database& db, std::vector<std::string>& problems) {
     Statement st = db.prepare(
-        "SELECT s.id, a.kind, a.alloc_id, s.begin_us, s.end_us, "
-        "(SELECT count(*) FROM allocation_span o WHERE o.allocation_id = s.allocation_id AND "
-        "o.gpu_id = s.gpu_id AND o.id <> s.id AND o.begin_us < s.end_us AND o.end_us > "
-        "s.begin_us) FROM allocation_span s JOIN allocation a ON a.id = s.allocation_id "
-        "ORDER BY s.id");
+        "SELECT s.id, s.allocation_id, a.kind, a.alloc_id, a.host, s.gpu_id, s.begin_us, "
+        "s.end_us FROM allocation_span s JOIN allocation a ON a.id = s.allocation_id "
+        "ORDER BY a.kind, a.alloc_id, a.host, s.gpu_id, s.begin_us, s.id");
+    struct Reach {
+        std::string job_card;
+        std::int64_t span = 0;
+        std::int64_t allocation = 0;
+        TimeUs end = 0;
+    } reach;
     while (st.step()) {
         const std::string where =
-            fmt::format("allocation span {} ({} {})", st.int64(0), st.text(1), st.text(2));
-        if (!alloc::parse_kind(st.text(1))) {
+            fmt::format("allocation span {} ({} {})", st.int64(0), st.text(2), st.text(3));
+        if (!alloc::parse_kind(st.text(2))) {
             problems.push_back(where + " has an unknown kind");
         }
-        if (st.int64(4) <= st.int64(3)) {
+        const TimeUs begin = st.int64(6);
+        const TimeUs end = st.int64(7);
+        if (end <= begin) {
             problems.push_back(fmt::format("{} ends at {}, not after its start {}", where,
-                                           format_iso8601(st.int64(4)),
-                                           format_iso8601(st.int64(3))));
+                                           format_iso8601(end), format_iso8601(begin)));
+            continue;
         }
-        if (st.int64(5) > 0) {
-            problems.push_back(where + " overlaps another span of the same allocation and card");
+        std::string job_card =
+            fmt::format("{}\n{}\n{}\n{}", st.text(2), st.text(3), st.text(4), st.int64(5));
+        if (job_card == reach.job_card && begin < reach.end) {
+            problems.push_back(
+                reach.allocation == st.int64(1)
+                    ? where + " overlaps another span of the same allocation and card"
+                    : fmt::format("{} overlaps span {} of the same job (allocation {}) on the "
+                                  "same card; `gua job` counts that time twice",
+                                  where, reach.span, reach.allocation));
         }
+        if (job_card != reach.job_card || end > reach.end) {
+            reach = Reach{std::move(job_card), st.int64(0), st.int64(1), end};
+        }
+    }
+}
+
+/// The per-job summaries (allocation_summary, kept after retention deletes raw card-ticks) must be
+/// ones `gua job` can use: each card's figures come with the allocation's summarized row (its
+/// range and thresholds), are non-negative, their parts fit in the allocated time, and that time
+/// fits in the allocation's spans on the card (a summary adds card-ticks of its spans only).
+void check_job_summaries(Database& db, std::vector<std::string>& problems) {
+    Statement st = db.prepare(
+        "SELECT m.allocation_id, a.kind, a.alloc_id, m.gpu_id, z.allocation_id IS NULL, "
+        "m.allocated_us, m.active_us, m.idle_held_us, m.unused_us, m.measured_us, m.sm_weighted, "
+        "m.peak_sm_pct, m.peak_mem_mib, m.energy_j, (SELECT coalesce(sum(s.end_us - s.begin_us), "
+        "0) FROM allocation_span s WHERE s.allocation_id = m.allocation_id AND s.gpu_id = "
+        "m.gpu_id) FROM allocation_summary m LEFT JOIN allocation a ON a.id = m.allocation_id "
+        "LEFT JOIN allocation_summarized z ON z.allocation_id = m.allocation_id "
+        "ORDER BY m.allocation_id, m.gpu_id");
+    while (st.step()) {
+        const std::string where = fmt::format("job summary of allocation {} ({} {}) on gpu id {}",
+                                              st.int64(0), st.text(1), st.text(2), st.int64(3));
+        const std::int64_t allocated = st.int64(5);
+        const std::int64_t parts = st.int64(6) + st.int64(7) + st.int64(8);
+        const bool negative = allocated < 0 || st.int64(6) < 0 || st.int64(7) < 0 ||
+                              st.int64(8) < 0 || st.real(9) < 0 || st.real(10) < 0 ||
+                              (!st.is_null(12) && st.int64(12) < 0) ||
+                              (!st.is_null(13) && st.real(13) < 0);
+        const bool peak_out = !st.is_null(11) && (st.real(11) < 0 || st.real(11) > 100);
+        std::string p;
+        if (st.int64(4) != 0) {
+            p = "has no allocation_summarized row (no range, no thresholds); `gua job` ignores it";
+        } else if (negative || peak_out) {
+            p = "has a negative figure or a peak SM utilization outside 0–100 %";
+        } else if (parts > allocated) {
+            p = fmt::format("splits {} µs of allocated time into {} µs of active, idle-held and "
+                            "unused time",
+                            allocated, parts);
+        } else if (allocated > st.int64(14)) {
+            p = fmt::format("counts {} µs of allocated time but the allocation's spans on the "
+                            "card last {} µs",
+                            allocated, st.int64(14));
+        }
+        if (!p.empty()) {
+            problems.push_back(fmt::format("{} {}", where, p));
+        }
+    }
+}
+
+/// A summarized allocation's thresholds must be ones a report can classify with.
+void check_summarized(Database& db, std::vector<std::string>& problems) {
+    Statement st =
+        db.prepare("SELECT z.allocation_id, a.kind, a.alloc_id, z.active_util_pct, z.held_mib, "
+                   "z.graphics_is_holder FROM allocation_summarized z LEFT JOIN allocation a ON "
+                   "a.id = z.allocation_id WHERE NOT (z.active_util_pct BETWEEN 0 AND 100) OR "
+                   "z.held_mib < 0 OR z.graphics_is_holder NOT IN (0, 1) ORDER BY z.allocation_id");
+    while (st.step()) {
+        problems.push_back(fmt::format(
+            "job summary of allocation {} ({} {}) was classified with impossible thresholds "
+            "(active above {} %, held above {} MiB, graphics holder {})",
+            st.int64(0), st.text(1), st.text(2), st.real(3), st.int64(4), st.int64(5)));
     }
 }
 
@@ -193,6 +269,8 @@ std::vector<std::string> check_database(Database& db) {
     check_blocks(db, problems);
     check_rollups(db, problems);
     check_allocations(db, problems);
+    check_job_summaries(db, problems);
+    check_summarized(db, problems);
     return problems;
 }
 

@@ -2,66 +2,23 @@
 // The kubelet pod-resources source against a real gRPC server (the same .proto) on a unix socket:
 // allocations that change over time, MIG and time-sliced device ids, and the server going away.
 #include "alloc/kubelet_source.hpp"
-#include "podresources_v1.grpc.pb.h"
+#include "fake_kubelet.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <grpcpp/grpcpp.h>
-#include <mutex>
 #include <thread>
 
 namespace gua::alloc {
 namespace kubelet_test {
 
-struct FakePod {
-    std::string pod_namespace;
-    std::string name;
-    std::string resource;
-    std::vector<std::string> device_ids;
-};
-
-// A kubelet's pod-resources service answering from a list the test changes.
-class FakeLister final : public v1::PodResourcesLister::Service {
-  public:
-    void set(std::vector<FakePod> pods) {
-        const std::lock_guard lock(m_mutex);
-        m_pods = std::move(pods);
-    }
-    grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*,
-                      v1::ListPodResourcesResponse* response) override {
-        const std::lock_guard lock(m_mutex);
-        for (const FakePod& pod : m_pods) {
-            v1::PodResources* out = response->add_pod_resources();
-            out->set_name(pod.name);
-            out->set_namespace_(pod.pod_namespace);
-            v1::ContainerResources* container = out->add_containers();
-            container->set_name("main");
-            v1::ContainerDevices* devices = container->add_devices();
-            devices->set_resource_name(pod.resource);
-            for (const std::string& id : pod.device_ids) {
-                devices->add_device_ids(id);
-            }
-        }
-        return grpc::Status::OK;
-    }
-
-  private:
-    std::mutex m_mutex;
-    std::vector<FakePod> m_pods;
-};
+using fake_kubelet::FakeLister;
+using fake_kubelet::serve;
 
 // The client of gua-kubelet.so, linked into the tests (which register the .proto themselves).
 std::unique_ptr<PodResourcesClient> client_of(const std::string& socket, DurationUs timeout_us) {
     return std::unique_ptr<PodResourcesClient>(gua_kubelet_make_client(socket.c_str(), timeout_us));
-}
-
-std::unique_ptr<grpc::Server> serve(FakeLister& lister, const std::string& socket) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-    builder.RegisterService(&lister);
-    return builder.BuildAndStart();
 }
 
 CardQuery gpu(unsigned index, const std::string& uuid) {

@@ -12,6 +12,7 @@
 #include "store/retention.hpp"
 #include "store/writer.hpp"
 #include "temp_db.hpp"
+#include "two_card_recording.hpp"
 
 #include <gtest/gtest.h>
 
@@ -76,16 +77,7 @@ telemetry::CardTickRecord card(int index, TimeUs t0, int k) {
 }
 
 void record(Database& db) {
-    Writer w(db, RunInfo{"node-1", "d", "nvml", k_tick, 10.0, k_start});
-    for (int k = 0; k < k_ticks; ++k) {
-        telemetry::Tick t;
-        t.seq = static_cast<std::uint64_t>(k);
-        t.t0 = k_start + k * k_tick;
-        t.duration_us = k_tick;
-        t.cards = {card(0, t.t0, k), card(1, t.t0, k)};
-        w.write(t);
-    }
-    w.finish(k_start + k_ticks * k_tick);
+    testing::record_two_cards(db, k_start, k_tick, k_ticks, card);
 }
 
 // Integrated by hand: job 7 holds each card 40 s + 99 ticks + 30 s; job 8 card 1 for 40 ticks.
