@@ -56,9 +56,7 @@ TimeUs SystemClock::wall_now() {
 }
 
 std::int64_t SystemClock::mono_now() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * k_us_per_second + ts.tv_nsec / 1000;
+    return monotonic_now();
 }
 
 std::optional<std::int64_t> SystemClock::boot_now() {
