@@ -84,13 +84,7 @@ void health_remedy(std::string& out, std::size_t i, const HealthRemedy& r, const
 
 /// The row of each state's share of the spend (and their sum).
 void spend_share_row(std::string& out, const audit::StateCost& t, bool alloc) {
-    std::vector<double> spend{static_cast<double>(t.active_cents),
-                              static_cast<double>(t.idle_held_cents),
-                              static_cast<double>(t.truly_idle_cents)};
-    if (alloc) {
-        spend.push_back(static_cast<double>(t.allocated_unused_cents));
-    }
-    const auto p = audit::rounded_percentages(spend, 1);
+    const auto p = spend_percentages(t, alloc);
     out += "<tr><td colspan=\"3\" class=\"muted\">share of spend</td>";
     const std::vector<double> shown =
         alloc ? std::vector<double>{p[0], p[1], p[3], p[2], p[0] + p[1] + p[2] + p[3]}

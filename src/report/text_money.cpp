@@ -99,6 +99,16 @@ void append_cost_owners(std::string& out, const ReportModel& m) {
 
 } // namespace
 
+std::vector<double> spend_percentages(const audit::StateCost& t, bool alloc) {
+    std::vector<double> spend{static_cast<double>(t.active_cents),
+                              static_cast<double>(t.idle_held_cents),
+                              static_cast<double>(t.truly_idle_cents)};
+    if (alloc) {
+        spend.push_back(static_cast<double>(t.allocated_unused_cents));
+    }
+    return audit::rounded_percentages(spend, 1);
+}
+
 void render_cost_text(std::string& out, const ReportModel& m) {
     const CostSection& c = m.cost;
     const std::string& cur = c.currency;
@@ -138,13 +148,7 @@ void render_cost_text(std::string& out, const ReportModel& m) {
                        format_money(t.active_cents, cur), format_money(t.idle_held_cents, cur),
                        unused(format_money(t.allocated_unused_cents, cur)),
                        format_money(t.truly_idle_cents, cur), format_money(t.total_cents(), cur));
-    std::vector<double> spend{static_cast<double>(t.active_cents),
-                              static_cast<double>(t.idle_held_cents),
-                              static_cast<double>(t.truly_idle_cents)};
-    if (alloc) {
-        spend.push_back(static_cast<double>(t.allocated_unused_cents));
-    }
-    const auto p = audit::rounded_percentages(spend, 1);
+    const auto p = spend_percentages(t, alloc);
     const double p_unused = alloc ? p[3] : 0.0;
     out +=
         fmt::format("  {:<40}  {:>11.1f}% {:>11.1f}%{} {:>11.1f}% {:>11.1f}%\n", "share of spend",

@@ -111,26 +111,33 @@ void insert_hour(Statement& h, const HourRow& r) {
     h.run();
 }
 
+/// Binds a card's ticks, state times (active, idle-held, truly idle, unmeasured) and bucket times
+/// (idle, underutilized, productive, compute-bound) to the 9 parameters from `first` on: the
+/// columns rollup_gpu and rollup_day_gpu share.
+void bind_gpu_times(Statement& st, int first, const audit::GpuTotals& t) {
+    const std::array<std::int64_t, 9> values{static_cast<std::int64_t>(t.ticks),
+                                             t.states.active,
+                                             t.states.idle_held,
+                                             t.states.truly_idle,
+                                             t.states.unmeasured,
+                                             t.bucket_us[0],
+                                             t.bucket_us[1],
+                                             t.bucket_us[2],
+                                             t.bucket_us[3]};
+    for (std::size_t k = 0; k < values.size(); ++k) {
+        st.bind(first + static_cast<int>(k), values[k]);
+    }
+}
+
 /// The rollup_gpu row of one card's hour.
 void insert_card(Statement& g, std::int64_t hour, const CardAcc& card) {
     const audit::GpuTotals& t = card.acc.gpus().at(0);
     const audit::CoverageSummary c = *card.acc.coverage();
-    const std::array<std::int64_t, 11> values{static_cast<std::int64_t>(t.ticks),
-                                              t.states.active,
-                                              t.states.idle_held,
-                                              t.states.truly_idle,
-                                              t.states.unmeasured,
-                                              t.bucket_us[0],
-                                              t.bucket_us[1],
-                                              t.bucket_us[2],
-                                              t.bucket_us[3],
-                                              c.first_t0,
-                                              c.first_duration_us};
     g.bind(1, std::int64_t{hour});
     g.bind(2, std::int64_t{card.gpu_id});
-    for (std::size_t k = 0; k < values.size(); ++k) {
-        g.bind(3 + static_cast<int>(k), values[k]);
-    }
+    bind_gpu_times(g, 3, t);
+    g.bind(12, std::int64_t{c.first_t0});
+    g.bind(13, std::int64_t{c.first_duration_us});
     g.bind(14, std::int64_t{c.last_end});
     g.bind(15, gaps_json(c.gaps));
     g.bind_blob(16, encode_evidence(t));
@@ -238,20 +245,9 @@ void insert_day_gpus(Database& db, std::int64_t day, const DaySums& sums) {
         "unmeasured_us, idle_us, underutilized_us, productive_us, compute_bound_us, evidence, "
         "allocated_unused_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& [gpu, t] : sums.gpus) {
-        const std::array<std::int64_t, 11> values{day,
-                                                  gpu,
-                                                  static_cast<std::int64_t>(t.ticks),
-                                                  t.states.active,
-                                                  t.states.idle_held,
-                                                  t.states.truly_idle,
-                                                  t.states.unmeasured,
-                                                  t.bucket_us[0],
-                                                  t.bucket_us[1],
-                                                  t.bucket_us[2],
-                                                  t.bucket_us[3]};
-        for (std::size_t k = 0; k < values.size(); ++k) {
-            g.bind(1 + static_cast<int>(k), values[k]);
-        }
+        g.bind(1, std::int64_t{day});
+        g.bind(2, std::int64_t{gpu});
+        bind_gpu_times(g, 3, t);
         g.bind_blob(12, encode_evidence(t));
         g.bind(13, std::int64_t{t.states.allocated_unused});
         g.run();
