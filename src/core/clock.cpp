@@ -56,7 +56,9 @@ TimeUs SystemClock::wall_now() {
 }
 
 std::int64_t SystemClock::mono_now() {
-    return monotonic_now();
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * k_us_per_second + ts.tv_nsec / 1000;
 }
 
 std::optional<std::int64_t> SystemClock::boot_now() {

@@ -122,10 +122,4 @@ TimeUs wall_now() {
     return static_cast<TimeUs>(ts.tv_sec) * k_us_per_second + ts.tv_nsec / 1000;
 }
 
-std::int64_t monotonic_now() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * k_us_per_second + ts.tv_nsec / 1000;
-}
-
 } // namespace gua

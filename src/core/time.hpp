@@ -41,7 +41,4 @@ Result<TimeUs> parse_iso8601(std::string_view text);
 /// The current wall-clock time (CLOCK_REALTIME).
 TimeUs wall_now();
 
-/// The current monotonic time (CLOCK_MONOTONIC) in microseconds: for durations and deadlines.
-std::int64_t monotonic_now();
-
 } // namespace gua

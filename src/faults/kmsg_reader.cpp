@@ -15,6 +15,7 @@
 #include <fstream>
 #include <poll.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace gua::faults {
@@ -25,6 +26,12 @@ namespace {
 constexpr int k_poll_ms = 250;
 /// A "fallen off the bus" line within this of an Xid 79 line of the same GPU is the same event.
 constexpr std::int64_t k_same_79_us = 10 * k_us_per_second;
+
+std::int64_t monotonic_us() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * k_us_per_second + ts.tv_nsec / 1000;
+}
 
 std::string open_error(const std::string& path, int err) {
     if (err == EPERM || err == EACCES) {
@@ -169,7 +176,7 @@ void KmsgReader::on_line(std::string_view line) {
 
 void KmsgReader::emit(const std::string& pci, std::uint64_t seq, std::int64_t mono_us,
                       telemetry::FaultEvent event) {
-    event.at_us = wall_now() - (monotonic_now() - mono_us);
+    event.at_us = wall_now() - (monotonic_us() - mono_us);
     event.pci_bus_id = pci;
     if (const auto it = m_uuid_of_pci.find(pci); it != m_uuid_of_pci.end()) {
         event.uuid = it->second;

@@ -2,7 +2,7 @@
 // NodeNames: the Kubernetes log directories first, the container runtimes' state files after.
 #include "identity/node_names.hpp"
 
-#include "core/time.hpp"
+#include "core/clock.hpp"
 #include "identity/user.hpp"
 
 #include <algorithm>
@@ -51,7 +51,7 @@ bool NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
     // call's is touched later.
     auto found = std::make_shared<telemetry::Identity>(identity);
     const std::string claimed(claimed_container);
-    const std::int64_t start = monotonic_now();
+    const std::int64_t start = SystemClock().mono_now();
     const bool in_time = m_worker.run(
         [files = m_files, found, claimed, now_us] {
             if (!found->pod_uid.empty() || !found->container_id.empty()) {
@@ -61,7 +61,7 @@ bool NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
             }
         },
         std::max(k_budget_us - m_spent_us, k_min_wait_us));
-    m_spent_us += monotonic_now() - start;
+    m_spent_us += SystemClock().mono_now() - start;
     if (!in_time) {
         ++m_deferred;
         return false;

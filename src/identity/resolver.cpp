@@ -3,7 +3,7 @@
 // result.
 #include "identity/resolver.hpp"
 
-#include "core/time.hpp"
+#include "core/clock.hpp"
 #include "identity/cgroup.hpp"
 #include "identity/cmdline.hpp"
 #include "identity/proc_file.hpp"
@@ -68,7 +68,7 @@ Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid,
 
 void Resolver::reap_exited() {
     m_reaped = true;
-    m_now_us = monotonic_now();
+    m_now_us = SystemClock().mono_now();
     collect_exits();
 }
 
@@ -195,7 +195,7 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
     if (it == m_cache.end()) {
         if (const auto a = m_absent.find(pid); a != m_absent.end()) {
             a->second.seen = true;
-            if (monotonic_now() - a->second.checked_us < m_exec_check_us) {
+            if (SystemClock().mono_now() - a->second.checked_us < m_exec_check_us) {
                 return m_unknown;
             }
         }
@@ -247,7 +247,7 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
 }
 
 const ProcessFacts& Resolver::absent(std::uint32_t pid) {
-    m_absent.insert_or_assign(pid, Absent{monotonic_now(), true});
+    m_absent.insert_or_assign(pid, Absent{SystemClock().mono_now(), true});
     return m_unknown;
 }
 
