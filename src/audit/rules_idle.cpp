@@ -159,28 +159,60 @@ std::optional<Recommendation> gpu_sharing(const Context& ctx) {
     return r;
 }
 
-std::optional<Recommendation> off_hours(const Context& ctx) {
-    const RecommendInput& in = ctx.input;
-    if (in.recorded_us < k_off_hours_min_recorded_us) {
-        return std::nullopt;
-    }
+namespace {
+
+/// Card time off and in office hours, and what of it was wasted.
+struct OffHoursWaste {
     double off_measured = 0;
     double office_measured = 0;
     double off_held = 0;
     double off_idle = 0;
     double office_waste = 0;
+};
+
+OffHoursWaste off_hours_waste(const RecommendInput& in) {
+    OffHoursWaste w;
     for (const CardEvidence& card : in.cards) {
-        off_measured += static_cast<double>(card.profile.off_hours_us);
-        office_measured += static_cast<double>(card.profile.office_us);
-        off_held += pool_us(card, Pool::held_off_hours);
-        off_idle += pool_us(card, Pool::idle_off_hours);
-        office_waste += pool_us(card, Pool::held_office) + pool_us(card, Pool::idle_office);
+        w.off_measured += static_cast<double>(card.profile.off_hours_us);
+        w.office_measured += static_cast<double>(card.profile.office_us);
+        w.off_held += pool_us(card, Pool::held_off_hours);
+        w.off_idle += pool_us(card, Pool::idle_off_hours);
+        w.office_waste += pool_us(card, Pool::held_office) + pool_us(card, Pool::idle_office);
     }
-    if (off_measured <= 0 || office_measured <= 0) {
+    return w;
+}
+
+/// Claims the off-hours waste of every card that has some; returns those cards.
+std::vector<std::size_t> claim_off_hours(const RecommendInput& in, Recommendation& r) {
+    std::vector<std::size_t> cards;
+    for (std::size_t i = 0; i < in.cards.size(); ++i) {
+        const CardEvidence& card = in.cards[i];
+        const double waste =
+            pool_us(card, Pool::held_off_hours) + pool_us(card, Pool::idle_off_hours);
+        if (waste <= 0) {
+            continue;
+        }
+        cards.push_back(i);
+        r.gpus.push_back(card.index);
+        r.claims.push_back(Claim{i, Pool::held_off_hours, k_off_hours_recovery});
+        r.claims.push_back(Claim{i, Pool::idle_off_hours, k_off_hours_recovery});
+    }
+    return cards;
+}
+
+} // namespace
+
+std::optional<Recommendation> off_hours(const Context& ctx) {
+    const RecommendInput& in = ctx.input;
+    if (in.recorded_us < k_off_hours_min_recorded_us) {
         return std::nullopt;
     }
-    const double off_share = (off_held + off_idle) / off_measured;
-    const double office_share = office_waste / office_measured;
+    const OffHoursWaste w = off_hours_waste(in);
+    if (w.off_measured <= 0 || w.office_measured <= 0) {
+        return std::nullopt;
+    }
+    const double off_share = (w.off_held + w.off_idle) / w.off_measured;
+    const double office_share = w.office_waste / w.office_measured;
     if (off_share < k_off_hours_waste_share || off_share - office_share < k_off_hours_margin) {
         return std::nullopt;
     }
@@ -199,21 +231,9 @@ std::optional<Recommendation> off_hours(const Context& ctx) {
         "{} hours of data; off-hours (weekdays before {:02}:00 and from {:02}:00, weekends; {}): "
         "{} of {} card-hours wasted (idle-held {} h, truly idle {} h) against {} in office hours",
         format_hours(static_cast<double>(in.recorded_us) / h), k_office_first_hour,
-        k_office_end_hour, in.time_zone, pct_text(off_share), format_hours(off_measured / h),
-        format_hours(off_held / h), format_hours(off_idle / h), pct_text(office_share)));
-    std::vector<std::size_t> cards;
-    for (std::size_t i = 0; i < in.cards.size(); ++i) {
-        const CardEvidence& card = in.cards[i];
-        const double waste =
-            pool_us(card, Pool::held_off_hours) + pool_us(card, Pool::idle_off_hours);
-        if (waste <= 0) {
-            continue;
-        }
-        cards.push_back(i);
-        r.gpus.push_back(card.index);
-        r.claims.push_back(Claim{i, Pool::held_off_hours, k_off_hours_recovery});
-        r.claims.push_back(Claim{i, Pool::idle_off_hours, k_off_hours_recovery});
-    }
+        k_office_end_hour, in.time_zone, pct_text(off_share), format_hours(w.off_measured / h),
+        format_hours(w.off_held / h), format_hours(w.off_idle / h), pct_text(office_share)));
+    const std::vector<std::size_t> cards = claim_off_hours(in, r);
     r.hours = worst_cells(
         in,
         [](const StateTimes& c) {

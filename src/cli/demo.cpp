@@ -59,10 +59,10 @@ std::string tick_line(const telemetry::Tick& tick, const audit::Thresholds& thre
     return line;
 }
 
-int run(const DemoOptions& o) {
+const telemetry::WorkloadInfo& find_workload(const std::string& name) {
     const telemetry::WorkloadInfo* info = nullptr;
     for (const telemetry::WorkloadInfo& w : telemetry::workloads()) {
-        if (w.name == o.workload) {
+        if (w.name == name) {
             info = &w;
         }
     }
@@ -71,14 +71,26 @@ int run(const DemoOptions& o) {
         for (const telemetry::WorkloadInfo& w : telemetry::workloads()) {
             names += (names.empty() ? "" : ", ") + std::string(w.name);
         }
-        throw Fatal(fmt::format("--workload: unknown workload '{}' (known: {})", o.workload, names),
+        throw Fatal(fmt::format("--workload: unknown workload '{}' (known: {})", name, names),
                     ExitCode::usage);
     }
-    const int ticks = o.ticks.value_or(info->default_ticks);
+    return *info;
+}
+
+/// How many ticks the demo records, how long each is and when the first starts.
+struct DemoPlan {
+    int ticks = 0;
+    DurationUs interval = 0;
+    TimeUs start = 0;
+};
+
+/// The plan from the options and the workload's defaults; throws Fatal (usage) for a bad flag.
+DemoPlan plan_demo(const DemoOptions& o, const telemetry::WorkloadInfo& info) {
+    const int ticks = o.ticks.value_or(info.default_ticks);
     if (ticks < 0) {
         throw Fatal("--ticks: must be 0 or more", ExitCode::usage);
     }
-    DurationUs interval = info->default_interval_us;
+    DurationUs interval = info.default_interval_us;
     if (!o.interval.empty()) {
         const Result<DurationUs> parsed = parse_duration(o.interval);
         if (!parsed) {
@@ -97,6 +109,42 @@ int run(const DemoOptions& o) {
     if (o.realtime) {
         start = wall_now();
     }
+    return DemoPlan{ticks, interval, start};
+}
+
+/// Runs the sampler over `source` for the plan's ticks, writing each tick into `db_path`.
+void record_demo(const DemoOptions& o, const DemoPlan& plan, const config::Config& cfg,
+                 const std::string& db_path, telemetry::DeviceSource& source, Clock& clock) {
+    store::Database db(db_path, store::OpenMode::create);
+    store::migrate(db);
+    store::Writer writer(
+        db, store::RunInfo{"demo", source.driver_version(), "synthetic:" + o.workload,
+                           plan.interval, cfg.thresholds.active_util_pct, clock.wall_now(),
+                           cfg.thresholds.held_mib, cfg.thresholds.graphics_is_holder});
+    if (!o.quiet) {
+        fmt::print(stderr, "# Recording {} synthetic ticks of workload '{}' at {} interval\n",
+                   plan.ticks, o.workload, format_duration(plan.interval));
+    }
+    identity::Resolver resolver;
+    sampler::SamplerOptions so;
+    so.interval_us = plan.interval;
+    so.max_ticks = static_cast<std::uint64_t>(plan.ticks);
+    so.active_threshold_pct = cfg.thresholds.active_util_pct;
+    so.graphics_is_holder = cfg.thresholds.graphics_is_holder;
+    so.held_mib = cfg.thresholds.held_mib;
+    sampler::Sampler sampler(source, clock, resolver, so);
+    const std::atomic<bool> stop{false};
+    sampler.run(stop, [&](const telemetry::Tick& tick) {
+        writer.write(tick);
+        if (!o.quiet) {
+            fmt::print(stderr, "{}\n", tick_line(tick, cfg.thresholds));
+        }
+    });
+    writer.finish(clock.wall_now());
+}
+
+int run(const DemoOptions& o) {
+    const DemoPlan plan = plan_demo(o, find_workload(o.workload));
     report::BuildOptions b;
     const config::Config cfg = apply_config(o.flags, b);
     const std::string db_path = o.db.empty() ? temp_db_path() : o.db;
@@ -105,45 +153,17 @@ int run(const DemoOptions& o) {
     } else {
         store::refuse_recorded_data(db_path);
     }
-
     std::unique_ptr<Clock> clock;
     if (o.realtime) {
         clock = std::make_unique<SystemClock>();
     } else {
-        clock = std::make_unique<SimulatedClock>(start);
+        clock = std::make_unique<SimulatedClock>(plan.start);
     }
     const std::unique_ptr<telemetry::DeviceSource> source =
-        telemetry::make_synthetic_source(o.workload, clock->wall_now(), interval, o.seed);
-    {
-        store::Database db(db_path, store::OpenMode::create);
-        store::migrate(db);
-        store::Writer writer(
-            db, store::RunInfo{"demo", source->driver_version(), "synthetic:" + o.workload,
-                               interval, cfg.thresholds.active_util_pct, clock->wall_now(),
-                               cfg.thresholds.held_mib, cfg.thresholds.graphics_is_holder});
-        if (!o.quiet) {
-            fmt::print(stderr, "# Recording {} synthetic ticks of workload '{}' at {} interval\n",
-                       ticks, o.workload, format_duration(interval));
-        }
-        identity::Resolver resolver;
-        sampler::SamplerOptions so;
-        so.interval_us = interval;
-        so.max_ticks = static_cast<std::uint64_t>(ticks);
-        so.active_threshold_pct = cfg.thresholds.active_util_pct;
-        so.graphics_is_holder = cfg.thresholds.graphics_is_holder;
-        so.held_mib = cfg.thresholds.held_mib;
-        sampler::Sampler sampler(*source, *clock, resolver, so);
-        const std::atomic<bool> stop{false};
-        sampler.run(stop, [&](const telemetry::Tick& tick) {
-            writer.write(tick);
-            if (!o.quiet) {
-                fmt::print(stderr, "{}\n", tick_line(tick, cfg.thresholds));
-            }
-        });
-        writer.finish(clock->wall_now());
-    }
-    b.from = start;
-    b.to = std::max(clock->wall_now(), start + 1);
+        telemetry::make_synthetic_source(o.workload, clock->wall_now(), plan.interval, o.seed);
+    record_demo(o, plan, cfg, db_path, *source, *clock);
+    b.from = plan.start;
+    b.to = std::max(clock->wall_now(), plan.start + 1);
     b.window_label = format_duration(std::max<DurationUs>(b.to - b.from, 1));
     return print_report(db_path, b, o.flags);
 }

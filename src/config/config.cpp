@@ -18,6 +18,86 @@
 
 namespace gua::config {
 
+namespace {
+
+/// [thresholds] into `out`.
+Result<void> parse_thresholds(const std::string& path, const toml::table& t,
+                              audit::Thresholds& out) {
+    if (auto r = check_keys(path, t, "thresholds",
+                            {"active_util_pct", "held_mib", "graphics_is_holder"});
+        !r) {
+        return r;
+    }
+    if (const toml::node* n = t.get("active_util_pct")) {
+        const std::optional<double> v = n->value<double>();
+        if (!v || !(*v > 0 && *v <= 100)) { // NaN fails too
+            return at(path, *n, "thresholds.active_util_pct",
+                      "expected a number greater than 0 and at most 100");
+        }
+        out.active_util_pct = *v;
+    }
+    if (const toml::node* n = t.get("held_mib")) {
+        const std::optional<std::int64_t> v = whole_number(*n);
+        if (!v || *v < 0) {
+            return at(path, *n, "thresholds.held_mib", "expected a whole number of MiB >= 0");
+        }
+        out.held_mib = *v;
+    }
+    if (const toml::node* n = t.get("graphics_is_holder")) {
+        const std::optional<bool> v = n->value<bool>();
+        if (!v) {
+            return at(path, *n, "thresholds.graphics_is_holder", "expected true or false");
+        }
+        out.graphics_is_holder = *v;
+    }
+    return {};
+}
+
+/// [daemon] into `out`.
+Result<void> parse_daemon(const std::string& path, const toml::table& t, Config& out) {
+    if (auto r = check_keys(path, t, "daemon", {"interval", "db", "listen", "kernel_log"}); !r) {
+        return r;
+    }
+    if (const toml::node* n = t.get("interval")) {
+        const std::optional<std::string> v = n->value<std::string>();
+        const Result<DurationUs> d = v ? parse_duration(*v) : Result<DurationUs>(Error{"x"});
+        if (!d) {
+            return at(path, *n, "daemon.interval", "expected a duration such as \"30s\"");
+        }
+        if (d.value() < 100 * k_us_per_ms) {
+            return at(path, *n, "daemon.interval",
+                      "expected a duration of at least 100ms, such as \"30s\"");
+        }
+        out.interval_us = d.value();
+    }
+    if (const toml::node* n = t.get("db")) {
+        const std::optional<std::string> v = n->value<std::string>();
+        if (!v || v->empty()) {
+            return at(path, *n, "daemon.db", "expected a file path");
+        }
+        out.db = *v;
+    }
+    if (const toml::node* n = t.get("listen")) {
+        const std::optional<std::string> v = n->value<std::string>();
+        if (!v) {
+            return at(path, *n, "daemon.listen",
+                      "expected an address such as \"127.0.0.1:10409\" or \"\" (off)");
+        }
+        out.listen = *v;
+    }
+    if (const toml::node* n = t.get("kernel_log")) {
+        const std::optional<std::string> v = n->value<std::string>();
+        if (!v) {
+            return at(path, *n, "daemon.kernel_log",
+                      "expected a path such as \"/dev/kmsg\" or \"\" (off)");
+        }
+        out.kernel_log = *v;
+    }
+    return {};
+}
+
+} // namespace
+
 Result<Config> parse_config(const std::string& text, const std::string& path) {
     toml::table root;
     try {
@@ -34,73 +114,13 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return r.error();
     }
     if (const toml::table* t = root["thresholds"].as_table()) {
-        if (auto r = check_keys(path, *t, "thresholds",
-                                {"active_util_pct", "held_mib", "graphics_is_holder"});
-            !r) {
+        if (auto r = parse_thresholds(path, *t, c.thresholds); !r) {
             return r.error();
-        }
-        if (const toml::node* n = t->get("active_util_pct")) {
-            const std::optional<double> v = n->value<double>();
-            if (!v || !(*v > 0 && *v <= 100)) { // NaN fails too
-                return at(path, *n, "thresholds.active_util_pct",
-                          "expected a number greater than 0 and at most 100");
-            }
-            c.thresholds.active_util_pct = *v;
-        }
-        if (const toml::node* n = t->get("held_mib")) {
-            const std::optional<std::int64_t> v = whole_number(*n);
-            if (!v || *v < 0) {
-                return at(path, *n, "thresholds.held_mib", "expected a whole number of MiB >= 0");
-            }
-            c.thresholds.held_mib = *v;
-        }
-        if (const toml::node* n = t->get("graphics_is_holder")) {
-            const std::optional<bool> v = n->value<bool>();
-            if (!v) {
-                return at(path, *n, "thresholds.graphics_is_holder", "expected true or false");
-            }
-            c.thresholds.graphics_is_holder = *v;
         }
     }
     if (const toml::table* t = root["daemon"].as_table()) {
-        if (auto r = check_keys(path, *t, "daemon", {"interval", "db", "listen", "kernel_log"});
-            !r) {
+        if (auto r = parse_daemon(path, *t, c); !r) {
             return r.error();
-        }
-        if (const toml::node* n = t->get("interval")) {
-            const std::optional<std::string> v = n->value<std::string>();
-            const Result<DurationUs> d = v ? parse_duration(*v) : Result<DurationUs>(Error{"x"});
-            if (!d) {
-                return at(path, *n, "daemon.interval", "expected a duration such as \"30s\"");
-            }
-            if (d.value() < 100 * k_us_per_ms) {
-                return at(path, *n, "daemon.interval",
-                          "expected a duration of at least 100ms, such as \"30s\"");
-            }
-            c.interval_us = d.value();
-        }
-        if (const toml::node* n = t->get("db")) {
-            const std::optional<std::string> v = n->value<std::string>();
-            if (!v || v->empty()) {
-                return at(path, *n, "daemon.db", "expected a file path");
-            }
-            c.db = *v;
-        }
-        if (const toml::node* n = t->get("listen")) {
-            const std::optional<std::string> v = n->value<std::string>();
-            if (!v) {
-                return at(path, *n, "daemon.listen",
-                          "expected an address such as \"127.0.0.1:10409\" or \"\" (off)");
-            }
-            c.listen = *v;
-        }
-        if (const toml::node* n = t->get("kernel_log")) {
-            const std::optional<std::string> v = n->value<std::string>();
-            if (!v) {
-                return at(path, *n, "daemon.kernel_log",
-                          "expected a path such as \"/dev/kmsg\" or \"\" (off)");
-            }
-            c.kernel_log = *v;
         }
     }
     const auto section = [&](const char* name, auto parse, auto& out) -> Result<void> {

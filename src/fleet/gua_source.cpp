@@ -114,29 +114,62 @@ bool whole_hours(const TimeZone& tz, TimeUs from, TimeUs to) {
     return true;
 }
 
+using HeatCells = std::array<std::array<audit::StateTimes, 24>, 7>;
+
+/// The hosts read at each step's latest sample (`steady`: a daemon's counters carry over a gap or
+/// a restart), and those read at the last sample of each step (`last`: hosts whose counters went
+/// down or that are gone at the end), however early in it, so that a daemon that stopped inside a
+/// step (for good, or to come back on a new database) is seen up to its stop.
+struct StepHosts {
+    std::vector<std::string> steady;
+    std::vector<std::string> last;
+};
+
+StepHosts step_hosts(const CounterTotals& totals) {
+    StepHosts out;
+    std::set_union(totals.went_down.begin(), totals.went_down.end(), totals.gone_at_end.begin(),
+                   totals.gone_at_end.end(), std::back_inserter(out.last));
+    std::set_difference(totals.hosts.begin(), totals.hosts.end(), out.last.begin(), out.last.end(),
+                        std::back_inserter(out.steady));
+    return out;
+}
+
+/// The cells into §5. The steps are read apart from the window's totals: they too may not hold
+/// more card time than the cards could record (Fatal when they do).
+void place_heatmap(ReportModel& m, const HeatCells& cells, const FleetRead& r,
+                   const CounterTotals& totals) {
+    const BuildOptions& o = r.options;
+    DurationUs counted = 0;
+    for (std::size_t d = 0; d < 7; ++d) {
+        for (std::size_t h = 0; h < 24; ++h) {
+            m.heatmap[d][h] = heat_cell(cells[d][h]);
+            counted += cells[d][h].total();
+        }
+    }
+    const double allowed =
+        static_cast<double>(m.gpus.size()) *
+        static_cast<double>(o.to - o.from + counter_tolerance_us(totals.sample_interval_us));
+    if (static_cast<double>(counted) > allowed) {
+        throw Fatal(fmt::format("refused the answers of Prometheus at {}: the hourly increases of "
+                                "gua_gpu_seconds_total sum to {} of card time, more than the "
+                                "fleet's {} card{} hold in a window of {}",
+                                r.prom.url(), format_duration(counted), m.gpus.size(),
+                                m.gpus.size() == 1 ? "" : "s", format_duration(o.to - o.from)));
+    }
+}
+
 /// §5 from the increase per hour (per quarter hour in zones offset by a fraction of an hour),
 /// and the two partial edges, read per host at each step (prometheus/counters.hpp). Returns the
 /// cells' state times (§8 reads them).
-std::array<std::array<audit::StateTimes, 24>, 7> fill_heatmap(ReportModel& m, const FleetRead& r,
-                                                              const CounterTotals& totals) {
+HeatCells fill_heatmap(ReportModel& m, const FleetRead& r, const CounterTotals& totals) {
     PrometheusClient& prom = r.prom;
     const BuildOptions& o = r.options;
     const TimeZone& tz = r.tz;
-    std::array<std::array<audit::StateTimes, 24>, 7> cells{};
+    HeatCells cells{};
     const DurationUs step = whole_hours(tz, o.from, o.to) ? k_us_per_hour : k_quarter_us;
     const auto found = totals.series_per_host.find(family(F::gpu_seconds_total));
     const std::int64_t series = found != totals.series_per_host.end() ? found->second : 1;
-    // The latest sample at each step (a daemon's counters carry over a gap or a restart). Hosts
-    // whose counters went down or that are gone at the end: the last sample of each step,
-    // however early in it, so that a daemon that stopped inside a step (for good, or to come
-    // back on a new database) is seen up to its stop. A host's sum of one state counts at most a
-    // second a second per card.
-    std::vector<std::string> last;
-    std::set_union(totals.went_down.begin(), totals.went_down.end(), totals.gone_at_end.begin(),
-                   totals.gone_at_end.end(), std::back_inserter(last));
-    std::vector<std::string> steady;
-    std::set_difference(totals.hosts.begin(), totals.hosts.end(), last.begin(), last.end(),
-                        std::back_inserter(steady));
+    const StepHosts split = step_hosts(totals);
     const std::string by = "sum by (" + r.fleet.host_label + ", state) ";
     const std::string range = prom_range(step);
     // A host's sum of one state over one step is at most a step per card (its series).
@@ -159,38 +192,20 @@ std::array<std::array<audit::StateTimes, 24>, 7> fill_heatmap(ReportModel& m, co
         return HostSet{r.fleet.host_label, std::move(names), series, totals.sample_interval_us,
                        r.limits};
     };
-    read_step_increases(prom, hosts(steady),
+    read_step_increases(prom, hosts(split.steady),
                         StepQuery{by + "(" + family(F::gpu_seconds_total) + "{{HOSTS}})", "",
                                   o.from, o.to, step, static_cast<double>(series)},
                         add);
     // The highest value of a step tells what a daemon that started over inside it counted
     // before.
     read_step_increases(
-        prom, hosts(last),
+        prom, hosts(split.last),
         StepQuery{
             by + "(last_over_time(" + family(F::gpu_seconds_total) + "{{HOSTS}}" + range + "))",
             by + "(max_over_time(" + family(F::gpu_seconds_total) + "{{HOSTS}}" + range + "))",
             o.from, o.to, step, static_cast<double>(series)},
         add);
-    // The steps are read apart from the window's totals: they too may not hold more card time
-    // than the cards could record.
-    DurationUs counted = 0;
-    for (std::size_t d = 0; d < 7; ++d) {
-        for (std::size_t h = 0; h < 24; ++h) {
-            m.heatmap[d][h] = heat_cell(cells[d][h]);
-            counted += cells[d][h].total();
-        }
-    }
-    const double allowed =
-        static_cast<double>(m.gpus.size()) *
-        static_cast<double>(o.to - o.from + counter_tolerance_us(totals.sample_interval_us));
-    if (static_cast<double>(counted) > allowed) {
-        throw Fatal(fmt::format("refused the answers of Prometheus at {}: the hourly increases of "
-                                "gua_gpu_seconds_total sum to {} of card time, more than the "
-                                "fleet's {} card{} hold in a window of {}",
-                                prom.url(), format_duration(counted), m.gpus.size(),
-                                m.gpus.size() == 1 ? "" : "s", format_duration(o.to - o.from)));
-    }
+    place_heatmap(m, cells, r, totals);
     return cells;
 }
 

@@ -2,21 +2,15 @@
 // NodeNames: the Kubernetes log directories first, the container runtimes' state files after.
 #include "identity/node_names.hpp"
 
+#include "core/clock.hpp"
 #include "identity/user.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <ctime>
 #include <utility>
 
 namespace gua::identity {
 namespace {
-
-std::int64_t names_clock_us() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
-}
 
 void from_env(const char* variable, std::string& path) {
     if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
@@ -57,7 +51,7 @@ bool NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
     // call's is touched later.
     auto found = std::make_shared<telemetry::Identity>(identity);
     const std::string claimed(claimed_container);
-    const std::int64_t start = names_clock_us();
+    const std::int64_t start = SystemClock().mono_now();
     const bool in_time = m_worker.run(
         [files = m_files, found, claimed, now_us] {
             if (!found->pod_uid.empty() || !found->container_id.empty()) {
@@ -67,7 +61,7 @@ bool NodeNames::name(telemetry::Identity& identity, std::int64_t now_us,
             }
         },
         std::max(k_budget_us - m_spent_us, k_min_wait_us));
-    m_spent_us += names_clock_us() - start;
+    m_spent_us += SystemClock().mono_now() - start;
     if (!in_time) {
         ++m_deferred;
         return false;

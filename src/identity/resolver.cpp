@@ -3,13 +3,13 @@
 // result.
 #include "identity/resolver.hpp"
 
+#include "core/clock.hpp"
 #include "identity/cgroup.hpp"
 #include "identity/cmdline.hpp"
 #include "identity/proc_file.hpp"
 
 #include <array>
 #include <cerrno>
-#include <ctime>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <string_view>
@@ -29,12 +29,6 @@ constexpr int k_exit_batch = 64;
 bool is_procfs(const std::string& path) {
     struct statfs fs {};
     return ::statfs(path.c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
-}
-
-std::int64_t monotonic_us() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
 }
 
 std::uint64_t epoll_key(std::uint32_t pid, int fd) {
@@ -74,7 +68,7 @@ Resolver::Resolver(std::string proc_root, std::uint32_t first_person_uid,
 
 void Resolver::reap_exited() {
     m_reaped = true;
-    m_now_us = monotonic_us();
+    m_now_us = SystemClock().mono_now();
     collect_exits();
 }
 
@@ -201,7 +195,7 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
     if (it == m_cache.end()) {
         if (const auto a = m_absent.find(pid); a != m_absent.end()) {
             a->second.seen = true;
-            if (monotonic_us() - a->second.checked_us < m_exec_check_us) {
+            if (SystemClock().mono_now() - a->second.checked_us < m_exec_check_us) {
                 return m_unknown;
             }
         }
@@ -253,7 +247,7 @@ const ProcessFacts& Resolver::resolve(std::uint32_t pid) {
 }
 
 const ProcessFacts& Resolver::absent(std::uint32_t pid) {
-    m_absent.insert_or_assign(pid, Absent{monotonic_us(), true});
+    m_absent.insert_or_assign(pid, Absent{SystemClock().mono_now(), true});
     return m_unknown;
 }
 

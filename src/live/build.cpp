@@ -57,6 +57,79 @@ DecisionNow decision_of(const store::DecisionRow& r) {
                        r.detail};
 }
 
+/// The holders of card `r` (as `tick` classes its processes), appended to `holders` from index
+/// `first` on: one row per process, memory summed and SM utilization the highest.
+void add_holders(std::vector<HolderNow>& holders, std::size_t first,
+                 const telemetry::CardTickRecord& r, const audit::CardTick& tick,
+                 const audit::Thresholds& thresholds) {
+    for (std::size_t i = 0; i < r.processes.size(); ++i) {
+        const telemetry::ProcessTick& p = r.processes[i];
+        if (!audit::is_holder(tick.processes[i], thresholds)) {
+            continue;
+        }
+        HolderNow& h = holder_of(holders, first, p);
+        h.gpu_index = r.device.index;
+        h.gpu_uuid = r.device.uuid;
+        if (p.mem_used_mib) {
+            h.mem_mib = h.mem_mib.value_or(0) + *p.mem_used_mib;
+        }
+        if (p.sm_util_pct) {
+            h.sm_pct = std::max(h.sm_pct.value_or(0.0), *p.sm_util_pct);
+        }
+    }
+}
+
+/// Each holder's memory trend on card `r`, and when it would fill the card's free memory.
+void add_trends(std::vector<HolderNow>& holders, std::size_t first,
+                const telemetry::CardTickRecord& r, const audit::TrendBook& trends) {
+    const std::optional<std::int64_t> free_mib =
+        r.device.memory_total_mib && r.readings.mem_used_mib
+            ? std::optional(*r.device.memory_total_mib - *r.readings.mem_used_mib)
+            : std::nullopt;
+    for (std::size_t i = first; i < holders.size(); ++i) {
+        HolderNow& h = holders[i];
+        const std::optional<audit::MemoryTrend> trend =
+            trends.trend(audit::HoldingKey{r.device.uuid, {h.pid, h.start_ticks}});
+        if (trend) {
+            h.mem_trend_mib_per_hour = trend->mib_per_hour;
+            if (free_mib) {
+                h.time_to_full_us = audit::time_to_full(*trend, *free_mib);
+            }
+        }
+    }
+}
+
+/// Marks the holders that hold `card` idle, with how long they have (from their streak).
+void mark_idle_held(std::vector<HolderNow>& holders, std::size_t first, const audit::CardNow& card,
+                    const audit::StreakBook& streaks, const audit::Thresholds& thresholds) {
+    const telemetry::CardTickRecord& r = *card.record;
+    for (const audit::HoldingSeen& seen : audit::holdings_of(card, thresholds)) {
+        const auto streak = streaks.find(audit::HoldingKey{r.device.uuid, seen.process});
+        for (std::size_t i = first; i < holders.size(); ++i) {
+            HolderNow& h = holders[i];
+            if (h.pid == seen.process.pid && h.start_ticks == seen.process.start_ticks &&
+                seen.idle_held) {
+                h.idle_held = true;
+                h.idle_us = streak ? streak->idle_us : card.duration_us;
+                h.idle_since = streak ? streak->since : card.t0;
+            }
+        }
+    }
+}
+
+/// Worst first: idle-held memory × time, then memory, then card and pid.
+void sort_worst_first(std::vector<HolderNow>& holders) {
+    std::stable_sort(holders.begin(), holders.end(), [](const HolderNow& a, const HolderNow& b) {
+        if (weight(a) != weight(b)) {
+            return weight(a) > weight(b);
+        }
+        if (a.mem_mib.value_or(0) != b.mem_mib.value_or(0)) {
+            return a.mem_mib.value_or(0) > b.mem_mib.value_or(0);
+        }
+        return a.gpu_index != b.gpu_index ? a.gpu_index < b.gpu_index : a.pid < b.pid;
+    });
+}
+
 } // namespace
 
 Shares shares_of(const audit::StateTimes& t) {
@@ -93,59 +166,11 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
         }
         m.gpus.push_back(std::move(g));
         const std::size_t first = m.holders.size();
-        for (std::size_t i = 0; i < r.processes.size(); ++i) {
-            const telemetry::ProcessTick& p = r.processes[i];
-            if (!audit::is_holder(tick.processes[i], thresholds)) {
-                continue;
-            }
-            HolderNow& h = holder_of(m.holders, first, p);
-            h.gpu_index = r.device.index;
-            h.gpu_uuid = r.device.uuid;
-            if (p.mem_used_mib) {
-                h.mem_mib = h.mem_mib.value_or(0) + *p.mem_used_mib;
-            }
-            if (p.sm_util_pct) {
-                h.sm_pct = std::max(h.sm_pct.value_or(0.0), *p.sm_util_pct);
-            }
-        }
-        const std::optional<std::int64_t> free_mib =
-            r.device.memory_total_mib && r.readings.mem_used_mib
-                ? std::optional(*r.device.memory_total_mib - *r.readings.mem_used_mib)
-                : std::nullopt;
-        for (std::size_t i = first; i < m.holders.size(); ++i) {
-            HolderNow& h = m.holders[i];
-            const std::optional<audit::MemoryTrend> trend =
-                trends.trend(audit::HoldingKey{r.device.uuid, {h.pid, h.start_ticks}});
-            if (trend) {
-                h.mem_trend_mib_per_hour = trend->mib_per_hour;
-                if (free_mib) {
-                    h.time_to_full_us = audit::time_to_full(*trend, *free_mib);
-                }
-            }
-        }
-        for (const audit::HoldingSeen& seen : audit::holdings_of(card, thresholds)) {
-            const auto streak = streaks.find(audit::HoldingKey{r.device.uuid, seen.process});
-            for (std::size_t i = first; i < m.holders.size(); ++i) {
-                HolderNow& h = m.holders[i];
-                if (h.pid == seen.process.pid && h.start_ticks == seen.process.start_ticks &&
-                    seen.idle_held) {
-                    h.idle_held = true;
-                    h.idle_us = streak ? streak->idle_us : card.duration_us;
-                    h.idle_since = streak ? streak->since : card.t0;
-                }
-            }
-        }
+        add_holders(m.holders, first, r, tick, thresholds);
+        add_trends(m.holders, first, r, trends);
+        mark_idle_held(m.holders, first, card, streaks, thresholds);
     }
-    std::stable_sort(
-        m.holders.begin(), m.holders.end(), [](const HolderNow& a, const HolderNow& b) {
-            if (weight(a) != weight(b)) {
-                return weight(a) > weight(b);
-            }
-            if (a.mem_mib.value_or(0) != b.mem_mib.value_or(0)) {
-                return a.mem_mib.value_or(0) > b.mem_mib.value_or(0);
-            }
-            return a.gpu_index != b.gpu_index ? a.gpu_index < b.gpu_index : a.pid < b.pid;
-        });
+    sort_worst_first(m.holders);
     for (auto it = decisions.rbegin(); it != decisions.rend(); ++it) {
         m.decisions.push_back(decision_of(*it));
     }

@@ -138,6 +138,22 @@ std::string server_root(std::string url) {
     return url;
 }
 
+/// `params` as an URL-encoded form ("name=value&…"); throws Fatal when libcurl runs out of
+/// memory.
+std::string encode_form(const CurlApi& api, CURL* curl,
+                        const std::vector<std::pair<std::string, std::string>>& params) {
+    std::string form;
+    for (const auto& [name, value] : params) {
+        char* escaped = api.easy_escape(curl, value.c_str(), static_cast<int>(value.size()));
+        if (escaped == nullptr) {
+            throw Fatal("cannot encode a Prometheus query (out of memory)");
+        }
+        form += (form.empty() ? "" : "&") + name + "=" + escaped;
+        api.free(escaped);
+    }
+    return form;
+}
+
 } // namespace
 
 PrometheusClient::PrometheusClient(std::string base_url, DurationUs report_timeout_us,
@@ -190,15 +206,7 @@ PromAnswer PrometheusClient::curl_post(const std::string& path, const Params& pa
                                        DurationUs timeout_us) {
     const CurlApi& api = curl_api();
     CURL* curl = static_cast<CURL*>(m_curl);
-    std::string form;
-    for (const auto& [name, value] : params) {
-        char* escaped = api.easy_escape(curl, value.c_str(), static_cast<int>(value.size()));
-        if (escaped == nullptr) {
-            throw Fatal("cannot encode a Prometheus query (out of memory)");
-        }
-        form += (form.empty() ? "" : "&") + name + "=" + escaped;
-        api.free(escaped);
-    }
+    const std::string form = encode_form(api, curl, params);
     // The label-values endpoint answers GET only (Prometheus 2.42); the query endpoints take a
     // POSTed form, which has no length limit.
     const bool get = path.find("/label/") != std::string::npos;

@@ -11,11 +11,14 @@
 
 namespace gua::report::counters_parts {
 
-void read_last_values(PrometheusClient& prom, const CounterQuery& q, DurationUs sample_interval_us,
-                      const std::map<std::string, std::vector<TimeUs>>& bounds_of, Assembly& as) {
-    const std::string& host_label = q.host_label;
-    const PromLimits& limits = q.limits;
-    std::map<std::pair<TimeUs, TimeUs>, std::vector<std::string>> gone; // chunk → hosts
+namespace {
+
+using ChunkHosts = std::map<std::pair<TimeUs, TimeUs>, std::vector<std::string>>;
+
+/// The hosts of `bounds_of` last seen at a bound before their last one, by the chunk that
+/// starts at that bound: they went away for good inside it.
+ChunkHosts gone_hosts(const std::map<std::string, std::vector<TimeUs>>& bounds_of, Assembly& as) {
+    ChunkHosts gone; // chunk → hosts
     for (const auto& [host, bounds] : bounds_of) {
         const auto& times = as.at[host];
         const auto seen = [&](TimeUs t) {
@@ -30,6 +33,35 @@ void read_last_values(PrometheusClient& prom, const CounterQuery& q, DurationUs 
             gone[{bounds[last - 1], bounds[last]}].push_back(host);
         }
     }
+    return gone;
+}
+
+/// The start time gauge and every family's sum, each at its last value over `range` for the
+/// hosts of matcher `hs`, labelled with the family's name.
+std::string last_values_expr(const CounterQuery& q, const std::string& hs,
+                             const std::string& range) {
+    const std::string& host_label = q.host_label;
+    std::vector<std::string> parts{
+        fmt::format("label_replace(max by ({0}) (last_over_time({1}{{{2}}}{3})), \"gua_family\", "
+                    "\"{1}\", \"\", \"\")",
+                    host_label, q.start_time_gauge, hs, range)};
+    for (const CounterFamily& f : q.counters) {
+        parts.push_back(fmt::format(
+            "label_replace(sum by ({}) (last_over_time({}{{{}{}}}{})), \"gua_family\", "
+            "\"{}\", \"\", \"\")",
+            host_label + (f.labels.empty() ? "" : ", " + join(f.labels, ", ")), f.name, hs,
+            f.pod_series ? ", namespace=\"\", pod=\"\", container=\"\"" : "", range, f.name));
+    }
+    return join(parts, " or ");
+}
+
+} // namespace
+
+void read_last_values(PrometheusClient& prom, const CounterQuery& q, DurationUs sample_interval_us,
+                      const std::map<std::string, std::vector<TimeUs>>& bounds_of, Assembly& as) {
+    const std::string& host_label = q.host_label;
+    const PromLimits& limits = q.limits;
+    const ChunkHosts gone = gone_hosts(bounds_of, as);
     std::vector<std::function<void(PrometheusClient&)>> jobs;
     std::map<std::string, std::map<TimeUs, HostAt>> last_seen;
     for (const auto& [chunk, hosts] : gone) {
@@ -42,20 +74,8 @@ void read_last_values(PrometheusClient& prom, const CounterQuery& q, DurationUs 
             }
             const std::string hs = label_matcher(
                 host_label, std::span<const std::string>(hosts.data() + r.first_host, r.hosts));
-            const std::string range = prom_range(b - a);
-            std::vector<std::string> parts{fmt::format(
-                "label_replace(max by ({0}) (last_over_time({1}{{{2}}}{3})), \"gua_family\", "
-                "\"{1}\", \"\", \"\")",
-                host_label, q.start_time_gauge, hs, range)};
-            for (const CounterFamily& f : q.counters) {
-                parts.push_back(fmt::format(
-                    "label_replace(sum by ({}) (last_over_time({}{{{}{}}}{})), \"gua_family\", "
-                    "\"{}\", \"\", \"\")",
-                    host_label + (f.labels.empty() ? "" : ", " + join(f.labels, ", ")), f.name, hs,
-                    f.pod_series ? ", namespace=\"\", pod=\"\", container=\"\"" : "", range,
-                    f.name));
-            }
-            jobs.emplace_back([&, expr = join(parts, " or "), b](PrometheusClient& client) {
+            const std::string expr = last_values_expr(q, hs, prom_range(b - a));
+            jobs.emplace_back([&, expr, b](PrometheusClient& client) {
                 client.query_each(expr, b, [&](PromLabels& labels, std::optional<double> v) {
                     if (!v) {
                         return;

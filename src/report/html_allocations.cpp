@@ -50,34 +50,59 @@ void matrix(std::string& out, const AllocationSection& a) {
     }
 }
 
+/// Allocated-unused alone, by the allocation's user: what a fleet source knows.
+void owners_only(std::string& out, const AllocationSection& a, const std::string& currency) {
+    out += fmt::format("<section id=\"allocations\"><h2>Allocations</h2>\n<p>Allocated-unused "
+                       "{} GPU-hours; the allocation matrix and use outside the scheduler "
+                       "need the hosts' databases (<code>gua report --db</code>).</p>\n",
+                       number("allocations.allocated_unused_gpu_hours", a.allocated_unused_hours,
+                              format_hours(a.allocated_unused_hours)));
+    if (!a.owners.empty()) {
+        out += table_open({"user", "#allocated-unused GPU-hours", "#allocated-unused cost"},
+                          "Allocated-unused by the allocation's user");
+        for (std::size_t i = 0; i < a.owners.size(); ++i) {
+            const AllocationOwnerRow& r = a.owners[i];
+            const std::string key = fmt::format("allocations.owners.{}.", i);
+            out += fmt::format("<tr><td>{}</td>{}{}</tr>", esc(r.name),
+                               hours(key + "allocated_unused_gpu_hours", r.allocated_unused_hours),
+                               num_td(number(key + "allocated_unused_cents",
+                                             static_cast<double>(r.allocated_unused_cents),
+                                             format_money(r.allocated_unused_cents, currency))));
+        }
+        out += k_table_close;
+    }
+    out += "</section>\n";
+}
+
+/// Allocated-unused by owner, with their allocations and allocated hours.
+void owner_table(std::string& out, const AllocationSection& a, const std::string& currency) {
+    if (a.owners.empty()) {
+        return;
+    }
+    out += table_open({"owner", "kind", "#allocations", "#allocated GPU-hours",
+                       "#allocated-unused GPU-hours", "#allocated-unused cost"},
+                      "Allocated-unused by owner (not part of any identity's GPU-hours)");
+    for (std::size_t i = 0; i < a.owners.size(); ++i) {
+        const AllocationOwnerRow& r = a.owners[i];
+        const std::string key = fmt::format("allocations.owners.{}.", i);
+        out += fmt::format("<tr><td>{}</td><td>{}</td>{}{}{}{}</tr>", esc(r.name), esc(r.kind),
+                           num_td(std::to_string(r.allocations)),
+                           hours(key + "allocated_gpu_hours", r.allocated_hours),
+                           hours(key + "allocated_unused_gpu_hours", r.allocated_unused_hours),
+                           num_td(number(key + "allocated_unused_cents",
+                                         static_cast<double>(r.allocated_unused_cents),
+                                         format_money(r.allocated_unused_cents, currency))));
+    }
+    out += k_table_close;
+}
+
 } // namespace html_allocations_cpp
 
 void allocations_section(std::string& out, const ReportModel& m) {
     using namespace html_allocations_cpp;
     const AllocationSection& a = *m.allocation;
     if (!a.matrix_known) {
-        out +=
-            fmt::format("<section id=\"allocations\"><h2>Allocations</h2>\n<p>Allocated-unused "
-                        "{} GPU-hours; the allocation matrix and use outside the scheduler "
-                        "need the hosts' databases (<code>gua report --db</code>).</p>\n",
-                        number("allocations.allocated_unused_gpu_hours", a.allocated_unused_hours,
-                               format_hours(a.allocated_unused_hours)));
-        if (!a.owners.empty()) {
-            out += table_open({"user", "#allocated-unused GPU-hours", "#allocated-unused cost"},
-                              "Allocated-unused by the allocation's user");
-            for (std::size_t i = 0; i < a.owners.size(); ++i) {
-                const AllocationOwnerRow& r = a.owners[i];
-                const std::string key = fmt::format("allocations.owners.{}.", i);
-                out += fmt::format(
-                    "<tr><td>{}</td>{}{}</tr>", esc(r.name),
-                    hours(key + "allocated_unused_gpu_hours", r.allocated_unused_hours),
-                    num_td(number(key + "allocated_unused_cents",
-                                  static_cast<double>(r.allocated_unused_cents),
-                                  format_money(r.allocated_unused_cents, m.cost.currency))));
-            }
-            out += k_table_close;
-        }
-        out += "</section>\n";
+        owners_only(out, a, m.cost.currency);
         return;
     }
     out += fmt::format("<section id=\"allocations\"><h2>Allocations</h2>\n<p class=\"small "
@@ -86,24 +111,7 @@ void allocations_section(std::string& out, const ReportModel& m) {
                        number("allocations.count", static_cast<double>(a.allocations),
                               std::to_string(a.allocations)));
     matrix(out, a);
-    if (!a.owners.empty()) {
-        out += table_open({"owner", "kind", "#allocations", "#allocated GPU-hours",
-                           "#allocated-unused GPU-hours", "#allocated-unused cost"},
-                          "Allocated-unused by owner (not part of any identity's GPU-hours)");
-        for (std::size_t i = 0; i < a.owners.size(); ++i) {
-            const AllocationOwnerRow& r = a.owners[i];
-            const std::string key = fmt::format("allocations.owners.{}.", i);
-            out += fmt::format(
-                "<tr><td>{}</td><td>{}</td>{}{}{}{}</tr>", esc(r.name), esc(r.kind),
-                num_td(std::to_string(r.allocations)),
-                hours(key + "allocated_gpu_hours", r.allocated_hours),
-                hours(key + "allocated_unused_gpu_hours", r.allocated_unused_hours),
-                num_td(number(key + "allocated_unused_cents",
-                              static_cast<double>(r.allocated_unused_cents),
-                              format_money(r.allocated_unused_cents, m.cost.currency))));
-        }
-        out += k_table_close;
-    }
+    owner_table(out, a, m.cost.currency);
     if (a.unallocated_use.empty()) {
         out += "<p class=\"muted\">No use outside the scheduler.</p></section>\n";
         return;

@@ -84,6 +84,91 @@ void headline_chart(std::string& out, const ReportModel& m) {
     out += "</svg></figure>\n";
 }
 
+namespace {
+
+constexpr double k_timeline_width = 1000;
+constexpr double k_timeline_height = 34;
+
+/// Draws span `s` into `paths` (one per state part: a bar from the baseline up) and
+/// `hover` (a transparent rectangle carrying its <title>).
+void span_bars(std::vector<std::string>& paths, std::string& hover, const TimelineSpan& s,
+               const ReportModel& m, bool alloc) {
+    const double window = static_cast<double>(std::max<TimeUs>(m.window_to - m.window_from, 1));
+    const double x = static_cast<double>(s.from - m.window_from) / window * k_timeline_width;
+    const double w = static_cast<double>(s.to - s.from) / window * k_timeline_width;
+    const double span_hours = to_hours(std::max<TimeUs>(s.to - s.from, 1));
+    StateShares span;
+    span.active_hours = s.active_hours;
+    span.idle_held_hours = s.idle_held_hours;
+    span.allocated_unused_hours = s.allocated_unused_hours;
+    span.truly_idle_hours = s.truly_idle_hours;
+    span.unmeasured_hours = s.unmeasured_hours;
+    const std::vector<StatePart> parts = state_parts(span, alloc);
+    std::string title;
+    double y = k_timeline_height;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        const double hours = parts[k].hours;
+        if (hours <= 0) {
+            continue;
+        }
+        title += fmt::format(", {} {} h", parts[k].name, format_hours(hours));
+        const double h = std::min(hours / span_hours * k_timeline_height, y);
+        if (h >= 0.05) {
+            fmt::format_to(std::back_inserter(paths[k]), "M{:.2f} {:.1f}v-{:.1f}h{:.2f}v{:.1f}z", x,
+                           y, h, w, h);
+        }
+        y -= h;
+    }
+    fmt::format_to(std::back_inserter(hover),
+                   "<rect x=\"{:.2f}\" width=\"{:.2f}\" height=\"34\"><title>{}:{}</title></rect>",
+                   x, w, span_text(s.from, s.to), title.substr(1));
+}
+
+/// One card's timeline. One path per state, then one transparent rectangle per span carrying
+/// its <title>: a fifth of the bytes of a rectangle each.
+void timeline_row(std::string& out, const ReportModel& m, const GpuTimeline& g,
+                  const std::vector<StatePart>& legend, bool alloc) {
+    const auto row = std::find_if(m.gpus.begin(), m.gpus.end(),
+                                  [&](const GpuRow& r) { return r.index == g.index; });
+    const std::string name =
+        row == m.gpus.end() ? fmt::format("GPU {}", g.index)
+                            : fmt::format("GPU {} · {} · {}", g.index, row->short_uuid, row->model);
+    out += fmt::format("<div class=\"tl\"><h3>{}</h3><svg viewBox=\"0 0 1000 34\" "
+                       "preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}: state "
+                       "over the window, {} stretches with data\">",
+                       esc(name), esc(name), g.spans.size());
+    std::vector<std::string> paths(legend.size());
+    std::string hover;
+    for (const TimelineSpan& s : g.spans) {
+        span_bars(paths, hover, s, m, alloc);
+    }
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+        if (!paths[k].empty()) {
+            out += fmt::format("<path class=\"{}\" d=\"{}\"/>", legend[k].cls, paths[k]);
+        }
+    }
+    out += "<g class=\"hover\">" + hover + "</g>";
+    out += "</svg></div>\n";
+}
+
+/// The time axis, in HTML so that its text keeps its size on any width.
+void timeline_axis(std::string& out, const ReportModel& m) {
+    const double window = static_cast<double>(std::max<TimeUs>(m.window_to - m.window_from, 1));
+    const bool days = m.window_to - m.window_from > 2 * k_us_per_day;
+    const bool short_window = m.window_to - m.window_from <= 2 * k_us_per_hour;
+    out += "<div class=\"axis\" aria-hidden=\"true\">";
+    for (int i = 0; i <= 4; ++i) {
+        const TimeUs t = m.window_from + static_cast<TimeUs>(window * i / 4.0);
+        const std::string label = days           ? format_iso8601(t).substr(0, 10)
+                                  : short_window ? format_iso8601(t).substr(11, 8)
+                                                 : minute_text(t);
+        out += fmt::format("<span style=\"left:{}%\">{}</span>", i * 25, label);
+    }
+    out += "</div>\n";
+}
+
+} // namespace
+
 void timelines(std::string& out, const ReportModel& m) {
     out += "<h3>State over time (UTC)</h3>\n";
     if (m.timeline.bucket_us <= 0) {
@@ -100,74 +185,10 @@ void timelines(std::string& out, const ReportModel& m) {
                        "bar height: share of the time; one bar per {} (a rollup's hour or day "
                        "where the data is coarser)</span></div>\n",
                        esc(format_duration(m.timeline.bucket_us)));
-    const double window = static_cast<double>(std::max<TimeUs>(m.window_to - m.window_from, 1));
-    constexpr double k_width = 1000;
-    constexpr double k_height = 34;
     for (const GpuTimeline& g : m.timeline.gpus) {
-        const auto row = std::find_if(m.gpus.begin(), m.gpus.end(),
-                                      [&](const GpuRow& r) { return r.index == g.index; });
-        const std::string name = row == m.gpus.end() ? fmt::format("GPU {}", g.index)
-                                                     : fmt::format("GPU {} · {} · {}", g.index,
-                                                                   row->short_uuid, row->model);
-        out += fmt::format("<div class=\"tl\"><h3>{}</h3><svg viewBox=\"0 0 1000 34\" "
-                           "preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}: state "
-                           "over the window, {} stretches with data\">",
-                           esc(name), esc(name), g.spans.size());
-        // One path per state (a bar per span from the baseline up), then one transparent
-        // rectangle per span carrying its <title>: a fifth of the bytes of a rectangle each.
-        std::vector<std::string> paths(legend.size());
-        std::string hover;
-        for (const TimelineSpan& s : g.spans) {
-            const double x = static_cast<double>(s.from - m.window_from) / window * k_width;
-            const double w = static_cast<double>(s.to - s.from) / window * k_width;
-            const double span_hours = to_hours(std::max<TimeUs>(s.to - s.from, 1));
-            StateShares span;
-            span.active_hours = s.active_hours;
-            span.idle_held_hours = s.idle_held_hours;
-            span.allocated_unused_hours = s.allocated_unused_hours;
-            span.truly_idle_hours = s.truly_idle_hours;
-            span.unmeasured_hours = s.unmeasured_hours;
-            const std::vector<StatePart> parts = state_parts(span, alloc);
-            std::string title;
-            double y = k_height;
-            for (std::size_t k = 0; k < parts.size(); ++k) {
-                const double hours = parts[k].hours;
-                if (hours <= 0) {
-                    continue;
-                }
-                title += fmt::format(", {} {} h", parts[k].name, format_hours(hours));
-                const double h = std::min(hours / span_hours * k_height, y);
-                if (h >= 0.05) {
-                    fmt::format_to(std::back_inserter(paths[k]),
-                                   "M{:.2f} {:.1f}v-{:.1f}h{:.2f}v{:.1f}z", x, y, h, w, h);
-                }
-                y -= h;
-            }
-            fmt::format_to(
-                std::back_inserter(hover),
-                "<rect x=\"{:.2f}\" width=\"{:.2f}\" height=\"34\"><title>{}:{}</title></rect>", x,
-                w, span_text(s.from, s.to), title.substr(1));
-        }
-        for (std::size_t k = 0; k < paths.size(); ++k) {
-            if (!paths[k].empty()) {
-                out += fmt::format("<path class=\"{}\" d=\"{}\"/>", legend[k].cls, paths[k]);
-            }
-        }
-        out += "<g class=\"hover\">" + hover + "</g>";
-        out += "</svg></div>\n";
+        timeline_row(out, m, g, legend, alloc);
     }
-    // The time axis, in HTML so that its text keeps its size on any width.
-    const bool days = m.window_to - m.window_from > 2 * k_us_per_day;
-    const bool short_window = m.window_to - m.window_from <= 2 * k_us_per_hour;
-    out += "<div class=\"axis\" aria-hidden=\"true\">";
-    for (int i = 0; i <= 4; ++i) {
-        const TimeUs t = m.window_from + static_cast<TimeUs>(window * i / 4.0);
-        const std::string label = days           ? format_iso8601(t).substr(0, 10)
-                                  : short_window ? format_iso8601(t).substr(11, 8)
-                                                 : minute_text(t);
-        out += fmt::format("<span style=\"left:{}%\">{}</span>", i * 25, label);
-    }
-    out += "</div>\n";
+    timeline_axis(out, m);
 }
 
 void heatmap_chart(std::string& out, const ReportModel& m) {

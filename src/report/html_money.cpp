@@ -82,6 +82,38 @@ void health_remedy(std::string& out, std::size_t i, const HealthRemedy& r, const
     out += (r.addressed_gpu_hours ? " — " : "") + prose(r.basis) + "</p></article>\n";
 }
 
+/// The row of each state's share of the spend (and their sum).
+void spend_share_row(std::string& out, const audit::StateCost& t, bool alloc) {
+    const auto p = spend_percentages(t, alloc);
+    out += "<tr><td colspan=\"3\" class=\"muted\">share of spend</td>";
+    const std::vector<double> shown =
+        alloc ? std::vector<double>{p[0], p[1], p[3], p[2], p[0] + p[1] + p[2] + p[3]}
+              : std::vector<double>{p[0], p[1], p[2], p[0] + p[1] + p[2]};
+    for (const double share : shown) {
+        out += num_td(fmt::format("{:.1f}%", share));
+    }
+    out += "</tr>";
+}
+
+/// The cost by identity, when the report has any.
+void identity_cost_table(std::string& out, const CostSection& c) {
+    const std::string& cur = c.currency;
+    if (!c.identities.empty()) {
+        out += table_open({"identity", "#active", "#idle-held", "#total"},
+                          "By identity (its attributed time, priced per card)");
+        for (std::size_t i = 0; i < c.identities.size(); ++i) {
+            const IdentityCostRow& r = c.identities[i];
+            const std::string key = fmt::format("cost.identities.{}.", i);
+            out += fmt::format(
+                "<tr><td>{}</td>{}{}{}</tr>", esc(r.name),
+                num_td(money(key + "active_cents", r.active_cents, cur)),
+                num_td(money(key + "idle_held_cents", r.idle_held_cents, cur)),
+                num_td(money(key + "total_cents", r.active_cents + r.idle_held_cents, cur)));
+        }
+        out += k_table_close;
+    }
+}
+
 } // namespace
 
 void cost_section(std::string& out, const ReportModel& m) {
@@ -122,36 +154,9 @@ void cost_section(std::string& out, const ReportModel& m) {
     const audit::StateCost& t = c.total;
     out += fmt::format("<tr class=\"sum\"><td colspan=\"3\">all</td>{}</tr>",
                        cost_cells("cost.total.", t, cur, alloc));
-    std::vector<double> spend{static_cast<double>(t.active_cents),
-                              static_cast<double>(t.idle_held_cents),
-                              static_cast<double>(t.truly_idle_cents)};
-    if (alloc) {
-        spend.push_back(static_cast<double>(t.allocated_unused_cents));
-    }
-    const auto p = audit::rounded_percentages(spend, 1);
-    out += "<tr><td colspan=\"3\" class=\"muted\">share of spend</td>";
-    const std::vector<double> shown =
-        alloc ? std::vector<double>{p[0], p[1], p[3], p[2], p[0] + p[1] + p[2] + p[3]}
-              : std::vector<double>{p[0], p[1], p[2], p[0] + p[1] + p[2]};
-    for (const double share : shown) {
-        out += num_td(fmt::format("{:.1f}%", share));
-    }
-    out += "</tr>";
+    spend_share_row(out, t, alloc);
     out += k_table_close;
-    if (!c.identities.empty()) {
-        out += table_open({"identity", "#active", "#idle-held", "#total"},
-                          "By identity (its attributed time, priced per card)");
-        for (std::size_t i = 0; i < c.identities.size(); ++i) {
-            const IdentityCostRow& r = c.identities[i];
-            const std::string key = fmt::format("cost.identities.{}.", i);
-            out += fmt::format(
-                "<tr><td>{}</td>{}{}{}</tr>", esc(r.name),
-                num_td(money(key + "active_cents", r.active_cents, cur)),
-                num_td(money(key + "idle_held_cents", r.idle_held_cents, cur)),
-                num_td(money(key + "total_cents", r.active_cents + r.idle_held_cents, cur)));
-        }
-        out += k_table_close;
-    }
+    identity_cost_table(out, c);
     const audit::RunRate& w = c.waste_rate;
     out += fmt::format(
         "<div class=\"kpis\"><div class=\"kpi\">Waste run-rate<b>{}/month</b>{}/hour · {}/year"

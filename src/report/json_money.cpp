@@ -88,29 +88,31 @@ json cost_json(const ReportModel& m) {
     return out;
 }
 
-json recommendations_json(const ReportModel& m) {
-    const audit::Advice& a = m.advice;
-    json items = json::array();
-    for (const audit::Recommendation& r : a.recommendations) {
-        json pools = json::array();
-        for (const audit::Pool p : r.pools) {
-            pools.push_back(audit::to_string(p));
-        }
-        items.push_back({{"id", r.id},
-                         {"title", r.title},
-                         {"remedy", r.remedy},
-                         {"evidence", r.evidence},
-                         {"gpus", r.gpus},
-                         {"identities", r.identities},
-                         {"hours", r.hours},
-                         {"group", r.group},
-                         {"pools", pools},
-                         {"addressed_gpu_hours", r.addressed_gpu_hours},
-                         {"addressed_cents", r.addressed_cents},
-                         {"recovery", r.recovery},
-                         {"savings_fraction", r.fraction},
-                         {"rate_reduction", r.rate_reduction}});
+namespace {
+
+json recommendation_json(const audit::Recommendation& r) {
+    json pools = json::array();
+    for (const audit::Pool p : r.pools) {
+        pools.push_back(audit::to_string(p));
     }
+    return {{"id", r.id},
+            {"title", r.title},
+            {"remedy", r.remedy},
+            {"evidence", r.evidence},
+            {"gpus", r.gpus},
+            {"identities", r.identities},
+            {"hours", r.hours},
+            {"group", r.group},
+            {"pools", pools},
+            {"addressed_gpu_hours", r.addressed_gpu_hours},
+            {"addressed_cents", r.addressed_cents},
+            {"recovery", r.recovery},
+            {"savings_fraction", r.fraction},
+            {"rate_reduction", r.rate_reduction}};
+}
+
+/// The baseline run rate, with the window's cost and each pool's hours and cents.
+json baseline_json(const audit::Advice& a) {
     json pools = json::object();
     for (std::size_t p = 0; p < audit::k_pool_count; ++p) {
         // Only with allocations, so that reports without an allocation source keep their keys.
@@ -124,7 +126,11 @@ json recommendations_json(const ReportModel& m) {
     json baseline = run_rate(a.baseline_rate);
     baseline["window_cents"] = a.baseline_cents;
     baseline["pools"] = pools;
+    return baseline;
+}
 
+/// The combined savings: each group's factor and the formula that composes them.
+json combined_json(const audit::Advice& a) {
     const audit::Combination& c = a.combination;
     json groups = json::array();
     std::string formula = "1";
@@ -142,6 +148,10 @@ json recommendations_json(const ReportModel& m) {
     combined["window_cents"] =
         std::llround(c.savings / static_cast<double>(audit::k_micros_per_cent));
     combined["formula"] = formula;
+    return combined;
+}
+
+json health_remedies_json(const ReportModel& m) {
     json health = json::array();
     if (m.health) {
         const auto or_null = [](const auto& v) { return v ? json(*v) : json(); };
@@ -158,10 +168,21 @@ json recommendations_json(const ReportModel& m) {
                               {"basis", r.basis}});
         }
     }
+    return health;
+}
+
+} // namespace
+
+json recommendations_json(const ReportModel& m) {
+    const audit::Advice& a = m.advice;
+    json items = json::array();
+    for (const audit::Recommendation& r : a.recommendations) {
+        items.push_back(recommendation_json(r));
+    }
     json out{{"items", items},
-             {"baseline", baseline},
-             {"combined", combined},
-             {"health", health},
+             {"baseline", baseline_json(a)},
+             {"combined", combined_json(a)},
+             {"health", health_remedies_json(m)},
              {"computed", m.advice_unavailable.empty()},
              {"pools_time_zone", m.pools_time_zone.empty() ? m.time_zone : m.pools_time_zone},
              {"notes", m.advice_notes}};

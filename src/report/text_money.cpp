@@ -99,6 +99,16 @@ void append_cost_owners(std::string& out, const ReportModel& m) {
 
 } // namespace
 
+std::vector<double> spend_percentages(const audit::StateCost& t, bool alloc) {
+    std::vector<double> spend{static_cast<double>(t.active_cents),
+                              static_cast<double>(t.idle_held_cents),
+                              static_cast<double>(t.truly_idle_cents)};
+    if (alloc) {
+        spend.push_back(static_cast<double>(t.allocated_unused_cents));
+    }
+    return audit::rounded_percentages(spend, 1);
+}
+
 void render_cost_text(std::string& out, const ReportModel& m) {
     const CostSection& c = m.cost;
     const std::string& cur = c.currency;
@@ -138,13 +148,7 @@ void render_cost_text(std::string& out, const ReportModel& m) {
                        format_money(t.active_cents, cur), format_money(t.idle_held_cents, cur),
                        unused(format_money(t.allocated_unused_cents, cur)),
                        format_money(t.truly_idle_cents, cur), format_money(t.total_cents(), cur));
-    std::vector<double> spend{static_cast<double>(t.active_cents),
-                              static_cast<double>(t.idle_held_cents),
-                              static_cast<double>(t.truly_idle_cents)};
-    if (alloc) {
-        spend.push_back(static_cast<double>(t.allocated_unused_cents));
-    }
-    const auto p = audit::rounded_percentages(spend, 1);
+    const auto p = spend_percentages(t, alloc);
     const double p_unused = alloc ? p[3] : 0.0;
     out +=
         fmt::format("  {:<40}  {:>11.1f}% {:>11.1f}%{} {:>11.1f}% {:>11.1f}%\n", "share of spend",
@@ -166,26 +170,27 @@ void render_cost_text(std::string& out, const ReportModel& m) {
 
 namespace text_money_cpp {
 
-void savings_rules(std::string& out, const ReportModel& m) {
-    const audit::Advice& a = m.advice;
-    const std::string& cur = m.cost.currency;
-    int n = 0;
-    for (const audit::Recommendation& r : a.recommendations) {
-        out += fmt::format("  {}. {}  [{}]\n", ++n, r.title, r.id);
-        for (const std::string& e : r.evidence) {
-            out += wrap("evidence: " + e, "     ", k_wrap);
-        }
-        out += wrap("do: " + r.remedy, "     ", k_wrap);
-        std::string worth = fmt::format(
-            "worth: addresses {} GPU-hours ({}) of the baseline; wins back ~{:.0f} % of it → "
-            "f = {:.3f}",
-            format_hours(r.addressed_gpu_hours), format_money(r.addressed_cents, cur),
-            r.recovery * 100.0, r.fraction);
-        if (r.rate_reduction > 0) {
-            worth += fmt::format("; spot/preemptible rate cut s = {:.3f}", r.rate_reduction);
-        }
-        out += wrap(worth, "     ", k_wrap);
+/// One recommendation: title, evidence, remedy and what it is worth.
+void recommendation_lines(std::string& out, int n, const audit::Recommendation& r,
+                          const std::string& cur) {
+    out += fmt::format("  {}. {}  [{}]\n", n, r.title, r.id);
+    for (const std::string& e : r.evidence) {
+        out += wrap("evidence: " + e, "     ", k_wrap);
     }
+    out += wrap("do: " + r.remedy, "     ", k_wrap);
+    std::string worth = fmt::format(
+        "worth: addresses {} GPU-hours ({}) of the baseline; wins back ~{:.0f} % of it → "
+        "f = {:.3f}",
+        format_hours(r.addressed_gpu_hours), format_money(r.addressed_cents, cur),
+        r.recovery * 100.0, r.fraction);
+    if (r.rate_reduction > 0) {
+        worth += fmt::format("; spot/preemptible rate cut s = {:.3f}", r.rate_reduction);
+    }
+    out += wrap(worth, "     ", k_wrap);
+}
+
+/// How the recommendations combine: the product of the groups' factors, never a sum.
+std::string combined_line(const audit::Advice& a, const std::string& cur) {
     const audit::Combination& c = a.combination;
     std::string product;
     for (const audit::GroupFactor& g : c.groups) {
@@ -217,7 +222,11 @@ void savings_rules(std::string& out, const ReportModel& m) {
     if (c.capped) {
         line += "; capped at the measured baseline";
     }
-    out += wrap(line, "  ", k_wrap);
+    return line;
+}
+
+/// The waste baseline and its share per kind of waste.
+std::string baseline_line(const audit::Advice& a, const std::string& cur) {
     const auto pool = [&](std::initializer_list<audit::Pool> pools) {
         double micros = 0;
         for (const audit::Pool p : pools) {
@@ -235,14 +244,24 @@ void savings_rules(std::string& out, const ReportModel& m) {
         parts.push_back(pool({P::allocated_unused}));
     }
     const auto shares = audit::rounded_percentages(parts, 0);
-    out += wrap(
-        fmt::format("(waste baseline {}/month at this window's rates: idle-held {:.0f} %, "
-                    "truly idle {:.0f} %, data-loader stalls {:.0f} %, unused SM capacity "
-                    "while active {:.0f} %, compute-bound time {:.0f} %{})",
-                    format_money(a.baseline_rate.monthly_cents(), cur), shares[0], shares[1],
-                    shares[2], shares[3], shares[4],
-                    unused ? fmt::format(", allocated-unused {:.0f} %", shares[5]) : std::string()),
-        "  ", k_wrap);
+    return fmt::format("(waste baseline {}/month at this window's rates: idle-held {:.0f} %, "
+                       "truly idle {:.0f} %, data-loader stalls {:.0f} %, unused SM capacity "
+                       "while active {:.0f} %, compute-bound time {:.0f} %{})",
+                       format_money(a.baseline_rate.monthly_cents(), cur), shares[0], shares[1],
+                       shares[2], shares[3], shares[4],
+                       unused ? fmt::format(", allocated-unused {:.0f} %", shares[5])
+                              : std::string());
+}
+
+void savings_rules(std::string& out, const ReportModel& m) {
+    const audit::Advice& a = m.advice;
+    const std::string& cur = m.cost.currency;
+    int n = 0;
+    for (const audit::Recommendation& r : a.recommendations) {
+        recommendation_lines(out, ++n, r, cur);
+    }
+    out += wrap(combined_line(a, cur), "  ", k_wrap);
+    out += wrap(baseline_line(a, cur), "  ", k_wrap);
 }
 
 /// "2.50 GPU-hours ($5.00)", or without the money when not priced.

@@ -20,6 +20,10 @@ std::string format_micros(std::int64_t micros, const std::string& currency);
 /// Appends §7 Cost.
 void render_cost_text(std::string& out, const ReportModel& m);
 
+/// §7's shares of the spend in percent, rounded to 0.1 so that they sum to 100: active,
+/// idle-held, truly idle, then allocated-unused when `alloc`.
+std::vector<double> spend_percentages(const audit::StateCost& t, bool alloc);
+
 /// Appends §8 Recommendations, ending with the one-line combination of their savings.
 void render_recommendations_text(std::string& out, const ReportModel& m);
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -21,6 +22,44 @@ using evidence_format::Field;
 
 constexpr std::size_t k_field_count = 94;
 
+/// The field table being filled, in ascending number order: each call gives the number of its
+/// first member, the members after it take the numbers that follow.
+class FieldTable {
+  public:
+    template <class... T> FieldTable& add(std::uint8_t number, T&... members) {
+        (put(number++, members), ...);
+        return *this;
+    }
+    /// Members [first, first + count) of `array` (all of them by default).
+    template <class T, std::size_t N>
+    FieldTable& add_each(std::uint8_t number, std::array<T, N>& array, std::size_t first = 0,
+                         std::size_t count = N) {
+        for (std::size_t i = first; i < first + count; ++i) {
+            put(number++, array[i]);
+        }
+        return *this;
+    }
+    /// The table; throws std::logic_error unless every field was added.
+    const std::array<Field, k_field_count>& fields() const {
+        if (m_size != k_field_count) {
+            throw std::logic_error("evidence field table: a member is missing");
+        }
+        return m_fields;
+    }
+
+  private:
+    /// Throws std::logic_error past k_field_count or out of ascending order.
+    template <class T> void put(std::uint8_t number, T& member) {
+        if (m_size == k_field_count || (m_size > 0 && number <= m_fields[m_size - 1].number)) {
+            throw std::logic_error("evidence field table: numbers out of order");
+        }
+        m_fields[m_size++] = Field{number, &member};
+    }
+
+    std::array<Field, k_field_count> m_fields{};
+    std::size_t m_size = 0;
+};
+
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
     audit::CardProfile& p = t.profile;
@@ -28,111 +67,39 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::EnergyTotals& e = t.health.energy;
     audit::ThrottleTotals& th = t.health.throttle;
     audit::MemoryTotals& mem = t.health.memory;
-    return {{
-        {0, &pools[0]},
-        {1, &pools[1]},
-        {2, &pools[2]},
-        {3, &pools[3]},
-        {4, &pools[4]},
-        {5, &pools[5]},
-        {6, &pools[6]},
-        {7, &pools[7]},
-        {8, &p.office_us},
-        {9, &p.off_hours_us},
-        {10, &p.steady_us},
-        {11, &p.bursty_us},
-        {12, &p.steady_under_us},
-        {13, &p.steady_compute_bound_us},
-        {14, &p.bursty_bucket_us[0]},
-        {15, &p.bursty_bucket_us[1]},
-        {16, &p.bursty_bucket_us[2]},
-        {17, &p.bursty_bucket_us[3]},
-        {18, &p.bursty_util_us},
-        {19, &p.steady_under_util_us},
-        {20, &p.steady_compute_bound_util_us},
-        {21, &p.active_held_mib_us},
-        {22, &p.steady_under_held_mib_us},
-        {23, &p.idle_held_mib_us},
-        // Schema 4: measurement provenance (card-time by telemetry::UtilSource, then unknowns).
-        {24, &v.by_source_us[0]},
-        {25, &v.by_source_us[1]},
-        {26, &v.by_source_us[2]},
-        {27, &v.by_source_us[3]},
-        {28, &v.util_unknown_us},
-        {29, &v.holders_unknown_us},
-        {30, &v.no_reading_us},
-        {31, &t.overlap_us},
-        // Health: energy by source (mJ, and the card time each covers) and by state.
-        {32, &e.counter_mj},
-        {33, &e.counter_us},
-        {34, &e.power_mj},
-        {35, &e.power_us},
-        {36, &e.state_mj[0]},
-        {37, &e.state_mj[1]},
-        {38, &e.state_mj[2]},
-        {39, &e.state_mj[3]},
-        // Health: active time with clocks-event reasons read, by reason; SM clock sums.
-        {40, &th.events_active_us},
-        {41, &th.reason_active_us[0]},
-        {42, &th.reason_active_us[1]},
-        {43, &th.reason_active_us[2]},
-        {44, &th.reason_active_us[3]},
-        {45, &th.reason_active_us[4]},
-        {46, &th.reason_active_us[5]},
-        {47, &th.clock_active_us},
-        {48, &th.clock_mhz_ms},
-        {49, &th.max_clock_mhz_ms},
-        // Health: memory pressure and ghost memory.
-        {50, &mem.known_us},
-        {51, &mem.pressure_us},
-        {52, &mem.ghost_known_us},
-        {53, &mem.ghost_mib_ms},
-        {54, &mem.ghost_first_us},
-        {55, &mem.ghost_last_end_us},
-        // Health: active time by load bin (power / power limit in 5 % steps).
-        {56, &t.health.load[0]},
-        {57, &t.health.load[1]},
-        {58, &t.health.load[2]},
-        {59, &t.health.load[3]},
-        {60, &t.health.load[4]},
-        {61, &t.health.load[5]},
-        {62, &t.health.load[6]},
-        {63, &t.health.load[7]},
-        {64, &t.health.load[8]},
-        {65, &t.health.load[9]},
-        {66, &t.health.load[10]},
-        {67, &t.health.load[11]},
-        {68, &t.health.load[12]},
-        {69, &t.health.load[13]},
-        {70, &t.health.load[14]},
-        {71, &t.health.load[15]},
-        {72, &t.health.load[16]},
-        {73, &t.health.load[17]},
-        {74, &t.health.load[18]},
-        {75, &t.health.load[19]},
-        // Health: GPM metrics over active time (time read and Σ reading × time, per metric in
-        // audit::GpmMetric order), then the light time by SM active.
-        {76, &t.health.gpm.active_us[0]},
-        {77, &t.health.gpm.active_us[1]},
-        {78, &t.health.gpm.active_us[2]},
-        {79, &t.health.gpm.active_us[3]},
-        {80, &t.health.gpm.active_us[4]},
-        {81, &t.health.gpm.active_us[5]},
-        {82, &t.health.gpm.active_us[6]},
-        {83, &t.health.gpm.cpct_ms[0]},
-        {84, &t.health.gpm.cpct_ms[1]},
-        {85, &t.health.gpm.cpct_ms[2]},
-        {86, &t.health.gpm.cpct_ms[3]},
-        {87, &t.health.gpm.cpct_ms[4]},
-        {88, &t.health.gpm.cpct_ms[5]},
-        {89, &t.health.gpm.cpct_ms[6]},
-        {90, &t.health.gpm.light_active_us},
-        {91, &pools[8]},
-        // Schema 13: idle time not held while the allocation was unknown.
-        {92, &v.allocation_unknown_us},
-        // Energy of allocated-unused time (counted as unmeasured before; 0 in older rows).
-        {93, &e.state_mj[4]},
-    }};
+    audit::GpmTotals& gpm = t.health.gpm;
+    FieldTable f;
+    f.add_each(0, pools, 0, 8);
+    f.add(8, p.office_us, p.off_hours_us, p.steady_us, p.bursty_us, p.steady_under_us,
+          p.steady_compute_bound_us);
+    f.add_each(14, p.bursty_bucket_us);
+    f.add(18, p.bursty_util_us, p.steady_under_util_us, p.steady_compute_bound_util_us,
+          p.active_held_mib_us, p.steady_under_held_mib_us, p.idle_held_mib_us);
+    // Schema 4: measurement provenance (card-time by telemetry::UtilSource, then unknowns).
+    f.add_each(24, v.by_source_us);
+    f.add(28, v.util_unknown_us, v.holders_unknown_us, v.no_reading_us, t.overlap_us);
+    // Health: energy by source (mJ, and the card time each covers) and by state.
+    f.add(32, e.counter_mj, e.counter_us, e.power_mj, e.power_us);
+    f.add_each(36, e.state_mj, 0, 4);
+    // Health: active time with clocks-event reasons read, by reason; SM clock sums.
+    f.add(40, th.events_active_us);
+    f.add_each(41, th.reason_active_us);
+    f.add(47, th.clock_active_us, th.clock_mhz_ms, th.max_clock_mhz_ms);
+    // Health: memory pressure and ghost memory.
+    f.add(50, mem.known_us, mem.pressure_us, mem.ghost_known_us, mem.ghost_mib_ms,
+          mem.ghost_first_us, mem.ghost_last_end_us);
+    // Health: active time by load bin (power / power limit in 5 % steps).
+    f.add_each(56, t.health.load);
+    // Health: GPM metrics over active time (time read and Σ reading × time, per metric in
+    // audit::GpmMetric order), then the light time by SM active.
+    f.add_each(76, gpm.active_us);
+    f.add_each(83, gpm.cpct_ms);
+    f.add(90, gpm.light_active_us, pools[8]);
+    // Schema 13: idle time not held while the allocation was unknown.
+    f.add(92, v.allocation_unknown_us);
+    // Energy of allocated-unused time (counted as unmeasured before; 0 in older rows).
+    f.add(93, e.state_mj[4]);
+    return f.fields();
 }
 
 static_assert(audit::k_pool_count == 9 && audit::k_bucket_count == 4 &&

@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <tuple>
 
 namespace gua::store {
 
@@ -113,6 +115,214 @@ struct Head {
     bool live = false;
 };
 
+/// The median of the inferred intervals (k_fallback_interval when there are none): the length
+/// of a sample without a recorded or inferred interval of its own GPU.
+DurationUs common_interval(const std::map<std::string, DurationUs>& inferred) {
+    if (inferred.empty()) {
+        return k_fallback_interval;
+    }
+    std::vector<DurationUs> all;
+    for (const auto& [uuid, d] : inferred) {
+        all.push_back(d);
+    }
+    std::nth_element(all.begin(), all.begin() + static_cast<long>(all.size() / 2), all.end());
+    return all[all.size() / 2];
+}
+
+/// Ticks of one instant, grouped by (run, duration) since a tick has one length.
+using InstantTicks = std::map<std::pair<std::int64_t, DurationUs>, telemetry::Tick>;
+
+/// One import of a gpu-usage-audit file: what the file says, the per-GPU cursors merged by time,
+/// and the writers (one per gpu-usage-audit run) with their batched transactions.
+class ImportRun {
+  public:
+    ImportRun(const std::string& path, Database& db, const ImportOptions& options);
+    ImportSummary run();
+
+  private:
+    void open_heads();
+    TimeUs next_instant() const;
+    InstantTicks gather(TimeUs t);
+    void write(InstantTicks& ticks, TimeUs t);
+    void end_transaction();
+    Writer& writer_for(std::int64_t key, DurationUs interval, TimeUs started);
+    std::pair<std::int64_t, DurationUs> duration_of(const PriorSample& s) const;
+
+    Database& m_db;
+    const ImportOptions& m_options;
+    PriorArtFile m_src;
+    ImportSummary m_summary;
+    std::string m_hostname;
+    std::string m_driver;
+    std::map<std::int64_t, PriorRun> m_runs;
+    std::map<std::string, PriorDevice> m_devices;
+    std::map<std::string, DurationUs> m_inferred;
+    std::uint64_t m_total = 0;
+    std::map<std::string, telemetry::DeviceInfo> m_known;
+    std::map<std::string, std::vector<std::pair<TimeUs, TimeUs>>> m_coverage;
+    std::vector<std::string> m_uuids;
+    DurationUs m_common = k_fallback_interval;
+    std::vector<Head> m_heads;
+    std::uint64_t m_read = 0;
+    int m_in_transaction = 0;
+    std::optional<Transaction> m_tx;
+    /// One writer per gpu-usage-audit run (key -1: samples without a recorded run).
+    std::map<std::int64_t, std::unique_ptr<Writer>> m_writers;
+};
+
+ImportRun::ImportRun(const std::string& path, Database& db, const ImportOptions& options)
+    : m_db(db), m_options(options), m_src(path) {
+    m_summary.schema_version = m_src.schema().version();
+    std::tie(m_hostname, m_driver) = m_src.host();
+    m_runs = m_src.runs();
+    m_devices = m_src.devices();
+    m_inferred = m_src.inferred_intervals();
+    m_total = m_src.sample_count();
+    m_known = known_devices(db);
+    m_coverage = covered(db);
+    m_uuids = m_src.gpu_uuids();
+    m_summary.gpus = m_uuids.size();
+    m_common = common_interval(m_inferred);
+}
+
+/// A cursor per GPU at its first sample; GPUs gua does not know yet get a device row.
+void ImportRun::open_heads() {
+    m_heads.reserve(m_uuids.size());
+    for (std::size_t i = 0; i < m_uuids.size(); ++i) {
+        const std::string& uuid = m_uuids[i];
+        if (!m_known.contains(uuid)) {
+            telemetry::DeviceInfo d;
+            d.uuid = uuid;
+            d.index = static_cast<int>(i);
+            d.name = m_devices.contains(uuid) ? m_devices.at(uuid).name : "(imported)";
+            if (m_devices.contains(uuid)) {
+                d.memory_total_mib = m_devices.at(uuid).memory_total_mb;
+            }
+            m_known[uuid] = d;
+        }
+        m_heads.push_back(Head{m_src.cursor(uuid), {}, {}, false});
+        m_heads.back().live =
+            m_heads.back().cursor.next(m_heads.back().sample, m_heads.back().procs);
+    }
+}
+
+void ImportRun::end_transaction() {
+    if (m_tx) {
+        m_tx->commit();
+        m_tx.reset();
+    }
+    m_in_transaction = 0;
+}
+
+Writer& ImportRun::writer_for(std::int64_t key, DurationUs interval, TimeUs started) {
+    auto& w = m_writers[key];
+    if (!w) {
+        if (m_tx) {
+            end_transaction(); // a Writer records its run in a transaction of its own
+        }
+        w = std::make_unique<Writer>(m_db, RunInfo{m_hostname.empty() ? "unknown" : m_hostname,
+                                                   m_driver, "import:gpu-usage-audit", interval,
+                                                   m_options.thresholds.active_util_pct, started,
+                                                   m_options.thresholds.held_mib,
+                                                   m_options.thresholds.graphics_is_holder});
+        w->defer_rollups();
+    }
+    return *w;
+}
+
+std::pair<std::int64_t, DurationUs> ImportRun::duration_of(const PriorSample& s) const {
+    if (s.run_id && m_runs.contains(*s.run_id)) {
+        return {*s.run_id, m_options.interval.value_or(m_runs.at(*s.run_id).interval_us)};
+    }
+    const auto it = m_inferred.find(s.uuid);
+    return {-1, m_options.interval.value_or(it != m_inferred.end() ? it->second : m_common)};
+}
+
+/// The earliest sample time of the live cursors; k_time_max when all are done.
+TimeUs ImportRun::next_instant() const {
+    TimeUs t = k_time_max;
+    for (const Head& h : m_heads) {
+        if (h.live) {
+            t = std::min(t, h.sample.t0);
+        }
+    }
+    return t;
+}
+
+/// The samples at `t` as ticks (those of time gua already has skipped); moves their cursors on.
+InstantTicks ImportRun::gather(TimeUs t) {
+    InstantTicks ticks;
+    for (Head& h : m_heads) {
+        if (!h.live || h.sample.t0 != t) {
+            continue;
+        }
+        ++m_read;
+        const auto [run, duration] = duration_of(h.sample);
+        const auto cov = m_coverage.find(h.sample.uuid);
+        if (cov != m_coverage.end() && is_covered(cov->second, t)) {
+            ++m_summary.skipped;
+        } else {
+            telemetry::Tick& tick = ticks[{run, duration}];
+            tick.t0 = t;
+            tick.duration_us = duration;
+            tick.cards.push_back(card_of(h.sample, h.procs, m_known.at(h.sample.uuid), duration,
+                                         m_options.thresholds));
+            if (run >= 0) {
+                ++m_summary.recorded_interval_ticks;
+            }
+        }
+        h.live = h.cursor.next(h.sample, h.procs);
+    }
+    return ticks;
+}
+
+/// Appends the ticks of instant `t` through their run's writer, k_ticks_per_transaction to a
+/// transaction.
+void ImportRun::write(InstantTicks& ticks, TimeUs t) {
+    for (auto& [key, tick] : ticks) {
+        std::sort(tick.cards.begin(), tick.cards.end(), [](const auto& a, const auto& b) {
+            return a.device.index != b.device.index ? a.device.index < b.device.index
+                                                    : a.device.uuid < b.device.uuid;
+        });
+        const TimeUs started = key.first >= 0 ? m_runs.at(key.first).started_us : t;
+        Writer& w = writer_for(key.first, key.second, started);
+        if (!m_tx) {
+            m_tx.emplace(m_db);
+        }
+        w.append(tick);
+        m_summary.card_ticks += tick.cards.size();
+        for (const auto& c : tick.cards) {
+            m_summary.process_rows += c.processes.size();
+        }
+        m_summary.first = std::min(m_summary.first.value_or(t), t);
+        m_summary.last_end = std::max(m_summary.last_end.value_or(t), t + tick.duration_us);
+        if (++m_in_transaction >= k_ticks_per_transaction) {
+            end_transaction();
+            if (m_options.progress) {
+                m_options.progress(m_read, m_total);
+            }
+        }
+    }
+}
+
+ImportSummary ImportRun::run() {
+    open_heads();
+    for (TimeUs t = next_instant(); t != k_time_max; t = next_instant()) {
+        InstantTicks ticks = gather(t);
+        write(ticks, t);
+    }
+    end_transaction();
+    for (auto& [key, w] : m_writers) {
+        w->finish(m_summary.last_end.value_or(0));
+    }
+    const TimeUs now = m_options.now != 0 ? m_options.now : wall_now();
+    build_missing_rollups(m_db, now, m_options.thresholds);
+    if (m_options.progress) {
+        m_options.progress(m_total, m_total);
+    }
+    return m_summary;
+}
+
 } // namespace
 
 ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
@@ -121,152 +331,7 @@ ImportSummary import_gpu_usage_audit(const std::string& path, Database& db,
     if (!std::filesystem::is_regular_file(path, ec)) {
         throw Fatal(fmt::format("{}: no such file", path), ExitCode::usage);
     }
-    PriorArtFile src(path);
-    ImportSummary summary;
-    summary.schema_version = src.schema().version();
-    // Named, not a structured binding: clang 14 (the TSan build) cannot capture those.
-    const std::pair<std::string, std::string> host = src.host();
-    const std::string& hostname = host.first;
-    const std::string& driver = host.second;
-    const std::map<std::int64_t, PriorRun> runs = src.runs();
-    const std::map<std::string, PriorDevice> devices = src.devices();
-    const std::map<std::string, DurationUs> inferred = src.inferred_intervals();
-    const std::uint64_t total = src.sample_count();
-    std::map<std::string, telemetry::DeviceInfo> known = known_devices(db);
-    const auto coverage = covered(db);
-    const std::vector<std::string> uuids = src.gpu_uuids();
-    summary.gpus = uuids.size();
-
-    DurationUs common = k_fallback_interval;
-    if (!inferred.empty()) {
-        std::vector<DurationUs> all;
-        for (const auto& [uuid, d] : inferred) {
-            all.push_back(d);
-        }
-        std::nth_element(all.begin(), all.begin() + static_cast<long>(all.size() / 2), all.end());
-        common = all[all.size() / 2];
-    }
-    std::vector<Head> heads;
-    heads.reserve(uuids.size());
-    for (std::size_t i = 0; i < uuids.size(); ++i) {
-        const std::string& uuid = uuids[i];
-        if (!known.contains(uuid)) {
-            telemetry::DeviceInfo d;
-            d.uuid = uuid;
-            d.index = static_cast<int>(i);
-            d.name = devices.contains(uuid) ? devices.at(uuid).name : "(imported)";
-            if (devices.contains(uuid)) {
-                d.memory_total_mib = devices.at(uuid).memory_total_mb;
-            }
-            known[uuid] = d;
-        }
-        heads.push_back(Head{src.cursor(uuid), {}, {}, false});
-        heads.back().live = heads.back().cursor.next(heads.back().sample, heads.back().procs);
-    }
-
-    std::uint64_t read = 0;
-    int in_transaction = 0;
-    std::optional<Transaction> tx;
-    // One writer per gpu-usage-audit run (key -1: samples without a recorded run).
-    std::map<std::int64_t, std::unique_ptr<Writer>> writers;
-    const auto writer_for = [&](std::int64_t key, DurationUs interval, TimeUs started) -> Writer& {
-        auto& w = writers[key];
-        if (!w) {
-            if (tx) {
-                tx->commit(); // a Writer records its run in a transaction of its own
-                tx.reset();
-                in_transaction = 0;
-            }
-            w = std::make_unique<Writer>(db, RunInfo{hostname.empty() ? "unknown" : hostname,
-                                                     driver, "import:gpu-usage-audit", interval,
-                                                     options.thresholds.active_util_pct, started,
-                                                     options.thresholds.held_mib,
-                                                     options.thresholds.graphics_is_holder});
-            w->defer_rollups();
-        }
-        return *w;
-    };
-    const auto duration_of = [&](const PriorSample& s) -> std::pair<std::int64_t, DurationUs> {
-        if (s.run_id && runs.contains(*s.run_id)) {
-            return {*s.run_id, options.interval.value_or(runs.at(*s.run_id).interval_us)};
-        }
-        const auto it = inferred.find(s.uuid);
-        return {-1, options.interval.value_or(it != inferred.end() ? it->second : common)};
-    };
-
-    while (true) {
-        TimeUs t = k_time_max;
-        for (const Head& h : heads) {
-            if (h.live) {
-                t = std::min(t, h.sample.t0);
-            }
-        }
-        if (t == k_time_max) {
-            break;
-        }
-        // Ticks of this instant, grouped by (run, duration) since a tick has one length.
-        std::map<std::pair<std::int64_t, DurationUs>, telemetry::Tick> ticks;
-        for (Head& h : heads) {
-            if (!h.live || h.sample.t0 != t) {
-                continue;
-            }
-            ++read;
-            const auto [run, duration] = duration_of(h.sample);
-            const auto cov = coverage.find(h.sample.uuid);
-            if (cov != coverage.end() && is_covered(cov->second, t)) {
-                ++summary.skipped;
-            } else {
-                telemetry::Tick& tick = ticks[{run, duration}];
-                tick.t0 = t;
-                tick.duration_us = duration;
-                tick.cards.push_back(card_of(h.sample, h.procs, known.at(h.sample.uuid), duration,
-                                             options.thresholds));
-                if (run >= 0) {
-                    ++summary.recorded_interval_ticks;
-                }
-            }
-            h.live = h.cursor.next(h.sample, h.procs);
-        }
-        for (auto& [key, tick] : ticks) {
-            std::sort(tick.cards.begin(), tick.cards.end(), [](const auto& a, const auto& b) {
-                return a.device.index != b.device.index ? a.device.index < b.device.index
-                                                        : a.device.uuid < b.device.uuid;
-            });
-            const TimeUs started = key.first >= 0 ? runs.at(key.first).started_us : t;
-            Writer& w = writer_for(key.first, key.second, started);
-            if (!tx) {
-                tx.emplace(db);
-            }
-            w.append(tick);
-            summary.card_ticks += tick.cards.size();
-            for (const auto& c : tick.cards) {
-                summary.process_rows += c.processes.size();
-            }
-            summary.first = std::min(summary.first.value_or(t), t);
-            summary.last_end = std::max(summary.last_end.value_or(t), t + tick.duration_us);
-            if (++in_transaction >= k_ticks_per_transaction) {
-                tx->commit();
-                tx.reset();
-                in_transaction = 0;
-                if (options.progress) {
-                    options.progress(read, total);
-                }
-            }
-        }
-    }
-    if (tx) {
-        tx->commit();
-        tx.reset();
-    }
-    for (auto& [key, w] : writers) {
-        w->finish(summary.last_end.value_or(0));
-    }
-    const TimeUs now = options.now != 0 ? options.now : wall_now();
-    build_missing_rollups(db, now, options.thresholds);
-    if (options.progress) {
-        options.progress(total, total);
-    }
-    return summary;
+    return ImportRun(path, db, options).run();
 }
 
 } // namespace gua::store

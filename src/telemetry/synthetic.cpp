@@ -71,8 +71,8 @@ DeviceInfo card(int index, std::string name, std::int64_t mib) {
                       ""};
 }
 
-std::vector<Spec> specs() {
-    std::vector<Spec> out;
+/// gpu-usage-audit's demo, and a bursty trainer.
+void classic_specs(std::vector<Spec>& out) {
     // gpu-usage-audit's FakeTier: GPU-0 trains then idles holding memory then frees; GPU-1 holds a
     // notebook; GPU-2 only has Xorg.
     out.push_back(Spec{
@@ -124,6 +124,10 @@ std::vector<Spec> specs() {
             polls[1].processes.push_back(
                 proc(2002, ProcessType::compute, 30000, person("dave", 1004, "python3"), 45));
         }});
+}
+
+/// A notebook left overnight, and two tenants on one card.
+void tenant_specs(std::vector<Spec>& out) {
     // A notebook abandoned overnight: work in office hours, memory held all night.
     out.push_back(Spec{
         {"overnight",
@@ -162,6 +166,10 @@ std::vector<Spec> specs() {
                  polls[0].processes.push_back(proc(4002, ProcessType::compute, 20480,
                                                    person("heidi", 1008, "ipykernel"), 0.0));
              }});
+}
+
+/// The workloads built for one recommendation rule each.
+void rule_specs(std::vector<Spec>& out) {
     // Each of the following is built for one recommendation rule (tests/report/recommend_pipeline).
     // A team's training box: busy in office hours, powered but empty at night and at weekends.
     out.push_back(Spec{
@@ -229,6 +237,10 @@ std::vector<Spec> specs() {
             polls[0].processes.push_back(
                 proc(8001, ProcessType::compute, 77824, person("leo", 1012, "python3"), 30.0));
         }});
+}
+
+/// One finding of §9 per card.
+void health_specs(std::vector<Spec>& out) {
     // One finding of §9 per card: heat, a power cap, a light job near full memory, a leaked
     // context beside an idle rank of a job spread over three cards (tests/report/health_demo).
     out.push_back(
@@ -289,6 +301,10 @@ std::vector<Spec> specs() {
                  polls[3].processes.push_back(proc(9103, ProcessType::compute, 20000, olga, 1.0));
                  polls[3].readings.mem_used_mib = 20000 + 6144;
              }});
+}
+
+/// `gua plan`'s known answer.
+void plan_specs(std::vector<Spec>& out) {
     // `gua plan`'s known answer (docs/plan.md): eight notebooks opened an hour apart (60 ticks of
     // the default minute), one a card, each active its first hour at 12 % SM, then held idle for
     // seven. Culled after 30 min the
@@ -318,6 +334,15 @@ std::vector<Spec> specs() {
                          sm));
             }
         }});
+}
+
+std::vector<Spec> specs() {
+    std::vector<Spec> out;
+    classic_specs(out);
+    tenant_specs(out);
+    rule_specs(out);
+    health_specs(out);
+    plan_specs(out);
     return out;
 }
 
