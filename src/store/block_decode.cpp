@@ -115,179 +115,222 @@ bool decode_allocation(std::uint64_t code, DurationUs measured, StoredCardTick& 
     }
 }
 
-/// Appends the card-ticks of a block whose streams are decoded; false when they do not fit or
-/// hold a time out of range (a per-card reading that cannot be scaled is left unknown).
-bool expand(const BlockRow& row, const BlockLayout& layout,
-            const std::array<codec::Values, k_stream_count>& v, DecodedTicks& out) {
-    const auto n = static_cast<std::size_t>(row.n_ticks);
-    const std::size_t cards = layout.gpus.size();
-    const std::size_t procs = layout.procs.size();
-    const auto val = [&](auto stream, std::size_t i) {
+constexpr std::uint64_t k_sum_cap = std::uint64_t{1} << 40; // as BlockBuilder
+
+/// Expands a block whose streams are decoded into card-ticks: one card-tick at a time, each
+/// part of it (shape, readings, processes) by a function of its own. Every step returns false
+/// when the block does not fit or holds a time out of range (a per-card reading that cannot be
+/// scaled is left unknown).
+class Expander {
+  public:
+    Expander(const BlockRow& row, const BlockLayout& layout,
+             const std::array<codec::Values, k_stream_count>& v, DecodedTicks& out)
+        : m_row(row), m_layout(layout), m_v(v), m_out(out), m_slot_procs(layout.gpus.size()) {
+        for (std::size_t j = 0; j < layout.procs.size(); ++j) {
+            m_slot_procs[static_cast<std::size_t>(layout.procs[j].slot)].push_back(j);
+        }
+    }
+
+    /// Appends every card-tick of the block.
+    bool run() {
+        TimeUs prev_end = m_row.t0_us;
+        for (std::size_t k = 0; k < static_cast<std::size_t>(m_row.n_ticks); ++k) {
+            const std::int64_t t0_delta = codec::unzigzag(val(Stream::t0_delta, k));
+            const std::int64_t dur_delta = codec::unzigzag(val(Stream::dur_delta, k));
+            if (!in_range(t0_delta) || !in_range(dur_delta)) {
+                return false;
+            }
+            const TimeUs t0 = prev_end + t0_delta;
+            const DurationUs duration = m_row.tick_us + dur_delta;
+            prev_end = t0 + duration;
+            if (!in_range(t0) || !in_range(duration) || !in_range(prev_end)) {
+                return false;
+            }
+            for (std::size_t slot = 0; slot < m_layout.gpus.size(); ++slot) {
+                if (!card(k, slot, t0, duration)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+  private:
+    std::uint64_t val(Stream stream, std::size_t i) const {
         const auto s = static_cast<std::size_t>(stream);
-        return is_absent(row, s) ? k_absent_value[s] : v[s].at(i);
-    };
-    std::vector<std::vector<std::size_t>> slot_procs(cards);
-    for (std::size_t j = 0; j < procs; ++j) {
-        slot_procs[static_cast<std::size_t>(layout.procs[j].slot)].push_back(j);
+        return is_absent(m_row, s) ? k_absent_value[s] : m_v[s].at(i);
     }
-    std::size_t ex = 0;
-    const auto shape_value = [&] { return codec::unzigzag(val(Stream::shape_us, ex++)); };
-    std::size_t ax = 0; // next value of alloc_us
-    TimeUs prev_end = row.t0_us;
-    for (std::size_t k = 0; k < n; ++k) {
-        const std::int64_t t0_delta = codec::unzigzag(val(Stream::t0_delta, k));
-        const std::int64_t dur_delta = codec::unzigzag(val(Stream::dur_delta, k));
-        if (!in_range(t0_delta) || !in_range(dur_delta)) {
+    std::uint64_t val(std::size_t stream, std::size_t i) const {
+        return is_absent(m_row, stream) ? k_absent_value[stream] : m_v[stream].at(i);
+    }
+    std::int64_t shape_value() { return codec::unzigzag(val(Stream::shape_us, m_ex++)); }
+
+    /// Card-tick `slot` of tick `k`.
+    bool card(std::size_t k, std::size_t slot, TimeUs t0, DurationUs duration) {
+        const std::size_t i = k * m_layout.gpus.size() + slot;
+        StoredCardTick t;
+        t.t0 = t0;
+        t.duration_us = duration;
+        t.gpu_id = m_layout.gpus[slot];
+        t.run_id = m_row.run_id;
+        t.util_source = static_cast<telemetry::UtilSource>(val(Stream::util_source, i));
+        if (const auto u = opt(val(Stream::util_cpct, i))) {
+            t.util_pct = static_cast<double>(*u) / 100.0;
+        }
+        if (val(Stream::unmeasured_us, i) > k_max_time_us ||
+            val(Stream::idle_unknown_us, i) > k_max_time_us) {
             return false;
         }
-        const TimeUs t0 = prev_end + t0_delta;
-        const DurationUs duration = row.tick_us + dur_delta;
-        prev_end = t0 + duration;
-        if (!in_range(t0) || !in_range(duration) || !in_range(prev_end)) {
+        t.unmeasured_us = static_cast<DurationUs>(val(Stream::unmeasured_us, i));
+        t.idle_unknown_us = static_cast<DurationUs>(val(Stream::idle_unknown_us, i));
+        const DurationUs measured = duration - t.unmeasured_us;
+        if (!shape(val(Stream::shape, i), measured, t)) {
             return false;
         }
-        for (std::size_t slot = 0; slot < cards; ++slot) {
-            const std::size_t i = k * cards + slot;
-            const auto at = [&](Stream s) { return val(s, i); };
-            StoredCardTick t;
-            t.t0 = t0;
-            t.duration_us = duration;
-            t.gpu_id = layout.gpus[slot];
-            t.run_id = row.run_id;
-            t.util_source = static_cast<telemetry::UtilSource>(at(Stream::util_source));
-            if (const auto u = opt(at(Stream::util_cpct))) {
-                t.util_pct = static_cast<double>(*u) / 100.0;
-            }
-            if (at(Stream::unmeasured_us) > k_max_time_us ||
-                at(Stream::idle_unknown_us) > k_max_time_us) {
+        if (!is_absent(m_row, Stream::idle_unlisted_us)) {
+            const std::int64_t stored = codec::unzigzag(val(Stream::idle_unlisted_us, i));
+            if (!in_range(stored)) {
                 return false;
             }
-            t.unmeasured_us = static_cast<DurationUs>(at(Stream::unmeasured_us));
-            t.idle_unknown_us = static_cast<DurationUs>(at(Stream::idle_unknown_us));
-            const DurationUs measured = duration - t.unmeasured_us;
-            const std::uint64_t shape = at(Stream::shape);
-            if (shape == k_shape_partial) {
-                DurationUs rest = measured;
-                for (std::size_t b = 0; b < 3; ++b) {
-                    t.bucket_us[b] = shape_value();
-                    if (!in_range(t.bucket_us[b])) {
-                        return false;
-                    }
-                    rest -= t.bucket_us[b];
-                }
-                t.bucket_us[3] = rest;
-                t.active_us = measured - t.bucket_us[0];
-            } else if (shape == k_shape_explicit) {
-                const std::uint64_t active = val(Stream::shape_us, ex++);
-                if (active != codec::k_null) {
-                    t.active_us = codec::unzigzag(active);
-                    if (!in_range(*t.active_us)) {
-                        return false;
-                    }
-                }
-                for (std::size_t b = 0; b < 4; ++b) {
-                    t.bucket_us[b] = shape_value();
-                    if (!in_range(t.bucket_us[b])) {
-                        return false;
-                    }
-                }
-            } else if (shape != codec::k_null) {
-                if (shape > 7) {
+            t.idle_unlisted_us =
+                stored + idle_unlisted_default(!m_slot_procs[slot].empty(), t.active_us, measured,
+                                               t.idle_unknown_us);
+        }
+        if (!decode_allocation(val(Stream::alloc_shape, i), measured, t,
+                               [&] { return val(Stream::alloc_us, m_ax++); })) {
+            return false;
+        }
+        readings(i, duration, t);
+        t.read_errors = opt(val(Stream::read_errors, i)).value_or(0);
+        t.proc_begin = static_cast<std::uint32_t>(m_out.procs.size());
+        if (!processes(k, slot, measured, t)) {
+            return false;
+        }
+        t.proc_count = static_cast<std::uint32_t>(m_out.procs.size()) - t.proc_begin;
+        m_out.ticks.push_back(t);
+        return true;
+    }
+
+    /// The active time and the buckets of `t` from its shape code (and shape_us values).
+    bool shape(std::uint64_t code, DurationUs measured, StoredCardTick& t) {
+        if (code == k_shape_partial) {
+            DurationUs rest = measured;
+            for (std::size_t b = 0; b < 3; ++b) {
+                t.bucket_us[b] = shape_value();
+                if (!in_range(t.bucket_us[b])) {
                     return false;
                 }
-                t.active_us = (shape & 4) != 0 ? measured : 0;
-                t.bucket_us[shape & 3] = measured;
+                rest -= t.bucket_us[b];
             }
-            if (!is_absent(row, Stream::idle_unlisted_us)) {
-                if (!in_range(codec::unzigzag(at(Stream::idle_unlisted_us)))) {
+            t.bucket_us[3] = rest;
+            t.active_us = measured - t.bucket_us[0];
+        } else if (code == k_shape_explicit) {
+            const std::uint64_t active = val(Stream::shape_us, m_ex++);
+            if (active != codec::k_null) {
+                t.active_us = codec::unzigzag(active);
+                if (!in_range(*t.active_us)) {
                     return false;
                 }
-                t.idle_unlisted_us = codec::unzigzag(at(Stream::idle_unlisted_us)) +
-                                     idle_unlisted_default(!slot_procs[slot].empty(), t.active_us,
-                                                           measured, t.idle_unknown_us);
             }
-            if (!decode_allocation(at(Stream::alloc_shape), measured, t,
-                                   [&] { return val(Stream::alloc_us, ax++); })) {
+            for (std::size_t b = 0; b < 4; ++b) {
+                t.bucket_us[b] = shape_value();
+                if (!in_range(t.bucket_us[b])) {
+                    return false;
+                }
+            }
+        } else if (code != codec::k_null) {
+            if (code > 7) {
                 return false;
             }
-            for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
-                const std::uint64_t stored = val(f.stream, i);
-                if (stored == codec::k_null) {
-                    continue;
-                }
-                auto q = static_cast<std::int64_t>(stored);
-                bool overflow = false;
-                if (f.base != telemetry::StoredBase::none) {
-                    overflow = __builtin_add_overflow(
-                        codec::unzigzag(stored),
-                        stored_base(f.base, f.base_bit, val(stream_of(k_power_field), i),
-                                    val(stream_of(k_events_field), i), duration),
-                        &q);
-                }
-                std::int64_t value = 0;
-                if (!overflow && !__builtin_mul_overflow(q, f.quantum, &value)) {
-                    t.readings.*f.value = value; // else damaged: left unknown
-                }
+            t.active_us = (code & 4) != 0 ? measured : 0;
+            t.bucket_us[code & 3] = measured;
+        }
+        return true;
+    }
+
+    /// The per-card fields (card_fields.def) of card-tick `i`; a damaged one is left unknown.
+    void readings(std::size_t i, DurationUs duration, StoredCardTick& t) const {
+        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+            const std::uint64_t stored = val(f.stream, i);
+            if (stored == codec::k_null) {
+                continue;
             }
-            t.read_errors = opt(at(Stream::read_errors)).value_or(0);
-            t.proc_begin = static_cast<std::uint32_t>(out.procs.size());
-            std::uint64_t slot_sm = 0;
-            for (std::size_t j : slot_procs[slot]) {
-                constexpr std::uint64_t k_cap = std::uint64_t{1} << 40; // as BlockBuilder
-                const std::uint64_t sm = val(Stream::proc_sm_cpct, k * procs + j);
-                slot_sm =
-                    std::min(slot_sm + (sm == codec::k_null ? 0 : std::min(sm, k_cap)), k_cap);
+            auto q = static_cast<std::int64_t>(stored);
+            bool overflow = false;
+            if (f.base != telemetry::StoredBase::none) {
+                overflow = __builtin_add_overflow(
+                    codec::unzigzag(stored),
+                    stored_base(f.base, f.base_bit, val(stream_of(k_power_field), i),
+                                val(stream_of(k_events_field), i), duration),
+                    &q);
             }
-            std::uint64_t slot_mem = 0;
-            for (std::size_t j : slot_procs[slot]) {
-                constexpr std::uint64_t k_cap = std::uint64_t{1} << 40; // as BlockBuilder
-                const std::uint64_t mem = val(Stream::proc_mem_mib, k * procs + j);
-                slot_mem =
-                    std::min(slot_mem + (mem == codec::k_null ? 0 : std::min(mem, k_cap)), k_cap);
+            std::int64_t value = 0;
+            if (!overflow && !__builtin_mul_overflow(q, f.quantum, &value)) {
+                t.readings.*f.value = value;
             }
-            const DurationUs card_held =
-                card_held_of(t.active_us, measured, t.idle_unknown_us, t.idle_unlisted_us);
-            for (std::size_t j : slot_procs[slot]) {
-                const std::size_t pi = k * procs + j;
-                StoredProc p;
-                p.process_id = layout.procs[j].process_id;
-                p.type = static_cast<telemetry::ProcessType>(layout.procs[j].type);
-                p.mem_used_mib = opt(val(Stream::proc_mem_mib, pi));
-                const std::uint64_t sm = val(Stream::proc_sm_cpct, pi);
-                if (sm != codec::k_null) {
-                    p.sm_util_pct = static_cast<double>(sm) / 100.0;
-                }
-                const std::uint64_t active = val(Stream::proc_active_us, pi);
-                if (active != codec::k_null) {
-                    if (!in_range(codec::unzigzag(active))) {
-                        return false;
-                    }
-                    p.active_us =
-                        codec::unzigzag(active) +
-                        proc_active_default(t.active_us,
-                                            sm == codec::k_null ? std::nullopt : std::optional(sm),
-                                            slot_sm);
-                }
-                const std::uint64_t held = val(Stream::proc_idle_held_us, pi);
-                if (held != codec::k_null) {
-                    if (!in_range(codec::unzigzag(held))) {
-                        return false;
-                    }
-                    const std::uint64_t mem = val(Stream::proc_mem_mib, pi);
-                    p.idle_held_us =
-                        codec::unzigzag(held) +
-                        proc_idle_held_default(
-                            card_held, mem == codec::k_null ? std::nullopt : std::optional(mem),
-                            slot_mem);
-                }
-                out.procs.push_back(p);
-            }
-            t.proc_count = static_cast<std::uint32_t>(out.procs.size()) - t.proc_begin;
-            out.ticks.push_back(t);
         }
     }
-    return true;
-}
+
+    /// Σ of `stream` over the processes of `slot` in tick `k` (NULL as 0), capped as the writer
+    /// caps it.
+    std::uint64_t slot_sum(Stream stream, std::size_t k, std::size_t slot) const {
+        std::uint64_t sum = 0;
+        for (std::size_t j : m_slot_procs[slot]) {
+            const std::uint64_t x = val(stream, k * m_layout.procs.size() + j);
+            sum = std::min(sum + (x == codec::k_null ? 0 : std::min(x, k_sum_cap)), k_sum_cap);
+        }
+        return sum;
+    }
+
+    /// The processes of card-tick `slot` of tick `k`, appended to the output.
+    bool processes(std::size_t k, std::size_t slot, DurationUs measured, const StoredCardTick& t) {
+        const std::uint64_t slot_sm = slot_sum(Stream::proc_sm_cpct, k, slot);
+        const std::uint64_t slot_mem = slot_sum(Stream::proc_mem_mib, k, slot);
+        const DurationUs card_held =
+            card_held_of(t.active_us, measured, t.idle_unknown_us, t.idle_unlisted_us);
+        const auto known = [](std::uint64_t x) {
+            return x == codec::k_null ? std::nullopt : std::optional(x);
+        };
+        for (std::size_t j : m_slot_procs[slot]) {
+            const std::size_t pi = k * m_layout.procs.size() + j;
+            StoredProc p;
+            p.process_id = m_layout.procs[j].process_id;
+            p.type = static_cast<telemetry::ProcessType>(m_layout.procs[j].type);
+            const std::uint64_t mem = val(Stream::proc_mem_mib, pi);
+            p.mem_used_mib = opt(mem);
+            const std::uint64_t sm = val(Stream::proc_sm_cpct, pi);
+            if (sm != codec::k_null) {
+                p.sm_util_pct = static_cast<double>(sm) / 100.0;
+            }
+            if (const std::uint64_t active = val(Stream::proc_active_us, pi);
+                active != codec::k_null) {
+                if (!in_range(codec::unzigzag(active))) {
+                    return false;
+                }
+                p.active_us =
+                    codec::unzigzag(active) + proc_active_default(t.active_us, known(sm), slot_sm);
+            }
+            if (const std::uint64_t held = val(Stream::proc_idle_held_us, pi);
+                held != codec::k_null) {
+                if (!in_range(codec::unzigzag(held))) {
+                    return false;
+                }
+                p.idle_held_us =
+                    codec::unzigzag(held) + proc_idle_held_default(card_held, known(mem), slot_mem);
+            }
+            m_out.procs.push_back(p);
+        }
+        return true;
+    }
+
+    const BlockRow& m_row;
+    const BlockLayout& m_layout;
+    const std::array<codec::Values, k_stream_count>& m_v;
+    DecodedTicks& m_out;
+    std::vector<std::vector<std::size_t>> m_slot_procs; ///< per card: its processes' numbers
+    std::size_t m_ex = 0;                               ///< next value of shape_us
+    std::size_t m_ax = 0;                               ///< next value of alloc_us
+};
 
 } // namespace
 
@@ -330,7 +373,7 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
     // All or nothing: a block that fails half way leaves `out` as it was.
     const std::size_t ticks_before = out.ticks.size();
     const std::size_t procs_before = out.procs.size();
-    if (!expand(row, layout, v, out)) {
+    if (!Expander(row, layout, v, out).run()) {
         out.ticks.resize(ticks_before);
         out.procs.resize(procs_before);
         return false;
