@@ -83,109 +83,129 @@ void Sampler::sleep_watching(std::int64_t deadline, const std::atomic<bool>& sto
     m_clock.sleep_until(deadline, stop);
 }
 
+/// The tick loop's state between polls (Sampler::run).
+struct Sampler::RunState {
+    RunState(const audit::Thresholds& thresholds, identity::Resolver& resolver)
+        : builder(thresholds, resolver) {}
+    TickBuilder builder;
+    telemetry::Tick tick;                     ///< reused: finish() overwrites it every tick
+    std::vector<telemetry::DevicePoll> polls; ///< reused: poll_into() overwrites it
+    std::int64_t tick_start = 0;              ///< monotonic µs the current tick started
+    std::int64_t last_poll = 0;               ///< monotonic µs of the previous poll
+    TimeUs last_poll_wall = 0;                ///< its wall time
+    /// The source measures its poll spans on a timeline anchored at the first poll's wall time
+    /// and advanced by the monotonic clock: a step of the wall clock (NTP, an administrator)
+    /// must not stretch or shrink a poll span, or the driver's rings would be read against a
+    /// span they do not cover (a 60 s forward step made a busy card read idle from then on).
+    std::int64_t mono_anchor = 0;
+    TimeUs wall_anchor = 0;
+    TimeUs t0 = 0; ///< wall time the current tick starts
+    /// After the wall clock stepped back, the time it lives again is left out of the ticks (it
+    /// was recorded already), so that the ticks neither overlap nor drift from the wall clock.
+    DurationUs skip_us = 0;
+
+    TimeUs source_time(std::int64_t mono) const { return wall_anchor + (mono - mono_anchor); }
+};
+
 void Sampler::run(const std::atomic<bool>& stop,
                   const std::function<void(const telemetry::Tick&)>& on_tick,
                   const std::function<void(DurationUs)>& on_overrun) {
     const DurationUs interval = std::max<DurationUs>(m_options.interval_us, k_us_per_ms);
-
     refresh_devices();
     audit::Thresholds thresholds;
     thresholds.active_util_pct = m_options.active_threshold_pct;
     thresholds.graphics_is_holder = m_options.graphics_is_holder;
     thresholds.held_mib = m_options.held_mib;
-    TickBuilder builder(thresholds, m_resolver);
-    builder.set_allocations(m_options.allocations, &m_source);
-    telemetry::Tick tick;                     // reused: finish() overwrites it in place every tick
-    std::vector<telemetry::DevicePoll> polls; // reused: poll_into() overwrites it
+    RunState s(thresholds, m_resolver);
+    s.builder.set_allocations(m_options.allocations, &m_source);
     // The first poll primes the source's cursors; its data covers time before the first tick,
     // except the counters' readings, which are the first tick's baselines.
     // A tick spans exactly from one poll to the next: its start is the end of the previous tick,
     // so a slow write between ticks neither overlaps nor leaves a gap.
-    std::int64_t tick_start = m_clock.mono_now();
-    TimeUs last_poll_wall = wall_at(m_clock, tick_start);
-    // The source measures its poll spans on a timeline anchored at the first poll's wall time
-    // and advanced by the monotonic clock: a step of the wall clock (NTP, an administrator) must
-    // not stretch or shrink a poll span, or the driver's rings would be read against a span they
-    // do not cover (a 60 s forward step made a busy card read idle from then on).
-    const std::int64_t mono_anchor = tick_start;
-    const TimeUs wall_anchor = last_poll_wall;
-    const auto source_time = [&](std::int64_t mono) { return wall_anchor + (mono - mono_anchor); };
-    const std::vector<telemetry::DevicePoll> primed = m_source.poll(source_time(tick_start));
-    TimeUs t0 = last_poll_wall;
-    builder.start(t0);
-    builder.prime(primed);
-    std::int64_t last_poll = tick_start;
-    m_exits_checked = tick_start;
-    // After the wall clock stepped back, the time it lives again is left out of the ticks (it
-    // was recorded already), so that the ticks neither overlap nor drift from the wall clock.
-    DurationUs skip_us = 0;
+    s.tick_start = m_clock.mono_now();
+    s.last_poll_wall = wall_at(m_clock, s.tick_start);
+    s.mono_anchor = s.tick_start;
+    s.wall_anchor = s.last_poll_wall;
+    const std::vector<telemetry::DevicePoll> primed = m_source.poll(s.source_time(s.tick_start));
+    s.t0 = s.last_poll_wall;
+    s.builder.start(s.t0);
+    s.builder.prime(primed);
+    s.last_poll = s.tick_start;
+    m_exits_checked = s.tick_start;
 
     while (!stop.load() && (!m_options.max_ticks || m_ticks < *m_options.max_ticks)) {
         // Polls within the tick follow the source's affordable span (it may shrink when a
         // driver ring proves short); the tick's end is always tick_start + interval.
-        const std::int64_t tick_end = tick_start + interval;
-        std::int64_t deadline = next_poll_deadline(tick_start, m_clock.mono_now(), tick_end);
+        const std::int64_t tick_end = s.tick_start + interval;
+        std::int64_t deadline = next_poll_deadline(s.tick_start, m_clock.mono_now(), tick_end);
         for (bool tick_done = false; !tick_done;) {
             sleep_watching(deadline, stop);
-            const std::int64_t now = m_clock.mono_now();
-            last_poll_wall = wall_at(m_clock, now);
-            const std::optional<std::int64_t> boot = m_clock.boot_now();
-            check_exits(now);
-            m_source.poll_into(source_time(now), polls);
-            const bool unknown = std::any_of(polls.begin(), polls.end(), [&](const auto& p) {
-                return !m_devices.contains(p.uuid);
-            });
-            if (unknown) {
-                refresh_devices();
-            }
-            const DurationUs skipped = std::min(skip_us, now - last_poll);
-            skip_us -= skipped;
-            PollTimes times;
-            times.end_mono_us = now;
-            times.boot_offset_us = boot ? std::optional(*boot - now) : std::nullopt;
-            times.exits = m_exits;
-            if (now - last_poll - skipped > 0) {
-                builder.add_poll(polls, now - last_poll - skipped, m_devices, times);
-            }
-            m_exits.clear();
-            last_poll = now;
+            poll_once(s);
             tick_done = deadline >= tick_end || stop.load();
             if (!tick_done) {
                 deadline = next_poll_deadline(deadline, m_clock.mono_now(), tick_end);
             }
         }
-        if (builder.span() > 0) { // else wholly left out after a backward step: not a tick
-            builder.finish(m_ticks, tick);
-            on_tick(tick);
-            ++m_ticks;
-            m_resolver.sweep();
-            if (m_options.allocations != nullptr) {
-                m_options.allocations->forget_before(tick.t0); // never asked about again
-            }
-            // A step of the wall clock: forward, the time it skipped is unmeasured at the start
-            // of the next tick; back, the time it lives again is left out. A longer step starts
-            // the next tick at the wall time (a gap in coverage, or time recorded twice).
-            const DurationUs step = wall_step(tick, last_poll_wall);
-            const bool bridged = std::abs(step) <= k_max_bridged_step_us;
-            t0 = bridged ? tick.t0 + tick.duration_us : last_poll_wall;
-            builder.start(t0);
-            if (bridged) {
-                builder.add_unmeasured(step);
-                skip_us += std::max<DurationUs>(-step, 0);
-            }
-        } else {
-            builder.start(t0);
-        }
+        close_tick(s, on_tick);
         // Anti-drift: the next tick starts one interval after this one, unless we are more than
         // a whole interval late, in which case we skip ahead without a burst of catch-up ticks.
-        tick_start += interval;
+        s.tick_start += interval;
         const std::int64_t now = m_clock.mono_now();
-        if (now - tick_start > interval) {
+        if (now - s.tick_start > interval) {
             if (on_overrun) {
-                on_overrun(now - tick_start);
+                on_overrun(now - s.tick_start);
             }
-            tick_start = now;
+            s.tick_start = now;
         }
+    }
+}
+
+void Sampler::poll_once(RunState& s) {
+    const std::int64_t now = m_clock.mono_now();
+    s.last_poll_wall = wall_at(m_clock, now);
+    const std::optional<std::int64_t> boot = m_clock.boot_now();
+    check_exits(now);
+    m_source.poll_into(s.source_time(now), s.polls);
+    const bool unknown = std::any_of(s.polls.begin(), s.polls.end(),
+                                     [&](const auto& p) { return !m_devices.contains(p.uuid); });
+    if (unknown) {
+        refresh_devices();
+    }
+    const DurationUs skipped = std::min(s.skip_us, now - s.last_poll);
+    s.skip_us -= skipped;
+    PollTimes times;
+    times.end_mono_us = now;
+    times.boot_offset_us = boot ? std::optional(*boot - now) : std::nullopt;
+    times.exits = m_exits;
+    if (now - s.last_poll - skipped > 0) {
+        s.builder.add_poll(s.polls, now - s.last_poll - skipped, m_devices, times);
+    }
+    m_exits.clear();
+    s.last_poll = now;
+}
+
+void Sampler::close_tick(RunState& s, const std::function<void(const telemetry::Tick&)>& on_tick) {
+    if (s.builder.span() <= 0) { // wholly left out after a backward step: not a tick
+        s.builder.start(s.t0);
+        return;
+    }
+    s.builder.finish(m_ticks, s.tick);
+    on_tick(s.tick);
+    ++m_ticks;
+    m_resolver.sweep();
+    if (m_options.allocations != nullptr) {
+        m_options.allocations->forget_before(s.tick.t0); // never asked about again
+    }
+    // A step of the wall clock: forward, the time it skipped is unmeasured at the start of the
+    // next tick; back, the time it lives again is left out. A longer step starts the next tick
+    // at the wall time (a gap in coverage, or time recorded twice).
+    const DurationUs step = wall_step(s.tick, s.last_poll_wall);
+    const bool bridged = std::abs(step) <= k_max_bridged_step_us;
+    s.t0 = bridged ? s.tick.t0 + s.tick.duration_us : s.last_poll_wall;
+    s.builder.start(s.t0);
+    if (bridged) {
+        s.builder.add_unmeasured(step);
+        s.skip_us += std::max<DurationUs>(-step, 0);
     }
 }
 

@@ -75,6 +75,11 @@ class Sampler {
     static constexpr DurationUs k_exit_check_us = 250 * k_us_per_ms;
 
   private:
+    struct RunState;
+    /// One poll of the tick loop: reads every card and folds the poll into the tick.
+    void poll_once(RunState& s);
+    /// Finishes the tick (when it spans any time), hands it to `on_tick` and starts the next.
+    void close_tick(RunState& s, const std::function<void(const telemetry::Tick&)>& on_tick);
     void refresh_devices();
     /// Sleeps until `deadline`, asking the resolver every k_exit_check_us which watched processes
     /// exited meanwhile (appended to m_exits); asks once more at the end.
