@@ -156,12 +156,11 @@ class Expander {
     }
 
   private:
-    std::uint64_t val(Stream stream, std::size_t i) const {
-        const auto s = static_cast<std::size_t>(stream);
-        return is_absent(m_row, s) ? k_absent_value[s] : m_v[s].at(i);
-    }
     std::uint64_t val(std::size_t stream, std::size_t i) const {
         return is_absent(m_row, stream) ? k_absent_value[stream] : m_v[stream].at(i);
+    }
+    std::uint64_t val(Stream stream, std::size_t i) const {
+        return val(static_cast<std::size_t>(stream), i);
     }
     std::int64_t shape_value() { return codec::unzigzag(val(Stream::shape_us, m_ex++)); }
 
