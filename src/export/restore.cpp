@@ -37,12 +37,13 @@ Restored restore_from_database(store::Database& db, Metrics& metrics) {
         fmt::format("SELECT {} FROM tick_block ORDER BY id", store::block_columns_sql()));
     store::BlockRow row;
     store::DecodedTicks decoded;
+    store::BlockDecoder decoder;
     audit::CardTick tick;
     metrics.begin_restore();
     while (blocks.step()) {
         store::read_block_row(blocks, row);
         decoded.clear();
-        if (!store::decode_block(row, decoded)) {
+        if (!decoder.decode(row, decoded)) {
             restored.bad_blocks.push_back(row.id);
             continue;
         }

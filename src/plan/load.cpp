@@ -114,7 +114,9 @@ Demand load_demand(store::Database& db, const LoadOptions& o) {
         return store::read_allocations(db, window_from, window_to);
     }();
     store::AllocationShares shares(window);
-    store::BlockScanner scanner(db);
+    // The demand needs two per-card fields: idle power and GPM SM-active.
+    store::BlockScanner scanner(db, store::card_field_set({telemetry::CardField::power_mw,
+                                                           telemetry::CardField::sm_active_cpct}));
     store::ProcessIdentities identities(db);
     audit::CardTick tick;
     std::vector<std::int64_t> ids;

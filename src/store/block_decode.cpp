@@ -124,12 +124,11 @@ constexpr std::uint64_t k_sum_cap = std::uint64_t{1} << 40; // as BlockBuilder
 class Expander {
   public:
     Expander(const BlockRow& row, const BlockLayout& layout,
-             const std::array<codec::Values, k_stream_count>& v, DecodedTicks& out)
-        : m_row(row), m_layout(layout), m_v(v), m_out(out), m_slot_procs(layout.gpus.size()) {
-        for (std::size_t j = 0; j < layout.procs.size(); ++j) {
-            m_slot_procs[static_cast<std::size_t>(layout.procs[j].slot)].push_back(j);
-        }
-    }
+             const std::vector<std::vector<std::size_t>>& slot_procs,
+             const std::array<codec::Values, k_stream_count>& v,
+             const std::vector<const telemetry::CardFieldInfo*>& fields, DecodedTicks& out)
+        : m_row(row), m_layout(layout), m_v(v), m_fields(fields), m_out(out),
+          m_slot_procs(slot_procs) {}
 
     /// Appends every card-tick of the block.
     bool run() {
@@ -164,30 +163,57 @@ class Expander {
     }
     std::int64_t shape_value() { return codec::unzigzag(val(Stream::shape_us, m_ex++)); }
 
+    /// Value `slot` of tick `k` of a stream with `slots` values per tick: what val() gives for
+    /// value k * slots + slot, without its division (decoding reads ~50 values per card-tick).
+    std::uint64_t cell(std::size_t stream, std::size_t k, std::size_t slot,
+                       std::size_t slots) const {
+        if (is_absent(m_row, stream)) {
+            return k_absent_value[stream];
+        }
+        const codec::Values& x = m_v[stream];
+        if (x.varying) {
+            return x.kept[k * slots + slot];
+        }
+        if (x.slot_start.empty()) { // constant (period 1) or periodic (period = slots)
+            return x.kept[x.period == 1 ? 0 : slot];
+        }
+        return x.kept[x.slot_start[slot] + x.slot_step[slot] * k];
+    }
+    std::uint64_t card_val(std::size_t stream, std::size_t k, std::size_t slot) const {
+        return cell(stream, k, slot, m_layout.gpus.size());
+    }
+    std::uint64_t card_val(Stream stream, std::size_t k, std::size_t slot) const {
+        return card_val(static_cast<std::size_t>(stream), k, slot);
+    }
+    std::uint64_t proc_val(Stream stream, std::size_t k, std::size_t j) const {
+        return cell(static_cast<std::size_t>(stream), k, j, m_layout.procs.size());
+    }
+
     /// Card-tick `slot` of tick `k`.
     bool card(std::size_t k, std::size_t slot, TimeUs t0, DurationUs duration) {
-        const std::size_t i = k * m_layout.gpus.size() + slot;
-        StoredCardTick t;
+        // Built in place (a card-tick is large); a block that fails is cut off by the caller.
+        StoredCardTick& t = m_out.ticks.emplace_back();
         t.t0 = t0;
         t.duration_us = duration;
         t.gpu_id = m_layout.gpus[slot];
         t.run_id = m_row.run_id;
-        t.util_source = static_cast<telemetry::UtilSource>(val(Stream::util_source, i));
-        if (const auto u = opt(val(Stream::util_cpct, i))) {
+        t.util_source = static_cast<telemetry::UtilSource>(card_val(Stream::util_source, k, slot));
+        if (const auto u = opt(card_val(Stream::util_cpct, k, slot))) {
             t.util_pct = static_cast<double>(*u) / 100.0;
         }
-        if (val(Stream::unmeasured_us, i) > k_max_time_us ||
-            val(Stream::idle_unknown_us, i) > k_max_time_us) {
+        if (card_val(Stream::unmeasured_us, k, slot) > k_max_time_us ||
+            card_val(Stream::idle_unknown_us, k, slot) > k_max_time_us) {
             return false;
         }
-        t.unmeasured_us = static_cast<DurationUs>(val(Stream::unmeasured_us, i));
-        t.idle_unknown_us = static_cast<DurationUs>(val(Stream::idle_unknown_us, i));
+        t.unmeasured_us = static_cast<DurationUs>(card_val(Stream::unmeasured_us, k, slot));
+        t.idle_unknown_us = static_cast<DurationUs>(card_val(Stream::idle_unknown_us, k, slot));
         const DurationUs measured = duration - t.unmeasured_us;
-        if (!shape(val(Stream::shape, i), measured, t)) {
+        if (!shape(card_val(Stream::shape, k, slot), measured, t)) {
             return false;
         }
         if (!is_absent(m_row, Stream::idle_unlisted_us)) {
-            const std::int64_t stored = codec::unzigzag(val(Stream::idle_unlisted_us, i));
+            const std::int64_t stored =
+                codec::unzigzag(card_val(Stream::idle_unlisted_us, k, slot));
             if (!in_range(stored)) {
                 return false;
             }
@@ -195,18 +221,17 @@ class Expander {
                 stored + idle_unlisted_default(!m_slot_procs[slot].empty(), t.active_us, measured,
                                                t.idle_unknown_us);
         }
-        if (!decode_allocation(val(Stream::alloc_shape, i), measured, t,
+        if (!decode_allocation(card_val(Stream::alloc_shape, k, slot), measured, t,
                                [&] { return val(Stream::alloc_us, m_ax++); })) {
             return false;
         }
-        readings(i, duration, t);
-        t.read_errors = opt(val(Stream::read_errors, i)).value_or(0);
+        readings(k, slot, duration, t);
+        t.read_errors = opt(card_val(Stream::read_errors, k, slot)).value_or(0);
         t.proc_begin = static_cast<std::uint32_t>(m_out.procs.size());
         if (!processes(k, slot, measured, t)) {
             return false;
         }
         t.proc_count = static_cast<std::uint32_t>(m_out.procs.size()) - t.proc_begin;
-        m_out.ticks.push_back(t);
         return true;
     }
 
@@ -248,9 +273,10 @@ class Expander {
     }
 
     /// The per-card fields (card_fields.def) of card-tick `i`; a damaged one is left unknown.
-    void readings(std::size_t i, DurationUs duration, StoredCardTick& t) const {
-        for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
-            const std::uint64_t stored = val(f.stream, i);
+    void readings(std::size_t k, std::size_t slot, DurationUs duration, StoredCardTick& t) const {
+        for (const telemetry::CardFieldInfo* field : m_fields) {
+            const telemetry::CardFieldInfo& f = *field;
+            const std::uint64_t stored = card_val(f.stream, k, slot);
             if (stored == codec::k_null) {
                 continue;
             }
@@ -259,8 +285,8 @@ class Expander {
             if (f.base != telemetry::StoredBase::none) {
                 overflow = __builtin_add_overflow(
                     codec::unzigzag(stored),
-                    stored_base(f.base, f.base_bit, val(stream_of(k_power_field), i),
-                                val(stream_of(k_events_field), i), duration),
+                    stored_base(f.base, f.base_bit, card_val(stream_of(k_power_field), k, slot),
+                                card_val(stream_of(k_events_field), k, slot), duration),
                     &q);
             }
             std::int64_t value = 0;
@@ -275,7 +301,7 @@ class Expander {
     std::uint64_t slot_sum(Stream stream, std::size_t k, std::size_t slot) const {
         std::uint64_t sum = 0;
         for (std::size_t j : m_slot_procs[slot]) {
-            const std::uint64_t x = val(stream, k * m_layout.procs.size() + j);
+            const std::uint64_t x = proc_val(stream, k, j);
             sum = std::min(sum + (x == codec::k_null ? 0 : std::min(x, k_sum_cap)), k_sum_cap);
         }
         return sum;
@@ -291,17 +317,16 @@ class Expander {
             return x == codec::k_null ? std::nullopt : std::optional(x);
         };
         for (std::size_t j : m_slot_procs[slot]) {
-            const std::size_t pi = k * m_layout.procs.size() + j;
             StoredProc p;
             p.process_id = m_layout.procs[j].process_id;
             p.type = static_cast<telemetry::ProcessType>(m_layout.procs[j].type);
-            const std::uint64_t mem = val(Stream::proc_mem_mib, pi);
+            const std::uint64_t mem = proc_val(Stream::proc_mem_mib, k, j);
             p.mem_used_mib = opt(mem);
-            const std::uint64_t sm = val(Stream::proc_sm_cpct, pi);
+            const std::uint64_t sm = proc_val(Stream::proc_sm_cpct, k, j);
             if (sm != codec::k_null) {
                 p.sm_util_pct = static_cast<double>(sm) / 100.0;
             }
-            if (const std::uint64_t active = val(Stream::proc_active_us, pi);
+            if (const std::uint64_t active = proc_val(Stream::proc_active_us, k, j);
                 active != codec::k_null) {
                 if (!in_range(codec::unzigzag(active))) {
                     return false;
@@ -309,7 +334,7 @@ class Expander {
                 p.active_us =
                     codec::unzigzag(active) + proc_active_default(t.active_us, known(sm), slot_sm);
             }
-            if (const std::uint64_t held = val(Stream::proc_idle_held_us, pi);
+            if (const std::uint64_t held = proc_val(Stream::proc_idle_held_us, k, j);
                 held != codec::k_null) {
                 if (!in_range(codec::unzigzag(held))) {
                     return false;
@@ -325,24 +350,92 @@ class Expander {
     const BlockRow& m_row;
     const BlockLayout& m_layout;
     const std::array<codec::Values, k_stream_count>& m_v;
+    const std::vector<const telemetry::CardFieldInfo*>& m_fields;
     DecodedTicks& m_out;
-    std::vector<std::vector<std::size_t>> m_slot_procs; ///< per card: its processes' numbers
-    std::size_t m_ex = 0;                               ///< next value of shape_us
-    std::size_t m_ax = 0;                               ///< next value of alloc_us
+    const std::vector<std::vector<std::size_t>>& m_slot_procs; ///< per card: its processes
+    std::size_t m_ex = 0;                                      ///< next value of shape_us
+    std::size_t m_ax = 0;                                      ///< next value of alloc_us
 };
 
 } // namespace
 
-bool decode_block(const BlockRow& row, DecodedTicks& out) {
+/// A block's layout as parsed once, with the layout texts it was parsed from.
+struct BlockDecoder::Parsed {
+    std::string cards;
+    std::string procs;
+    bool ok = false;
     BlockLayout layout;
+    std::vector<std::vector<std::size_t>> slot_procs; ///< per card slot: its processes' numbers
+};
+
+namespace {
+
+/// How many layouts a BlockDecoder keeps: blocks of one run usually repeat the previous block's
+/// layout; a few more cover the runs of several hosts interleaved in time.
+constexpr std::size_t k_cached_layouts = 16;
+
+} // namespace
+
+CardFieldSet card_field_set(std::initializer_list<telemetry::CardField> fields) {
+    CardFieldSet set;
+    for (const telemetry::CardField f : fields) {
+        set.set(static_cast<std::size_t>(f));
+    }
+    return set;
+}
+
+BlockDecoder::BlockDecoder(CardFieldSet fields)
+    : m_values(std::make_unique<std::array<codec::Values, k_stream_count>>()) {
+    for (const telemetry::CardFieldInfo& f : telemetry::k_card_fields) {
+        if (fields.test(static_cast<std::size_t>(f.field))) {
+            m_fields.push_back(&f);
+        }
+    }
+}
+
+BlockDecoder::~BlockDecoder() = default;
+
+const BlockDecoder::Parsed* BlockDecoder::layout_of(const BlockRow& row) {
+    const auto same = [&](const std::unique_ptr<Parsed>& p) {
+        return p->cards == row.cards && p->procs == row.procs;
+    };
+    auto it = std::find_if(m_layouts.begin(), m_layouts.end(), same);
+    if (it == m_layouts.end()) {
+        auto parsed = std::make_unique<Parsed>();
+        parsed->cards = row.cards;
+        parsed->procs = row.procs;
+        parsed->ok = parse_layout(row, parsed->layout);
+        if (parsed->ok) {
+            parsed->slot_procs.resize(parsed->layout.gpus.size());
+            for (std::size_t j = 0; j < parsed->layout.procs.size(); ++j) {
+                const auto slot = static_cast<std::size_t>(parsed->layout.procs[j].slot);
+                parsed->slot_procs[slot].push_back(j);
+            }
+        }
+        if (m_layouts.size() == k_cached_layouts) {
+            m_layouts.pop_back();
+        }
+        m_layouts.insert(m_layouts.begin(), std::move(parsed));
+    } else if (it != m_layouts.begin()) { // most recently used first
+        std::rotate(m_layouts.begin(), it, it + 1);
+    }
+    return m_layouts.front()->ok ? m_layouts.front().get() : nullptr;
+}
+
+bool BlockDecoder::decode(const BlockRow& row, DecodedTicks& out) {
     if (row.n_ticks < 0 || row.n_ticks > k_max_block_ticks || !in_range(row.t0_us) ||
-        !in_range(row.tick_us) || !parse_layout(row, layout)) {
+        !in_range(row.tick_us)) {
         return false;
     }
+    const Parsed* parsed = layout_of(row);
+    if (parsed == nullptr) {
+        return false;
+    }
+    const BlockLayout& layout = parsed->layout;
     const auto n = static_cast<std::size_t>(row.n_ticks);
     const std::size_t cards = layout.gpus.size();
     const std::size_t procs = layout.procs.size();
-    std::array<codec::Values, k_stream_count> v;
+    std::array<codec::Values, k_stream_count>& v = *m_values;
     for (std::size_t i = 0; i < k_stream_count; ++i) {
         if (is_absent(row, i)) {
             continue;
@@ -372,12 +465,17 @@ bool decode_block(const BlockRow& row, DecodedTicks& out) {
     // All or nothing: a block that fails half way leaves `out` as it was.
     const std::size_t ticks_before = out.ticks.size();
     const std::size_t procs_before = out.procs.size();
-    if (!Expander(row, layout, v, out).run()) {
+    if (!Expander(row, layout, parsed->slot_procs, v, m_fields, out).run()) {
         out.ticks.resize(ticks_before);
         out.procs.resize(procs_before);
         return false;
     }
     return true;
+}
+
+bool decode_block(const BlockRow& row, DecodedTicks& out) {
+    BlockDecoder decoder;
+    return decoder.decode(row, out);
 }
 
 std::optional<TimeUs> earliest_tick_start(TimeUs t0_us, std::int64_t n_ticks, DurationUs tick_us,

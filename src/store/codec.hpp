@@ -74,10 +74,10 @@ struct Values {
         if (varying) {
             return kept[i];
         }
-        const std::size_t s = i % period;
         if (slot_start.empty()) {
-            return kept[s];
+            return kept[period == 1 ? 0 : i % period]; // a constant stream: no division
         }
+        const std::size_t s = i % period;
         return kept[slot_start[s] + slot_step[s] * (i / period)];
     }
 };

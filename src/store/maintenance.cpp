@@ -70,12 +70,13 @@ void check_blocks(Database& db, std::vector<std::string>& problems) {
     Statement blocks = db.prepare(fmt::format("SELECT {} FROM tick_block", block_columns_sql()));
     BlockRow row;
     DecodedTicks ticks;
+    BlockDecoder decoder;
     while (blocks.step()) {
         read_block_row(blocks, row);
         ticks.clear();
         const std::string where = fmt::format("tick block {} (run {}, from {})", row.id, row.run_id,
                                               format_iso8601(row.t0_us));
-        if (!decode_block(row, ticks)) {
+        if (!decoder.decode(row, ticks)) {
             problems.push_back(where + " does not decode; reports leave it out");
         } else if (const std::string p = header_problem(row, ticks); !p.empty()) {
             problems.push_back(fmt::format("{} {}; reports may leave its ticks out", where, p));

@@ -140,12 +140,13 @@ void round_as_stored(audit::CardTick& tick) {
     }
 }
 
-BlockScanner::BlockScanner(Database& db)
+BlockScanner::BlockScanner(Database& db, CardFieldSet fields)
     : m_db(db), m_blocks(db.prepare(fmt::format("SELECT {} FROM tick_block WHERE t0_us >= ? AND "
                                                 "t0_us < ? ORDER BY t0_us, id",
                                                 block_columns_sql()))),
       m_starts(db.prepare("SELECT id, t0_us, n_ticks, tick_us, t0_delta, dur_delta FROM "
-                          "tick_block WHERE t0_us >= ? AND t0_us < ? ORDER BY t0_us, id")) {}
+                          "tick_block WHERE t0_us >= ? AND t0_us < ? ORDER BY t0_us, id")),
+      m_decoder(fields) {}
 
 void BlockScanner::load_bounds(std::int64_t hour, TimeUs to) {
     m_bounds.clear();
@@ -155,7 +156,7 @@ void BlockScanner::load_bounds(std::int64_t hour, TimeUs to) {
     try {
         while (m_starts.step()) {
             // A block whose timing does not decode holds everything back to its hour's start;
-            // decode_block() then leaves it out.
+            // the decoder then leaves it out.
             const TimeUs earliest =
                 earliest_tick_start(m_starts.int64(1), m_starts.int64(2), m_starts.int64(3),
                                     m_starts.text(4), m_starts.text(5))
@@ -235,7 +236,7 @@ void BlockScanner::scan(TimeUs from, TimeUs to,
                 load_bounds(h, to);
             }
             const std::size_t first = m_pending.ticks.size();
-            if (decode_block(m_row, m_pending)) {
+            if (m_decoder.decode(m_row, m_pending)) {
                 const auto outside = [&](const StoredCardTick& t) {
                     return t.t0 < from || t.t0 >= to;
                 };

@@ -32,7 +32,8 @@ std::string bad_blocks_note(const std::vector<BadBlock>& blocks);
 /// Decodes the tick blocks of a database. Not thread-safe; `db` must outlive it.
 class BlockScanner {
   public:
-    explicit BlockScanner(Database& db);
+    /// Fills in the per-card fields `fields` of the card-ticks it passes on (the others unknown).
+    explicit BlockScanner(Database& db, CardFieldSet fields = all_card_fields());
     /// Passes the card-ticks with from <= t0 < to to `fn` in canonical (t0, gpu id) order, in
     /// consecutive runs: each call's ticks are sorted and come after every earlier call's. A
     /// malformed block is left out and added to bad_blocks(). Reads one snapshot (the caller's
@@ -56,6 +57,7 @@ class BlockScanner {
     Statement m_blocks;
     Statement m_starts;
     BlockRow m_row;
+    BlockDecoder m_decoder;
     DecodedTicks m_pending; ///< decoded card-ticks in the window, not yet passed on
     DecodedTicks m_out;     ///< the part of m_pending passed on by one call
     DecodedTicks m_rest;    ///< the part kept back
