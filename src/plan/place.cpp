@@ -3,6 +3,7 @@
 #include "plan/place.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
@@ -106,7 +107,125 @@ class Cards {
 struct Departure {
     TimeUs end = 0;
     std::size_t request = 0;
+    std::uint32_t version = 0;
     bool operator>(const Departure& o) const { return end > o.end; }
+};
+
+/// The requests running and when each ends. Without loads (exclusive, MIG) a request ends its
+/// duration after it starts. With them (MPS), the co-runners of a card whose loads add up to
+/// S > 100 % each progress at 100/S of their own pace, so their ends move whenever the card's
+/// set changes: each change settles the work done at the old rates and reschedules the ends
+/// (the older entries of the queue go stale and are skipped).
+class Running {
+  public:
+    explicit Running(const std::vector<Request>& requests)
+        : m_requests(requests), m_live(requests.size()) {
+        for (const Request& r : requests) {
+            m_stretch = m_stretch || r.load_pct > 0;
+        }
+    }
+
+    bool empty() {
+        drop_stale();
+        return m_queue.empty();
+    }
+    /// The next end; only when !empty().
+    TimeUs next_end() {
+        drop_stale();
+        return m_queue.top().end;
+    }
+
+    void start(TimeUs t, std::size_t r, const std::vector<int>& cards) {
+        Live& l = m_live[r];
+        l = Live{static_cast<double>(m_requests[r].duration), 1.0, t, l.version + 1, -1, t, true};
+        if (!m_stretch || cards.size() != 1) {
+            m_queue.push(Departure{t + m_requests[r].duration, r, l.version});
+            return;
+        }
+        l.card = cards.front();
+        settle(l.card, t);
+        on_card(l.card).push_back(r);
+        reschedule(l.card, t);
+    }
+
+    /// Ends the request due at next_end() and reschedules its co-runners; returns it.
+    std::size_t finish() {
+        drop_stale();
+        const Departure d = m_queue.top();
+        m_queue.pop();
+        Live& l = m_live[d.request];
+        l.running = false;
+        m_run_us += static_cast<double>(d.end - l.started);
+        m_solo_us += static_cast<double>(m_requests[d.request].duration);
+        if (l.card >= 0) {
+            settle(l.card, d.end);
+            std::vector<std::size_t>& co = on_card(l.card);
+            co.erase(std::find(co.begin(), co.end(), d.request));
+            reschedule(l.card, d.end);
+        }
+        return d.request;
+    }
+
+    double run_us() const { return m_run_us; }
+    double solo_us() const { return m_solo_us; }
+
+  private:
+    struct Live {
+        double left_us = 0; ///< work left, in µs of its own pace
+        double rate = 1;    ///< its pace now (1: unslowed)
+        TimeUs since = 0;   ///< when left_us was last settled
+        std::uint32_t version = 0;
+        int card = -1; ///< the card it shares (stretching only)
+        TimeUs started = 0;
+        bool running = false;
+    };
+
+    void drop_stale() {
+        while (!m_queue.empty() &&
+               (!m_live[m_queue.top().request].running ||
+                m_live[m_queue.top().request].version != m_queue.top().version)) {
+            m_queue.pop();
+        }
+    }
+
+    std::vector<std::size_t>& on_card(int card) {
+        const auto c = static_cast<std::size_t>(card);
+        if (c >= m_cards.size()) {
+            m_cards.resize(c + 1);
+        }
+        return m_cards[c];
+    }
+
+    void settle(int card, TimeUs t) {
+        for (const std::size_t r : on_card(card)) {
+            Live& l = m_live[r];
+            l.left_us = std::max(0.0, l.left_us - static_cast<double>(t - l.since) * l.rate);
+            l.since = t;
+        }
+    }
+
+    void reschedule(int card, TimeUs t) {
+        double load = 0;
+        for (const std::size_t r : on_card(card)) {
+            load += m_requests[r].load_pct;
+        }
+        const double rate = load > 100.0 ? 100.0 / load : 1.0;
+        for (const std::size_t r : on_card(card)) {
+            Live& l = m_live[r];
+            l.rate = m_requests[r].load_pct > 0 ? rate : 1.0; // an idle holder is not slowed
+            ++l.version;
+            const auto left = static_cast<TimeUs>(std::ceil(l.left_us / rate - 1e-3));
+            m_queue.push(Departure{t + std::max<TimeUs>(0, left), r, l.version});
+        }
+    }
+
+    const std::vector<Request>& m_requests;
+    std::vector<Live> m_live;
+    std::vector<std::vector<std::size_t>> m_cards; ///< per card: the requests sharing it
+    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> m_queue;
+    bool m_stretch = false;
+    double m_run_us = 0;
+    double m_solo_us = 0;
 };
 
 } // namespace
@@ -118,20 +237,19 @@ Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int
     per_host = std::max(1, std::min(per_host, gpus));
     Cards cards(card, gpus, per_host);
     std::vector<std::vector<int>> placed(requests.size());
-    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+    Running running(requests);
     std::deque<std::size_t> queue;
     std::size_t next = 0;
     while (next < requests.size() || !queue.empty()) {
         const TimeUs t_arrival = next < requests.size() ? requests[next].arrival : k_never;
-        const TimeUs t_departure = running.empty() ? k_never : running.top().end;
+        const TimeUs t_departure = running.empty() ? k_never : running.next_end();
         const TimeUs t = std::min(t_arrival, t_departure);
         if (t == k_never) {
             out.stopped = true; // the head can never start
             return out;
         }
-        while (!running.empty() && running.top().end == t) {
-            const std::size_t r = running.top().request;
-            running.pop();
+        while (!running.empty() && running.next_end() == t) {
+            const std::size_t r = running.finish();
             cards.release(placed[r], requests[r].gpus > 1 ? card : requests[r].need);
         }
         while (next < requests.size() && requests[next].arrival == t) {
@@ -151,7 +269,7 @@ Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int
             queue.pop_front();
             const DurationUs wait = t - req.arrival;
             out.waits[r] = wait;
-            running.push(Departure{t + req.duration, r});
+            running.start(t, r, placed[r]);
             if (wait > 0 && give_up(req.interactive, wait)) {
                 out.stopped = true;
                 return out;
@@ -204,22 +322,9 @@ namespace {
 /// The cards in use when nothing waits: opened as needed, best fit onto those in use.
 class OpenCards {
   public:
-    OpenCards(Capacity card, double* slowdown_us, double* run_us)
-        : m_card(card), m_slowdown_us(slowdown_us), m_run_us(run_us) {}
+    explicit OpenCards(Capacity card) : m_card(card) {}
 
     int in_use() const { return m_in_use; }
-
-    /// Adds the MPS stretch of the time since the last call.
-    void accrue(TimeUs t) {
-        for (const Open& o : m_open) {
-            if (o.units > 0 && m_slowdown_us != nullptr && m_run_us != nullptr) {
-                const double span = static_cast<double>(t - m_last) * o.units;
-                *m_run_us += span;
-                *m_slowdown_us += span * std::max(1.0, o.compute / 100.0);
-            }
-        }
-        m_last = t;
-    }
 
     std::vector<int> place(const Request& req) {
         std::vector<int> got;
@@ -234,7 +339,7 @@ class OpenCards {
             }
         }
         while (static_cast<int>(got.size()) < req.gpus) {
-            m_open.push_back(Open{m_card, 0, 0});
+            m_open.push_back(Open{m_card, 0});
             got.push_back(static_cast<int>(m_open.size() - 1));
         }
         change(got, req, 1);
@@ -247,7 +352,6 @@ class OpenCards {
     struct Open {
         Capacity free;
         int units = 0;
-        double compute = 0;
     };
 
     std::optional<std::size_t> best_fit(Capacity need) const {
@@ -277,48 +381,43 @@ class OpenCards {
             m_in_use -= (sign < 0 && o.units == 0) ? 1 : 0;
             o.free.a -= sign * need.a;
             o.free.b -= sign * need.b;
-            o.compute += sign * req.compute_pct;
         }
     }
 
     Capacity m_card;
-    double* m_slowdown_us;
-    double* m_run_us;
     std::vector<Open> m_open;
     int m_in_use = 0;
-    TimeUs m_last = 0;
 };
 
 } // namespace
 
-std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,
-                            double* slowdown_us, double* run_us) {
-    OpenCards cards(card, slowdown_us, run_us);
+std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card, double* run_us,
+                            double* solo_us) {
+    OpenCards cards(card);
     std::vector<std::vector<int>> placed(requests.size());
-    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+    Running running(requests);
     std::vector<Step> steps;
-    if (!requests.empty()) {
-        cards.accrue(requests.front().arrival);
-    }
     std::size_t next = 0;
     while (next < requests.size() || !running.empty()) {
         const TimeUs t_arrival = next < requests.size() ? requests[next].arrival : k_never;
-        const TimeUs t = running.empty() ? t_arrival : std::min(t_arrival, running.top().end);
-        cards.accrue(t);
-        while (!running.empty() && running.top().end == t) {
-            const std::size_t r = running.top().request;
-            running.pop();
+        const TimeUs t = running.empty() ? t_arrival : std::min(t_arrival, running.next_end());
+        while (!running.empty() && running.next_end() == t) {
+            const std::size_t r = running.finish();
             cards.release(placed[r], requests[r]);
         }
         for (; next < requests.size() && requests[next].arrival == t; ++next) {
             placed[next] = cards.place(requests[next]);
-            running.push(Departure{t + requests[next].duration, next});
+            running.start(t, next, placed[next]);
         }
         if (!steps.empty() && steps.back().t == t) {
             steps.back().count = cards.in_use();
         } else if (steps.empty() || steps.back().count != cards.in_use()) {
             steps.push_back(Step{t, cards.in_use()});
         }
+    }
+    if (run_us != nullptr && solo_us != nullptr) {
+        *run_us = running.run_us();
+        *solo_us = running.solo_us();
     }
     return steps;
 }
