@@ -143,9 +143,15 @@ class Running {
             return;
         }
         l.card = cards.front();
-        settle(l.card, t);
+        const double before = pace(l.card);
         on_card(l.card).push_back(r);
-        reschedule(l.card, t);
+        const double after = pace(l.card);
+        if (after != before) {
+            reschedule(l.card, t);
+        } else {
+            l.rate = m_requests[r].load_pct > 0 ? after : 1.0;
+            push(r, t);
+        }
     }
 
     /// Ends the request due at next_end() and reschedules its co-runners; returns it.
@@ -158,10 +164,12 @@ class Running {
         m_run_us += static_cast<double>(d.end - l.started);
         m_solo_us += static_cast<double>(m_requests[d.request].duration);
         if (l.card >= 0) {
-            settle(l.card, d.end);
+            const double before = pace(l.card);
             std::vector<std::size_t>& co = on_card(l.card);
             co.erase(std::find(co.begin(), co.end(), d.request));
-            reschedule(l.card, d.end);
+            if (pace(l.card) != before) {
+                reschedule(l.card, d.end);
+            }
         }
         return d.request;
     }
@@ -196,26 +204,32 @@ class Running {
         return m_cards[c];
     }
 
-    void settle(int card, TimeUs t) {
-        for (const std::size_t r : on_card(card)) {
-            Live& l = m_live[r];
-            l.left_us = std::max(0.0, l.left_us - static_cast<double>(t - l.since) * l.rate);
-            l.since = t;
-        }
-    }
-
-    void reschedule(int card, TimeUs t) {
+    /// The pace of the loaded co-runners of `card`: 100/S when their loads add up to S > 100 %.
+    double pace(int card) {
         double load = 0;
         for (const std::size_t r : on_card(card)) {
             load += m_requests[r].load_pct;
         }
-        const double rate = load > 100.0 ? 100.0 / load : 1.0;
+        return load > 100.0 ? 100.0 / load : 1.0;
+    }
+
+    void push(std::size_t r, TimeUs t) {
+        const Live& l = m_live[r];
+        const auto left = static_cast<TimeUs>(std::ceil(l.left_us / l.rate - 1e-3));
+        m_queue.push(Departure{t + std::max<TimeUs>(0, left), r, l.version});
+    }
+
+    /// The pace of `card` changed at `t`: settles the work its co-runners did since their last
+    /// change, then moves their ends to the new pace (only the loaded ones slow down).
+    void reschedule(int card, TimeUs t) {
+        const double now = pace(card);
         for (const std::size_t r : on_card(card)) {
             Live& l = m_live[r];
-            l.rate = m_requests[r].load_pct > 0 ? rate : 1.0; // an idle holder is not slowed
+            l.left_us = std::max(0.0, l.left_us - static_cast<double>(t - l.since) * l.rate);
+            l.since = t;
+            l.rate = m_requests[r].load_pct > 0 ? now : 1.0; // an idle holder is not slowed
             ++l.version;
-            const auto left = static_cast<TimeUs>(std::ceil(l.left_us / rate - 1e-3));
-            m_queue.push(Departure{t + std::max<TimeUs>(0, left), r, l.version});
+            push(r, t);
         }
     }
 
