@@ -33,7 +33,7 @@ std::string wrapped(const std::string& text, const std::string& indent) {
             out += line + "\n";
             line = indent + "  ";
         }
-        line += (line.size() > indent.size() ? " " : "") + word;
+        line += (line.size() > indent.size() && line.back() != ' ' ? " " : "") + word;
     }
     return out + line + "\n";
 }

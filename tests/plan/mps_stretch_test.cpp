@@ -84,14 +84,15 @@ TEST(PlanMpsStretch, StretchedCoRunnersDelayTheQueue) {
     EXPECT_DOUBLE_EQ(run_us, 960.0 * k_s * 2 + 300.0 * k_s);
 }
 
-// Through the whole plan: two users' processes at 80 % SM, active 600 s on two cards of a
-// recording of 1200 s. Exclusive keeps two cards and no stretch; MPS puts both on one card,
-// where they take 960 s: slowdown 960 / 600 = 1.6. At 1 s and 30 s ticks.
+// Through the whole plan: two users' notebooks at 80 % SM, active 600 s on two cards of a
+// recording of 1200 s. Exclusive keeps two cards (on one, the second would wait 600 s, beyond
+// the interactive minute) and no stretch; MPS puts both on one card, where they take 960 s:
+// slowdown 960 / 600 = 1.6. At 1 s and 30 s ticks.
 class PlanMpsStretchTicks : public ::testing::TestWithParam<DurationUs> {};
 
 TEST_P(PlanMpsStretchTicks, SharedCardSlowsBothUnits) {
     const DurationUs tick = GetParam();
-    plan::DemandBuilder b(context(2, 2, 2, 0));
+    plan::DemandBuilder b(context(2, 2, 2, 2));
     for (TimeUs t = 0; t < 1200 * k_s; t += tick) {
         for (int g = 0; g < 2; ++g) {
             std::vector<Proc> ps;
