@@ -104,26 +104,27 @@ class Cards {
     std::vector<int> m_host_empty; ///< per host: cards with nothing on them
 };
 
+/// An end in the queue: a request's own (a fixed end), or the next end among a card's stretched
+/// co-runners (`card` ≥ 0); an entry whose version is no longer current is stale.
 struct Departure {
     TimeUs end = 0;
-    std::size_t request = 0;
+    std::size_t id = 0; ///< the request, or the card
+    bool card = false;
     std::uint32_t version = 0;
     bool operator>(const Departure& o) const { return end > o.end; }
 };
 
-/// The requests running and when each ends. Without loads (exclusive, MIG) a request ends its
-/// duration after it starts. With them (MPS), the co-runners of a card whose loads add up to
-/// S > 100 % each progress at 100/S of their own pace, so their ends move whenever the card's
-/// set changes: each change settles the work done at the old rates and reschedules the ends
-/// (the older entries of the queue go stale and are skipped).
+/// The requests running and when each ends. Without a load (exclusive, MIG, a whole card, an
+/// idle holder) a request ends its duration after it starts. Requests with a load (MPS) that
+/// share a card whose loads add up to S > 100 % each progress at 100/S of their own pace, so
+/// their ends move whenever the card's set changes. They all progress at the card's one pace,
+/// so each card keeps a virtual clock (the work one of them has done since the card opened):
+/// a request ends when the clock reaches its start + its duration, and only the card's next
+/// end sits in the queue, rescheduled when the pace changes.
 class Running {
   public:
     explicit Running(const std::vector<Request>& requests)
-        : m_requests(requests), m_live(requests.size()) {
-        for (const Request& r : requests) {
-            m_stretch = m_stretch || r.load_pct > 0;
-        }
-    }
+        : m_requests(requests), m_started(requests.size(), 0) {}
 
     bool empty() {
         drop_stale();
@@ -136,67 +137,81 @@ class Running {
     }
 
     void start(TimeUs t, std::size_t r, const std::vector<int>& cards) {
-        Live& l = m_live[r];
-        l = Live{static_cast<double>(m_requests[r].duration), 1.0, t, l.version + 1, -1, t, true};
-        if (!m_stretch || cards.size() != 1) {
-            m_queue.push(Departure{t + m_requests[r].duration, r, l.version});
+        m_started[r] = t;
+        const Request& req = m_requests[r];
+        if (req.load_pct <= 0 || cards.size() != 1) {
+            m_queue.push(Departure{t + req.duration, r, false, 0});
             return;
         }
-        l.card = cards.front();
-        const double before = pace(l.card);
-        on_card(l.card).push_back(r);
-        const double after = pace(l.card);
-        if (after != before) {
-            reschedule(l.card, t);
-        } else {
-            l.rate = m_requests[r].load_pct > 0 ? after : 1.0;
-            push(r, t);
-        }
+        const int c = cards.front();
+        Shared& card = card_of(c);
+        advance(card, t);
+        card.ends.emplace(card.clock + static_cast<double>(req.duration), r);
+        card.load += req.load_pct;
+        reschedule(c, t);
     }
 
-    /// Ends the request due at next_end() and reschedules its co-runners; returns it.
+    /// Ends the request due at next_end(), reschedules its card's co-runners; returns it.
     std::size_t finish() {
         drop_stale();
         const Departure d = m_queue.top();
         m_queue.pop();
-        Live& l = m_live[d.request];
-        l.running = false;
-        m_run_us += static_cast<double>(d.end - l.started);
-        m_solo_us += static_cast<double>(m_requests[d.request].duration);
-        if (l.card >= 0) {
-            const double before = pace(l.card);
-            std::vector<std::size_t>& co = on_card(l.card);
-            co.erase(std::find(co.begin(), co.end(), d.request));
-            if (pace(l.card) != before) {
-                reschedule(l.card, d.end);
-            }
+        std::size_t r = d.id;
+        if (d.card) {
+            Shared& card = card_of(static_cast<int>(d.id));
+            advance(card, d.end);
+            r = card.ends.top().second;
+            card.ends.pop();
+            card.load = card.ends.empty() ? 0.0 : card.load - m_requests[r].load_pct;
+            reschedule(static_cast<int>(d.id), d.end);
         }
-        return d.request;
+        m_run_us += static_cast<double>(d.end - m_started[r]);
+        m_solo_us += static_cast<double>(m_requests[r].duration);
+        return r;
     }
 
     double run_us() const { return m_run_us; }
     double solo_us() const { return m_solo_us; }
 
   private:
-    struct Live {
-        double left_us = 0; ///< work left, in µs of its own pace
-        double rate = 1;    ///< its pace now (1: unslowed)
-        TimeUs since = 0;   ///< when left_us was last settled
+    /// A card's stretched co-runners: their loads, the card's virtual clock and their ends on it.
+    struct Shared {
+        double load = 0;
+        double clock = 0; ///< work done at the card's pace since it opened, µs
+        TimeUs since = 0; ///< when `clock` was last advanced
         std::uint32_t version = 0;
-        int card = -1; ///< the card it shares (stretching only)
-        TimeUs started = 0;
-        bool running = false;
+        std::priority_queue<std::pair<double, std::size_t>,
+                            std::vector<std::pair<double, std::size_t>>, std::greater<>>
+            ends; ///< (clock at its end, request)
     };
 
+    static double pace(const Shared& card) { return card.load > 100.0 ? 100.0 / card.load : 1.0; }
+
+    void advance(Shared& card, TimeUs t) {
+        card.clock += static_cast<double>(t - card.since) * pace(card);
+        card.since = t;
+    }
+
+    /// Puts the card's next end in the queue at its pace now (the older entry goes stale).
+    void reschedule(int c, TimeUs t) {
+        Shared& card = card_of(c);
+        ++card.version;
+        if (card.ends.empty()) {
+            return;
+        }
+        const double left = std::max(0.0, (card.ends.top().first - card.clock) / pace(card));
+        m_queue.push(Departure{t + static_cast<TimeUs>(std::ceil(left - 1e-3)),
+                               static_cast<std::size_t>(c), true, card.version});
+    }
+
     void drop_stale() {
-        while (!m_queue.empty() &&
-               (!m_live[m_queue.top().request].running ||
-                m_live[m_queue.top().request].version != m_queue.top().version)) {
+        while (!m_queue.empty() && m_queue.top().card &&
+               m_queue.top().version != m_cards[m_queue.top().id].version) {
             m_queue.pop();
         }
     }
 
-    std::vector<std::size_t>& on_card(int card) {
+    Shared& card_of(int card) {
         const auto c = static_cast<std::size_t>(card);
         if (c >= m_cards.size()) {
             m_cards.resize(c + 1);
@@ -204,40 +219,10 @@ class Running {
         return m_cards[c];
     }
 
-    /// The pace of the loaded co-runners of `card`: 100/S when their loads add up to S > 100 %.
-    double pace(int card) {
-        double load = 0;
-        for (const std::size_t r : on_card(card)) {
-            load += m_requests[r].load_pct;
-        }
-        return load > 100.0 ? 100.0 / load : 1.0;
-    }
-
-    void push(std::size_t r, TimeUs t) {
-        const Live& l = m_live[r];
-        const auto left = static_cast<TimeUs>(std::ceil(l.left_us / l.rate - 1e-3));
-        m_queue.push(Departure{t + std::max<TimeUs>(0, left), r, l.version});
-    }
-
-    /// The pace of `card` changed at `t`: settles the work its co-runners did since their last
-    /// change, then moves their ends to the new pace (only the loaded ones slow down).
-    void reschedule(int card, TimeUs t) {
-        const double now = pace(card);
-        for (const std::size_t r : on_card(card)) {
-            Live& l = m_live[r];
-            l.left_us = std::max(0.0, l.left_us - static_cast<double>(t - l.since) * l.rate);
-            l.since = t;
-            l.rate = m_requests[r].load_pct > 0 ? now : 1.0; // an idle holder is not slowed
-            ++l.version;
-            push(r, t);
-        }
-    }
-
     const std::vector<Request>& m_requests;
-    std::vector<Live> m_live;
-    std::vector<std::vector<std::size_t>> m_cards; ///< per card: the requests sharing it
+    std::vector<TimeUs> m_started;
+    std::vector<Shared> m_cards; ///< per card, for requests with a load
     std::priority_queue<Departure, std::vector<Departure>, std::greater<>> m_queue;
-    bool m_stretch = false;
     double m_run_us = 0;
     double m_solo_us = 0;
 };

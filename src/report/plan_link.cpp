@@ -161,35 +161,35 @@ std::vector<const PlanLinkScenario*> plan_scenarios_for(const PlanLink& link,
 }
 
 void plan_link_text(std::string& out, const ReportModel& m, const audit::Recommendation& r) {
-    using namespace plan_link_cpp;
-    if (!linked(m, r.id)) {
+    if (!plan_link_cpp::linked(m, r.id)) {
         return;
     }
     const PlanLink& link = *m.plan_link;
     const std::vector<const PlanLinkScenario*> scenarios = plan_scenarios_for(link, r.id);
     if (!link.unavailable.empty() || scenarios.empty()) {
-        out += wrapped("plan: not replayed — " + link.unavailable, "     ");
+        out += plan_link_cpp::wrapped("plan: not replayed — " + link.unavailable, "     ");
         return;
     }
-    out += wrapped(headline(scenarios, link, r.id), "     ");
+    out += plan_link_cpp::wrapped(plan_link_cpp::headline(scenarios, link, r.id), "     ");
     for (const PlanLinkScenario* s : scenarios) {
-        out += wrapped(fmt::format("- {}: {} needed{}", scenario_label(*s),
-                                   gpus_text(s->gpus_needed), scenario_rest(*s, link.currency)),
-                       "       ");
+        out += plan_link_cpp::wrapped(fmt::format("- {}: {} needed{}",
+                                                  plan_link_cpp::scenario_label(*s),
+                                                  plan_link_cpp::gpus_text(s->gpus_needed),
+                                                  plan_link_cpp::scenario_rest(*s, link.currency)),
+                                      "       ");
     }
     for (const std::string& note : link.confidence.notes) {
-        out += wrapped("confidence: " + note, "       ");
+        out += plan_link_cpp::wrapped("confidence: " + note, "       ");
     }
 }
 
 void plan_link_json(nlohmann::json& item, const ReportModel& m, const audit::Recommendation& r) {
-    using namespace plan_link_cpp;
-    if (!linked(m, r.id)) {
+    if (!plan_link_cpp::linked(m, r.id)) {
         return;
     }
     const PlanLink& link = *m.plan_link;
     nlohmann::json plan{{"computed", link.unavailable.empty()},
-                        {"idle_timeout_s", seconds(link.idle_timeout_us)},
+                        {"idle_timeout_s", plan_link_cpp::seconds(link.idle_timeout_us)},
                         {"idle_timeout_basis", link.idle_timeout_basis},
                         {"currency", link.currency}};
     if (!link.unavailable.empty()) {
@@ -197,19 +197,18 @@ void plan_link_json(nlohmann::json& item, const ReportModel& m, const audit::Rec
     } else {
         nlohmann::json scenarios = nlohmann::json::array();
         for (const PlanLinkScenario* s : plan_scenarios_for(link, r.id)) {
-            scenarios.push_back(scenario_json(*s));
+            scenarios.push_back(plan_link_cpp::scenario_json(*s));
         }
         plan["scenarios"] = scenarios;
-        plan["confidence"] = confidence_json(link.confidence);
+        plan["confidence"] = plan_link_cpp::confidence_json(link.confidence);
     }
     item["plan"] = plan;
 }
 
 void plan_link_html(std::string& out, const ReportModel& m, std::size_t i) {
-    using namespace plan_link_cpp;
     constexpr std::string_view k_close = "</article>\n";
-    if (i >= m.advice.recommendations.size() || !linked(m, m.advice.recommendations[i].id) ||
-        !out.ends_with(k_close)) {
+    if (i >= m.advice.recommendations.size() ||
+        !plan_link_cpp::linked(m, m.advice.recommendations[i].id) || !out.ends_with(k_close)) {
         return;
     }
     const std::string& id = m.advice.recommendations[i].id;
@@ -221,14 +220,15 @@ void plan_link_html(std::string& out, const ReportModel& m, std::size_t i) {
         out += k_close;
         return;
     }
-    out += "<p class=\"worth\">" + html::esc(headline(scenarios, link, id)) + ".</p><ul>";
+    out += "<p class=\"worth\">" + html::esc(plan_link_cpp::headline(scenarios, link, id)) +
+           ".</p><ul>";
     for (std::size_t k = 0; k < scenarios.size(); ++k) {
         const std::string key = fmt::format("recommendations.items.{}.plan.scenarios.{}.", i, k);
         const PlanLinkScenario& s = *scenarios[k];
-        out +=
-            fmt::format("<li>{}: {} needed{}</li>", html::esc(scenario_label(s)),
-                        html::number(key + "gpus_needed", s.gpus_needed, gpus_text(s.gpus_needed)),
-                        html::esc(scenario_rest(s, link.currency)));
+        out += fmt::format("<li>{}: {} needed{}</li>", html::esc(plan_link_cpp::scenario_label(s)),
+                           html::number(key + "gpus_needed", s.gpus_needed,
+                                        plan_link_cpp::gpus_text(s.gpus_needed)),
+                           html::esc(plan_link_cpp::scenario_rest(s, link.currency)));
     }
     out += "</ul><p class=\"small muted\">Confidence: ";
     for (const std::string& note : link.confidence.notes) {
