@@ -3,6 +3,7 @@
 #include "cli/command.hpp"
 #include "cli/report_fleet.hpp"
 #include "cli/report_options.hpp"
+#include "cli/report_plan.hpp"
 #include "cli/validators.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
@@ -34,6 +35,7 @@ struct ReportCommandOptions {
     std::string user;
     std::string job;
     std::string group_by;
+    bool plan = false; ///< --plan: §8's culling and sharing remedies with the plan's figures
     ReportFlags flags;
     report::FleetOptions fleet;
 };
@@ -87,12 +89,16 @@ int run(const ReportCommandOptions& o) {
     // Every flag is checked before the database is looked for: a usage error exits 2 with or
     // without one.
     check_format(o.flags);
+    if (o.plan && o.flags.format == "csv") {
+        throw Fatal("--plan needs --format text, json or html (the CSV tables have no §8)",
+                    ExitCode::usage);
+    }
     if (o.group_by == "job" && !o.fleet.url.empty()) {
         throw Fatal("--group-by job needs a database (--db): the fleet's counters carry no job",
                     ExitCode::usage);
     }
     report::BuildOptions b;
-    apply_config(o.flags, b);
+    const config::Config cfg = apply_config(o.flags, b);
     report::resolve_window(report::WindowArgs{o.since, o.until, o.from, o.to}, wall_now(), b, "--");
     std::string db = o.db;
     if (db.empty() && o.fleet.url.empty()) {
@@ -122,7 +128,7 @@ int run(const ReportCommandOptions& o) {
     if (!o.fleet.url.empty()) {
         return print_fleet_report(o.fleet, b, o.flags);
     }
-    return print_report(db, b, o.flags);
+    return o.plan ? print_report_with_plan(db, b, o.flags, cfg) : print_report(db, b, o.flags);
 }
 
 } // namespace
@@ -164,10 +170,18 @@ Runner register_report(CLI::App& app) {
                     "Group §4 by user, team, namespace (replacing [report] group_by) or job (one "
                     "row per job: owner, GPUs, active, idle-held and allocated-unused hours, cost)")
         ->check(CLI::IsMember({"user", "team", "namespace", "job"}));
+    cmd->add_flag(
+           "--plan", o->plan,
+           "Replay the window's raw history (as `gua plan`) and give §8's idle-culling and "
+           "gpu-sharing remedies the GPUs the same work needs, at the policy's idle timeout (else "
+           "1h), exclusive, MIG and MPS")
+        ->excludes(job)
+        ->excludes("--interval");
     add_report_flags(*cmd, o->flags);
     add_fleet_flags(*cmd, o->fleet);
     cmd->get_option("--prometheus")->excludes("--db");
     cmd->get_option("--prometheus")->excludes(job);
+    cmd->get_option("--prometheus")->excludes("--plan");
     return [o, since] {
         o->since_given = since->count() > 0;
         return run(*o);

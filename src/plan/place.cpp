@@ -3,6 +3,7 @@
 #include "plan/place.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
@@ -103,10 +104,127 @@ class Cards {
     std::vector<int> m_host_empty; ///< per host: cards with nothing on them
 };
 
+/// An end in the queue: a request's own (a fixed end), or the next end among a card's stretched
+/// co-runners (`card` ≥ 0); an entry whose version is no longer current is stale.
 struct Departure {
     TimeUs end = 0;
-    std::size_t request = 0;
+    std::size_t id = 0; ///< the request, or the card
+    bool card = false;
+    std::uint32_t version = 0;
     bool operator>(const Departure& o) const { return end > o.end; }
+};
+
+/// The requests running and when each ends. Without a load (exclusive, MIG, a whole card, an
+/// idle holder) a request ends its duration after it starts. Requests with a load (MPS) that
+/// share a card whose loads add up to S > 100 % each progress at 100/S of their own pace, so
+/// their ends move whenever the card's set changes. They all progress at the card's one pace,
+/// so each card keeps a virtual clock (the work one of them has done since the card opened):
+/// a request ends when the clock reaches its start + its duration, and only the card's next
+/// end sits in the queue, rescheduled when the pace changes.
+class Running {
+  public:
+    explicit Running(const std::vector<Request>& requests)
+        : m_requests(requests), m_started(requests.size(), 0) {}
+
+    bool empty() {
+        drop_stale();
+        return m_queue.empty();
+    }
+    /// The next end; only when !empty().
+    TimeUs next_end() {
+        drop_stale();
+        return m_queue.top().end;
+    }
+
+    void start(TimeUs t, std::size_t r, const std::vector<int>& cards) {
+        m_started[r] = t;
+        const Request& req = m_requests[r];
+        if (req.load_pct <= 0 || cards.size() != 1) {
+            m_queue.push(Departure{t + req.duration, r, false, 0});
+            return;
+        }
+        const int c = cards.front();
+        Shared& card = card_of(c);
+        advance(card, t);
+        card.ends.emplace(card.clock + static_cast<double>(req.duration), r);
+        card.load += req.load_pct;
+        reschedule(c, t);
+    }
+
+    /// Ends the request due at next_end(), reschedules its card's co-runners; returns it.
+    std::size_t finish() {
+        drop_stale();
+        const Departure d = m_queue.top();
+        m_queue.pop();
+        std::size_t r = d.id;
+        if (d.card) {
+            Shared& card = card_of(static_cast<int>(d.id));
+            advance(card, d.end);
+            r = card.ends.top().second;
+            card.ends.pop();
+            card.load = card.ends.empty() ? 0.0 : card.load - m_requests[r].load_pct;
+            reschedule(static_cast<int>(d.id), d.end);
+        }
+        m_run_us += static_cast<double>(d.end - m_started[r]);
+        m_solo_us += static_cast<double>(m_requests[r].duration);
+        return r;
+    }
+
+    double run_us() const { return m_run_us; }
+    double solo_us() const { return m_solo_us; }
+
+  private:
+    /// A card's stretched co-runners: their loads, the card's virtual clock and their ends on it.
+    struct Shared {
+        double load = 0;
+        double clock = 0; ///< work done at the card's pace since it opened, µs
+        TimeUs since = 0; ///< when `clock` was last advanced
+        std::uint32_t version = 0;
+        std::priority_queue<std::pair<double, std::size_t>,
+                            std::vector<std::pair<double, std::size_t>>, std::greater<>>
+            ends; ///< (clock at its end, request)
+    };
+
+    static double pace(const Shared& card) { return card.load > 100.0 ? 100.0 / card.load : 1.0; }
+
+    void advance(Shared& card, TimeUs t) {
+        card.clock += static_cast<double>(t - card.since) * pace(card);
+        card.since = t;
+    }
+
+    /// Puts the card's next end in the queue at its pace now (the older entry goes stale).
+    void reschedule(int c, TimeUs t) {
+        Shared& card = card_of(c);
+        ++card.version;
+        if (card.ends.empty()) {
+            return;
+        }
+        const double left = std::max(0.0, (card.ends.top().first - card.clock) / pace(card));
+        m_queue.push(Departure{t + static_cast<TimeUs>(std::ceil(left - 1e-3)),
+                               static_cast<std::size_t>(c), true, card.version});
+    }
+
+    void drop_stale() {
+        while (!m_queue.empty() && m_queue.top().card &&
+               m_queue.top().version != m_cards[m_queue.top().id].version) {
+            m_queue.pop();
+        }
+    }
+
+    Shared& card_of(int card) {
+        const auto c = static_cast<std::size_t>(card);
+        if (c >= m_cards.size()) {
+            m_cards.resize(c + 1);
+        }
+        return m_cards[c];
+    }
+
+    const std::vector<Request>& m_requests;
+    std::vector<TimeUs> m_started;
+    std::vector<Shared> m_cards; ///< per card, for requests with a load
+    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> m_queue;
+    double m_run_us = 0;
+    double m_solo_us = 0;
 };
 
 } // namespace
@@ -118,20 +236,19 @@ Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int
     per_host = std::max(1, std::min(per_host, gpus));
     Cards cards(card, gpus, per_host);
     std::vector<std::vector<int>> placed(requests.size());
-    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+    Running running(requests);
     std::deque<std::size_t> queue;
     std::size_t next = 0;
     while (next < requests.size() || !queue.empty()) {
         const TimeUs t_arrival = next < requests.size() ? requests[next].arrival : k_never;
-        const TimeUs t_departure = running.empty() ? k_never : running.top().end;
+        const TimeUs t_departure = running.empty() ? k_never : running.next_end();
         const TimeUs t = std::min(t_arrival, t_departure);
         if (t == k_never) {
             out.stopped = true; // the head can never start
             return out;
         }
-        while (!running.empty() && running.top().end == t) {
-            const std::size_t r = running.top().request;
-            running.pop();
+        while (!running.empty() && running.next_end() == t) {
+            const std::size_t r = running.finish();
             cards.release(placed[r], requests[r].gpus > 1 ? card : requests[r].need);
         }
         while (next < requests.size() && requests[next].arrival == t) {
@@ -151,7 +268,7 @@ Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int
             queue.pop_front();
             const DurationUs wait = t - req.arrival;
             out.waits[r] = wait;
-            running.push(Departure{t + req.duration, r});
+            running.start(t, r, placed[r]);
             if (wait > 0 && give_up(req.interactive, wait)) {
                 out.stopped = true;
                 return out;
@@ -204,22 +321,9 @@ namespace {
 /// The cards in use when nothing waits: opened as needed, best fit onto those in use.
 class OpenCards {
   public:
-    OpenCards(Capacity card, double* slowdown_us, double* run_us)
-        : m_card(card), m_slowdown_us(slowdown_us), m_run_us(run_us) {}
+    explicit OpenCards(Capacity card) : m_card(card) {}
 
     int in_use() const { return m_in_use; }
-
-    /// Adds the MPS stretch of the time since the last call.
-    void accrue(TimeUs t) {
-        for (const Open& o : m_open) {
-            if (o.units > 0 && m_slowdown_us != nullptr && m_run_us != nullptr) {
-                const double span = static_cast<double>(t - m_last) * o.units;
-                *m_run_us += span;
-                *m_slowdown_us += span * std::max(1.0, o.compute / 100.0);
-            }
-        }
-        m_last = t;
-    }
 
     std::vector<int> place(const Request& req) {
         std::vector<int> got;
@@ -234,7 +338,7 @@ class OpenCards {
             }
         }
         while (static_cast<int>(got.size()) < req.gpus) {
-            m_open.push_back(Open{m_card, 0, 0});
+            m_open.push_back(Open{m_card, 0});
             got.push_back(static_cast<int>(m_open.size() - 1));
         }
         change(got, req, 1);
@@ -247,7 +351,6 @@ class OpenCards {
     struct Open {
         Capacity free;
         int units = 0;
-        double compute = 0;
     };
 
     std::optional<std::size_t> best_fit(Capacity need) const {
@@ -277,48 +380,43 @@ class OpenCards {
             m_in_use -= (sign < 0 && o.units == 0) ? 1 : 0;
             o.free.a -= sign * need.a;
             o.free.b -= sign * need.b;
-            o.compute += sign * req.compute_pct;
         }
     }
 
     Capacity m_card;
-    double* m_slowdown_us;
-    double* m_run_us;
     std::vector<Open> m_open;
     int m_in_use = 0;
-    TimeUs m_last = 0;
 };
 
 } // namespace
 
-std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,
-                            double* slowdown_us, double* run_us) {
-    OpenCards cards(card, slowdown_us, run_us);
+std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card, double* run_us,
+                            double* solo_us) {
+    OpenCards cards(card);
     std::vector<std::vector<int>> placed(requests.size());
-    std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+    Running running(requests);
     std::vector<Step> steps;
-    if (!requests.empty()) {
-        cards.accrue(requests.front().arrival);
-    }
     std::size_t next = 0;
     while (next < requests.size() || !running.empty()) {
         const TimeUs t_arrival = next < requests.size() ? requests[next].arrival : k_never;
-        const TimeUs t = running.empty() ? t_arrival : std::min(t_arrival, running.top().end);
-        cards.accrue(t);
-        while (!running.empty() && running.top().end == t) {
-            const std::size_t r = running.top().request;
-            running.pop();
+        const TimeUs t = running.empty() ? t_arrival : std::min(t_arrival, running.next_end());
+        while (!running.empty() && running.next_end() == t) {
+            const std::size_t r = running.finish();
             cards.release(placed[r], requests[r]);
         }
         for (; next < requests.size() && requests[next].arrival == t; ++next) {
             placed[next] = cards.place(requests[next]);
-            running.push(Departure{t + requests[next].duration, next});
+            running.start(t, next, placed[next]);
         }
         if (!steps.empty() && steps.back().t == t) {
             steps.back().count = cards.in_use();
         } else if (steps.empty() || steps.back().count != cards.in_use()) {
             steps.push_back(Step{t, cards.in_use()});
         }
+    }
+    if (run_us != nullptr && solo_us != nullptr) {
+        *run_us = running.run_us();
+        *solo_us = running.solo_us();
     }
     return steps;
 }

@@ -19,7 +19,11 @@ struct Request {
     int gpus = 1;
     Capacity need;
     bool interactive = false;
-    double compute_pct = 0; ///< mean compute share while it runs (MPS slowdown)
+    /// Its compute demand on a card it shares through MPS, percent: its compute share while
+    /// active × the active share of the hold (the replay keeps no phase order within a hold, so
+    /// the activity is taken as spread evenly). 0 where co-runners do not slow each other
+    /// (exclusive, MIG, a gang's whole cards).
+    double load_pct = 0;
 };
 
 /// A step of a count over time: `count` from `t` until the next step.
@@ -38,17 +42,19 @@ struct Replay {
 
 /// Replays `requests` (sorted by arrival) on `gpus` cards of capacity `card`, `per_host` cards
 /// to a host. Strict FIFO: while the head of the queue does not fit, nothing behind it starts.
+/// Co-runners of a card whose loads add up to S > 100 % each run at 100/S of their own pace
+/// (work conserved): a request's remaining time stretches while they share, so it ends later.
 /// `give_up(interactive)` is asked after each wait above zero is recorded, with the request's
 /// class and its wait; when it returns true the replay stops.
 Replay replay(const std::vector<Request>& requests, Capacity card, int gpus, int per_host,
               const std::function<bool(bool, DurationUs)>& give_up);
 
 /// The cards in use over time when every request starts on arrival: best fit onto the cards
-/// already in use, a new card when none fits. `slowdown_us`, when given, receives Σ over
-/// requests of time × (Σ compute of its card's co-runners / 100, at least 1) and `run_us` the
-/// requests' time, for the MPS stretch.
+/// already in use, a new card when none fits; co-runners stretched as in replay(). `run_us`,
+/// when given, receives Σ of the requests' run times as replayed (stretched) and `solo_us`
+/// their recorded durations: the MPS slowdown is their ratio.
 std::vector<Step> unbounded(const std::vector<Request>& requests, Capacity card,
-                            double* slowdown_us = nullptr, double* run_us = nullptr);
+                            double* run_us = nullptr, double* solo_us = nullptr);
 
 /// The cards with at least one unit present over time on the recorded placement (no policy,
 /// exclusive): what the replay must reproduce of the recording, tick by tick.

@@ -13,6 +13,26 @@ std::vector<std::optional<DurationUs>> sweep_timeouts() {
             4 * k_us_per_hour,    8 * k_us_per_hour,    std::nullopt};
 }
 
+namespace {
+
+/// The share of hold `h` that unit `u` was recorded active.
+double active_share(const Unit& u, const Hold& h) {
+    if (h.end <= h.begin) {
+        return 0.0;
+    }
+    auto it = std::partition_point(u.phases.begin(), u.phases.end(),
+                                   [&](const Phase& p) { return p.end <= h.begin; });
+    DurationUs active = 0;
+    for (; it != u.phases.end() && it->begin < h.end; ++it) {
+        if (it->active) {
+            active += std::min(it->end, h.end) - std::max(it->begin, h.begin);
+        }
+    }
+    return static_cast<double>(active) / static_cast<double>(h.end - h.begin);
+}
+
+} // namespace
+
 std::vector<Request> requests_of(const Demand& demand, const std::vector<Hold>& holds,
                                  std::size_t pool, const Sizing& sizing,
                                  std::map<std::string, std::int64_t>* profiles) {
@@ -29,8 +49,9 @@ std::vector<Request> requests_of(const Demand& demand, const std::vector<Hold>& 
             counted[h.unit] = 1;
             ++(*profiles)[profile.empty() ? "whole card" : profile];
         }
-        out.push_back(
-            Request{h.begin, h.end - h.begin, u.gpus, need, u.interactive, u.mean_compute_pct()});
+        const bool shares_sms = sizing.share == Share::mps && need != sizing.card;
+        const double load = shares_sms ? u.mean_compute_pct() * active_share(u, h) : 0.0;
+        out.push_back(Request{h.begin, h.end - h.begin, u.gpus, need, u.interactive, load});
     }
     return out;
 }
@@ -51,12 +72,12 @@ BandFigures band_on_pool(const Demand& demand, const std::vector<Hold>& holds, s
     const std::vector<Request> requests = requests_of(demand, holds, pool, sizing, profiles);
     BandFigures out;
     out.holds = static_cast<std::int64_t>(requests.size());
-    double slowdown_us = 0;
     double run_us = 0;
-    const std::vector<Step> steps = unbounded(requests, sizing.card, &slowdown_us, &run_us);
+    double solo_us = 0;
+    const std::vector<Step> steps = unbounded(requests, sizing.card, &run_us, &solo_us);
     out.concurrency = concurrency_of(steps, demand.recorded);
-    if (sizing.share == Share::mps && run_us > 0) {
-        out.mps_slowdown = slowdown_us / run_us;
+    if (sizing.share == Share::mps && solo_us > 0) {
+        out.mps_slowdown = run_us / solo_us;
     }
     int peak = 0;
     for (const Step& s : steps) {

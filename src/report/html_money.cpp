@@ -182,6 +182,7 @@ void recommendations_section(std::string& out, const ReportModel& m) {
     } else {
         for (std::size_t i = 0; i < a.recommendations.size(); ++i) {
             recommendation(out, i, a.recommendations[i], cur);
+            plan_link_html(out, m, i); // `--plan` only (report/plan_link.cpp)
         }
         const audit::Combination& c = a.combination;
         out += fmt::format(

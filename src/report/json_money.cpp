@@ -178,6 +178,7 @@ json recommendations_json(const ReportModel& m) {
     json items = json::array();
     for (const audit::Recommendation& r : a.recommendations) {
         items.push_back(recommendation_json(r));
+        plan_link_json(items.back(), m, r); // `--plan` only (report/plan_link.cpp)
     }
     json out{{"items", items},
              {"baseline", baseline_json(a)},

@@ -8,6 +8,7 @@
 #include "audit/waste.hpp"
 #include "audit/window.hpp"
 #include "core/time.hpp"
+#include "report/plan_link.hpp"
 #include "report/policy_section.hpp"
 
 #include <array>
@@ -387,6 +388,7 @@ struct ReportModel {
     std::string pools_time_zone;
     std::optional<PolicySummary> policy; ///< Policy: only when the window has decisions
     std::optional<HealthSection> health; ///< §9; nullopt for sources without health readings
+    std::optional<PlanLink> plan_link;   ///< `--plan`: §8's culling and sharing replayed
 };
 
 } // namespace gua::report

@@ -259,6 +259,7 @@ void savings_rules(std::string& out, const ReportModel& m) {
     int n = 0;
     for (const audit::Recommendation& r : a.recommendations) {
         recommendation_lines(out, ++n, r, cur);
+        plan_link_text(out, m, r); // `--plan`: the replay's figures (report/plan_link.cpp)
     }
     out += wrap(combined_line(a, cur), "  ", k_wrap);
     out += wrap(baseline_line(a, cur), "  ", k_wrap);
