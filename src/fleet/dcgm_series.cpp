@@ -30,8 +30,8 @@ struct DcgmGauge {
 };
 
 constexpr std::array<DcgmGauge, 6> k_dcgm_gauges{{
-    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", k_max_ratio, &DcgmUnit::gr_active},
     {"DCGM_FI_DEV_GPU_UTIL", k_max_util_pct, &DcgmUnit::gpu_util},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", k_max_ratio, &DcgmUnit::gr_active},
     {"DCGM_FI_DEV_FB_USED", k_max_fb_mib, &DcgmUnit::fb_used_mib},
     {"DCGM_FI_PROF_SM_ACTIVE", k_max_ratio, &DcgmUnit::sm_active},
     {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", k_max_ratio, &DcgmUnit::tensor_active},
@@ -102,10 +102,12 @@ DcgmUnit& unit_of(DcgmUnits& units, const PromLabels& labels, const FleetRead& r
 
 std::string dcgm_unit_query(const std::string& metric, const std::string& host_label,
                             DurationUs step_us) {
-    // last_over_time over two steps: a sample stands for at most the two steps after it, so a
-    // gauge that stopped (profiling paused, an exporter without it) leaves its steps without a
-    // reading instead of repeating its last value for Prometheus's five-minute lookback.
-    const DurationUs lookback_ms = std::max<DurationUs>(2 * step_us / k_us_per_ms, 1);
+    // last_over_time over two steps less a millisecond: a sample stands for its own step and at
+    // most the next (a late scrape), so a gauge that stopped (profiling paused, an exporter
+    // without it) leaves its steps without a reading instead of repeating its last value for
+    // Prometheus's five-minute lookback. Less a millisecond: Prometheus before 3.0 includes a
+    // sample exactly at the range's start.
+    const DurationUs lookback_ms = std::max<DurationUs>(2 * step_us / k_us_per_ms - 1, 1);
     return fmt::format("max by ({}, gpu, UUID, modelName, GPU_I_ID, GPU_I_PROFILE) "
                        "(last_over_time({}[{}ms]))",
                        host_label, metric, lookback_ms);

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace gua::report {
 

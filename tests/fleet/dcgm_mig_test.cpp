@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,11 +38,11 @@ struct Unit {
     int gpu_instance = -1; ///< -1: the whole card
     std::string profile;   ///< e.g. "3g.40gb"
     std::vector<State> state;
-    std::vector<double> gr;          ///< GR_ENGINE_ACTIVE ratio; NaN: not exported at that step
-    std::vector<double> util;        ///< GPU_UTIL %; NaN: not exported
-    std::vector<double> fb;          ///< FB_USED MiB
-    std::vector<double> sm;          ///< SM_ACTIVE ratio; NaN: not exported
-    std::vector<bool> from_util;     ///< the step is decided by GPU_UTIL (GR missing)
+    std::vector<double> gr;      ///< GR_ENGINE_ACTIVE ratio; NaN: not exported at that step
+    std::vector<double> util;    ///< GPU_UTIL %; NaN: not exported
+    std::vector<double> fb;      ///< FB_USED MiB
+    std::vector<double> sm;      ///< SM_ACTIVE ratio; NaN: not exported
+    std::vector<bool> from_util; ///< the step is decided by GPU_UTIL (GR missing)
     std::string labels() const {
         std::string mig;
         if (gpu_instance >= 0) {
@@ -86,8 +87,8 @@ Unit schedule(std::mt19937& rng, int gpu, const std::string& uuid, int gi,
             u.fb.push_back(s == State::truly_idle ? std::floor(100 * unit(rng))
                                                   : std::round(101 + (fb_max - 101) * unit(rng)));
             u.sm.push_back(s != State::active ? gr * 0.8
-                           : light           ? 0.02 + 0.17 * unit(rng)
-                                             : 0.3 + 0.65 * unit(rng));
+                           : light            ? 0.02 + 0.17 * unit(rng)
+                                              : 0.3 + 0.65 * unit(rng));
             u.from_util.push_back(false);
         }
     }
@@ -168,10 +169,9 @@ TEST(FleetDcgmProfiling, MigInstancesOfA100sAreMeasuredFromGrEngineActive) {
     std::mt19937 rng(20261129);
     const std::string card0 = "GPU-5a1e0c3d-7f21-4b8e-9a44-0d1c2e3f4a50";
     const std::string card1 = "GPU-5a1e0c3d-7f21-4b8e-9a44-0d1c2e3f4a51";
-    std::vector<Unit> units{schedule(rng, 0, card0, 1, "3g.40gb", 40000),
-                            schedule(rng, 0, card0, 5, "2g.20gb", 20000),
-                            schedule(rng, 0, card0, 13, "1g.10gb", 10000),
-                            schedule(rng, 1, card1, -1, "", 80000)};
+    std::vector<Unit> units{
+        schedule(rng, 0, card0, 1, "3g.40gb", 40000), schedule(rng, 0, card0, 5, "2g.20gb", 20000),
+        schedule(rng, 0, card0, 13, "1g.10gb", 10000), schedule(rng, 1, card1, -1, "", 80000)};
     // Profiling paused for the 1g.10gb instance for 15 minutes (dcgmi profile --pause while a
     // user runs Nsight): framebuffer still read, no engine activity → unmeasured there.
     for (int k = k_margin + 200; k < k_margin + 260; ++k) {
@@ -189,9 +189,9 @@ TEST(FleetDcgmProfiling, MigInstancesOfA100sAreMeasuredFromGrEngineActive) {
     const TimeUs to = from + k_steps * k_step;
     const std::filesystem::path om = dir / "dcgm.om";
     std::ofstream(om) << openmetrics(units, from - k_margin * k_step, true);
-    const test::RunResult backfill = test::run(
-        k_promtool, {"tsdb", "create-blocks-from", "openmetrics", om.string(),
-                     (dir / "prom" / "data").string()});
+    const test::RunResult backfill =
+        test::run(k_promtool, {"tsdb", "create-blocks-from", "openmetrics", om.string(),
+                               (dir / "prom" / "data").string()});
     ASSERT_EQ(backfill.exit_code, 0) << backfill.out << backfill.err;
 
     PrometheusServer prom(dir / "prom", {}, "dcgm");
@@ -227,8 +227,8 @@ TEST(FleetDcgmProfiling, MigInstancesOfA100sAreMeasuredFromGrEngineActive) {
         const Truth t = truth_of(u);
         EXPECT_EQ(g["host"], "dgx-a100-07");
         EXPECT_EQ(g["index"], u.gpu);
-        const std::string model = u.gpu_instance < 0 ? std::string(k_model)
-                                                     : std::string(k_model) + " MIG " + names[i];
+        const std::string model =
+            u.gpu_instance < 0 ? std::string(k_model) : std::string(k_model) + " MIG " + names[i];
         EXPECT_EQ(g["model"], model);
         if (u.gpu_instance >= 0) {
             EXPECT_EQ(g["uuid"], fmt::format("{}/gi{}", u.uuid, u.gpu_instance));
@@ -238,8 +238,8 @@ TEST(FleetDcgmProfiling, MigInstancesOfA100sAreMeasuredFromGrEngineActive) {
             const double got = g["states"][keys[s]].get<double>();
             const double pp = std::abs(got - t.share[s]) * 100;
             worst_pp = std::max(worst_pp, pp);
-            std::cout << fmt::format("{} {:>10}: {:.4f} truth {:.4f} ({:.2f} pp)\n", model,
-                                     keys[s], got, t.share[s], pp);
+            std::cout << fmt::format("{} {:>10}: {:.4f} truth {:.4f} ({:.2f} pp)\n", model, keys[s],
+                                     got, t.share[s], pp);
             EXPECT_LE(pp, 1.0) << model << " " << keys[s];
         }
         const json& p = g["provenance"];
@@ -250,8 +250,8 @@ TEST(FleetDcgmProfiling, MigInstancesOfA100sAreMeasuredFromGrEngineActive) {
     }
     std::cout << fmt::format("worst state error {:.2f} pp\n", worst_pp);
     // The unmeasured window is the paused instance's only: no reading, never idle.
-    EXPECT_NEAR(r["gpus"][2]["provenance"]["no_reading_gpu_hours"].get<double>(),
-                60 * 15.0 / 3600, 15.0 / 3600 + 1e-9);
+    EXPECT_NEAR(r["gpus"][2]["provenance"]["no_reading_gpu_hours"].get<double>(), 60 * 15.0 / 3600,
+                15.0 / 3600 + 1e-9);
     EXPECT_GT(r["provenance"]["dcgm_profiling_share"].get<double>(), 0.9);
 
     // Busy but light on Ampere: SM active from DCGM stands in for GPM's.
