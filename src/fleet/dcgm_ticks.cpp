@@ -26,7 +26,7 @@ std::optional<std::int64_t> ratio_cpct(const std::map<TimeUs, double>& series, T
 }
 
 /// The reading of `series` at `t`, if any.
-std::optional<double> at(const std::map<TimeUs, double>& series, TimeUs t) {
+std::optional<double> reading_at(const std::map<TimeUs, double>& series, TimeUs t) {
     const auto it = series.find(t);
     return it != series.end() ? std::optional<double>(it->second) : std::nullopt;
 }
@@ -38,10 +38,10 @@ enum class DcgmUtil { none, profiling, device };
 /// first (the only reading a MIG instance has, and an average over DCGM's sampling period),
 /// else device utilization (one reading of the driver's last sample period); none: no reading.
 std::pair<std::optional<double>, DcgmUtil> util_at(const DcgmUnit& u, TimeUs t) {
-    if (const auto gr = at(u.gr_active, t)) {
+    if (const auto gr = reading_at(u.gr_active, t)) {
         return {*gr * 100.0, DcgmUtil::profiling};
     }
-    if (const auto util = at(u.gpu_util, t)) {
+    if (const auto util = reading_at(u.gpu_util, t)) {
         return {*util, DcgmUtil::device};
     }
     return {std::nullopt, DcgmUtil::none};
@@ -70,7 +70,7 @@ audit::CardTick tick_of(std::uint32_t gpu, const DcgmUnit& u, TimeUs t, Duration
     // One gauge reading per step stands for the whole step: counted as a snapshot in the audit
     // (its error bound); the report names the profiling part apart (dcgm_provenance).
     tick.util_source = telemetry::UtilSource::snapshot;
-    if (const auto fb_mib = at(u.fb_used_mib, t)) {
+    if (const auto fb_mib = reading_at(u.fb_used_mib, t)) {
         tick.processes.push_back(audit::ProcTick{0, telemetry::ProcessType::compute,
                                                  bounded_round(*fb_mib, 1e9), std::nullopt,
                                                  std::nullopt, std::nullopt});
