@@ -55,6 +55,10 @@ json provenance(const ProvenanceShares& p) {
     if (p.allocation_unknown_hours > 0) { // only where an allocation source failed
         j["allocation_unknown_gpu_hours"] = p.allocation_unknown_hours;
     }
+    if (p.dcgm_profiling_hours > 0) { // only in fleet reports from dcgm-exporter
+        j["dcgm_profiling_share"] = p.dcgm_profiling;
+        j["dcgm_profiling_gpu_hours"] = p.dcgm_profiling_hours;
+    }
     return j;
 }
 

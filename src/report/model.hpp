@@ -35,17 +35,19 @@ struct StateShares {
 };
 
 /// How recorded card time was measured, as shares of it: samples + partial + snapshot +
-/// source_unknown + unmeasured sum to 1 (or all 0). Hours are card-hours.
+/// dcgm_profiling + source_unknown + unmeasured sum to 1 (or all 0). Hours are card-hours.
 struct ProvenanceShares {
     double card_hours = 0;
     double samples = 0;        ///< driver sample buffers, complete
     double partial = 0;        ///< driver sample buffers of card-ticks that lost samples
     double snapshot = 0;       ///< one instantaneous reading per poll
+    double dcgm_profiling = 0; ///< DCGM's graphics-engine activity (fleet reports from DCGM)
     double source_unknown = 0; ///< measured, but how was not recorded (older data, Prometheus)
     double unmeasured = 0;     ///< the headline's unmeasured share
     double samples_hours = 0;
     double partial_hours = 0;
     double snapshot_hours = 0;
+    double dcgm_profiling_hours = 0;
     double source_unknown_hours = 0;
     double unmeasured_hours = 0;
     double utilization_unknown_hours = 0; ///< of unmeasured: utilization unknown

@@ -28,11 +28,12 @@ std::string hours_text(double h) {
 } // namespace
 
 std::string source_summary(const ProvenanceShares& p) {
-    const std::vector<double> shares{p.samples + p.partial, p.snapshot, p.source_unknown,
-                                     p.unmeasured};
+    const std::vector<double> shares{p.samples + p.partial, p.snapshot, p.dcgm_profiling,
+                                     p.source_unknown, p.unmeasured};
     const std::vector<double> pct = audit::rounded_percentages(shares, 1);
-    static constexpr std::array<const char*, 4> k_names{"from driver sample buffers", "snapshots",
-                                                        "source not recorded", "unmeasured"};
+    static constexpr std::array<const char*, 5> k_names{"from driver sample buffers", "snapshots",
+                                                        "DCGM profiling", "source not recorded",
+                                                        "unmeasured"};
     std::string out;
     for (std::size_t i = 0; i < shares.size(); ++i) {
         if (shares[i] <= 0) {

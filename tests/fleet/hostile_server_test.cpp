@@ -343,6 +343,35 @@ TEST(HostileServer, ImpossibleDcgmGaugesAreRefused) {
     }
 }
 
+// DCGM profiling ratios above 1 and MIG instance ids that are not numbers: refused, naming the
+// series, never read as a measurement or as the whole card.
+TEST(HostileServer, ImpossibleDcgmProfilingAndInstanceIdsAreRefused) {
+    const auto series = [](const std::string& gi, const std::string& v) {
+        json labels = {{"instance", "h:1"},
+                       {"gpu", "0"},
+                       {"UUID", "GPU-1"},
+                       {"modelName", "NVIDIA A100-SXM4-80GB"}};
+        if (!gi.empty()) {
+            labels["GPU_I_ID"] = gi;
+            labels["GPU_I_PROFILE"] = "1g.10gb";
+        }
+        return json::array({{{"metric", labels}, {"values", {{k_from_s, v}, {k_from_s + 15, v}}}}})
+            .dump();
+    };
+    Twist ratio;
+    ratio.result = series("3", "1.5"); // a fine utilization (1.5 %), an impossible ratio
+    const PrometheusStandIn ratio_server(fleet(ratio));
+    expect_refused(run_report(fleet_args(ratio_server, {"--source", "dcgm"})),
+                   {"DCGM_FI_PROF_GR_ENGINE_ACTIVE{", "GPU_I_ID=\"3\"", "1.5"}, "ratio");
+    for (const std::string gi : {"x", "-1", "1234567"}) {
+        Twist bad;
+        bad.result = series(gi, "0.5");
+        const PrometheusStandIn server(fleet(bad));
+        expect_refused(run_report(fleet_args(server, {"--source", "dcgm"})),
+                       {"GPU_I_ID label", "not a GPU-instance id"}, "gi " + gi);
+    }
+}
+
 /// An answer of `count` distinct series (each about 130 bytes and `label_bytes` more), and one
 /// host for the host list.
 StandInReply many_series(const StandInRequest& request, std::size_t count,
