@@ -24,10 +24,21 @@ std::string kubelet_module_path() {
         return path;
     }
     std::error_code ec;
-    const std::filesystem::path beside =
-        std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "gua-kubelet.so";
-    if (!ec && std::filesystem::exists(beside, ec)) {
+    const std::filesystem::path bindir =
+        std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+    if (ec) {
+        return GUA_KUBELET_MODULE_INSTALLED;
+    }
+    const std::filesystem::path beside = bindir / "gua-kubelet.so";
+    if (std::filesystem::exists(beside, ec)) {
         return beside;
+    }
+    // Installed: <bindir>/../<libdir>/gua, wherever the tree was installed (the .deb's /usr).
+    const std::filesystem::path installed =
+        (bindir / GUA_KUBELET_MODULE_FROM_BINDIR).lexically_normal();
+    if (std::filesystem::exists(installed, ec) ||
+        !std::filesystem::exists(GUA_KUBELET_MODULE_INSTALLED, ec)) {
+        return installed;
     }
     return GUA_KUBELET_MODULE_INSTALLED;
 }
