@@ -11,6 +11,7 @@
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -93,7 +94,7 @@ struct Expected {
 std::vector<Expected> expected() {
     const double h = 3600.0;
     const double job7_card = (40.0 + 99 * 60.0 + 30.0) / h; // each card
-    const double held = 30 * 60.0 / h;                       // ticks 60–89, inside job 7
+    const double held = 30 * 60.0 / h;                      // ticks 60–89, inside job 7
     const double pod = 10 * 60.0 / h;
     // Priced per card, each card's cents rounded.
     const auto cents = [](double hours) { return std::llround(hours * k_price * 100.0); };
@@ -146,11 +147,17 @@ class JobsFormats : public ::testing::Test {
         testing::record_two_cards(db, k_start, k_tick, k_ticks, card);
     }
     test::RunResult report(const std::vector<std::string>& format) const {
-        std::vector<std::string> args{"report",   "--db",   m_dir.file("gua.db"),
-                                      "--from",   "2026-05-01T00:00:00Z",
-                                      "--to",     "2026-05-01T02:00:00Z",
-                                      "--price",  "2.50",
-                                      "--group-by", "job"};
+        std::vector<std::string> args{"report",
+                                      "--db",
+                                      m_dir.file("gua.db"),
+                                      "--from",
+                                      "2026-05-01T00:00:00Z",
+                                      "--to",
+                                      "2026-05-01T02:00:00Z",
+                                      "--price",
+                                      "2.50",
+                                      "--group-by",
+                                      "job"};
         args.insert(args.end(), format.begin(), format.end());
         return test::run_gua(args);
     }
@@ -162,11 +169,11 @@ TEST_F(JobsFormats, CsvIdentitiesTableIsTheJobsWithTheIntegratedFigures) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto rows = csv_records(r.out);
     ASSERT_EQ(rows.size(), 3U) << r.out;
-    EXPECT_EQ(rows[0], (std::vector<std::string>{
-                           "job", "kind", "owner", "owner_kind", "gpus_allocated",
-                           "allocated_gpu_hours", "active_gpu_hours", "idle_held_gpu_hours",
-                           "allocated_unused_gpu_hours", "unmeasured_gpu_hours", "currency", "cost",
-                           "from_summary"}));
+    EXPECT_EQ(rows[0],
+              (std::vector<std::string>{
+                  "job", "kind", "owner", "owner_kind", "gpus_allocated", "allocated_gpu_hours",
+                  "active_gpu_hours", "idle_held_gpu_hours", "allocated_unused_gpu_hours",
+                  "unmeasured_gpu_hours", "currency", "cost", "from_summary"}));
     const std::vector<Expected> want = expected();
     for (std::size_t i = 0; i < want.size(); ++i) {
         const std::vector<std::string>& row = rows[i + 1];
@@ -188,10 +195,9 @@ TEST_F(JobsFormats, CsvIdentitiesTableIsTheJobsWithTheIntegratedFigures) {
         EXPECT_EQ(row[12], "false");
     }
     // Without --group-by job the table is the identities, as before.
-    const test::RunResult plain = test::run_gua({"report", "--db", m_dir.file("gua.db"), "--format",
-                                                 "csv", "--table", "identities", "--from",
-                                                 "2026-05-01T00:00:00Z", "--to",
-                                                 "2026-05-01T02:00:00Z"});
+    const test::RunResult plain = test::run_gua(
+        {"report", "--db", m_dir.file("gua.db"), "--format", "csv", "--table", "identities",
+         "--from", "2026-05-01T00:00:00Z", "--to", "2026-05-01T02:00:00Z"});
     ASSERT_EQ(plain.exit_code, 0) << plain.err;
     EXPECT_EQ(csv_records(plain.out).at(0).at(0), "identity");
 }
