@@ -26,21 +26,13 @@ std::string kubelet_module_path() {
     std::error_code ec;
     const std::filesystem::path bindir =
         std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-    if (ec) {
-        return GUA_KUBELET_MODULE_INSTALLED;
-    }
     const std::filesystem::path beside = bindir / "gua-kubelet.so";
-    if (std::filesystem::exists(beside, ec)) {
+    if (!ec && std::filesystem::exists(beside, ec)) {
         return beside;
     }
-    // Installed: <bindir>/../<libdir>/gua, wherever the tree was installed (the .deb's /usr).
-    const std::filesystem::path installed =
-        (bindir / GUA_KUBELET_MODULE_FROM_BINDIR).lexically_normal();
-    if (std::filesystem::exists(installed, ec) ||
-        !std::filesystem::exists(GUA_KUBELET_MODULE_INSTALLED, ec)) {
-        return installed;
-    }
-    return GUA_KUBELET_MODULE_INSTALLED;
+    // Installed: the gua-kubelet package's <libdir>/<triplet>/gua, found from <bindir> wherever
+    // the tree was installed (the .deb's /usr, `cmake --install`'s prefix).
+    return (bindir / GUA_KUBELET_MODULE_FROM_BINDIR).lexically_normal();
 }
 
 std::unique_ptr<PodResourcesClient> load_pod_resources_client(const std::string& module_path,
