@@ -39,7 +39,7 @@ std::unique_ptr<PodResourcesClient> load_pod_resources_client(const std::string&
                                                               const std::string& socket_path,
                                                               DurationUs timeout_us) {
     const SharedLibrary& module =
-        SharedLibrary::open(module_path, "gua", "[allocations] kubelet_socket");
+        SharedLibrary::open(module_path, "gua-kubelet", "[allocations] kubelet_socket");
     MakePodResourcesClient* make = nullptr;
     module.bind(make, k_make_pod_resources_client);
     return std::unique_ptr<PodResourcesClient>(make(socket_path.c_str(), timeout_us));

@@ -461,6 +461,7 @@ TEST_F(Packaging, InstalledGuaLoadsTheModuleOnlyFromGuaKubelet) {
     // `gua-kubelet`'s place, relative to the binary: <tree>/usr/lib/…/gua/gua-kubelet.so
     EXPECT_TRUE(contains(missing, (tree / "usr/lib").string())) << missing;
     EXPECT_TRUE(contains(missing, std::string("/gua/") + k_module)) << missing;
+    EXPECT_TRUE(contains(missing, "install the Debian package gua-kubelet")) << missing;
 
     EXPECT_EQ(shell("dpkg-deb -x " + quoted(s_kubelet_deb) + " " + quoted(tree)).first, 0);
     alloc::fake_kubelet::FakeLister lister;
