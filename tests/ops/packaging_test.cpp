@@ -224,7 +224,7 @@ TEST_F(Packaging, KubeletDebDependsOnThisGuaAndGrpcWhileGuaDoesNot) {
     for (const char* library : {"libgrpc++1", "libprotobuf", "libc6", "libstdc++6"}) {
         EXPECT_TRUE(contains(depends, library)) << library << " not in " << depends;
     }
-    EXPECT_EQ(field(s_kubelet_deb, "Recommends"), "");
+    EXPECT_EQ(field(s_kubelet_deb, "Recommends"), "\n"); // none
     const std::string description = field(s_kubelet_deb, "Description");
     EXPECT_EQ(description.substr(0, description.find('\n')),
               "GPU usage audit: Kubernetes pod allocations for gua");
