@@ -97,13 +97,14 @@ format-check: clang-deps
 tidy: build
 	git ls-files 'src/*.cpp' | xargs clang-tidy -p $(BUILD) --quiet
 
-# The .deb ($(BUILD)/gua_<version>_<arch>.deb): the build dependencies only, and only what the
-# package holds (the binary, the man page, the changelog, the shell completion). A tree configured
-# here has no tests or benchmarks until `make build` or `make test` adds them.
+# The .debs ($(BUILD)/gua_<version>_<arch>.deb and gua-kubelet_<version>_<arch>.deb, the kubelet
+# client module): the build dependencies only, and only what the packages hold (the binary, the
+# module, the man page, the changelog, the shell completion). A tree configured here has no tests
+# or benchmarks until `make build` or `make test` adds them.
 package: package-deps
 	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DGUA_UNITY_BUILD=$(UNITY) -DGUA_BUILD_TESTS=OFF -DGUA_BUILD_BENCH=OFF $(CMAKE_FLAGS)
-	cmake --build $(BUILD) -j $(JOBS) --target gua gua_man gua_changelog gua_completion
+	cmake --build $(BUILD) -j $(JOBS) --target gua gua_kubelet gua_man gua_changelog gua_completion
 	cd $(BUILD) && cpack -G DEB
 
 # gua on PATH: the binary, man page and completion under PREFIX (cmake --install; default

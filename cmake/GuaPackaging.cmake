@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Install rules for the unit, the default configuration, the man page, the shell completion and
-# /usr/share/doc/gua, and the Debian package (`make package` → cpack -G DEB):
-# gua_<version>_<arch>.deb with the config as a conffile and maintainer scripts that create the
-# user and keep the database on remove (purge deletes it).
+# /usr/share/doc/gua, and the Debian packages (`make package` → cpack -G DEB), one per install
+# component: gua_<version>_<arch>.deb (component gua) with the config as a conffile and
+# maintainer scripts that create the user and keep the database on remove (purge deletes it),
+# and gua-kubelet_<version>_<arch>.deb (component kubelet): the kubelet pod-resources client
+# module, kept apart so that gua itself depends on no gRPC library.
 pkg_get_variable(GUA_SYSTEMD_UNITDIR_DEFAULT systemd systemdsystemunitdir)
 if(NOT GUA_SYSTEMD_UNITDIR_DEFAULT)
     set(GUA_SYSTEMD_UNITDIR_DEFAULT /lib/systemd/system)
@@ -48,6 +50,12 @@ install(FILES ${gua_packaging}/gua.toml DESTINATION ${GUA_CONFIG_DIR})
 install(FILES ${gua_man_gz} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${gua_packaging}/debian/copyright ${gua_changelog_gz}
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# gua-kubelet's own /usr/share/doc (Debian policy: every package has its copyright file there).
+install(FILES ${gua_packaging}/debian/gua-kubelet.copyright
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/gua-kubelet RENAME copyright
+        COMPONENT kubelet EXCLUDE_FROM_ALL)
+install(FILES ${gua_changelog_gz} DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/gua-kubelet
+        COMPONENT kubelet EXCLUDE_FROM_ALL)
 install(FILES ${gua_packaging}/gua.toml.example ${gua_packaging}/gua-rules.yml
               ${gua_packaging}/gua-alerts.yml
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
@@ -75,28 +83,47 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME gua)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "gua maintainers <maintainers@users.noreply.a-seed-8845e0c1.example>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU usage audit: active, idle-held and truly idle GPU time")
-# Extended description: lines of at most 79 characters (dpkg indents each by one space; lintian
-# warns above 80).
-set(CPACK_PACKAGE_DESCRIPTION
-    "gua records how NVIDIA GPUs are really used, per card and per sampling\n\
-interval: active, idle-held (memory held while the SMs are cold) and truly\n\
-idle, attributed to users, containers, Slurm jobs and Jupyter kernels without\n\
-double counting. A systemd service samples NVML into one SQLite file; `gua\n\
-report` prints the audit, with prices and recommendations.")
+# One .deb per component. The descriptions are per package, first line the synopsis (no
+# CPACK_PACKAGE_DESCRIPTION_SUMMARY: cpack would put it in front of both). Extended descriptions:
+# lines of at most 79 characters (dpkg indents each by one space; lintian warns above 80).
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL gua kubelet)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
-# Only dlopen'ed, by optional features (gua report --prometheus, gua daemon --listen), which say
-# in one line what to install when the library is missing; dpkg-shlibdeps cannot see them.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libmicrohttpd12")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-    "${gua_packaging}/debian/postinst;${gua_packaging}/debian/prerm;${gua_packaging}/debian/postrm;${gua_packaging}/debian/conffiles")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+
+set(CPACK_DEBIAN_GUA_PACKAGE_NAME gua)
+set(CPACK_DEBIAN_GUA_DESCRIPTION
+    "GPU usage audit: active, idle-held and truly idle GPU time\n\
+gua records how NVIDIA GPUs are really used, per card and per sampling\n\
+interval: active, idle-held (memory held while the SMs are cold) and truly\n\
+idle, attributed to users, containers, Slurm jobs and Jupyter kernels without\n\
+double counting. A systemd service samples NVML into one SQLite file; `gua\n\
+report` prints the audit, with prices and recommendations.")
+set(CPACK_DEBIAN_GUA_PACKAGE_DEPENDS "adduser")
+# Only dlopen'ed, by optional features (gua report --prometheus, gua daemon --listen), which say
+# in one line what to install when the library is missing; dpkg-shlibdeps cannot see them.
+set(CPACK_DEBIAN_GUA_PACKAGE_RECOMMENDS "libcurl4, libmicrohttpd12")
+# Per component only: cpack would give the global one to every package.
+set(CPACK_DEBIAN_GUA_PACKAGE_CONTROL_EXTRA
+    "${gua_packaging}/debian/postinst;${gua_packaging}/debian/prerm;${gua_packaging}/debian/postrm;${gua_packaging}/debian/conffiles")
+
+# gua-kubelet: <libdir>/gua/gua-kubelet.so, which gua loads when [allocations] kubelet_socket is
+# set. It needs the gua of the same build (the module's interface is gua's, unversioned);
+# dpkg-shlibdeps adds the gRPC and protobuf runtime libraries it links.
+set(CPACK_DEBIAN_KUBELET_PACKAGE_NAME gua-kubelet)
+set(CPACK_DEBIAN_KUBELET_DESCRIPTION
+    "GPU usage audit: Kubernetes pod allocations for gua\n\
+The kubelet pod-resources client of gua: with [allocations] kubelet_socket\n\
+set, the gua daemon loads this module to ask the kubelet once a second which\n\
+pod holds each GPU or MIG instance, so that reports tell time a pod held a\n\
+card unused (allocated-unused) from truly idle time. It is a package of its\n\
+own so that gua does not depend on the gRPC and protobuf libraries.")
+set(CPACK_DEBIAN_KUBELET_PACKAGE_DEPENDS "gua (= ${PROJECT_VERSION})")
 # Reproducible: SOURCE_DATE_EPOCH (the environment's, else the changelog's newest entry date).
 file(STRINGS ${gua_packaging}/debian/changelog gua_trailer REGEX "^ -- .*>  " LIMIT_COUNT 1)
 string(REGEX REPLACE "^ -- .*>  " "" gua_changelog_date "${gua_trailer}")

@@ -24,19 +24,22 @@ std::string kubelet_module_path() {
         return path;
     }
     std::error_code ec;
-    const std::filesystem::path beside =
-        std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "gua-kubelet.so";
+    const std::filesystem::path bindir =
+        std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+    const std::filesystem::path beside = bindir / "gua-kubelet.so";
     if (!ec && std::filesystem::exists(beside, ec)) {
         return beside;
     }
-    return GUA_KUBELET_MODULE_INSTALLED;
+    // Installed: the gua-kubelet package's <libdir>/<triplet>/gua, found from <bindir> wherever
+    // the tree was installed (the .deb's /usr, `cmake --install`'s prefix).
+    return (bindir / GUA_KUBELET_MODULE_FROM_BINDIR).lexically_normal();
 }
 
 std::unique_ptr<PodResourcesClient> load_pod_resources_client(const std::string& module_path,
                                                               const std::string& socket_path,
                                                               DurationUs timeout_us) {
     const SharedLibrary& module =
-        SharedLibrary::open(module_path, "gua", "[allocations] kubelet_socket");
+        SharedLibrary::open(module_path, "gua-kubelet", "[allocations] kubelet_socket");
     MakePodResourcesClient* make = nullptr;
     module.bind(make, k_make_pod_resources_client);
     return std::unique_ptr<PodResourcesClient>(make(socket_path.c_str(), timeout_us));

@@ -41,8 +41,9 @@ using MakePodResourcesClient = PodResourcesClient*(const char* socket_path,
                                                    std::int64_t timeout_us);
 inline constexpr const char* k_make_pod_resources_client = "gua_kubelet_make_client";
 
-/// Where the module is: $GUA_KUBELET_MODULE, else gua-kubelet.so beside the running executable,
-/// else the installed one (<libdir>/gua/gua-kubelet.so).
+/// Where the module is: $GUA_KUBELET_MODULE, else gua-kubelet.so beside the running executable
+/// (a build tree), else where the gua-kubelet package installs it relative to the executable's
+/// directory (/usr/bin/gua → /usr/lib/<triplet>/gua/gua-kubelet.so).
 std::string kubelet_module_path();
 
 /// A gRPC client of `v1.PodResourcesLister/List` on the unix socket `socket_path`, each call

@@ -83,6 +83,19 @@ void identities(std::string& out, const ReportModel& m) {
     }
 }
 
+/// §4 by job (`--group-by job`), in the place of the identities: the JSON report's jobs.top.
+void jobs(std::string& out, const ReportModel& m) {
+    record(out, {"job", "kind", "owner", "owner_kind", "gpus_allocated", "allocated_gpu_hours",
+                 "active_gpu_hours", "idle_held_gpu_hours", "allocated_unused_gpu_hours",
+                 "unmeasured_gpu_hours", "currency", "cost", "from_summary"});
+    for (const JobGroupRow& r : *m.jobs) {
+        record(out, {r.id, r.kind, r.owner, r.owner_kind, std::to_string(r.gpus_allocated),
+                     number(r.allocated_hours), number(r.active_hours), number(r.idle_held_hours),
+                     number(r.allocated_unused_hours), number(r.unmeasured_hours), m.cost.currency,
+                     money(r.cost_cents), r.from_summary ? "true" : "false"});
+    }
+}
+
 void heatmap(std::string& out, const ReportModel& m) {
     record(out, with_alloc({"weekday", "hour", "time_zone", "card_hours", "active", "idle_held",
                             "truly_idle"},
@@ -146,7 +159,11 @@ std::string render_csv(const ReportModel& model, CsvTable table) {
         gpus(out, model);
         break;
     case CsvTable::identities:
-        identities(out, model);
+        if (model.jobs) {
+            jobs(out, model);
+        } else {
+            identities(out, model);
+        }
         break;
     case CsvTable::heatmap:
         heatmap(out, model);

@@ -328,7 +328,7 @@ std::string render_html(const ReportModel& m) {
     waste(out, m);
     per_gpu(out, m);
     per_host(out, m);
-    html::identities_chart(out, m);
+    html::top_section(out, m);
     if (m.allocation) {
         html::allocations_section(out, m);
     }

@@ -72,6 +72,10 @@ void heatmap_chart(std::string& out, const ReportModel& m);
 /// Appends §4: identities as stacked active / idle-held bars with their hours and cost.
 void identities_chart(std::string& out, const ReportModel& m);
 
+/// Appends §4: by job (`--group-by job`: one row per job, its GPU-hours and cost), else
+/// identities_chart().
+void top_section(std::string& out, const ReportModel& m);
+
 /// Appends §6: the efficiency buckets as bars.
 void efficiency_chart(std::string& out, const ReportModel& m);
 

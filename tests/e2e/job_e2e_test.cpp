@@ -154,6 +154,42 @@ TEST_F(JobE2E, ReportOfTheJobAndByJobAgreeWithGuaJob) {
     EXPECT_NE(text.out.find("  4242 "), std::string::npos) << text.out;
 }
 
+// Ticks of 100 ms on the fake's default ring (a sample every 1/6 s): a tick ending inside the
+// period still running finds nothing new in the ring, and on a busy card that tick's time is
+// unmeasured (docs/measurement.md, "Adaptive polling"). Only a tick whose span holds the end of a
+// period is measured — interval / period = 0.6 of the time in the long run — so the busy card is
+// about 60 % active and 40 % unmeasured, and `gua job`, `--group-by job` and the report's own row
+// of the card say so alike: they read the same card-ticks.
+TEST_F(JobE2E, PollsFasterThanTheRingLeaveTheSameUnmeasuredTimeInJobAndReport) {
+    write_scenario({{"devices", {{{"util", {{0, 100}}}}, {{"util", {{0, 0}}}}}},
+                    {"processes", {holder(0, 8000, 100, static_cast<int>(getpid()))}}});
+    map_both_cards();
+    const test::RunResult d =
+        run_daemon({"--interval", "100ms", "--ticks", "60", "--quiet", "--allocation-dir", jobs()});
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    const test::RunResult r = test::run_gua({"job", "4242", "--db", db(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json job = json::parse(r.out);
+    const json c0 = card(job, 0);
+    const json g0 = gpu_row(report(), 0)["states"];
+    const double allocated = seconds(c0["allocated_gpu_hours"]);
+    const double recorded = recorded_seconds(0);
+    // The job held card 0 for all of the recording (the directory was read before the first
+    // tick), so the job's card and the report's card are the same card-ticks.
+    EXPECT_NEAR(allocated, recorded, 1e-6);
+    EXPECT_NEAR(seconds(c0["active_gpu_hours"]), seconds(g0["active_gpu_hours"]), 1e-6);
+    EXPECT_NEAR(seconds(c0["unmeasured_gpu_hours"]), seconds(g0["unmeasured_gpu_hours"]), 1e-6);
+    EXPECT_NEAR(seconds(c0["unmeasured_gpu_hours"]), recorded - measured_seconds(0), 1e-6);
+    // The share measured: 0.1 s / (1/6 s), within what a loaded machine's late polls move it.
+    EXPECT_NEAR(seconds(c0["active_gpu_hours"]) / allocated, 0.1 * 6, 0.12);
+    const test::RunResult by =
+        test::run_gua({"report", "--db", db(), "--group-by", "job", "--format", "json"});
+    ASSERT_EQ(by.exit_code, 0) << by.err;
+    const json row = json::parse(by.out)["jobs"]["top"][0];
+    EXPECT_NEAR(seconds(row["unmeasured_gpu_hours"]), seconds(job["total"]["unmeasured_gpu_hours"]),
+                1e-6);
+}
+
 TEST_F(JobE2E, BadJobFlagsAreOneLineUsageErrors) {
     record();
     const auto usage = [](const test::RunResult& r) {

@@ -5,11 +5,12 @@
 # an empty Debian system, a root tree is made of those packages' files (taken from this host, which
 # has them installed) plus the .deb, and the container's args from daemonset.yaml run there as the
 # image's USER, chrooted, read-only, in a private network namespace, with the fake NVML where the
-# NVIDIA runtime mounts the real one. Passes when /metrics answers on loopback.
-# Usage: kubernetes_image.sh SOURCE_DIR DEB FAKE_NVML_LIBRARY WORK_DIR
+# NVIDIA runtime mounts the real one. Passes when /metrics answers on loopback and, with
+# [allocations] kubelet_socket set, the image's gua loads its kubelet module (gua-kubelet).
+# Usage: kubernetes_image.sh SOURCE_DIR DEB KUBELET_DEB FAKE_NVML_LIBRARY WORK_DIR
 # Exit 0: served; 77: cannot run here (not root, no apt lists, a package not on this host); else failed.
 set -euo pipefail
-source_dir=$1 deb=$2 fake_nvml=$3 work=$4
+source_dir=$1 deb=$2 kubelet_deb=$3 fake_nvml=$4 work=$5
 dockerfile=$source_dir/packaging/kubernetes/Dockerfile
 daemonset=$source_dir/packaging/kubernetes/daemonset.yaml
 skip() { echo "skip: $*"; exit 77; }
@@ -30,6 +31,7 @@ for word in ${install_line#apt-get install}; do
     case $word in
         -*) ;;
         /tmp/gua_*.deb) args+=("$deb") ;;
+        /tmp/gua-kubelet_*.deb) args+=("$kubelet_deb") ;;
         *) args+=("$word") ;;
     esac
 done
@@ -42,8 +44,9 @@ entrypoint=$(sed -n 's/^ENTRYPOINT \["\(.*\)"\]$/\1/p' "$dockerfile")
 : >"$work/status"
 apt-get install -s -y --no-install-recommends -o Dir::State::status="$work/status" \
     -o Debug::NoLocking=1 "${args[@]}" >"$work/apt.txt" 2>&1 || { cat "$work/apt.txt"; exit 1; }
-packages=$(sed -n 's/^Inst \([^ ]*\) .*/\1/p' "$work/apt.txt" | grep -v '^gua$')
-echo "apt installs: gua" $packages
+packages=$(sed -n 's/^Inst \([^ ]*\) .*/\1/p' "$work/apt.txt" | grep -vxE 'gua|gua-kubelet')
+echo "apt installs: gua gua-kubelet" $packages
+case " ${args[*]} " in *" $kubelet_deb "*) ;; *) echo "the Dockerfile does not install gua-kubelet"; exit 1 ;; esac
 
 # The root tree: merged /usr as in bookworm, the packages' files, then the .deb's.
 root=$work/root
@@ -56,7 +59,9 @@ for p in $packages; do
 done
 sort -u "$work/files" | tar -C / -cf - --no-recursion -T - 2>/dev/null |
     tar -C "$root" -xf - --keep-directory-symlink
-dpkg-deb --fsys-tarfile "$deb" | tar -C "$root" -xf - --keep-directory-symlink
+for d in "$deb" "$kubelet_deb"; do
+    dpkg-deb --fsys-tarfile "$d" | tar -C "$root" -xf - --keep-directory-symlink
+done
 # The NVIDIA runtime's part: the driver library mounted, then ldconfig (as the image's triggers).
 cp "$fake_nvml" "$root/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
 ldconfig -r "$root"
@@ -97,6 +102,14 @@ for i in \$(seq 1 100); do
         grep -q '^gua_build_info{' "$work/metrics.txt"; then
         kill \$daemon; wait \$daemon || true
         echo "served /metrics: \$(grep -c '^gua_' "$work/metrics.txt") samples"
+        # The kubelet source: the module loads from where gua-kubelet put it (no kubelet here,
+        # so its answers are "unknown"; a module that cannot load stops the daemon).
+        printf '[allocations]\\nkubelet_socket = "/tmp/kubelet.sock"\\n' >"$root/tmp/kubelet.toml"
+        env -i GUA_FAKE_NVML_SCENARIO=/tmp/scenario.json $(command -v chroot) --userspec=$user \\
+            "$root" $entrypoint daemon --db /tmp/kubelet.db --config /tmp/kubelet.toml \\
+            --interval 500ms --ticks 2 --quiet >"$work/kubelet.log" 2>&1 ||
+            { echo "with kubelet_socket set, gua daemon failed:"; cat "$work/kubelet.log"; exit 1; }
+        echo "loaded the kubelet module"
         exit 0
     fi
     kill -0 \$daemon 2>/dev/null || { wait \$daemon && rc=0 || rc=\$?; echo "the container's command exited \$rc:"; cat "$work/daemon.log"; exit 1; }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Debian package (built with cpack from this build tree, once per build, into
-// <build>/packaging-test), lintian's verdict on it, an install/remove/purge in a scratch root,
-// the systemd unit (`systemd-analyze verify`), the man page and the default configuration.
-// The tests that need the .deb are labelled "packaging" in ctest.
+// The Debian packages gua and gua-kubelet (built with cpack from this build tree, once per build,
+// into <build>/packaging-test), lintian's verdict on them, an install/remove/purge in a scratch
+// root, the kubelet module found where the packages put it, the systemd unit
+// (`systemd-analyze verify`), the man page and the default configuration.
+// The tests that need the .debs are labelled "packaging" in ctest.
+#include "alloc/fake_kubelet.hpp"
 #include "ops/harness.hpp"
 #include "support/temp_dir.hpp"
 
@@ -51,6 +53,24 @@ fs::file_time_type newest(const fs::path& path) {
     return t;
 }
 
+/// `dpkg-deb -c` of `deb` as path (with " -> target" for links) → mode.
+std::map<std::string, std::string> modes_of(const fs::path& deb) {
+    std::map<std::string, std::string> mode_of;
+    std::istringstream in(shell("dpkg-deb -c " + quoted(deb)).second);
+    std::string line;
+    while (std::getline(in, line)) {
+        // `dpkg-deb -c` lines: mode owner/group size date time path [-> target]
+        std::istringstream fields(line);
+        std::string mode, owner, size, date, time, path;
+        fields >> mode >> owner >> size >> date >> time >> path;
+        EXPECT_EQ(owner, "root/root") << line;
+        std::string rest;
+        std::getline(fields, rest);
+        mode_of[path + rest] = mode;
+    }
+    return mode_of;
+}
+
 class Packaging : public OpsTest {
   protected:
     /// Builds the .deb, or reuses the one an earlier test of this build made when nothing it is
@@ -65,26 +85,32 @@ class Packaging : public OpsTest {
         const int lock =
             ::open((build / "packaging-test.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         ::flock(lock, LOCK_EX);
-        s_deb = find_deb();
+        s_deb = find_deb("gua_");
+        s_kubelet_deb = find_deb("gua-kubelet_");
         const fs::path source = GUA_SOURCE_DIR;
         const fs::file_time_type inputs =
-            std::max({newest(GUA_BINARY), newest(source / "packaging"), newest(source / "cmake"),
+            std::max({newest(GUA_BINARY), newest(fs::path(GUA_BINARY).parent_path() / k_module),
+                      newest(source / "packaging"), newest(source / "cmake"),
                       newest(build / "CPackConfig.cmake"), newest(build / "packaging")});
-        if (s_deb.empty() || fs::last_write_time(s_deb) < inputs) {
+        if (s_deb.empty() || s_kubelet_deb.empty() || fs::last_write_time(s_deb) < inputs ||
+            fs::last_write_time(s_kubelet_deb) < inputs) {
             fs::remove_all(s_dir);
             fs::create_directories(s_dir);
             const auto [code, out] =
                 shell("cd " + quoted(s_dir) + " && cpack -G DEB --config " +
                       quoted(build / "CPackConfig.cmake") + " -B " + quoted(s_dir));
             s_cpack_output = out;
-            s_deb = find_deb();
+            s_deb = find_deb("gua_");
+            s_kubelet_deb = find_deb("gua-kubelet_");
         }
         ::flock(lock, LOCK_UN);
         ::close(lock);
     }
-    static fs::path find_deb() {
+    /// The .deb whose name starts with `prefix` ("gua_", "gua-kubelet_").
+    static fs::path find_deb(const std::string& prefix) {
         for (const fs::directory_entry& e : fs::directory_iterator(s_dir)) {
-            if (e.path().extension() == ".deb") {
+            if (e.path().extension() == ".deb" &&
+                e.path().filename().string().rfind(prefix, 0) == 0) {
                 return e.path();
             }
         }
@@ -96,36 +122,26 @@ class Packaging : public OpsTest {
             GTEST_SKIP() << "cpack, dpkg-deb or dpkg-shlibdeps (dpkg-dev) is not installed";
         }
         ASSERT_FALSE(s_deb.empty()) << s_cpack_output;
+        ASSERT_FALSE(s_kubelet_deb.empty()) << s_cpack_output;
     }
 
     /// The package's files unpacked into <root>/tree.
-    fs::path unpacked() const {
+    fs::path unpacked(const fs::path& deb = s_deb) const {
         const fs::path tree = root() / "tree";
-        EXPECT_EQ(shell("dpkg-deb -x " + quoted(s_deb) + " " + quoted(tree)).first, 0);
+        EXPECT_EQ(shell("dpkg-deb -x " + quoted(deb) + " " + quoted(tree)).first, 0);
         return tree;
     }
 
+    static constexpr const char* k_module = "gua-kubelet.so";
     static inline fs::path s_dir;
     static inline fs::path s_deb;
+    static inline fs::path s_kubelet_deb;
     static inline std::string s_cpack_output;
 };
 
 TEST_F(Packaging, DebHoldsBinaryUnitConfigManPageDocsAndCompletion) {
-    const auto [code, listing] = shell("dpkg-deb -c " + quoted(s_deb));
-    ASSERT_EQ(code, 0) << listing;
-    // `dpkg-deb -c` lines: mode owner/group size date time path [-> target]
-    std::map<std::string, std::string> mode_of;
-    std::istringstream in(listing);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream fields(line);
-        std::string mode, owner, size, date, time, path;
-        fields >> mode >> owner >> size >> date >> time >> path;
-        EXPECT_EQ(owner, "root/root") << line;
-        std::string rest;
-        std::getline(fields, rest);
-        mode_of[path + rest] = mode;
-    }
+    const std::map<std::string, std::string> mode_of = modes_of(s_deb);
+    const std::string listing = shell("dpkg-deb -c " + quoted(s_deb)).second;
     const std::map<std::string, std::string> expected{
         {"./usr/bin/gua", "-rwxr-xr-x"},
         {"./usr/bin/gpu-usage-audit -> gua", "lrwxrwxrwx"},
@@ -151,6 +167,76 @@ TEST_F(Packaging, DebHoldsBinaryUnitConfigManPageDocsAndCompletion) {
         EXPECT_EQ(it->second, mode) << path;
     }
     EXPECT_EQ(s_deb.filename().string().rfind("gua_", 0), 0u) << s_deb;
+    for (const auto& [path, mode] : mode_of) {
+        EXPECT_FALSE(contains(path, k_module)) << "gua carries the kubelet module: " << path;
+    }
+}
+
+// gua-kubelet: the module in <libdir>/gua (where the packaged gua looks: see
+// InstalledGuaLoadsTheModuleOnlyFromGuaKubelet) and its own copyright and changelog.
+TEST_F(Packaging, KubeletDebHoldsTheModuleAndItsOwnDocs) {
+    std::map<std::string, std::string> files; // the entries that are not directories
+    for (const auto& [path, mode] : modes_of(s_kubelet_deb)) {
+        if (mode.front() != 'd') {
+            files[path] = mode;
+        }
+    }
+    ASSERT_EQ(files.size(), 3u) << ::testing::PrintToString(files);
+    const auto module = files.begin(); // "./usr/lib/…" sorts first
+    EXPECT_EQ(module->first.rfind("./usr/lib/", 0), 0u) << module->first;
+    EXPECT_TRUE(module->first.ends_with(std::string("/gua/") + k_module)) << module->first;
+    EXPECT_EQ(module->second, "-rw-r--r--");
+    EXPECT_EQ(files["./usr/share/doc/gua-kubelet/copyright"], "-rw-r--r--");
+    EXPECT_EQ(files["./usr/share/doc/gua-kubelet/changelog.gz"], "-rw-r--r--");
+    EXPECT_EQ(s_kubelet_deb.filename().string(),
+              "gua-kubelet_" + s_deb.filename().string().substr(4)); // same version and arch
+    const fs::path tree = unpacked(s_kubelet_deb);
+    const fs::path source = GUA_SOURCE_DIR;
+    EXPECT_EQ(read_text(tree / "usr/share/doc/gua-kubelet/copyright"),
+              read_text(source / "packaging/debian/gua-kubelet.copyright"));
+    EXPECT_EQ(shell("gzip -dc " + quoted(tree / "usr/share/doc/gua-kubelet/changelog.gz")).second,
+              read_text(source / "packaging/debian/changelog"));
+    // The module gua loads: its one entry point, and no undefined symbol of gua's.
+    const std::string symbols =
+        shell("nm -D --defined-only " + quoted(tree / module->first.substr(2))).second;
+    EXPECT_TRUE(contains(symbols, " T gua_kubelet_make_client\n")) << symbols;
+}
+
+// gua depends on no gRPC or protobuf library; gua-kubelet on this very gua and on them (found by
+// dpkg-shlibdeps), with no maintainer scripts of its own.
+TEST_F(Packaging, KubeletDebDependsOnThisGuaAndGrpcWhileGuaDoesNot) {
+    const auto field = [](const fs::path& deb, const std::string& name) {
+        return shell("dpkg-deb -f " + quoted(deb) + " " + name).second;
+    };
+    const std::string gua_depends = field(s_deb, "Depends");
+    for (const char* library : {"grpc", "protobuf", "absl", "gua-kubelet"}) {
+        EXPECT_FALSE(contains(gua_depends, library)) << library << " in " << gua_depends;
+    }
+    EXPECT_FALSE(contains(field(s_deb, "Recommends"), "gua-kubelet"));
+    const std::string version = field(s_deb, "Version");
+    EXPECT_EQ(field(s_kubelet_deb, "Version"), version);
+    EXPECT_EQ(field(s_kubelet_deb, "Package"), "gua-kubelet\n");
+    EXPECT_EQ(field(s_kubelet_deb, "Section"), "admin\n");
+    EXPECT_EQ(field(s_kubelet_deb, "Architecture"), field(s_deb, "Architecture"));
+    const std::string depends = field(s_kubelet_deb, "Depends");
+    EXPECT_TRUE(contains(depends, "gua (= " + version.substr(0, version.size() - 1) + ")"))
+        << depends;
+    for (const char* library : {"libgrpc++1", "libprotobuf", "libc6", "libstdc++6"}) {
+        EXPECT_TRUE(contains(depends, library)) << library << " not in " << depends;
+    }
+    EXPECT_EQ(field(s_kubelet_deb, "Recommends"), "\n"); // none
+    const std::string description = field(s_kubelet_deb, "Description");
+    EXPECT_EQ(description.substr(0, description.find('\n')),
+              "GPU usage audit: Kubernetes pod allocations for gua");
+    EXPECT_TRUE(contains(field(s_deb, "Description"),
+                         "GPU usage audit: active, idle-held and truly idle GPU time\n"));
+    const fs::path control = root() / "kubelet-control";
+    ASSERT_EQ(shell("dpkg-deb -e " + quoted(s_kubelet_deb) + " " + quoted(control)).first, 0);
+    std::set<std::string> members;
+    for (const fs::directory_entry& e : fs::directory_iterator(control)) {
+        members.insert(e.path().filename().string());
+    }
+    EXPECT_EQ(members, (std::set<std::string>{"control", "md5sums"}));
 }
 
 TEST_F(Packaging, ControlDataHasConffilesRelationsAndMaintainerScripts) {
@@ -225,12 +311,14 @@ TEST_F(Packaging, LintianFindsNoErrorsAndNoWarnings) {
         GTEST_SKIP() << "lintian is not installed (scripts/install-deps.sh --test installs it)";
     }
     // Infos and overridden tags (each override says why, in the package) are allowed.
-    const auto [code, out] = shell("lintian --fail-on error,warning " + quoted(s_deb));
-    EXPECT_EQ(code, 0) << out;
-    std::istringstream in(out);
-    std::string line;
-    while (std::getline(in, line)) {
-        EXPECT_FALSE(line.rfind("E: ", 0) == 0 || line.rfind("W: ", 0) == 0) << line;
+    for (const fs::path& deb : {s_deb, s_kubelet_deb}) {
+        const auto [code, out] = shell("lintian --fail-on error,warning " + quoted(deb));
+        EXPECT_EQ(code, 0) << deb << "\n" << out;
+        std::istringstream in(out);
+        std::string line;
+        while (std::getline(in, line)) {
+            EXPECT_FALSE(line.rfind("E: ", 0) == 0 || line.rfind("W: ", 0) == 0) << line;
+        }
     }
 }
 
@@ -318,10 +406,13 @@ TEST_F(Packaging, TwoBuildsOfOneTreeAreByteIdentical) {
         shell("cd " + quoted(again) + " && env -u SOURCE_DATE_EPOCH cpack -G DEB --config " +
               quoted(fs::path(GUA_BUILD_DIR) / "CPackConfig.cmake") + " -B " + quoted(again));
     ASSERT_EQ(code, 0) << out;
+    for (const fs::path& deb : {s_deb, s_kubelet_deb}) {
+        const fs::path again_deb = again / deb.filename();
+        ASSERT_TRUE(fs::exists(again_deb)) << out;
+        EXPECT_EQ(read_text(again_deb), read_text(deb))
+            << shell("cmp -l " + quoted(deb) + " " + quoted(again_deb) + " | head").second;
+    }
     const fs::path second = again / s_deb.filename();
-    ASSERT_TRUE(fs::exists(second)) << out;
-    EXPECT_EQ(read_text(second), read_text(s_deb))
-        << shell("cmp -l " + quoted(s_deb) + " " + quoted(second) + " | head").second;
     // The members' times are the changelog's date, not the build's.
     const std::string listing = shell("TZ=UTC ar tv " + quoted(second)).second;
     EXPECT_TRUE(contains(listing, "Nov 25 12:00 2026")) << listing;
@@ -332,15 +423,62 @@ TEST_F(Packaging, TwoBuildsOfOneTreeAreByteIdentical) {
 // command run in the result (tests/ops/kubernetes_image.sh says how, without docker).
 TEST_F(Packaging, KubernetesImageServesMetricsWithTheDaemonSetsCommand) {
     const fs::path source = GUA_SOURCE_DIR;
-    const auto [code, out] = shell("bash " + quoted(source / "tests/ops/kubernetes_image.sh") +
-                                   " " + quoted(source) + " " + quoted(s_deb) + " " +
-                                   quoted(fs::path(GUA_FAKE_NVML_DIR) / "libnvidia-ml.so.1") + " " +
-                                   quoted(root() / "image"));
+    const auto [code, out] = shell(
+        "bash " + quoted(source / "tests/ops/kubernetes_image.sh") + " " + quoted(source) + " " +
+        quoted(s_deb) + " " + quoted(s_kubelet_deb) + " " +
+        quoted(fs::path(GUA_FAKE_NVML_DIR) / "libnvidia-ml.so.1") + " " + quoted(root() / "image"));
     if (code == 77) {
         GTEST_SKIP() << out;
     }
     EXPECT_EQ(code, 0) << out;
     EXPECT_TRUE(contains(out, "served /metrics")) << out;
+    EXPECT_TRUE(contains(out, "loaded the kubelet module")) << out;
+}
+
+// The packaged gua finds the packaged module where gua-kubelet puts it, relative to its own
+// directory, whatever prefix this tree was configured with: without gua-kubelet, a daemon with
+// [allocations] kubelet_socket stops with one line naming that path; with it, the daemon records
+// the pod a kubelet (the tests' pod-resources server) says holds the card.
+TEST_F(Packaging, InstalledGuaLoadsTheModuleOnlyFromGuaKubelet) {
+    const fs::path tree = unpacked();
+    const std::string uuid = "GPU-7a0e0000-0000-0000-0000-00000000cafe";
+    std::ofstream(root() / "scenario.json")
+        << "{\"devices\": [{\"uuid\": \"" << uuid << "\", \"util\": [[0, 0]]}]}";
+    const std::string socket = (root() / "kubelet.sock").string();
+    std::ofstream(root() / "gua.toml") << "[allocations]\nkubelet_socket = \"" << socket << "\"\n";
+    const auto daemon = [&](const std::string& db) {
+        return shell("env -u GUA_KUBELET_MODULE -u GUA_NVML_LIBRARY -u GUA_DB "
+                     "GUA_FAKE_NVML_CLOCK_FILE= GUA_FAKE_NVML_SCENARIO=" +
+                     quoted(root() / "scenario.json") + " " + quoted(tree / "usr/bin/gua") +
+                     " daemon --db " + quoted(root() / db) + " --config " +
+                     quoted(root() / "gua.toml") + " --nvml-library " +
+                     quoted(fs::path(GUA_FAKE_NVML_DIR) / "libnvidia-ml.so.1") +
+                     " --interval 500ms --ticks 4 --quiet");
+    };
+    const auto [missing_code, missing] = daemon("without.db");
+    EXPECT_NE(missing_code, 0) << missing;
+    EXPECT_EQ(std::count(missing.begin(), missing.end(), '\n'), 1) << missing;
+    // `gua-kubelet`'s place, relative to the binary: <tree>/usr/lib/…/gua/gua-kubelet.so
+    EXPECT_TRUE(contains(missing, (tree / "usr/lib").string())) << missing;
+    EXPECT_TRUE(contains(missing, std::string("/gua/") + k_module)) << missing;
+    EXPECT_TRUE(contains(missing, "install the Debian package gua-kubelet")) << missing;
+
+    EXPECT_EQ(shell("dpkg-deb -x " + quoted(s_kubelet_deb) + " " + quoted(tree)).first, 0);
+    alloc::fake_kubelet::FakeLister lister;
+    lister.set({{"ml", "train", "nvidia.com/gpu", {uuid}}});
+    const auto server = alloc::fake_kubelet::serve(lister, socket);
+    ASSERT_NE(server, nullptr);
+    const auto [code, out] = daemon("with.db");
+    server->Shutdown();
+    ASSERT_EQ(code, 0) << out;
+    EXPECT_FALSE(lister.served().empty()) << "the daemon never asked the kubelet";
+    const GuaRun job =
+        run_gua({"job", "ml/train", "--db", (root() / "with.db").string(), "--format", "json"});
+    ASSERT_EQ(job.exit_code, 0) << job.err;
+    const nlohmann::json j = nlohmann::json::parse(job.out);
+    EXPECT_EQ(j["job"]["kind"], "pod");
+    EXPECT_EQ(j["job"]["gpus_allocated"], 1);
+    EXPECT_EQ(j["gpus"][0]["uuid"], uuid);
 }
 
 } // namespace
