@@ -5,6 +5,7 @@
 #include "export/exposition.hpp"
 #include "export/http_server.hpp"
 #include "export/web_config.hpp"
+#include "fleet/prometheus_server.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -190,6 +191,61 @@ TEST_F(WebConfigTls, MinVersionTls13RefusesTls12Clients) {
     const auto server = serve(tls_yaml() + "  min_version: TLS13\n");
     EXPECT_EQ(curl(server->url(), {"--cacert", ca(), "--tls-max", "1.2"}).status, "000");
     EXPECT_EQ(curl(server->url(), {"--cacert", ca(), "--tlsv1.3"}).status, "200");
+}
+
+TEST_F(WebConfigTls, PrometheusScrapesThroughTlsAndBasicAuth) {
+    auto server = serve(tls_yaml() + "basic_auth_users:\n  prometheus: '" + k_hash + "'\n");
+    server->publish("# TYPE gua_x gauge\ngua_x 7\n");
+    const std::string target = "127.0.0.1:" + std::to_string(server->port());
+    // The scrape_config of docs/metrics.md.
+    const std::string settings = "    scheme: https\n"
+                                 "    tls_config:\n      ca_file: " +
+                                 ca() +
+                                 "\n"
+                                 "    basic_auth:\n      username: prometheus\n"
+                                 "      password: s3cret\n";
+    fleet_testing::PrometheusServer prom(s_dir->file("prom"), {target}, "gua", settings);
+    ASSERT_TRUE(prom.wait_ready(std::chrono::seconds(30)));
+    EXPECT_TRUE(prom.wait_value("up{job=\"gua\"}", 1, std::chrono::seconds(30)));
+    EXPECT_TRUE(prom.wait_value("gua_x", 7, std::chrono::seconds(30)));
+    EXPECT_EQ(prom.value("gua_x"), 7);
+}
+
+TEST_F(WebConfigTls, PrometheusWithAWrongPasswordIsRefused) {
+    auto server = serve(tls_yaml() + "basic_auth_users:\n  prometheus: '" + k_hash + "'\n");
+    server->publish("# TYPE gua_x gauge\ngua_x 7\n");
+    const std::string target = "127.0.0.1:" + std::to_string(server->port());
+    const std::string settings = "    scheme: https\n    tls_config:\n      ca_file: " + ca() +
+                                 "\n    basic_auth:\n      username: prometheus\n"
+                                 "      password: wrong\n";
+    fleet_testing::PrometheusServer prom(s_dir->file("prom-wrong"), {target}, "gua", settings);
+    ASSERT_TRUE(prom.wait_ready(std::chrono::seconds(30)));
+    // A failed scrape still records up = 0; then gua_x must be absent.
+    ASSERT_TRUE(fleet_testing::wait_for(
+        [&] { return prom.value("count(up{job=\"gua\"} == 0)") == 1; }, std::chrono::seconds(30)));
+    EXPECT_EQ(prom.value("gua_x"), -1);
+}
+
+TEST(WebConfigCli, BadWebConfigStopsTheDaemonBeforeItStarts) {
+    const test::TempDir dir;
+    write(dir.file("bad.yml"), "tls_server_config:\n  prefer_server_cipher_suites: true\n");
+    const test::RunResult unknown =
+        test::run_gua({"daemon", "--db", dir.file("g.db"), "--listen", "127.0.0.1:0",
+                       "--web-config", dir.file("bad.yml")});
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(unknown.err.find("tls_server_config.prefer_server_cipher_suites"), std::string::npos)
+        << unknown.err;
+    write(dir.file("gone.yml"),
+          "tls_server_config:\n  cert_file: gone.pem\n  key_file: gone.key\n");
+    const test::RunResult gone =
+        test::run_gua({"daemon", "--db", dir.file("g.db"), "--listen", "127.0.0.1:0",
+                       "--web-config", dir.file("gone.yml")});
+    EXPECT_NE(gone.exit_code, 0);
+    EXPECT_NE(gone.err.find("gone.pem"), std::string::npos) << gone.err;
+    const test::RunResult no_listen =
+        test::run_gua({"daemon", "--db", dir.file("g.db"), "--web-config", dir.file("bad.yml")});
+    EXPECT_EQ(no_listen.exit_code, 2);
+    EXPECT_NE(no_listen.err.find("--listen"), std::string::npos) << no_listen.err;
 }
 
 TEST(WebConfig, BcryptPasswordsMatchTheirHash) {
