@@ -36,12 +36,12 @@ std::string security_note(const WebConfig& web) {
                                : "TLS");
     }
     if (web.basic_auth()) {
-        parts.push_back(fmt::format("basic auth, {} user(s)", web.users.size()));
+        parts.push_back(fmt::format("basic auth for {} user(s)", web.users.size()));
     }
     if (web.metrics_only) {
         parts.emplace_back("/metrics only");
     }
-    return parts.empty() ? "" : fmt::format(" ({})", fmt::join(parts, ", "));
+    return parts.empty() ? "" : fmt::format("{}; ", fmt::join(parts, ", "));
 }
 
 } // namespace
@@ -67,7 +67,7 @@ Exporter::Exporter(const ExporterOptions& options, MetricsOptions metrics, store
                                             options.pages, options.web);
     m_server->publish(m_metrics.render());
     log(fmt::format(
-        "serving Prometheus metrics on {}{} (counters restored from {} card-ticks in {})",
+        "serving Prometheus metrics on {} ({}counters restored from {} card-ticks in {})",
         m_server->url(), security_note(options.web), restored.card_ticks,
         format_duration(std::max<DurationUs>(took.count(), k_us_per_ms))));
     if (!options.pages.paths.empty() && !options.web.metrics_only) {
