@@ -9,6 +9,8 @@ find_package(tomlplusplus REQUIRED)
 find_package(CURL REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
+# gua daemon --web-config: the exporter-toolkit YAML; bcrypt hashes are checked with libcrypt.
+find_package(yaml-cpp REQUIRED)
 if(GUA_BUILD_TESTS)
     find_package(GTest REQUIRED)
     find_package(rapidcheck REQUIRED)

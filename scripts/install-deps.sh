@@ -10,7 +10,7 @@ set -euo pipefail
 packages=(
     cmake g++ ninja-build pkg-config make python3
     libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
-    libmicrohttpd-dev libcurl4-openssl-dev
+    libmicrohttpd-dev libcurl4-openssl-dev libyaml-cpp-dev libcrypt-dev libgnutls28-dev
     libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
 )
 if [ "${1:-}" = "--package" ]; then
@@ -31,6 +31,8 @@ if [ "${1:-}" = "--test" ]; then
     # slurmctld, slurmd, slurm-client and munge for a real one-node Slurm (tests/alloc/).
     packages+=(dpkg-dev lintian groff-base systemd prometheus zsh fish chromium python3-kubernetes
         yamllint slurmctld slurmd slurm-client munge)
+    # openssl and curl make and use the certificates of the --web-config tests (tests/export/).
+    packages+=(openssl curl)
 fi
 if [ "${1:-}" = "--clang" ]; then
     # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang;

@@ -19,7 +19,8 @@ namespace gua::cli {
 namespace {
 
 /// Options whose value names a file or a directory on this host.
-const std::set<std::string> k_file_options = {"--db", "--config", "--nvml-library", "--log"};
+const std::set<std::string> k_file_options = {"--db", "--config", "--nvml-library", "--log",
+                                              "--web-config"};
 const std::set<std::string> k_directory_options = {"--root"};
 
 /// "{text,json}" in a CLI11 type name ("TEXT:{text,json}") as its members.

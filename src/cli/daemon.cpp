@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct DaemonCommandOptions {
     bool quiet = false;
     std::optional<std::uint64_t> max_ticks;
     std::optional<std::string> listen;
+    std::optional<std::string> web_config;
     std::optional<double> price_per_gpu_hour;
     std::vector<std::string> allocation_dirs;
 };
@@ -52,6 +54,27 @@ alloc::Settings allocation_settings(const DaemonCommandOptions& o, const config:
         }
     }
     return settings;
+}
+
+// --web-config, else [daemon] web_config (relative to gua.toml's folder); needs an address.
+exporter::WebConfig web_config(const DaemonCommandOptions& o, const config::Config& cfg,
+                               const std::string& listen) {
+    std::string path;
+    if (o.web_config) {
+        path = *o.web_config;
+    } else if (cfg.web_config) {
+        path = *cfg.web_config;
+        if (!path.empty() && path.front() != '/' && !cfg.path.empty()) {
+            path = (std::filesystem::path(cfg.path).parent_path() / path).string();
+        }
+    }
+    if (path.empty()) {
+        return {};
+    }
+    if (listen.empty()) {
+        throw Fatal("--web-config: needs --listen (or [daemon] listen) to secure", ExitCode::usage);
+    }
+    return exporter::load_web_config(path);
 }
 
 int run(const DaemonCommandOptions& o) {
@@ -86,6 +109,7 @@ int run(const DaemonCommandOptions& o) {
                     ExitCode::usage);
     }
     d.exporter.listen = listen;
+    d.exporter.web = web_config(o, cfg.value(), listen);
     d.kernel_log = cfg.value().kernel_log.value_or("/dev/kmsg");
     d.exporter.price_per_gpu_hour = o.price_per_gpu_hour;
     // The sources start reading now; the sampler crosses their answers with every card-tick.
@@ -117,6 +141,11 @@ Runner register_daemon(CLI::App& app) {
                     "Serve Prometheus metrics at /metrics and the report at / (HTML, last 7 "
                     "days), /report and /report.json on PORT (loopback), HOST:PORT or "
                     "[IPv6]:PORT (default: [daemon] listen of gua.toml, else off)")
+        ->check(non_empty());
+    cmd->add_option("--web-config", o->web_config,
+                    "Secure --listen with an exporter-toolkit web config (YAML): TLS, client "
+                    "certificates, basic_auth_users with bcrypt hashes, and gua: {pages: "
+                    "metrics-only} (default: [daemon] web_config of gua.toml)")
         ->check(non_empty());
     cmd->add_option(
            "--price-per-gpu-hour", o->price_per_gpu_hour,

@@ -55,7 +55,9 @@ Result<void> parse_thresholds(const std::string& path, const toml::table& t,
 
 /// [daemon] into `out`.
 Result<void> parse_daemon(const std::string& path, const toml::table& t, Config& out) {
-    if (auto r = check_keys(path, t, "daemon", {"interval", "db", "listen", "kernel_log"}); !r) {
+    if (auto r =
+            check_keys(path, t, "daemon", {"interval", "db", "listen", "web_config", "kernel_log"});
+        !r) {
         return r;
     }
     if (const toml::node* n = t.get("interval")) {
@@ -84,6 +86,14 @@ Result<void> parse_daemon(const std::string& path, const toml::table& t, Config&
                       "expected an address such as \"127.0.0.1:10409\" or \"\" (off)");
         }
         out.listen = *v;
+    }
+    if (const toml::node* n = t.get("web_config")) {
+        const std::optional<std::string> v = n->value<std::string>();
+        if (!v || v->empty()) {
+            return at(path, *n, "daemon.web_config",
+                      "expected the path of an exporter-toolkit web config (YAML)");
+        }
+        out.web_config = *v;
     }
     if (const toml::node* n = t.get("kernel_log")) {
         const std::optional<std::string> v = n->value<std::string>();

@@ -26,6 +26,8 @@ struct Config {
     std::optional<std::string> db;         ///< [daemon] db
     /// [daemon] listen: the address of /metrics and the report pages (`--listen`); "" is off.
     std::optional<std::string> listen;
+    /// [daemon] web_config: the exporter-toolkit YAML securing that address (`--web-config`).
+    std::optional<std::string> web_config;
     /// [daemon] kernel_log: where the daemon reads the driver's Xid lines (default /dev/kmsg;
     /// "" is off; docs/faults.md).
     std::optional<std::string> kernel_log;

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <sys/stat.h>
+#include <vector>
 
 namespace gua::exporter {
 
@@ -24,6 +25,23 @@ std::optional<std::int64_t> file_bytes(const std::string& path) {
         return std::nullopt;
     }
     return static_cast<std::int64_t>(st.st_size);
+}
+
+/// What --web-config adds to the endpoint, for the start line (never a secret).
+std::string security_note(const WebConfig& web) {
+    std::vector<std::string> parts;
+    if (web.tls()) {
+        parts.emplace_back(web.client_auth == ClientAuth::require_and_verify
+                               ? "TLS with verified client certificates"
+                               : "TLS");
+    }
+    if (web.basic_auth()) {
+        parts.push_back(fmt::format("basic auth for {} user(s)", web.users.size()));
+    }
+    if (web.metrics_only) {
+        parts.emplace_back("/metrics only");
+    }
+    return parts.empty() ? "" : fmt::format("{}; ", fmt::join(parts, ", "));
 }
 
 } // namespace
@@ -46,12 +64,13 @@ Exporter::Exporter(const ExporterOptions& options, MetricsOptions metrics, store
     m_health.wal_bytes = file_bytes(m_wal_path);
     m_metrics.set_health(m_health);
     m_server = std::make_unique<HttpServer>(address.value(), options.limits, k_content_type,
-                                            options.pages);
+                                            options.pages, options.web);
     m_server->publish(m_metrics.render());
-    log(fmt::format("serving Prometheus metrics on {} (counters restored from {} card-ticks in {})",
-                    m_server->url(), restored.card_ticks,
-                    format_duration(std::max<DurationUs>(took.count(), k_us_per_ms))));
-    if (!options.pages.paths.empty()) {
+    log(fmt::format(
+        "serving Prometheus metrics on {} ({}counters restored from {} card-ticks in {})",
+        m_server->url(), security_note(options.web), restored.card_ticks,
+        format_duration(std::max<DurationUs>(took.count(), k_us_per_ms))));
+    if (!options.pages.paths.empty() && !options.web.metrics_only) {
         log(fmt::format("serving the report on {} ({}; one at a time)", m_server->url("/"),
                         fmt::join(options.pages.paths, ", ")));
     }

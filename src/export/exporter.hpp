@@ -28,6 +28,7 @@ struct ExporterOptions {
     std::string time_zone = "UTC";            ///< [report] time_zone: office hours of the pools
     HttpLimits limits;
     PageRoutes pages; ///< computed pages served beside /metrics (the daemon's report)
+    WebConfig web;    ///< --web-config: TLS, client certificates, basic auth, metrics-only
 };
 
 /// Feeds the metrics tick by tick and publishes each rendering to the HTTP server.

@@ -5,6 +5,7 @@
 
 #include "core/fatal.hpp"
 #include "core/shared_library.hpp"
+#include "export/tls_peer.hpp"
 
 #include <fmt/format.h>
 #include <microhttpd.h>
@@ -37,6 +38,10 @@ struct MhdApi {
     decltype(&MHD_get_connection_values) get_connection_values = nullptr;
     decltype(&MHD_suspend_connection) suspend_connection = nullptr;
     decltype(&MHD_resume_connection) resume_connection = nullptr;
+    decltype(&MHD_basic_auth_get_username_password) basic_auth_get_username_password = nullptr;
+    decltype(&MHD_queue_basic_auth_fail_response) queue_basic_auth_fail_response = nullptr;
+    decltype(&MHD_free) free = nullptr;
+    decltype(&MHD_get_connection_info) get_connection_info = nullptr;
 };
 
 const MhdApi& mhd() {
@@ -56,6 +61,10 @@ const MhdApi& mhd() {
         lib.bind(a.get_connection_values, "MHD_get_connection_values");
         lib.bind(a.suspend_connection, "MHD_suspend_connection");
         lib.bind(a.resume_connection, "MHD_resume_connection");
+        lib.bind(a.basic_auth_get_username_password, "MHD_basic_auth_get_username_password");
+        lib.bind(a.queue_basic_auth_fail_response, "MHD_queue_basic_auth_fail_response");
+        lib.bind(a.free, "MHD_free");
+        lib.bind(a.get_connection_info, "MHD_get_connection_info");
         return a;
     }();
     return api;
@@ -215,6 +224,60 @@ MHD_Result serve_metrics(MHD_Connection* connection, const HttpServer& server,
     return result;
 }
 
+/// The credentials of a request's Authorization header, checked against basic_auth_users.
+bool credentials_match(MHD_Connection* connection, const WebConfig& web) {
+    char* password = nullptr;
+    char* user = mhd().basic_auth_get_username_password(connection, &password);
+    bool ok = false;
+    if (user != nullptr && password != nullptr) {
+        const auto it = web.users.find(user);
+        // An unknown user costs a bcrypt round too, so timing does not tell which names exist.
+        static const std::string k_unknown =
+            "$2b$10$qqqqqqqqqqqqqqqqqqqqqeZufgmdT/56H8TKOMpgvY1C42WL7bvx6";
+        const bool matches =
+            password_matches(it != web.users.end() ? it->second : k_unknown, password);
+        ok = it != web.users.end() && matches;
+    }
+    if (password != nullptr) {
+        mhd().free(password);
+    }
+    if (user != nullptr) {
+        mhd().free(user);
+    }
+    return ok;
+}
+
+/// Refuses a request the --web-config settings do not allow: 403 without a verified client
+/// certificate, 401 (with a Basic challenge) without valid credentials. MHD_YES with `refused`
+/// false lets the request through.
+MHD_Result authorize(MHD_Connection* connection, const WebConfig& web, bool& refused) {
+    refused = true;
+    if (web.client_auth == ClientAuth::require_and_verify) {
+        const MHD_ConnectionInfo* info =
+            mhd().get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        if (info == nullptr || !peer_certificate_verified(info->tls_session)) {
+            return reply(connection, MHD_HTTP_FORBIDDEN,
+                         "a verified client certificate is required\n",
+                         "text/plain; charset=utf-8");
+        }
+    }
+    if (web.basic_auth() && !credentials_match(connection, web)) {
+        constexpr std::string_view body = "unauthorized\n";
+        MHD_Response* response = mhd().create_response_from_buffer(
+            body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_PERSISTENT);
+        if (response == nullptr) {
+            return MHD_NO;
+        }
+        mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                  "text/plain; charset=utf-8");
+        const MHD_Result result = mhd().queue_basic_auth_fail_response(connection, "gua", response);
+        mhd().destroy_response(response);
+        return result;
+    }
+    refused = false;
+    return MHD_YES;
+}
+
 MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const char* method,
                   const char* /*version*/, const char* /*upload_data*/,
                   std::size_t* /*upload_data_size*/, void** con_cls) {
@@ -224,6 +287,10 @@ MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const 
             const Page& page = static_cast<PageRequest*>(*con_cls)->page;
             return reply(connection, page.status, page.body, page.content_type.c_str());
         }
+        bool refused = false;
+        if (const MHD_Result r = authorize(connection, server->web(), refused); refused) {
+            return r;
+        }
         const std::string_view m = method;
         if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
             return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
@@ -232,6 +299,11 @@ MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const 
         const std::string_view path = url;
         if (path == "/metrics") {
             return serve_metrics(connection, *server, server->content_type().c_str());
+        }
+        if (server->web().metrics_only) {
+            return reply(connection, MHD_HTTP_NOT_FOUND,
+                         "not found (this server serves only /metrics)\n",
+                         "text/plain; charset=utf-8");
         }
         const std::vector<std::string>& paths = server->pages().paths;
         if (server->pages().handler && std::find(paths.begin(), paths.end(), path) != paths.end()) {
@@ -244,6 +316,24 @@ MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const 
     } catch (...) {
         return MHD_NO;
     }
+}
+
+/// The libmicrohttpd options of `web`'s TLS settings, ending with MHD_OPTION_END.
+std::vector<MHD_OptionItem> tls_options(const WebConfig& web) {
+    std::vector<MHD_OptionItem> items;
+    const auto add = [&items](MHD_OPTION option, const std::string& text) {
+        items.push_back({option, 0, const_cast<char*>(text.c_str())});
+    };
+    if (web.tls()) {
+        add(MHD_OPTION_HTTPS_MEM_KEY, web.key_pem);
+        add(MHD_OPTION_HTTPS_MEM_CERT, web.cert_pem);
+        add(MHD_OPTION_HTTPS_PRIORITIES, web.priorities);
+        if (!web.client_ca_pem.empty()) {
+            add(MHD_OPTION_HTTPS_MEM_TRUST, web.client_ca_pem);
+        }
+    }
+    items.push_back({MHD_OPTION_END, 0, nullptr});
+    return items;
 }
 
 } // namespace
@@ -282,9 +372,10 @@ Result<ListenAddress> parse_listen(std::string_view text) {
 }
 
 HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
-                       std::string content_type, PageRoutes pages)
+                       std::string content_type, PageRoutes pages, WebConfig web)
     : m_address(address), m_content_type(std::move(content_type)),
-      m_body(std::make_shared<const std::string>()), m_pages(std::move(pages)) {
+      m_body(std::make_shared<const std::string>()), m_pages(std::move(pages)),
+      m_web(std::move(web)) {
     mhd(); // the library before the socket: a missing library leaks nothing
     const int fd = bind_socket(address, limits);
     m_port = bound_port(fd);
@@ -292,15 +383,23 @@ HttpServer::HttpServer(const ListenAddress& address, const HttpLimits& limits,
     if (is_ipv6(address.host)) {
         flags |= MHD_USE_IPv6;
     }
+    const std::vector<MHD_OptionItem> tls = tls_options(m_web);
+    if (m_web.tls()) {
+        flags |= MHD_USE_TLS;
+    }
     m_daemon = mhd().start_daemon(
         flags, 0, nullptr, nullptr, &handle, this, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_CONNECTION_LIMIT, limits.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
         limits.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.memory_limit_bytes,
-        MHD_OPTION_NOTIFY_COMPLETED, &request_completed, nullptr, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, &request_completed, nullptr, MHD_OPTION_ARRAY, tls.data(),
+        MHD_OPTION_END);
     if (m_daemon == nullptr) {
         close(fd);
-        throw Fatal(
-            fmt::format("--listen: cannot start the HTTP server on {}:{}", address.host, m_port));
+        throw Fatal(fmt::format("--listen: cannot start the HTTP server on {}:{}{}", address.host,
+                                m_port,
+                                m_web.tls() ? " (TLS: check that the certificate and key of "
+                                              "--web-config match and are PEM)"
+                                            : ""));
     }
 }
 
@@ -371,8 +470,10 @@ std::shared_ptr<const std::string> HttpServer::current() const {
 }
 
 std::string HttpServer::url(std::string_view path) const {
-    return is_ipv6(m_address.host) ? fmt::format("http://[{}]:{}{}", m_address.host, m_port, path)
-                                   : fmt::format("http://{}:{}{}", m_address.host, m_port, path);
+    const char* scheme = m_web.tls() ? "https" : "http";
+    return is_ipv6(m_address.host)
+               ? fmt::format("{}://[{}]:{}{}", scheme, m_address.host, m_port, path)
+               : fmt::format("{}://{}:{}{}", scheme, m_address.host, m_port, path);
 }
 
 } // namespace gua::exporter

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "export/web_config.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -68,9 +69,10 @@ struct PageRoutes {
 class HttpServer {
   public:
     /// Binds `address` and starts the server thread. Throws Fatal when it cannot bind (the
-    /// message names the address and the reason). `content_type` is sent with /metrics.
+    /// message names the address and the reason). `content_type` is sent with /metrics. `web`
+    /// adds TLS, client certificates, basic auth and the metrics-only limit (--web-config).
     HttpServer(const ListenAddress& address, const HttpLimits& limits, std::string content_type,
-               PageRoutes pages = {});
+               PageRoutes pages = {}, WebConfig web = {});
     /// A server without a listening socket: it serves the connections handed to it with
     /// serve_connection() exactly as the listening server serves its clients (tests, fuzzing).
     HttpServer(const HttpLimits& limits, std::string content_type, PageRoutes pages = {});
@@ -86,12 +88,14 @@ class HttpServer {
     const std::string& content_type() const { return m_content_type; }
     /// The port actually bound (useful with port 0).
     std::uint16_t port() const { return m_port; }
-    /// "http://HOST:PORT/metrics", or another `path` on the server.
+    /// "http://HOST:PORT/metrics" (https with TLS), or another `path` on the server.
     std::string url(std::string_view path = "/metrics") const;
     /// Serves the connected stream socket `fd` (the server owns and closes it); false when the
     /// server refused it (then `fd` is closed too).
     bool serve_connection(int fd);
 
+    /// The --web-config settings (TLS, authentication, metrics-only).
+    const WebConfig& web() const { return m_web; }
     /// The routes of computed pages.
     const PageRoutes& pages() const { return m_pages; }
     /// Claims the worker for a computed page; false while another one is being computed.
@@ -109,6 +113,7 @@ class HttpServer {
     mutable std::mutex m_mutex;
     std::shared_ptr<const std::string> m_body;
     PageRoutes m_pages;
+    WebConfig m_web;
     std::atomic<bool> m_busy{false};
     std::atomic<bool> m_cancel{false};
     std::mutex m_worker_mutex; ///< guards m_worker

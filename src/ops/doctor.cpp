@@ -51,6 +51,9 @@ std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& sys
                             std::string(describe(alert)), std::string(fix_for(alert))});
     }
     findings.push_back(check_config(inputs, installed));
+    if (std::optional<Finding> endpoint = check_endpoint(inputs)) {
+        findings.push_back(std::move(*endpoint));
+    }
     for (Finding& f : check_policy(inputs, installed)) {
         findings.push_back(std::move(f));
     }

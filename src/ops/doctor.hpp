@@ -6,6 +6,7 @@
 #include "nvml/open.hpp"
 #include "ops/installation.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,7 +46,8 @@ struct DoctorInputs {
 std::string kernel_module_version_of(std::string_view line);
 
 /// Runs every check in order: NVML library, driver, GPUs, /proc access, database, disk, clock,
-/// kernel log, service, unit hardening, configuration, policy privileges.
+/// kernel log, service, unit hardening, configuration, HTTP endpoint (when
+/// listen is set), policy privileges.
 std::vector<Finding> run_doctor(const DoctorInputs& inputs, const Systemctl& systemctl);
 
 /// 0 when the worst finding is ok or info, 1 for a warning, 2 for a failure.
@@ -87,5 +89,8 @@ std::vector<Finding> check_service(const DoctorInputs& inputs, const Installatio
 std::vector<Finding> check_policy(const DoctorInputs& inputs, const Installation& installed);
 /// Configuration file valid.
 Finding check_config(const DoctorInputs& inputs, const Installation& installed);
+/// [daemon] listen beyond loopback without TLS or auth in [daemon] web_config: a warning;
+/// nothing when listen is off.
+std::optional<Finding> check_endpoint(const DoctorInputs& inputs);
 
 } // namespace gua::ops

@@ -44,15 +44,18 @@ inline bool wait_for(const std::function<bool()>& done, std::chrono::millisecond
 }
 
 /// Prometheus scraping `targets` ("127.0.0.1:PORT") as job `job`, stopped in the destructor.
+/// `job_settings`: more lines of the job's scrape_config (e.g. scheme, tls_config, basic_auth),
+/// each indented by four spaces.
 class PrometheusServer {
   public:
     PrometheusServer(const std::filesystem::path& dir, const std::vector<std::string>& targets,
-                     const std::string& job = "gua")
+                     const std::string& job = "gua", const std::string& job_settings = "")
         : m_port(free_port()) {
         std::filesystem::create_directories(dir);
         std::ofstream config(dir / "prometheus.yml");
         config << "global: {scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}\n"
-               << "scrape_configs:\n  - job_name: " << job << "\n    static_configs:\n"
+               << "scrape_configs:\n  - job_name: " << job << "\n"
+               << job_settings << "    static_configs:\n"
                << "      - targets: [";
         for (std::size_t i = 0; i < targets.size(); ++i) {
             config << (i > 0 ? ", " : "") << "'" << targets[i] << "'";

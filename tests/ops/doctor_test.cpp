@@ -121,6 +121,27 @@ TEST_F(DoctorNoGpu, InvalidConfigFails) {
     EXPECT_EQ(start.exit_code, 2) << "start refuses an invalid configuration";
 }
 
+TEST_F(DoctorNoGpu, AnEndpointBeyondLoopbackWithoutTlsOrAuthWarns) {
+    fs::create_directories(config_file().parent_path());
+    std::ofstream(config_file()) << "[daemon]\nlisten = \"0.0.0.0:10409\"\n";
+    const std::string open = line_of(gua("doctor").out, "HTTP endpoint");
+    EXPECT_TRUE(open.starts_with("! HTTP endpoint: 0.0.0.0:10409 is reachable beyond loopback "
+                                 "without TLS or authentication"))
+        << open;
+    EXPECT_TRUE(contains(open, "web_config")) << open;
+    std::ofstream(config_file().parent_path() / "web.yml")
+        << "tls_server_config:\n  cert_file: a.pem\n  key_file: a.key\n";
+    std::ofstream(config_file()) << "[daemon]\nlisten = \"0.0.0.0:10409\"\n"
+                                 << "web_config = \"web.yml\"\n";
+    const std::string secured = line_of(gua("doctor").out, "HTTP endpoint");
+    EXPECT_TRUE(secured.starts_with("✓ HTTP endpoint: 0.0.0.0:10409 is reachable beyond loopback, "
+                                    "secured by"))
+        << secured;
+    std::ofstream(config_file()) << "[daemon]\nlisten = \"10409\"\n";
+    EXPECT_EQ(line_of(gua("doctor").out, "HTTP endpoint"),
+              "✓ HTTP endpoint: 10409 is loopback only");
+}
+
 TEST_F(DoctorNoGpu, UnitSettingsThatHideTheGpusFail) {
     fs::create_directories(root() / "run/systemd/system");
     const fs::path unit = root() / "etc/systemd/system/gua.service";

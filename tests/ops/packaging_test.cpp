@@ -529,9 +529,9 @@ TEST(PackagingUnit, ManPageNamesEveryCommandAndTheServerFlags) {
     }
     EXPECT_GE(commands, 12);
     for (const char* part :
-         {"\\-\\-listen", "\\-\\-prometheus", "\\-\\-price", "[pricing]", "[retention]", "[teams]",
-          "[policy]", "[[policy.rule]]", "SHELL COMPLETION", "gua\\-rules.yml", "libcurl4",
-          "libmicrohttpd12"}) {
+         {"\\-\\-listen", "\\-\\-web\\-config", "\\-\\-prometheus", "\\-\\-price", "[pricing]",
+          "[retention]", "[teams]", "[policy]", "[[policy.rule]]", "SHELL COMPLETION",
+          "gua\\-rules.yml", "libcurl4", "libmicrohttpd12"}) {
         EXPECT_TRUE(contains(page, part)) << part;
     }
 }
@@ -568,6 +568,7 @@ TEST(PackagingUnit, DefaultConfigListsEverySectionAndKeyAndChangesNothing) {
                             "[daemon]interval",
                             "[daemon]db",
                             "[daemon]listen",
+                            "[daemon]web_config",
                             "[retention]raw",
                             "[retention]rollup",
                             "[pricing]currency",
