@@ -96,7 +96,8 @@ void source_line(std::string& out, const NowModel& m) {
     }
 }
 
-/// "     last Xid 79, 3h ago: the GPU fell off the bus (hardware fault; pid 534 python3, alice)".
+/// "     last Xid 79, 3h ago: the GPU has fallen off the bus (hardware fault; pid 534 python3,
+/// alice)": the process only when one is named.
 std::string xid_line(const LastXid& x, TimeUs now, bool color) {
     std::string who;
     if (x.pid) {
