@@ -52,9 +52,24 @@ std::string sources_text(const std::vector<const telemetry::FaultEvent*>& events
     return all == telemetry::fault_from_kmsg ? "the kernel log" : "NVML";
 }
 
+/// gua's record of a GPU the PCI bus lists but NVML cannot open (daemon/missing_gpus.hpp).
+HealthFinding missing_gpu_finding(int gpu, const telemetry::FaultEvent& e) {
+    return HealthFinding{
+        "xid-hardware", gpu, 0.0,
+        fmt::format("GPU at PCI {} is on the bus but the driver cannot open it, seen at {} (the "
+                    "daemon compared the PCI bus in sysfs with NVML's cards); do: look for Xid 79 "
+                    "or initialization errors in the kernel log (`dmesg | grep NVRM`), check "
+                    "`nvidia-smi -q` and the card's power and seating; gua records no time for a "
+                    "card NVML cannot open",
+                    printable(e.pci_bus_id), format_iso8601(e.at_us))};
+}
+
 } // namespace
 
 std::string fault_finding_id(int xid) {
+    if (xid == faults::k_gpu_missing_code) {
+        return "xid-hardware";
+    }
     return fmt::format("xid-{}", faults::to_string(faults::xid_info(xid).whose));
 }
 
@@ -62,7 +77,11 @@ void add_fault_findings(int gpu, const std::vector<telemetry::FaultEvent>& event
                         std::vector<HealthFinding>& out) {
     std::map<int, std::vector<const telemetry::FaultEvent*>> by_code;
     for (const telemetry::FaultEvent& e : events) {
-        by_code[e.xid].push_back(&e);
+        if (e.xid == faults::k_gpu_missing_code) {
+            out.push_back(missing_gpu_finding(gpu, e));
+        } else {
+            by_code[e.xid].push_back(&e);
+        }
     }
     for (const auto& [code, list] : by_code) {
         const faults::XidInfo info = faults::xid_info(code);

@@ -3,6 +3,7 @@
 #include "daemon/fault_recorder.hpp"
 
 #include "core/time.hpp"
+#include "daemon/known_devices.hpp"
 #include "faults/catalog.hpp"
 #include "store/db_error.hpp"
 #include "store/faults.hpp"
@@ -12,7 +13,8 @@
 namespace gua::daemon {
 
 FaultRecorder::FaultRecorder(telemetry::DeviceSource& source, store::Database& db,
-                             std::int64_t run_id, const std::string& kernel_log, Log& log)
+                             std::int64_t run_id, const std::string& kernel_log, Log& log,
+                             const std::string& pci_devices)
     : m_db(db), m_run_id(run_id), m_log(log) {
     const std::vector<telemetry::DeviceInfo> cards = source.devices();
     m_merger.set_cards(cards);
@@ -26,6 +28,11 @@ FaultRecorder::FaultRecorder(telemetry::DeviceSource& source, store::Database& d
     }
     if (m_nvml) {
         m_log.line("gua daemon: " + m_nvml->describe());
+    }
+    if (const std::string why = bus_check_skipped(); !why.empty()) {
+        m_log.line("gua daemon: the PCI bus is not compared with NVML's cards (" + why + ")");
+    } else if (!pci_devices.empty()) {
+        m_bus.emplace(pci_devices, recorded_devices(db));
     }
     if (kernel_log.empty()) {
         return;
@@ -63,6 +70,9 @@ void FaultRecorder::on_tick(const telemetry::Tick& tick, exporter::Exporter* met
         m_attributor.on_tick(tick);
         m_merger.add(drain());
         store(m_merger.take_settled(tick.t0 + tick.duration_us), metrics);
+        if (m_bus) {
+            store(m_bus->on_tick(tick), metrics);
+        }
     } catch (const std::exception& e) {
         m_log.line(fmt::format("tick {}: faults not recorded: {}", tick.seq, e.what()));
     }
@@ -96,6 +106,12 @@ void FaultRecorder::store(std::vector<telemetry::FaultEvent> events,
         const telemetry::FaultEvent& e = events[i];
         if (!stored[i]) {
             continue; // a kernel log record stored by an earlier run of this boot
+        }
+        if (e.xid == faults::k_gpu_missing_code) {
+            m_log.line(fmt::format("WARNING: the GPU at PCI {} is on the bus but NVML cannot open "
+                                   "it (look for Xid 79 in the kernel log; `gua doctor`)",
+                                   e.pci_bus_id));
+            continue; // not an Xid: no /metrics Xid counter
         }
         const faults::XidInfo info = faults::xid_info(e.xid);
         m_log.line(fmt::format("Xid {} on {} ({}; {})", e.xid,

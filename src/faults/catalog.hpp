@@ -14,6 +14,10 @@ enum class FaultClass { application, hardware, driver, interconnect, information
 /// "application", "hardware", "driver", "interconnect", "informational" or "unknown".
 std::string_view to_string(FaultClass c);
 
+/// The code gua stores (in the fault table's xid column) for a GPU that the PCI bus lists but
+/// the driver cannot open: not an Xid of NVIDIA's, never exported as one (docs/faults.md).
+inline constexpr int k_gpu_missing_code = -1;
+
 /// One catalog row.
 struct XidInfo {
     int code = 0;

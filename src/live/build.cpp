@@ -160,7 +160,9 @@ NowModel build_now(NowModel m, const std::vector<audit::CardNow>& cards,
                  audit::dominant_state(tick, thresholds),
                  {},
                  {},
-                 {}};
+                 {},
+                 r.device.parent_uuid,
+                 std::nullopt};
         if (const auto it = recent.find(r.device.uuid); it != recent.end()) {
             g.recent = shares_of(it->second);
         }

@@ -52,20 +52,43 @@ json history_json(const NowModel& m) {
         {"end", m.last_tick_end && slices > 0 ? json(format_iso8601(*m.last_tick_end)) : json()}};
 }
 
-json gpu_json(const GpuNow& g, DurationUs recent_window_us) {
-    return {{"index", g.index},
-            {"uuid", g.uuid},
-            {"model", g.model},
-            {"util_pct", opt(g.util_pct)},
-            {"memory_used_mib", opt(g.mem_used_mib)},
-            {"memory_total_mib", opt(g.mem_total_mib)},
-            {"state", g.state},
-            {"recent",
-             {{"window_seconds", seconds(recent_window_us)},
-              {"active", g.recent.active},
-              {"idle_held", g.recent.idle_held},
-              {"truly_idle", g.recent.truly_idle}}},
-            {"recent_states", slices_json(g.recent_states)}};
+json last_xid_json(const LastXid& x, TimeUs now) {
+    json out = {{"code", x.code},
+                {"at", format_iso8601(x.at)},
+                {"age_seconds", seconds(now - x.at)},
+                {"mnemonic", x.mnemonic},
+                {"meaning", x.meaning},
+                {"whose", x.whose}};
+    if (x.pid) {
+        out["pid"] = *x.pid;
+    }
+    if (!x.command.empty()) {
+        out["command"] = x.command;
+    }
+    if (!x.user.empty()) {
+        out["user"] = x.user;
+    }
+    return out;
+}
+
+json gpu_json(const GpuNow& g, const NowModel& m) {
+    json out = {{"index", g.index},
+                {"uuid", g.uuid},
+                {"model", g.model},
+                {"util_pct", opt(g.util_pct)},
+                {"memory_used_mib", opt(g.mem_used_mib)},
+                {"memory_total_mib", opt(g.mem_total_mib)},
+                {"state", g.state},
+                {"recent",
+                 {{"window_seconds", seconds(m.recent_window_us)},
+                  {"active", g.recent.active},
+                  {"idle_held", g.recent.idle_held},
+                  {"truly_idle", g.recent.truly_idle}}},
+                {"recent_states", slices_json(g.recent_states)}};
+    if (g.last_xid) {
+        out["last_xid"] = last_xid_json(*g.last_xid, m.now);
+    }
+    return out;
 }
 
 json holder_json(const HolderNow& h) {
@@ -123,7 +146,7 @@ std::string render_now_json(const NowModel& m) {
     j["history"] = history_json(m);
     json gpus = json::array();
     for (const GpuNow& g : m.gpus) {
-        gpus.push_back(gpu_json(g, m.recent_window_us));
+        gpus.push_back(gpu_json(g, m));
     }
     j["gpus"] = gpus;
     json holders = json::array();

@@ -26,6 +26,18 @@ struct Shares {
     double truly_idle = 0;
 };
 
+/// A card's newest driver fault (Xid) of the recent window, from the daemon's fault table.
+struct LastXid {
+    int code = 0;
+    TimeUs at = 0;
+    std::string mnemonic; ///< NVIDIA's name of the code; empty when the catalog lacks it
+    std::string meaning;  ///< the catalog's text (faults/catalog.hpp)
+    std::string whose; ///< application | hardware | driver | interconnect | informational | unknown
+    std::optional<std::uint32_t> pid; ///< the kernel log's pid, else the card's only process
+    std::string command;              ///< that process's name; empty when unknown
+    std::string user;                 ///< its user when the daemon resolved it; empty: unknown
+};
+
 /// One card now.
 struct GpuNow {
     int index = 0;
@@ -40,6 +52,8 @@ struct GpuNow {
     std::vector<audit::StateSpan> timeline;
     /// The history window cut into slices (live::slice_history), oldest first; empty until cut.
     std::vector<audit::StateSlice> recent_states;
+    std::string parent_uuid;         ///< a MIG instance's GPU; empty for a whole GPU
+    std::optional<LastXid> last_xid; ///< newest fault of NowModel::xid_window_us; none: nullopt
 };
 
 /// One process's holding on one card.
@@ -126,6 +140,7 @@ struct NowModel {
     bool host_columns = false; ///< holders carry host CPU % and RSS (`gua top`: live::CpuMeter)
     std::optional<std::uint32_t> selected_pid; ///< `gua top`: the holder row(s) marked selected
     DurationUs decisions_window_us = 0;
+    DurationUs xid_window_us = 0; ///< how far back GpuNow::last_xid looks (0: no fault table read)
 };
 
 } // namespace gua::live

@@ -5,6 +5,7 @@
 #include "audit/holdings.hpp"
 #include "core/duration.hpp"
 #include "live/build.hpp"
+#include "live/last_xid.hpp"
 #include "sampler/sampler.hpp"
 #include "store/policy_log.hpp"
 
@@ -109,6 +110,7 @@ NowModel now_from_database(store::Database& db, const std::string& db_path,
                   store::read_decisions(db, now - options.decisions_window_us, now + 1),
                   options.thresholds, trends);
     attach_timelines(m, std::move(spans));
+    attach_last_xids(m, faults_since(db, now - options.xid_window_us), options.xid_window_us);
     return m;
 }
 
@@ -127,6 +129,7 @@ void LiveSampler::seed(store::Database& db, const std::string& db_path, TimeUs n
     m_timeline = timelines(db, ids, now, m_options.history_us,
                            recent.run ? recent.run->interval_us : 0, m_options.thresholds);
     m_decisions = store::read_decisions(db, now - m_options.decisions_window_us, now + 1);
+    m_faults = faults_since(db, now - m_options.xid_window_us);
 }
 
 NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atomic<bool>& stop,
@@ -166,6 +169,9 @@ NowModel LiveSampler::sample(DurationUs length_us, Clock& clock, const std::atom
     m = build_now(std::move(m), cards, m_book, m_recent, m_decisions, m_options.thresholds,
                   m_trends);
     attach_timelines(m, m_timeline);
+    if (!m_db_path.empty()) {
+        attach_last_xids(m, m_faults, m_options.xid_window_us);
+    }
     return m;
 }
 

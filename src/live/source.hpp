@@ -13,6 +13,7 @@
 #include "store/policy_log.hpp"
 #include "store/recent.hpp"
 #include "telemetry/device_source.hpp"
+#include "telemetry/fault_event.hpp"
 
 #include <atomic>
 #include <map>
@@ -27,6 +28,7 @@ struct LiveOptions {
     DurationUs recent_window_us = 10 * k_us_per_minute; ///< window of the per-GPU bar
     DurationUs history_us = 10 * k_us_per_minute;       ///< window of the per-GPU history line
     DurationUs decisions_window_us = k_us_per_day;      ///< policy decisions listed
+    DurationUs xid_window_us = k_us_per_day;            ///< how far back a card's last Xid shows
 };
 
 /// How to sample one tick of `length_us` with `thresholds` (set `allocations` to cross it with
@@ -52,7 +54,7 @@ class LiveSampler {
     LiveSampler(telemetry::DeviceSource& source, LiveOptions options);
     /// Resumes the streaks recorded in `db` (as of its newest card-ticks), starts the history
     /// lines with its card-ticks of the history window before `now` and lists its recent policy
-    /// decisions in every view.
+    /// decisions and each card's last Xid (from its fault table) in every view.
     void seed(store::Database& db, const std::string& db_path, TimeUs now);
     /// Samples one tick of `length_us` (shorter when `stop` is set) and returns the view; `note`
     /// says why gua samples itself.
@@ -70,6 +72,7 @@ class LiveSampler {
     DurationUs m_sampled_us = 0;
     std::string m_db_path;
     std::vector<store::DecisionRow> m_decisions;
+    std::vector<telemetry::FaultEvent> m_faults; ///< read by seed(): no daemon adds any since
 };
 
 } // namespace gua::live

@@ -96,6 +96,21 @@ void source_line(std::string& out, const NowModel& m) {
     }
 }
 
+/// "     last Xid 79, 3h ago: the GPU has fallen off the bus (hardware fault; pid 534 python3,
+/// alice)": the process only when one is named.
+std::string xid_line(const LastXid& x, TimeUs now, bool color) {
+    std::string who;
+    if (x.pid) {
+        who = fmt::format("; pid {}", *x.pid);
+        who += x.command.empty() ? "" : " " + printable(x.command);
+        who += x.user.empty() ? "" : ", " + printable(x.user);
+    }
+    return "     " +
+           paint(color, x.whose == "application" ? "33" : "31",
+                 fmt::format("last Xid {}, {}", x.code, ago(now, x.at))) +
+           fmt::format(": {} ({} fault{})", x.meaning, x.whose, who);
+}
+
 void gpus(std::string& out, const NowModel& m, const NowTextOptions& o) {
     out += fmt::format("GPU  model                      util    memory used/total  state       "
                        "last {}\n",
@@ -110,6 +125,9 @@ void gpus(std::string& out, const NowModel& m, const NowTextOptions& o) {
         out += fmt::format("{:>3}  {:<25}  {:>4}  {:>19}  {:<10}  {}\n", g.index,
                            printable(g.model.substr(0, 25)), util, memory, g.state,
                            bar(g.recent, o.bar_width, o.color));
+        if (g.last_xid) {
+            out += xid_line(*g.last_xid, m.now, o.color) + "\n";
+        }
         if (o.history && !g.recent_states.empty()) {
             out += history_line(g.recent_states, o.color) + "\n";
         }

@@ -72,6 +72,8 @@ Finding check_kernel_log(const std::string& path);
 /// NVIDIA GPUs (vendor 0x10de, class 0x0300xx VGA or 0x0302xx 3D controller) in `devices_dir`
 /// (/sys/bus/pci/devices), as "dddd:bb:dd.f", sorted.
 std::vector<std::string> pci_gpus(const std::string& devices_dir);
+/// "00000000:3B:00.0" (NVML) or "0000:3b:00.0" (sysfs) as "0000:3b:00.0".
+std::string normalized_bus_id(std::string id);
 /// Warns about the GPUs `on_bus` whose bus id none of `nvml_bus_ids` (NVML's pci_bus_id, e.g.
 /// "00000000:3B:00.0") names; info when the bus lists none (a container, the fake driver).
 Finding pci_gpus_finding(const std::vector<std::string>& on_bus,

@@ -26,7 +26,8 @@ std::string first_word(const std::filesystem::path& file) {
     return word;
 }
 
-/// "00000000:3B:00.0" (NVML) or "0000:3b:00.0" (sysfs) as "0000:3b:00.0".
+} // namespace
+
 std::string normalized_bus_id(std::string id) {
     for (char& c : id) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -37,8 +38,6 @@ std::string normalized_bus_id(std::string id) {
     }
     return id;
 }
-
-} // namespace
 
 std::vector<std::string> pci_gpus(const std::string& devices_dir) {
     std::vector<std::string> out;

@@ -143,7 +143,10 @@ std::map<std::pair<std::string, int>, std::uint64_t> fault_counts(Database& db) 
     if (!has_fault_table(db)) {
         return out;
     }
-    Statement st = db.prepare("SELECT gpu_uuid, xid, count(*) FROM fault_event GROUP BY 1, 2");
+    // Driver codes only: gua's own record of a GPU missing from NVML (a negative code,
+    // faults::k_gpu_missing_code) is no Xid and has no counter.
+    Statement st =
+        db.prepare("SELECT gpu_uuid, xid, count(*) FROM fault_event WHERE xid >= 0 GROUP BY 1, 2");
     while (st.step()) {
         out[{st.text(0), static_cast<int>(st.int64(1))}] = static_cast<std::uint64_t>(st.int64(2));
     }
