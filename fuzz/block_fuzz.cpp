@@ -74,7 +74,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     gua::store::DecodedTicks out;
     const std::optional<gua::TimeUs> earliest = gua::store::earliest_tick_start(
         row.t0_us, row.n_ticks, row.tick_us, row.streams[0], row.streams[1]);
-    if (gua::store::decode_block(row, out)) {
+    const bool ok = gua::store::decode_block(row, out);
+    // A decoder kept from input to input (its layout cache and buffers, as a scan keeps them)
+    // decodes each row as a fresh one does.
+    static gua::store::BlockDecoder kept;
+    gua::store::DecodedTicks again;
+    if (kept.decode(row, again) != ok || again.ticks.size() != out.ticks.size() ||
+        again.procs.size() != out.procs.size()) {
+        std::abort();
+    }
+    for (std::size_t i = 0; i < out.ticks.size(); ++i) {
+        if (again.ticks[i].t0 != out.ticks[i].t0 ||
+            again.ticks[i].active_us != out.ticks[i].active_us ||
+            !(again.ticks[i].readings == out.ticks[i].readings)) {
+            std::abort();
+        }
+    }
+    if (ok) {
         // The scanner's bound from the timing streams alone is at or before every decoded tick.
         if (!earliest) {
             std::abort();
