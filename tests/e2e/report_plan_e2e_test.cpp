@@ -2,6 +2,7 @@
 // End to end: `gua report --plan` on `gua demo --workload staggered` gives §8's idle-culling and
 // gpu-sharing remedies the plan's known answer (JSON, text, HTML), at the policy's timeout when
 // gua.toml has one; without --plan the report is unchanged; bad combinations exit 2.
+#include "support/one_line.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -18,20 +19,8 @@
 namespace gua::e2e {
 namespace report_plan_e2e_test { // named after the file: unique in a unity batch
 
-/// `text` with every run of whitespace as one space (the text report wraps its lines).
-std::string one_line(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (!std::isspace(static_cast<unsigned char>(c))) {
-            out += c;
-        } else if (!out.empty() && out.back() != ' ') {
-            out += ' ';
-        }
-    }
-    return out;
-}
-
 using nlohmann::json;
+using test::one_line;
 
 class ReportPlanE2E : public ::testing::Test {
   protected:

@@ -8,6 +8,7 @@
 #include "plan_ticks.hpp"
 #include "report/render.hpp"
 #include "store/temp_db.hpp"
+#include "support/one_line.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,18 +21,7 @@
 namespace gua::plan_test {
 namespace report_link_test { // named after the file: unique in a unity batch
 
-/// `text` with every run of whitespace as one space (the text report wraps its lines).
-std::string one_line(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (!std::isspace(static_cast<unsigned char>(c))) {
-            out += c;
-        } else if (!out.empty() && out.back() != ' ') {
-            out += ' ';
-        }
-    }
-    return out;
-}
+using test::one_line;
 
 constexpr DurationUs k_h = k_us_per_hour;
 constexpr DurationUs k_m = k_us_per_minute;
