@@ -90,6 +90,8 @@ void UtilCursor::prime(const std::vector<RingSample>& batch) {
     m_primed = true;
     m_dry_busy_polls = 0;
     m_accounted_us = 0;
+    m_since_cursor_us = 0; // the read is taken for the newest sample's time
+    m_since_cursor_at_read_us = 0;
     std::size_t count = 0;
     for (const RingSample& s : batch) {
         if (s.timestamp_us != 0) {
@@ -109,6 +111,8 @@ void UtilCursor::reset() {
     m_primed = false;
     m_cursor_us = 0;
     m_accounted_us = 0;
+    m_since_cursor_us = 0;
+    m_since_cursor_at_read_us = 0;
     m_dry_busy_polls = 0;
     m_last_total.reset();
 }
@@ -139,6 +143,8 @@ std::size_t UtilCursor::take_reply(std::vector<RingSample>& batch,
 
 void UtilCursor::fold_empty(DurationUs span_us, std::optional<double> snapshot_pct, RingFold& out) {
     m_accounted_us += span_us;
+    m_since_cursor_us += span_us;
+    m_since_cursor_at_read_us = m_since_cursor_us;
     if (snapshot_pct.value_or(0.0) > 0) {
         // The snapshot says busy but the ring has nothing new: not "idle". The span is
         // unmeasured; samples that show up later for it are dropped by the next fold.
@@ -170,6 +176,20 @@ void UtilCursor::fold(std::vector<RingSample>& batch, DurationUs span_us,
     fold_samples(batch, span_us, count, ring_total, out);
 }
 
+bool UtilCursor::shows_dry(const std::vector<RingSample>& batch, DurationUs since_cursor) const {
+    const DurationUs p = m_period_us;
+    if (2 * since_cursor > 3 * p) {
+        return true;
+    }
+    for (std::size_t i = 1; i < batch.size(); ++i) {
+        const auto gap = static_cast<DurationUs>(batch[i].timestamp_us - batch[i - 1].timestamp_us);
+        if (2 * gap > 3 * p) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void UtilCursor::fold_samples(const std::vector<RingSample>& batch, DurationUs span_us,
                               std::size_t count, std::optional<std::size_t> ring_total,
                               RingFold& out) {
@@ -177,13 +197,18 @@ void UtilCursor::fold_samples(const std::vector<RingSample>& batch, DurationUs s
     // Adjacent samples are at most 1.5 periods apart (timestamps jitter); a sample stands for
     // the time since the previous one, at most one period.
     const auto weight_of = [p](DurationUs gap) { return 2 * gap <= 3 * p ? gap : p; };
-    // Time from the cursor to now: what earlier polls accounted for after the cursor (idle,
-    // unmeasured or skipped spans) plus this span. The timeline is anchored at now.
-    const DurationUs trim = m_accounted_us;
-    const DurationUs total = trim + span_us;
     const std::uint64_t oldest = batch.front().timestamp_us;
     const bool anchored = m_cursor_us != 0;
     const auto since_cursor = static_cast<DurationUs>(oldest - m_cursor_us);
+    if (anchored) {
+        // The oldest new sample was not written yet at the last read: that read came at most
+        // its distance after the cursor. Time estimated beyond that was not there.
+        m_since_cursor_us -= std::max<DurationUs>(m_since_cursor_at_read_us - since_cursor, 0);
+    }
+    // Time from the cursor to now, signed; the first `trim` µs of it earlier polls accounted for
+    // (idle, unmeasured or skipped spans). The timeline is anchored at now.
+    const DurationUs trim = m_accounted_us;
+    const DurationUs total = m_since_cursor_us + span_us;
     const DurationUs first_weight = anchored ? weight_of(since_cursor) : p;
     // The time the reply shows: from its oldest sample's period to its newest sample.
     const DurationUs window =
@@ -194,14 +219,20 @@ void UtilCursor::fold_samples(const std::vector<RingSample>& batch, DurationUs s
     // Without a cursor (the ring was empty at every earlier poll) the time before this span
     // is known empty; a full reply that does not reach back to the span's start lost samples.
     out.lost_samples = full && (anchored ? since_cursor > 2 * p : window + 2 * p < span_us);
-    const DurationUs room = std::max<DurationUs>(total - window, 0);
-    const DurationUs lead =
-        anchored ? std::clamp<DurationUs>(since_cursor - first_weight, 0, room) : room;
-    // After the newest sample: whole periods the ring could hold are idle; the period still
-    // running at the poll is left to the next poll, whose first sample may stand for it.
-    const DurationUs after = std::max<DurationUs>(total - lead - window, 0);
-    const DurationUs whole_periods = (after + p / k_grid_tolerance) / p;
-    const DurationUs tail = std::min(after, whole_periods * p);
+    m_dry = m_dry || (anchored && !out.lost_samples && shows_dry(batch, since_cursor));
+    // Before the oldest sample: the time since the cursor the ring shows nothing for (all of it,
+    // even when the reply reaches past the poll's instant: the sums over polls stay the ring's);
+    // without a cursor, what the span leaves.
+    const DurationUs lead = anchored ? std::max<DurationUs>(since_cursor - first_weight, 0)
+                                     : std::max<DurationUs>(total - window, 0);
+    // After the newest sample: on a ring that stops writing while idle (or when several periods
+    // are missing), whole periods the ring could hold are idle; the period still running at
+    // the poll is left to the next poll, whose first sample may stand for it. A ring that keeps
+    // writing has a sample for every period: its next reply covers that time.
+    const DurationUs after = total - lead - window;
+    const bool idle_after = m_dry || after >= 3 * p;
+    const DurationUs idle_room = idle_after ? std::max<DurationUs>(after, 0) : 0;
+    const DurationUs tail = std::min(idle_room, (idle_room + p / k_grid_tolerance) / p * p);
 
     Timeline timeline(out, trim);
     timeline.add(0.0, lead, out.lost_samples, true);
@@ -221,6 +252,8 @@ void UtilCursor::fold_samples(const std::vector<RingSample>& batch, DurationUs s
     timeline.add(0.0, tail, false, true);
     m_cursor_us = batch.back().timestamp_us;
     m_accounted_us = tail;
+    m_since_cursor_us = after;
+    m_since_cursor_at_read_us = after;
 }
 
 void ProcessUtilCursor::prime(const std::vector<ProcessUtilEntry>& entries) {

@@ -68,7 +68,13 @@ class UtilCursor {
 
     /// Records a poll whose ring could not be read: its span is unmeasured, and samples read
     /// later for it are not credited to the next poll's span.
-    void skip(DurationUs span_us) { m_accounted_us += span_us; }
+    void skip(DurationUs span_us) {
+        m_accounted_us += span_us;
+        m_since_cursor_us += span_us;
+    }
+    /// True once the ring has shown time without samples that it could have held: it stops
+    /// writing while the card is idle, and time after its newest sample may be idle.
+    bool dry() const { return m_dry; }
 
   private:
     void learn_period(const std::vector<RingSample>& sorted);
@@ -77,6 +83,9 @@ class UtilCursor {
     std::size_t take_reply(std::vector<RingSample>& batch, std::optional<std::size_t> ring_total);
     /// A reply with nothing new: idle, or unmeasured while the snapshot says busy.
     void fold_empty(DurationUs span_us, std::optional<double> snapshot_pct, RingFold& out);
+    /// True when `batch` (sorted, after the cursor, `since_cursor` µs from it to its oldest)
+    /// holds time without samples that the ring could have held.
+    bool shows_dry(const std::vector<RingSample>& batch, DurationUs since_cursor) const;
     /// Lays the new entries of `batch` (sorted, after the cursor) and the idle or lost time
     /// around them out over the time since the cursor; `count`: the reply's entries.
     void fold_samples(const std::vector<RingSample>& batch, DurationUs span_us, std::size_t count,
@@ -91,6 +100,14 @@ class UtilCursor {
     bool m_period_known = false;
     /// Time after the cursor that earlier polls already accounted for (idle, unmeasured, skipped).
     DurationUs m_accounted_us = 0;
+    /// The time from the cursor's sample to the previous poll, as estimated from the poll spans
+    /// (negative when a reply reached past the poll's instant: the ring was read late). Kept
+    /// signed from poll to poll, so that reads late by varying delays never add up to time
+    /// after the newest sample that is not there.
+    DurationUs m_since_cursor_us = 0;
+    /// m_since_cursor_us at the last poll that read the ring (a skipped poll did not).
+    DurationUs m_since_cursor_at_read_us = 0;
+    bool m_dry = false;
     int m_dry_busy_polls = 0;
     std::vector<DurationUs> m_gaps; ///< scratch storage of learn_period()
 };

@@ -129,6 +129,57 @@ TEST(NvmlSampleCursor, CapacityIsTheLargestCountEverSeenAndSetsTheAffordableSpan
     EXPECT_EQ(cursor.capacity(), 9u);
 }
 
+// The time laid out idle and busy over 64 polls of a busy ring with 50 samples a second, polled
+// every 100 ms and read later than the poll's instant by delays that vary from poll to poll (a
+// loaded host, other cards read first). With `dry_first`, the ring first shows three periods
+// without entries (a ring that stops writing while idle): those are idle.
+std::pair<DurationUs, DurationUs> busy_ring_read_late(bool dry_first) {
+    constexpr std::uint64_t p = 20'000;
+    constexpr std::uint64_t poll = 100'000;
+    const std::vector<std::uint64_t> delay = {0,      45'000, 0, 61'000, 5'000, 0,      30'000, 0,
+                                              99'000, 0,      0, 21'000, 0,     40'000, 1'000,  0};
+    const auto newest_at = [](std::uint64_t t) { return t / p * p; };
+    UtilCursor cursor;
+    std::vector<RingSample> history;
+    for (std::uint64_t ts = newest_at(k_t0) - 9 * p; ts <= k_t0; ts += p) {
+        history.push_back({ts, 100});
+    }
+    cursor.prime(history);
+    RingFold fold;
+    DurationUs idle = 0;
+    DurationUs busy = 0;
+    for (std::size_t n = 1; n <= 4 * delay.size(); ++n) {
+        const std::uint64_t read_at = k_t0 + n * poll + delay[n % delay.size()];
+        std::vector<RingSample> batch;
+        const std::uint64_t first = cursor.cursor_us() + (dry_first && n == 1 ? 4 : 1) * p;
+        for (std::uint64_t ts = first; ts <= newest_at(read_at); ts += p) {
+            batch.push_back({ts, 100});
+        }
+        cursor.fold(batch, static_cast<DurationUs>(poll), 100.0, fold, 500);
+        for (const telemetry::UtilSample& s : fold.samples) {
+            (s.pct == 0 ? idle : busy) += s.weight_us;
+        }
+        EXPECT_EQ(fold.unmeasured_us, 0) << "poll " << n;
+    }
+    EXPECT_EQ(cursor.dry(), dry_first);
+    return {idle, busy};
+}
+
+// A reply that reaches past the poll's instant must not make a later poll see whole periods
+// without a sample: a busy ring never reads as idle, however late each read comes.
+TEST(NvmlSampleCursor, ReadsLateByVaryingDelaysNeverMakeABusyRingIdle) {
+    const auto [idle, busy] = busy_ring_read_late(false);
+    EXPECT_EQ(idle, 0);
+    // Every sample is laid out once: the 6.4 s polled, give or take the last read's delay.
+    EXPECT_NEAR(static_cast<double>(busy), 6.4e6, 1e5);
+}
+
+TEST(NvmlSampleCursor, ReadsLateByVaryingDelaysNeverMakeABusyDryRingIdle) {
+    const auto [idle, busy] = busy_ring_read_late(true);
+    EXPECT_EQ(idle, 3 * 20'000); // the three periods without entries, nothing else
+    EXPECT_NEAR(static_cast<double>(busy + idle), 6.4e6, 1e5);
+}
+
 TEST(NvmlSampleCursor, ASkippedPollIsNotCreditedToTheNextOne) {
     UtilCursor cursor;
     cursor.prime(ramp(k_t0, 100, 0));
