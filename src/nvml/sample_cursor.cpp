@@ -219,17 +219,24 @@ void UtilCursor::fold_samples(const std::vector<RingSample>& batch, DurationUs s
     // Without a cursor (the ring was empty at every earlier poll) the time before this span
     // is known empty; a full reply that does not reach back to the span's start lost samples.
     out.lost_samples = full && (anchored ? since_cursor > 2 * p : window + 2 * p < span_us);
-    m_dry = m_dry || (anchored && !out.lost_samples && shows_dry(batch, since_cursor));
-    // Before the oldest sample: the time since the cursor the ring shows nothing for (all of it,
-    // even when the reply reaches past the poll's instant: the sums over polls stay the ring's);
-    // without a cursor, what the span leaves.
-    const DurationUs lead = anchored ? std::max<DurationUs>(since_cursor - first_weight, 0)
-                                     : std::max<DurationUs>(total - window, 0);
+    // Before the oldest sample: the time since the cursor the ring shows nothing for, all of it
+    // even when the reply reaches past the poll's instant (so that the sums over polls stay the
+    // ring's); but a gap further ahead of the poll spans than a read can be late is a step of
+    // the driver's clock, not time: only what the span leaves. Without a cursor, the same.
+    const DurationUs room = std::max<DurationUs>(total - window, 0);
+    const DurationUs late = std::max(2 * span_us, k_us_per_second);
+    const DurationUs empty_before = since_cursor - first_weight;
+    const bool stepped = anchored && empty_before > room + late;
+    const DurationUs lead = anchored && !stepped ? std::max<DurationUs>(empty_before, 0) : room;
+    m_dry = m_dry || (anchored && !stepped && !out.lost_samples && shows_dry(batch, since_cursor));
     // After the newest sample: on a ring that stops writing while idle (or when several periods
     // are missing), whole periods the ring could hold are idle; the period still running at
     // the poll is left to the next poll, whose first sample may stand for it. A ring that keeps
-    // writing has a sample for every period: its next reply covers that time.
-    const DurationUs after = total - lead - window;
+    // writing has a sample for every period: its next reply covers that time. A reply reaching
+    // further past the poll's instant than a read can be late means the clock stepped: the
+    // newest sample is taken for the poll's instant, as at the start.
+    const DurationUs behind = total - lead - window;
+    const DurationUs after = behind < -late ? 0 : behind;
     const bool idle_after = m_dry || after >= 3 * p;
     const DurationUs idle_room = idle_after ? std::max<DurationUs>(after, 0) : 0;
     const DurationUs tail = std::min(idle_room, (idle_room + p / k_grid_tolerance) / p * p);

@@ -180,6 +180,33 @@ TEST(NvmlSampleCursor, ReadsLateByVaryingDelaysNeverMakeABusyDryRingIdle) {
     EXPECT_NEAR(static_cast<double>(busy + idle), 6.4e6, 1e5);
 }
 
+// The driver's clock steps an hour ahead between two polls of a busy ring: the hour the
+// timestamps skipped is not time, idle or otherwise, and does not make the ring look dry.
+TEST(NvmlSampleCursor, AStepOfTheDriversClockIsNotAnHourOfIdleTime) {
+    constexpr std::uint64_t p = 20'000;
+    UtilCursor cursor;
+    cursor.prime({{k_t0 - p, 100}, {k_t0, 100}});
+    std::uint64_t newest = k_t0;
+    const auto next = [&](std::uint64_t skip) {
+        std::vector<RingSample> batch;
+        for (int i = 1; i <= 5; ++i) {
+            batch.push_back({newest + skip + static_cast<std::uint64_t>(i) * p, 100});
+        }
+        newest = batch.back().timestamp_us;
+        RingFold fold;
+        cursor.fold(batch, 100'000, 100.0, fold, 500);
+        return fold;
+    };
+    const std::vector<std::uint64_t> skips = {0, 3600ULL * 1000 * 1000, 0};
+    for (const std::uint64_t skip : skips) {
+        const RingFold fold = next(skip);
+        EXPECT_NEAR(mean(fold), 100.0, 1e-9) << "skip " << skip;
+        EXPECT_EQ(fold.unmeasured_us, 0);
+        EXPECT_FALSE(fold.lost_samples);
+    }
+    EXPECT_FALSE(cursor.dry());
+}
+
 TEST(NvmlSampleCursor, ASkippedPollIsNotCreditedToTheNextOne) {
     UtilCursor cursor;
     cursor.prime(ramp(k_t0, 100, 0));
