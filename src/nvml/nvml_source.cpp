@@ -66,6 +66,9 @@ void NvmlSource::poll_into(TimeUs now, std::vector<telemetry::DevicePoll>& out) 
         read_card(*m_library, card, now, m_state, out[i]);
         read_gpm(card, now, out[i]);
     }
+    if (m_last_poll) {
+        note_fast_polls(now - *m_last_poll);
+    }
     m_last_poll = now;
     m_notices.update(m_state.diagnostics, now, max_poll_span_us());
     report_unopened();
@@ -121,6 +124,28 @@ std::string NvmlSource::measurement_note() {
         count == with_util ? "every GPU" : cards,
         rings ? "the driver keeps no utilization samples for it"
               : "this driver has no nvmlDeviceGetSamples");
+}
+
+void NvmlSource::note_fast_polls(DurationUs span_us) {
+    if (m_fast_polls_said || !m_notices.has_sink() || span_us <= 0) {
+        return;
+    }
+    for (const Card& card : m_cards) {
+        const DurationUs p = card.util.period_us();
+        if (card.mig_slot || card.lost || !card.util.period_known() || 2 * span_us >= 3 * p) {
+            continue;
+        }
+        m_fast_polls_said = true;
+        m_notices.say(fmt::format(
+            "polls every {} ms come faster than GPU {}'s utilization ring writes (one sample every "
+            "{} ms): a poll that finds no new sample leaves its span unmeasured while the card is "
+            "busy, up to {:.0f} % of the time; an interval of at least {} ms avoids it (see "
+            "docs/measurement.md, \"Adaptive polling\")",
+            span_us / k_us_per_ms, card.info.index, p / k_us_per_ms,
+            100.0 * (1.0 - static_cast<double>(span_us) / static_cast<double>(p)),
+            (3 * p / 2 + k_us_per_ms - 1) / k_us_per_ms));
+        return;
+    }
 }
 
 void NvmlSource::read_gpm(Card& card, TimeUs now, telemetry::DevicePoll& poll) {

@@ -99,6 +99,9 @@ class NvmlSource final : public telemetry::DeviceSource, public telemetry::Fault
     /// Reads the card's GPM metrics into its poll (docs/health.md); a GPU lost meanwhile turns the
     /// poll into a lost one.
     void read_gpm(Card& card, TimeUs now, telemetry::DevicePoll& poll);
+    /// Says once when polls `span_us` apart come faster than 1.5 periods of a card's ring: polls
+    /// that find no new sample then leave their span unmeasured while the card is busy.
+    void note_fast_polls(DurationUs span_us);
 
     std::unique_ptr<Library> m_library;
     std::vector<Card> m_cards;
@@ -109,6 +112,7 @@ class NvmlSource final : public telemetry::DeviceSource, public telemetry::Fault
     bool m_enumerated = false;
     std::optional<TimeUs> m_last_enumeration; ///< poll time of the last enumeration
     std::optional<TimeUs> m_last_poll;        ///< time of the previous poll
+    bool m_fast_polls_said = false;           ///< note_fast_polls() wrote its line
     bool m_count_failed = false;              ///< nvmlDeviceGetCount failed: try at every poll
     std::vector<Unopened> m_unopened;
     std::vector<telemetry::UnopenedDevice> m_reported_unopened; ///< as last logged

@@ -39,6 +39,8 @@ class UtilCursor {
     std::size_t capacity() const { return m_capacity; }
     /// The ring's sample period as measured (1 s, NVML's longest, until two adjacent samples).
     DurationUs period_us() const { return m_period_us; }
+    /// True once the period was measured from two adjacent samples.
+    bool period_known() const { return m_period_known; }
     /// The longest poll span that cannot lose samples: half the time the ring covers
     /// (capacity × period), at least 1.5 periods (a faster poll finds nothing new), clamped to
     /// [50 ms, 5 s]; 1 s while the capacity is unknown.

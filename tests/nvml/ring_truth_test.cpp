@@ -272,5 +272,23 @@ TEST(NvmlRingTruth, LostSamplesAndJunkAreLoggedOnceThenRateLimited) {
         << lines.back();
 }
 
+TEST(NvmlRingTruth, PollsFasterThanTheRingWritesAreSaidOnce) {
+    const json ring = {{"util_period_s", 0.2}, {"util", {{0, 100}}}};
+    FakeDriver fake(json{{"devices", {ring, ring}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    std::vector<std::string> lines;
+    source->set_notice_sink([&lines](const std::string& line) { lines.push_back(line); });
+    poll_at(*source, fake, every(1, 0.5, 5)); // 2.5 periods apart: nothing to say
+    EXPECT_TRUE(lines.empty()) << ::testing::PrintToString(lines);
+    poll_at(*source, fake, every(5.1, 0.1, 7)); // 0.1 s apart on a 0.2 s ring: half unmeasured
+    ASSERT_EQ(lines.size(), 1U) << ::testing::PrintToString(lines);
+    EXPECT_EQ(lines[0],
+              "polls every 100 ms come faster than GPU 0's utilization ring writes (one sample "
+              "every 200 ms): a poll that finds no new sample leaves its span unmeasured while the "
+              "card is busy, up to 50 % of the time; an interval of at least 300 ms avoids it (see "
+              "docs/measurement.md, \"Adaptive polling\")");
+}
+
 } // namespace
 } // namespace gua::nvml
