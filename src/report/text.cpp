@@ -52,6 +52,7 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
     };
     out += line("active", "█", p[0], h.active_hours) + "\n";
     out += line("idle-held", "▒", p[1], h.idle_held_hours) + "\n";
+    out += fault_loss_headline_text(m, name_width);
     if (alloc) {
         out += line("allocated-unused", "▓", p[4], h.allocated_unused_hours) +
                " (allocated to a job or pod, nobody used it)\n";
@@ -77,6 +78,7 @@ void waste(std::string& out, const ReportModel& m) {
     const bool alloc = m.allocation.has_value();
     out += fmt::format("  idle-held   {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
                        format_hours(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
+    out += fault_loss_waste_text(m);
     if (alloc) {
         out +=
             fmt::format("  allocated-unused {:>5} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
@@ -129,6 +131,7 @@ void per_gpu(std::string& out, const ReportModel& m) {
                                unmeasured, g.samples);
         }
     }
+    out += fault_loss_gpus_text(m);
 }
 
 void per_host(std::string& out, const ReportModel& m) {

@@ -58,4 +58,10 @@ void render_allocation_text(std::string& out, const ReportModel& m);
 /// The verdict's line: the 20 % rule, or what unmeasured time and snapshots leave open.
 std::string verdict_text(const ReportModel& m);
 
+/// Card-time lost to faults (docs/faults.md), each empty without any: §1's line (names padded
+/// to `name_width`), §2's line, and §3's line per card that lost time.
+std::string fault_loss_headline_text(const ReportModel& m, int name_width);
+std::string fault_loss_waste_text(const ReportModel& m);
+std::string fault_loss_gpus_text(const ReportModel& m);
+
 } // namespace gua::report
