@@ -7,7 +7,9 @@
 #include "e2e/daemon_e2e.hpp"
 
 #include <array>
+#include <map>
 #include <pwd.h>
+#include <string>
 #include <unistd.h>
 
 namespace gua::e2e {
@@ -105,6 +107,19 @@ TEST_F(DaemonFaultLoss, HeldTimeAfterAHardwareOrLinkFaultIsNotBilled) {
     const json mine = identity_row(rep, getpwuid(getuid())->pw_name);
     EXPECT_NEAR(seconds(mine["idle_held_gpu_hours"]), idle_held_sum, 0.01)
         << "the holder is billed for card 1's idle-held time, not for the lost time";
+
+    // §9 says what each fault cost: the stranding ones name the lost time, Xid 43 does not.
+    std::map<std::string, std::string> findings; // "id gpu" -> detail
+    for (const json& f : rep["health"]["findings"]) {
+        findings[f["id"].get<std::string>() + " " + std::to_string(f["gpu"].get<int>())] =
+            f["detail"].get<std::string>();
+    }
+    EXPECT_NE(findings["xid-hardware 0"].find("is lost to faults, not idle-held"),
+              std::string::npos)
+        << findings["xid-hardware 0"];
+    EXPECT_NE(findings["xid-interconnect 2"].find("is lost to faults"), std::string::npos);
+    EXPECT_EQ(findings["xid-application 1"].find("lost to faults"), std::string::npos);
+    EXPECT_FALSE(findings["xid-application 1"].empty());
 
     const test::RunResult text = test::run_gua({"report", "--db", db(), "--since", "1d"});
     ASSERT_EQ(text.exit_code, 0) << text.err;
