@@ -85,6 +85,8 @@ TEST_F(DaemonFaultLoss, HeldTimeAfterAHardwareOrLinkFaultIsNotBilled) {
     const double lost2 = measured_after(2, fault_at(145));
     ASSERT_GT(lost0, 0.5) << "card 0 held time after Xid 79 and before it was lost";
     ASSERT_GT(lost2, 1.0);
+    RecordProperty("lost_after_xid79_s", std::to_string(lost0));
+    RecordProperty("lost_after_xid145_s", std::to_string(lost2));
     const std::array<double, 3> lost{lost0, 0.0, lost2};
     double idle_held_sum = 0;
     for (int gpu = 0; gpu < 3; ++gpu) {
@@ -126,6 +128,10 @@ TEST_F(DaemonFaultLoss, HeldTimeAfterAHardwareOrLinkFaultIsNotBilled) {
     EXPECT_NE(text.out.find("fault-lost"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("GPU 0: "), std::string::npos) << text.out;
     EXPECT_EQ(text.out.find("GPU 1: "), std::string::npos) << text.out;
+    const test::RunResult html =
+        test::run_gua({"report", "--db", db(), "--since", "1d", "--format", "html"});
+    ASSERT_EQ(html.exit_code, 0) << html.err;
+    EXPECT_NE(html.out.find("data-field=\"waste.lost_to_faults_gpu_hours\""), std::string::npos);
 }
 
 TEST_F(DaemonFaultLoss, WithoutStrandingFaultsTheReportHasNoLostTime) {
