@@ -37,11 +37,13 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
     }
     const auto& h = m.headline;
     const bool alloc = m.allocation.has_value();
-    const auto cells = bar_cells(std::array<double, 5>{h.active, h.idle_held, h.allocated_unused,
-                                                       h.truly_idle, h.unmeasured},
-                                 o.width);
+    const auto cells =
+        bar_cells(std::array<double, 6>{h.active, h.idle_held, h.allocated_unused, h.truly_idle,
+                                        h.unmeasured, h.lost_to_faults},
+                  o.width);
+    const std::string lost = cells[5] > 0 ? st.paint("31", repeat("×", cells[5])) : "";
     out += "  " + st.paint("32", repeat("█", cells[0])) + st.paint("33", repeat("▒", cells[1])) +
-           st.paint("35", repeat("▓", cells[2])) + st.paint("2", repeat("░", cells[3])) +
+           lost + st.paint("35", repeat("▓", cells[2])) + st.paint("2", repeat("░", cells[3])) +
            repeat("?", cells[4]) + "\n";
     const auto p = state_percentages(m.headline, alloc);
     // With allocations the names need more room: "allocated-unused".

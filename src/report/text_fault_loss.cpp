@@ -15,7 +15,7 @@ std::string fault_loss_headline_text(const ReportModel& m, int name_width) {
     }
     return fmt::format("  {:<{}} ×  {:5.1f}%  {:>10} GPU-hours (lost to faults: held idle after a "
                        "hardware, driver or interconnect fault; not billed)\n",
-                       "fault-lost", name_width, h.lost_to_faults * 100.0,
+                       "fault-lost", name_width, state_percentages(h, m.allocation.has_value())[5],
                        format_hours(h.lost_to_faults_hours));
 }
 
@@ -34,7 +34,7 @@ std::string fault_loss_gpus_text(const ReportModel& m) {
         if (g.shares.lost_to_faults_hours > 0) {
             out += fmt::format("  GPU {}: {:.1f}% ({} GPU-hours) lost to faults, not in its "
                                "idle-held (docs/faults.md)\n",
-                               g.index, g.shares.lost_to_faults * 100.0,
+                               g.index, state_percentages(g.shares, m.allocation.has_value())[5],
                                format_hours(g.shares.lost_to_faults_hours));
         }
     }

@@ -43,7 +43,8 @@ void render_health_text(std::string& out, const ReportModel& m);
 void render_provenance_text(std::string& out, const ReportModel& m);
 
 /// The state shares in percent with one decimal, rounded so that they add up to 100: active,
-/// idle-held, truly idle, unmeasured, and (a fifth, only when `allocations`) allocated-unused.
+/// idle-held, truly idle, unmeasured, and (a fifth, only when `allocations`) allocated-unused;
+/// where time was lost to faults, allocated-unused (0 without allocations) and that (a sixth).
 std::vector<double> state_percentages(const StateShares& s, bool allocations);
 
 /// Appends §4's allocated-unused time by owner (a job's user, a pod's namespace).
