@@ -25,6 +25,7 @@ StateTimes& StateTimes::operator+=(const StateTimes& o) {
     truly_idle += o.truly_idle;
     unmeasured += o.unmeasured;
     allocated_unused += o.allocated_unused;
+    lost_to_faults += o.lost_to_faults;
     return *this;
 }
 

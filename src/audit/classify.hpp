@@ -19,9 +19,12 @@ struct StateTimes {
     /// was not held (docs/allocations.md). Zero without an allocation source; truly_idle is then
     /// unallocated and unused.
     DurationUs allocated_unused = 0;
+    /// Lost to faults: idle-held time after a hardware, driver or interconnect fault on the card
+    /// (docs/faults.md), moved out of idle_held at report time. Zero without such faults.
+    DurationUs lost_to_faults = 0;
 
     DurationUs total() const {
-        return active + idle_held + truly_idle + unmeasured + allocated_unused;
+        return active + idle_held + truly_idle + unmeasured + allocated_unused + lost_to_faults;
     }
     StateTimes& operator+=(const StateTimes& o);
 };

@@ -106,8 +106,9 @@ std::int64_t held_mib(const CardTick& tick, const Thresholds& thresholds) {
 
 void add_to_pools(const CardTick& tick, const StateTimes& states, Pattern pattern,
                   std::int64_t held, bool off_hours, PoolTimes& pools, CardProfile& profile) {
-    // Only the measured part of the tick: its unmeasured time belongs to no pool.
-    const DurationUs duration = tick.duration_us - states.unmeasured;
+    // Only the measured part of the tick: its unmeasured time belongs to no pool, and time lost
+    // to a fault is nobody's waste (audit/fault_loss.hpp).
+    const DurationUs duration = tick.duration_us - states.unmeasured - states.lost_to_faults;
     if (pattern == Pattern::unmeasured || duration <= 0) {
         return;
     }

@@ -15,7 +15,7 @@ namespace rules {
 
 double measured_us(const CardEvidence& card) {
     return static_cast<double>(card.states.active + card.states.idle_held + card.states.truly_idle +
-                               card.states.allocated_unused);
+                               card.states.allocated_unused + card.states.lost_to_faults);
 }
 
 std::string card_text(const CardEvidence& card) {

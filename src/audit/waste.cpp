@@ -13,7 +13,8 @@ Waste compute_waste(const std::vector<StateTimes>& cards, DurationUs snapshot_us
     StateTimes states;
     for (const StateTimes& c : cards) {
         states += c;
-        const DurationUs measured = c.active + c.idle_held + c.truly_idle + c.allocated_unused;
+        const DurationUs measured =
+            c.active + c.idle_held + c.truly_idle + c.allocated_unused + c.lost_to_faults;
         if (c.total() > 0) {
             ++w.cards_in_window;
             w.measured_gpus += static_cast<double>(measured) / static_cast<double>(c.total());
@@ -22,9 +23,10 @@ Waste compute_waste(const std::vector<StateTimes>& cards, DurationUs snapshot_us
     w.idle_held_gpu_hours = to_hours(states.idle_held);
     w.truly_idle_gpu_hours = to_hours(states.truly_idle);
     w.allocated_unused_gpu_hours = to_hours(states.allocated_unused);
+    w.lost_to_faults_gpu_hours = to_hours(states.lost_to_faults);
     const DurationUs blocked = states.idle_held + states.allocated_unused;
-    const DurationUs measured =
-        states.active + states.idle_held + states.truly_idle + states.allocated_unused;
+    const DurationUs measured = states.active + states.idle_held + states.truly_idle +
+                                states.allocated_unused + states.lost_to_faults;
     if (measured > 0) {
         const auto of_measured = [measured](DurationUs us) {
             return static_cast<double>(us) / static_cast<double>(measured);

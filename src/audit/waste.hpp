@@ -42,6 +42,9 @@ struct Waste {
     double blocked_share_high = 0;
     /// True when both blocked bounds fall on the same side of k_idle_held_policy_share.
     bool verdict_certain = true;
+    /// Idle-held time after a hardware, driver or interconnect fault: not waste, not in the
+    /// shares above (audit/fault_loss.hpp).
+    double lost_to_faults_gpu_hours = 0;
 };
 
 /// Computes waste from the state times of each card that had ticks in the window, of which

@@ -216,7 +216,12 @@ void WindowAccumulator::add(const CardTick& tick) {
 }
 
 void WindowAccumulator::add_counted(const CardTick& tick) {
-    const StateTimes states = classify(tick, m_thresholds);
+    StateTimes states = classify(tick, m_thresholds);
+    if (!m_fault_spans.empty()) {
+        const TimeUs end = tick.t0 + std::max<DurationUs>(tick.duration_us, 0);
+        take_lost_to_faults(states, m_fault_spans.overlap(tick.gpu, tick.t0, end),
+                            tick.duration_us);
+    }
     m_states += states;
     ++m_ticks;
     if (m_span_sink) {
@@ -269,6 +274,9 @@ void WindowAccumulator::add_counted(const CardTick& tick) {
 bool WindowAccumulator::can_add_rollup(const RollupTotals& rollup) const {
     std::optional<TimeUs> last_end = m_coverage.last_end();
     for (const HourSlice& h : rollup.hours) {
+        if (m_fault_spans.any_in(h.hour_start, h.hour_start + k_us_per_hour)) {
+            return false; // its idle-held time must be split card-tick by card-tick
+        }
         const std::pair<int, int> cell = m_weekday_hour(h.hour_start);
         for (int q = 1; q < 4; ++q) {
             if (m_weekday_hour(h.hour_start + q * k_quarter_us) != cell) {

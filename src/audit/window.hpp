@@ -7,6 +7,7 @@
 #include "audit/attribute.hpp"
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
+#include "audit/fault_loss.hpp"
 #include "audit/health.hpp"
 #include "audit/pools.hpp"
 
@@ -202,6 +203,9 @@ class WindowAccumulator {
     void add_rollup(const RollupTotals& rollup);
     /// Passes every card's state time to `sink` as it is added (the report's timeline).
     void set_span_sink(SpanSink sink) { m_span_sink = std::move(sink); }
+    /// Counts the idle-held time of card-ticks within `spans` as lost to faults
+    /// (audit/fault_loss.hpp); a rollup whose hours meet a span is then never added whole.
+    void set_fault_spans(FaultSpans spans) { m_fault_spans = std::move(spans); }
 
     const Thresholds& thresholds() const { return m_thresholds; }
     const StateTimes& states() const { return m_states; }
@@ -238,6 +242,7 @@ class WindowAccumulator {
     std::uint32_t m_nobody;
     WeekdayHourFn m_weekday_hour;
     SpanSink m_span_sink;
+    FaultSpans m_fault_spans;
     StateTimes m_states;
     std::array<DurationUs, k_bucket_count> m_bucket_us{};
     std::uint64_t m_ticks = 0;

@@ -10,6 +10,7 @@
 #include "report/build_faults.hpp"
 #include "report/build_health.hpp"
 #include "report/build_jobs.hpp"
+#include "report/fault_loss.hpp"
 #include "report/shares.hpp"
 #include "report/timeline.hpp"
 #include "store/policy_log.hpp"
@@ -198,8 +199,8 @@ void state_sections(const audit::WindowAccumulator& acc, const std::vector<store
     m.samples = acc.ticks();
     m.headline = shares_of(acc.states());
     const audit::StateTimes& st = acc.states();
-    m.observed_card_hours =
-        to_hours(st.active + st.idle_held + st.truly_idle + st.allocated_unused);
+    m.observed_card_hours = to_hours(st.active + st.idle_held + st.truly_idle +
+                                     st.allocated_unused + st.lost_to_faults);
     std::vector<audit::StateTimes> card_states;
     audit::Provenance provenance;
     DurationUs overlap_us = 0;
@@ -354,6 +355,9 @@ ReportModel build_report(store::Database& db, const BuildOptions& asked, const T
                 timeline.add(gpu, from, to, states);
             }
         });
+    // Idle-held time after a fault that strands the card is lost to faults, not billed.
+    acc.set_fault_spans(
+        fault_loss_spans(db, reader, gpus, options.thresholds, options.from, options.to));
     std::vector<audit::AllocationRow> job_table;
     if (options.job) {
         m.filters.push_back("job=" + *options.job);

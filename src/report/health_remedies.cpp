@@ -157,8 +157,8 @@ void add_worth(HealthRemedy& r, const HealthFinding& f, const GpuHealthRow& row,
         r.basis = "the active card-hours whose DRAM bandwidth was read, at the card's price; "
                   "what fusion wins back depends on the kernels and is not estimated";
     } else if (f.id.starts_with("xid-")) {
-        r.basis = "a fault is an event: the work it ended and the card time it cost are not "
-                  "estimated";
+        r.basis = "a fault is an event: the work it ended is not estimated; held card time a "
+                  "hardware, driver or interconnect fault stranded is in §3 as lost to faults";
     } else if (f.id == "imbalance") {
         r.basis = "the identity's GPU-hours and cost are in §4 and §7; what rebalancing wins "
                   "back is not estimated";

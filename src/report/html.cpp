@@ -188,6 +188,7 @@ void waste(std::string& out, const ReportModel& m) {
     row("truly idle (free capacity)", "truly_idle", w.truly_idle_gpu_hours, w.truly_idle_share,
         w.truly_idle_equiv_gpus);
     out += html::k_table_close;
+    html::fault_loss_paragraph(out, m);
     out += fmt::format(
         "<p class=\"small muted\">{} GPU{} in window ({} measured), {} GPU-hours observed.</p>"
         "</section>\n",

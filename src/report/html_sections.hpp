@@ -91,4 +91,7 @@ void health_section(std::string& out, const ReportModel& m);
 /// Appends Data coverage: recorded share, gaps and how the card time was measured.
 void coverage_section(std::string& out, const ReportModel& m);
 
+/// §2's paragraph on card-time lost to faults (docs/faults.md), by card; nothing without any.
+void fault_loss_paragraph(std::string& out, const ReportModel& m);
+
 } // namespace gua::report::html

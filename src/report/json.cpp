@@ -31,6 +31,10 @@ json shares(const StateShares& s, bool alloc) {
         j["allocated_unused"] = s.allocated_unused;
         j["allocated_unused_gpu_hours"] = s.allocated_unused_hours;
     }
+    if (s.lost_to_faults_hours > 0) { // only where a fault stranded a held card
+        j["lost_to_faults"] = s.lost_to_faults;
+        j["lost_to_faults_gpu_hours"] = s.lost_to_faults_hours;
+    }
     return j;
 }
 
@@ -82,6 +86,9 @@ json waste_json(const ReportModel& m, bool alloc) {
         out["allocated_unused_gpu_hours"] = w.allocated_unused_gpu_hours;
         out["allocated_unused_share"] = w.allocated_unused_share;
         out["allocated_unused_equiv_gpus"] = w.allocated_unused_equiv_gpus;
+    }
+    if (w.lost_to_faults_gpu_hours > 0) { // only where a fault stranded a held card
+        out["lost_to_faults_gpu_hours"] = w.lost_to_faults_gpu_hours;
     }
     return out;
 }

@@ -32,6 +32,10 @@ struct StateShares {
     double unmeasured_hours = 0;
     double allocated_unused = 0; ///< allocated, cold and not held; 0 without an allocation source
     double allocated_unused_hours = 0;
+    /// Idle-held time after a hardware, driver or interconnect fault (docs/faults.md): not
+    /// idle-held, not billed; 0 without such faults.
+    double lost_to_faults = 0;
+    double lost_to_faults_hours = 0;
 };
 
 /// How recorded card time was measured, as shares of it: samples + partial + snapshot +

@@ -18,12 +18,14 @@ StateShares shares_of(const audit::StateTimes& t) {
         s.truly_idle = static_cast<double>(t.truly_idle) / total;
         s.unmeasured = static_cast<double>(t.unmeasured) / total;
         s.allocated_unused = static_cast<double>(t.allocated_unused) / total;
+        s.lost_to_faults = static_cast<double>(t.lost_to_faults) / total;
     }
     s.active_hours = to_hours(t.active);
     s.idle_held_hours = to_hours(t.idle_held);
     s.truly_idle_hours = to_hours(t.truly_idle);
     s.unmeasured_hours = to_hours(t.unmeasured);
     s.allocated_unused_hours = to_hours(t.allocated_unused);
+    s.lost_to_faults_hours = to_hours(t.lost_to_faults);
     return s;
 }
 

@@ -37,11 +37,13 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
     }
     const auto& h = m.headline;
     const bool alloc = m.allocation.has_value();
-    const auto cells = bar_cells(std::array<double, 5>{h.active, h.idle_held, h.allocated_unused,
-                                                       h.truly_idle, h.unmeasured},
-                                 o.width);
+    const auto cells =
+        bar_cells(std::array<double, 6>{h.active, h.idle_held, h.allocated_unused, h.truly_idle,
+                                        h.unmeasured, h.lost_to_faults},
+                  o.width);
+    const std::string lost = cells[5] > 0 ? st.paint("31", repeat("×", cells[5])) : "";
     out += "  " + st.paint("32", repeat("█", cells[0])) + st.paint("33", repeat("▒", cells[1])) +
-           st.paint("35", repeat("▓", cells[2])) + st.paint("2", repeat("░", cells[3])) +
+           lost + st.paint("35", repeat("▓", cells[2])) + st.paint("2", repeat("░", cells[3])) +
            repeat("?", cells[4]) + "\n";
     const auto p = state_percentages(m.headline, alloc);
     // With allocations the names need more room: "allocated-unused".
@@ -52,6 +54,7 @@ void headline(std::string& out, const ReportModel& m, const TextOptions& o, cons
     };
     out += line("active", "█", p[0], h.active_hours) + "\n";
     out += line("idle-held", "▒", p[1], h.idle_held_hours) + "\n";
+    out += fault_loss_headline_text(m, name_width);
     if (alloc) {
         out += line("allocated-unused", "▓", p[4], h.allocated_unused_hours) +
                " (allocated to a job or pod, nobody used it)\n";
@@ -77,6 +80,7 @@ void waste(std::string& out, const ReportModel& m) {
     const bool alloc = m.allocation.has_value();
     out += fmt::format("  idle-held   {:>10} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
                        format_hours(w.idle_held_gpu_hours), w.idle_held_equiv_gpus);
+    out += fault_loss_waste_text(m);
     if (alloc) {
         out +=
             fmt::format("  allocated-unused {:>5} GPU-hours   ~{:.2f} GPUs equivalently unused\n",
@@ -129,6 +133,7 @@ void per_gpu(std::string& out, const ReportModel& m) {
                                unmeasured, g.samples);
         }
     }
+    out += fault_loss_gpus_text(m);
 }
 
 void per_host(std::string& out, const ReportModel& m) {

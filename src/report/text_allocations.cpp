@@ -10,6 +10,11 @@
 namespace gua::report {
 
 std::vector<double> state_percentages(const StateShares& s, bool allocations) {
+    if (s.lost_to_faults > 0) { // docs/faults.md: a sixth share, after allocated-unused
+        return audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured,
+                                           s.allocated_unused, s.lost_to_faults},
+                                          1);
+    }
     if (!allocations) {
         return audit::rounded_percentages({s.active, s.idle_held, s.truly_idle, s.unmeasured}, 1);
     }

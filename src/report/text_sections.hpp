@@ -43,7 +43,8 @@ void render_health_text(std::string& out, const ReportModel& m);
 void render_provenance_text(std::string& out, const ReportModel& m);
 
 /// The state shares in percent with one decimal, rounded so that they add up to 100: active,
-/// idle-held, truly idle, unmeasured, and (a fifth, only when `allocations`) allocated-unused.
+/// idle-held, truly idle, unmeasured, and (a fifth, only when `allocations`) allocated-unused;
+/// where time was lost to faults, allocated-unused (0 without allocations) and that (a sixth).
 std::vector<double> state_percentages(const StateShares& s, bool allocations);
 
 /// Appends §4's allocated-unused time by owner (a job's user, a pod's namespace).
@@ -57,5 +58,11 @@ void render_allocation_text(std::string& out, const ReportModel& m);
 
 /// The verdict's line: the 20 % rule, or what unmeasured time and snapshots leave open.
 std::string verdict_text(const ReportModel& m);
+
+/// Card-time lost to faults (docs/faults.md), each empty without any: §1's line (names padded
+/// to `name_width`), §2's line, and §3's line per card that lost time.
+std::string fault_loss_headline_text(const ReportModel& m, int name_width);
+std::string fault_loss_waste_text(const ReportModel& m);
+std::string fault_loss_gpus_text(const ReportModel& m);
 
 } // namespace gua::report

@@ -51,8 +51,8 @@ audit::StateTimes share_of(const audit::StateTimes& s, DurationUs part_us, Durat
     const auto part = [f](DurationUs v) {
         return static_cast<DurationUs>(std::llround(static_cast<double>(v) * f));
     };
-    return audit::StateTimes{part(s.active), part(s.idle_held), part(s.truly_idle),
-                             part(s.unmeasured), part(s.allocated_unused)};
+    return audit::StateTimes{part(s.active),     part(s.idle_held),        part(s.truly_idle),
+                             part(s.unmeasured), part(s.allocated_unused), part(s.lost_to_faults)};
 }
 
 } // namespace
@@ -135,6 +135,7 @@ void TimelineGrid::add(std::uint32_t gpu, TimeUs from, TimeUs to, const audit::S
     after.truly_idle -= before.truly_idle;
     after.unmeasured -= before.unmeasured;
     after.allocated_unused -= before.allocated_unused;
+    after.lost_to_faults -= before.lost_to_faults;
     c.states[c.head[first]] += before;
     c.states[c.head[last]] += after;
 }
