@@ -35,7 +35,7 @@ struct DigestCommandOptions {
     bool dry_run = false;
 };
 
-std::string database_path(const std::string& given) {
+std::string digest_database_path(const std::string& given) {
     if (!given.empty()) {
         return given;
     }
@@ -84,7 +84,7 @@ int run(const DigestCommandOptions& o) {
     const config::Config cfg = apply_config(flags, b);
     report::resolve_window(report::WindowArgs{o.since, o.until, o.from, o.to}, wall_now(), b, "--");
     const TimeZone tz = report_zone(b);
-    store::Database db(database_path(o.db), store::OpenMode::read_only);
+    store::Database db(digest_database_path(o.db), store::OpenMode::read_only);
     store::check_readable(db);
     std::vector<DigestItem> items;
     for (report::DigestFigures& f : report::build_digests(db, plan_of(o, cfg.digest, b), tz)) {

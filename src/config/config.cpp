@@ -3,6 +3,7 @@
 #include "config/config.hpp"
 
 #include "config/allocations_section.hpp"
+#include "config/digest_section.hpp"
 #include "config/policy_section.hpp"
 #include "config/sections.hpp"
 #include "config/toml_errors.hpp"

@@ -8,7 +8,7 @@
 #include "audit/cost.hpp"
 #include "audit/grouping.hpp"
 #include "audit/health.hpp"
-#include "config/digest_section.hpp"
+#include "config/digest_settings.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
 #include "policy/rule.hpp"

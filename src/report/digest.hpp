@@ -79,7 +79,7 @@ DigestFigures admin_digest(const ReportModel& now, const ReportModel& previous);
 /// The `count` longest idle-held stretches of `m`'s card timelines, most idle-held first.
 std::vector<DigestSession> worst_sessions(const ReportModel& m, std::size_t count);
 
-/// "gua: alice held 12.3 idle GPU-hours ($45.00) in the week to 2026-11-29".
+/// "gua: alice: 12.3 idle-held GPU-hours ($45.00) in 7d to 2026-11-29T00:00:00Z".
 std::string digest_subject(const DigestFigures& f);
 
 /// The plain-text body.

@@ -12,16 +12,16 @@ namespace gua::report {
 
 namespace {
 
-constexpr const char* k_style =
+constexpr const char* k_digest_style =
     "body{font:15px/1.45 system-ui,sans-serif;max-width:42em;margin:1em auto;padding:0 1em}"
     "table{border-collapse:collapse}td,th{padding:.2em .8em .2em 0;text-align:left}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#666}";
 
-std::string hours(std::string_view path, double value) {
+std::string digest_hours(std::string_view path, double value) {
     return html::number(path, value, fmt::format("{:.2f}", value));
 }
 
-std::string money(std::string_view path, std::int64_t cents, const std::string& currency) {
+std::string digest_money(std::string_view path, std::int64_t cents, const std::string& currency) {
     return html::number(path, static_cast<double>(cents), format_money(cents, currency));
 }
 
@@ -30,7 +30,8 @@ std::string state_row(const char* label, const std::string& what, std::string_vi
                       const std::string& currency) {
     return fmt::format("<tr><th>{}</th><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                        "<td class=\"muted\">{}</td></tr>\n",
-                       label, hours(hours_path, h), money(cents_path, c, currency), what);
+                       label, digest_hours(hours_path, h), digest_money(cents_path, c, currency),
+                       what);
 }
 
 std::string trend_row(const char* label, std::string_view key, const DigestTrend& t) {
@@ -42,7 +43,7 @@ std::string trend_row(const char* label, std::string_view key, const DigestTrend
     return fmt::format(
         "<tr><th>{}</th><td class=\"n\">{}</td><td class=\"n\">{}</td>"
         "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-        label, hours(base + "now", t.now), hours(base + "previous", t.previous),
+        label, digest_hours(base + "now", t.now), digest_hours(base + "previous", t.previous),
         html::number(base + "change", t.change(), fmt::format("{:+.2f}", t.change())), pct_html);
 }
 
@@ -54,11 +55,12 @@ std::string sessions_html(const DigestFigures& f) {
                       "</th><th>To</th><th>Idle-held GPU-hours</th></tr>\n";
     for (std::size_t i = 0; i < f.worst_sessions.size(); ++i) {
         const DigestSession& s = f.worst_sessions[i];
-        out += fmt::format(
-            "<tr><td>{} {}{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>\n", s.gpu,
-            html::esc(s.model), s.host.empty() ? "" : " on " + html::esc(s.host),
-            format_iso8601(s.from), format_iso8601(s.to),
-            hours(fmt::format("worst_sessions.{}.idle_held_gpu_hours", i), s.idle_held_hours));
+        out +=
+            fmt::format("<tr><td>{} {}{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>\n",
+                        s.gpu, html::esc(s.model), s.host.empty() ? "" : " on " + html::esc(s.host),
+                        format_iso8601(s.from), format_iso8601(s.to),
+                        digest_hours(fmt::format("worst_sessions.{}.idle_held_gpu_hours", i),
+                                     s.idle_held_hours));
     }
     return out + "</table>\n";
 }
@@ -71,8 +73,8 @@ std::string advice_html(const DigestFigures& f) {
         "<h2>What to do</h2>\n<p><strong>{}</strong></p>\n<p>{}</p>\n<p>It "
         "addresses {} GPU-hours ({}) of this window.</p>\n",
         html::esc(f.advice->title), html::prose(f.advice->remedy),
-        hours("recommendation.addressed_gpu_hours", f.advice->addressed_gpu_hours),
-        money("recommendation.addressed_cents", f.advice->addressed_cents, f.currency));
+        digest_hours("recommendation.addressed_gpu_hours", f.advice->addressed_gpu_hours),
+        digest_money("recommendation.addressed_cents", f.advice->addressed_cents, f.currency));
 }
 
 std::string who_html(const DigestFigures& f) {
@@ -89,7 +91,7 @@ std::string render_digest_html(const DigestFigures& f) {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>"
         "<style>{}</style></head><body>\n<h1>GPU digest for {}</h1>\n<p class=\"muted\">{} → "
         "{}</p>\n<table>\n",
-        html::esc(digest_subject(f)), k_style, who_html(f), format_iso8601(f.from),
+        html::esc(digest_subject(f)), k_digest_style, who_html(f), format_iso8601(f.from),
         format_iso8601(f.to));
     out += state_row("Active", "", "active_gpu_hours", f.active_hours, "cost.active_cents",
                      f.active_cents, f.currency);

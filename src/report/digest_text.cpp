@@ -53,9 +53,16 @@ void append_advice(std::string& out, const DigestFigures& f) {
 } // namespace
 
 std::string digest_subject(const DigestFigures& f) {
-    return fmt::format("gua: {} held {:.1f} idle GPU-hours ({}) in {} to {}", who(f),
-                       f.idle_held_hours, format_money(f.idle_held_cents, f.currency),
-                       format_duration(f.to - f.from), format_iso8601(f.to));
+    std::string line = fmt::format("gua: {}: {:.1f} idle-held GPU-hours ({}) in {} to {}", who(f),
+                                   f.idle_held_hours, format_money(f.idle_held_cents, f.currency),
+                                   format_duration(f.to - f.from), format_iso8601(f.to));
+    // One header line whatever a recorded name holds.
+    for (char& c : line) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            c = ' ';
+        }
+    }
+    return line;
 }
 
 std::string render_digest_text(const DigestFigures& f) {

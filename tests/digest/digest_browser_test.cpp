@@ -73,8 +73,8 @@ TEST(DigestBrowser, HtmlBodyLoadsAndShowsTheJsonAndTextNumbers) {
         const std::string html = test::read_text(out + "/" + stem + ".html");
         EXPECT_EQ(html.find("<script"), std::string::npos);
         EXPECT_EQ(html.find("http"), std::string::npos) << "nothing fetched";
-        const test::LoadedPage page = test::load_in_chromium(out + "/" + stem + ".html",
-                                                             dir.file("profile-" + stem));
+        const test::LoadedPage page =
+            test::load_in_chromium(out + "/" + stem + ".html", dir.file("profile-" + stem));
         ASSERT_EQ(page.exit_code, 0) << page.err;
         for (const std::string& line : page.console) {
             ADD_FAILURE() << "console: " << line;

@@ -67,8 +67,8 @@ class Digest : public ::testing::Test {
     /// `gua report` of one week as JSON (extra: --user, --group-by).
     json report(const std::string& from, const std::string& to,
                 std::vector<std::string> extra = {}) const {
-        std::vector<std::string> args{"report", "--from", from, "--to", to, "--format", "json",
-                                      "--top", "1000"};
+        std::vector<std::string> args{"report",   "--from", from,    "--to", to,
+                                      "--format", "json",   "--top", "1000"};
         args.insert(args.end(), extra.begin(), extra.end());
         return run_json(args);
     }
@@ -151,7 +151,8 @@ TEST_F(Digest, UserFiguresEqualTheReportAndTheIntegratedHistory) {
         expect_identity(*d, now, before, hours(m_truth, 1, {user}), hours(m_truth, 0, {user}));
         // The same row in the report filtered to the user.
         const json own = report(k_w1, k_w2, {"--user", user});
-        EXPECT_EQ((*d)["idle_held_gpu_hours"], (*row(own["identities"]["top"], user))["idle_held_gpu_hours"]);
+        EXPECT_EQ((*d)["idle_held_gpu_hours"],
+                  (*row(own["identities"]["top"], user))["idle_held_gpu_hours"]);
         EXPECT_EQ((*d)["window"]["from"], k_w1);
         EXPECT_EQ((*d)["previous_window"]["from"], k_w0);
     }
@@ -210,8 +211,8 @@ TEST_F(Digest, UserUnderTheThresholdGetsNone) {
     // carol held a card idle for three 10-minute ticks: 0.5 GPU-hours < 1.0.
     EXPECT_NEAR(m_truth.week[1].at("carol").idle_held, 0.5, 1e-12);
     EXPECT_EQ(find(all, "user", "carol"), nullptr);
-    const json only_users = run_json({"digest", "--from", k_w1, "--to", k_w2, "--format", "json",
-                                      "--for", "user"})["digests"];
+    const json only_users = run_json(
+        {"digest", "--from", k_w1, "--to", k_w2, "--format", "json", "--for", "user"})["digests"];
     EXPECT_EQ(only_users.size(), 2u);
     for (const json& d : only_users) {
         EXPECT_EQ(d["kind"], "user");
@@ -226,13 +227,13 @@ TEST_F(Digest, OutputDirWritesOneFileSetPerRecipientAndDryRunNothing) {
     EXPECT_FALSE(std::filesystem::exists(dir));
     EXPECT_NE(dry.out.find("would write user alice → alice@example.org"), std::string::npos)
         << dry.out;
-    EXPECT_NE(dry.out.find("5 digests; nothing written (--dry-run)"), std::string::npos)
-        << dry.out;
+    EXPECT_NE(dry.out.find("5 digests; nothing written (--dry-run)"), std::string::npos) << dry.out;
 
-    const test::RunResult wrote = gua({"digest", "--from", k_w1, "--to", k_w2, "--output-dir", dir});
+    const test::RunResult wrote =
+        gua({"digest", "--from", k_w1, "--to", k_w2, "--output-dir", dir});
     ASSERT_EQ(wrote.exit_code, 0) << wrote.err;
-    for (const std::string stem : {"admin-admin", "team-vision", "team-nlp", "user-alice",
-                                   "user-bob"}) {
+    for (const std::string stem :
+         {"admin-admin", "team-vision", "team-nlp", "user-alice", "user-bob"}) {
         for (const char* ext : {".txt", ".html", ".json"}) {
             EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/" + stem + ext)) << stem << ext;
         }

@@ -84,7 +84,8 @@ inline History write_history(const std::string& db_path, TimeUs week0) {
     };
     store::Database db(db_path, store::OpenMode::create);
     store::migrate(db);
-    store::Writer w(db, store::RunInfo{"digest-host", "560.35.05", "nvml", detail::k_history_tick, 10.0, week0});
+    store::Writer w(db, store::RunInfo{"digest-host", "560.35.05", "nvml", detail::k_history_tick,
+                                       10.0, week0});
     for (int i = 0; i < 2 * detail::k_history_ticks_per_week; ++i) {
         const int week = i / detail::k_history_ticks_per_week;
         telemetry::Tick t;
@@ -93,7 +94,8 @@ inline History write_history(const std::string& db_path, TimeUs week0) {
         t.duration_us = detail::k_history_tick;
         const bool a0 = chance(week == 0 ? 0.7 : 0.5);
         std::string u1 = chance(0.6) ? "bob" : "";
-        const bool carol = week == 1 && i % detail::k_history_ticks_per_week >= 300 && i % detail::k_history_ticks_per_week < 303;
+        const bool carol = week == 1 && i % detail::k_history_ticks_per_week >= 300 &&
+                           i % detail::k_history_ticks_per_week < 303;
         u1 = carol ? "carol" : u1;
         const bool a1 = !carol && !u1.empty() && chance(0.6);
         t.cards.push_back(detail::card(0, "alice", a0));
@@ -107,6 +109,5 @@ inline History write_history(const std::string& db_path, TimeUs week0) {
     w.finish(week0 + 2 * detail::k_history_ticks_per_week * detail::k_history_tick);
     return h;
 }
-
 
 } // namespace gua::digest_test
