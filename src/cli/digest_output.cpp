@@ -87,6 +87,9 @@ void print_digests(const std::vector<DigestItem>& items, const std::string& form
         }
         put(items.front().message.html);
     } else {
+        if (items.empty()) {
+            std::fputs("gua: no digest for this window and --for\n", stderr);
+        }
         for (std::size_t k = 0; k < items.size(); ++k) {
             const report::DigestMessage& m = items[k].message;
             put(fmt::format("{}To: {} ({} {})\nSubject: {}\n\n{}", k == 0 ? "" : "\n",

@@ -55,12 +55,12 @@ std::string sessions_html(const DigestFigures& f) {
                       "</th><th>To</th><th>Idle-held GPU-hours</th></tr>\n";
     for (std::size_t i = 0; i < f.worst_sessions.size(); ++i) {
         const DigestSession& s = f.worst_sessions[i];
-        out +=
-            fmt::format("<tr><td>{} {}{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>\n",
-                        s.gpu, html::esc(s.model), s.host.empty() ? "" : " on " + html::esc(s.host),
-                        format_iso8601(s.from), format_iso8601(s.to),
-                        digest_hours(fmt::format("worst_sessions.{}.idle_held_gpu_hours", i),
-                                     s.idle_held_hours));
+        out += fmt::format(
+            "<tr><td>GPU {} {}{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>\n", s.gpu,
+            html::esc(s.model), s.host.empty() ? "" : " on " + html::esc(s.host),
+            format_iso8601(s.from), format_iso8601(s.to),
+            digest_hours(fmt::format("worst_sessions.{}.idle_held_gpu_hours", i),
+                         s.idle_held_hours));
     }
     return out + "</table>\n";
 }

@@ -40,13 +40,34 @@ void append_sessions(std::string& out, const DigestFigures& f) {
     }
 }
 
+/// `text` in lines of at most ~76 columns (words never split), each indented by two spaces.
+std::string wrapped(const std::string& text) {
+    std::string out;
+    std::size_t line = 0;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find(' ', start);
+        end = end == std::string::npos ? text.size() : end;
+        const std::string word = text.substr(start, end - start);
+        if (line > 0 && line + 1 + word.size() > 76) {
+            out += "\n";
+            line = 0;
+        }
+        out += line == 0 ? "  " + word : " " + word;
+        line += (line == 0 ? 2 : 1) + word.size();
+        start = end + 1;
+    }
+    return out + "\n";
+}
+
 void append_advice(std::string& out, const DigestFigures& f) {
     if (!f.advice) {
         return;
     }
-    out += fmt::format("\nWhat to do: {}\n  {}\n  It addresses {:.2f} GPU-hours ({}) of this "
-                       "window.\n",
-                       f.advice->title, f.advice->remedy, f.advice->addressed_gpu_hours,
+    out += fmt::format("\nWhat to do: {}\n", f.advice->title);
+    out += wrapped(f.advice->remedy);
+    out += fmt::format("  It addresses {:.2f} GPU-hours ({}) of this window.\n",
+                       f.advice->addressed_gpu_hours,
                        format_money(f.advice->addressed_cents, f.currency));
 }
 
