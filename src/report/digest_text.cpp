@@ -41,7 +41,7 @@ void append_sessions(std::string& out, const DigestFigures& f) {
 }
 
 /// `text` in lines of at most ~76 columns (words never split), each indented by two spaces.
-std::string wrapped(const std::string& text) {
+std::string wrap_remedy(const std::string& text) {
     std::string out;
     std::size_t line = 0;
     std::size_t start = 0;
@@ -65,7 +65,7 @@ void append_advice(std::string& out, const DigestFigures& f) {
         return;
     }
     out += fmt::format("\nWhat to do: {}\n", f.advice->title);
-    out += wrapped(f.advice->remedy);
+    out += wrap_remedy(f.advice->remedy);
     out += fmt::format("  It addresses {:.2f} GPU-hours ({}) of this window.\n",
                        f.advice->addressed_gpu_hours,
                        format_money(f.advice->addressed_cents, f.currency));

@@ -7,7 +7,6 @@
 
 namespace gua::report::digest_model_test {
 
-
 constexpr TimeUs k_h = k_us_per_hour;
 
 TimelineSpan span(TimeUs from, TimeUs to, double idle_held) {
@@ -50,10 +49,13 @@ TEST(DigestModel, WorstSessionsJoinBackToBackBucketsOnly) {
 }
 
 TEST(DigestModel, TrendPercentNeedsAPreviousFigure) {
-    EXPECT_DOUBLE_EQ(*DigestTrend{15, 10}.change_pct(), 50.0);
-    EXPECT_DOUBLE_EQ(DigestTrend{15, 10}.change(), 5.0);
-    EXPECT_DOUBLE_EQ(*DigestTrend{0, 4}.change_pct(), -100.0);
-    EXPECT_FALSE(DigestTrend{3, 0}.change_pct());
+    const DigestTrend up{15, 10};
+    const DigestTrend gone{0, 4};
+    const DigestTrend fresh{3, 0};
+    EXPECT_DOUBLE_EQ(*up.change_pct(), 50.0);
+    EXPECT_DOUBLE_EQ(up.change(), 5.0);
+    EXPECT_DOUBLE_EQ(*gone.change_pct(), -100.0);
+    EXPECT_FALSE(fresh.change_pct());
 }
 
 TEST(DigestModel, IdentityFiguresAndTheRecommendationNamingThem) {
@@ -105,6 +107,5 @@ TEST(DigestModel, NamesAreEscapedInTheHtmlBody) {
     EXPECT_EQ(m.subject.find('\n'), std::string::npos);
     EXPECT_NE(m.text.find("1.00 GPU-hours"), std::string::npos);
 }
-
 
 } // namespace gua::report::digest_model_test
