@@ -149,6 +149,9 @@ TEST_F(Digest, UserFiguresEqualTheReportAndTheIntegratedHistory) {
         const json* d = find(all, "user", user);
         ASSERT_NE(d, nullptr) << user;
         expect_identity(*d, now, before, hours(m_truth, 1, {user}), hours(m_truth, 0, {user}));
+        RecordProperty(user + "_idle_held_gpu_hours", (*d)["idle_held_gpu_hours"].dump());
+        RecordProperty(user + "_previous_idle_held_gpu_hours",
+                       (*d)["trend"]["idle_held_gpu_hours"]["previous"].dump());
         // The same row in the report filtered to the user.
         const json own = report(k_w1, k_w2, {"--user", user});
         EXPECT_EQ((*d)["idle_held_gpu_hours"],
