@@ -88,6 +88,7 @@ int main_entry(int argc, char** argv) {
     add(register_db);
     add(register_job);
     add(register_plan);
+    add(register_digest);
     add(register_import);
     add(register_version);
     add(register_completion);

@@ -41,6 +41,8 @@ Runner register_db(CLI::App& app);
 Runner register_job(CLI::App& app);
 /// Registers `gua plan` (what-if replay of the recorded work under a policy).
 Runner register_plan(CLI::App& app);
+/// Registers `gua digest` (the window's figures per user, team and for the admin).
+Runner register_digest(CLI::App& app);
 /// Registers `gua import`.
 Runner register_import(CLI::App& app);
 /// Registers `gua version` (version, git commit, SQLite and driver versions).

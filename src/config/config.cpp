@@ -3,6 +3,7 @@
 #include "config/config.hpp"
 
 #include "config/allocations_section.hpp"
+#include "config/digest_section.hpp"
 #include "config/policy_section.hpp"
 #include "config/sections.hpp"
 #include "config/toml_errors.hpp"
@@ -119,7 +120,7 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     c.path = path;
     if (auto r = check_keys(path, root, "",
                             {"thresholds", "daemon", "pricing", "energy", "health", "report",
-                             "teams", "policy", "retention", "allocations"});
+                             "teams", "policy", "retention", "allocations", "digest"});
         !r) {
         return r.error();
     }
@@ -168,6 +169,9 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return r.error();
     }
     if (auto r = section("allocations", parse_allocations, c.allocations); !r) {
+        return r.error();
+    }
+    if (auto r = section("digest", parse_digest, c.digest); !r) {
         return r.error();
     }
     return c;

@@ -8,6 +8,7 @@
 #include "audit/cost.hpp"
 #include "audit/grouping.hpp"
 #include "audit/health.hpp"
+#include "config/digest_settings.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
 #include "policy/rule.hpp"
@@ -41,6 +42,7 @@ struct Config {
     /// which the daemon's exported waste pools split office hours from off hours.
     std::string time_zone = "UTC";
     alloc::Settings allocations; ///< [allocations]: mapping_dir, kubelet_socket
+    DigestSettings digest;       ///< [digest]: `gua digest` recipients and threshold
 };
 
 /// Parses the TOML text `text` (named `path` in errors). Errors say file, line and key, e.g.
