@@ -3,6 +3,7 @@
 // marks equals the digest's JSON, and the plain-text body states the same numbers.
 #include "digest/history.hpp"
 #include "support/chromium.hpp"
+#include "support/json_path.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -17,29 +18,6 @@ namespace gua::digest_browser_test {
 namespace {
 
 using nlohmann::json;
-
-/// The JSON value at a dotted path ("trend.gpu_hours.now"); nullptr when there is none.
-const json* at(const json& root, const std::string& path) {
-    const json* j = &root;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t dot = std::min(path.find('.', start), path.size());
-        const std::string key = path.substr(start, dot - start);
-        if (j->is_array() && !key.empty() &&
-            key.find_first_not_of("0123456789") == std::string::npos) {
-            j = std::stoul(key) < j->size() ? &(*j)[std::stoul(key)] : nullptr;
-        } else if (j->is_object() && j->contains(key)) {
-            j = &(*j)[key];
-        } else {
-            return nullptr;
-        }
-        if (j == nullptr) {
-            return nullptr;
-        }
-        start = dot + 1;
-    }
-    return j;
-}
 
 /// The text a figure of `path` shows in the plain-text body.
 std::string as_text(const std::string& path, double v) {
@@ -84,7 +62,7 @@ TEST(DigestBrowser, HtmlBodyLoadsAndShowsTheJsonAndTextNumbers) {
         for (auto it = std::sregex_iterator(page.dom.begin(), page.dom.end(), k_marked);
              it != std::sregex_iterator(); ++it, ++marked) {
             const std::string path = (*it)[1];
-            const json* v = at(j, path);
+            const json* v = test::json_at(j, path);
             ASSERT_NE(v, nullptr) << path;
             EXPECT_EQ(std::stod((*it)[2]), v->get<double>()) << path;
             EXPECT_NE(text.find(as_text(path, v->get<double>())), std::string::npos)

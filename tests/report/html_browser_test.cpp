@@ -6,6 +6,7 @@
 #include "store/schema.hpp"
 #include "store/writer.hpp"
 #include "support/chromium.hpp"
+#include "support/json_path.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -35,30 +36,6 @@ std::vector<Marked> marked_numbers(const std::string& dom) {
         out.push_back(Marked{(*it)[1], (*it)[2]});
     }
     return out;
-}
-
-/// The JSON value at a dotted path ("gpus.0.states.active"); nullptr when there is none.
-const json* at(const json& root, const std::string& path) {
-    const json* j = &root;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t dot = std::min(path.find('.', start), path.size());
-        const std::string key = path.substr(start, dot - start);
-        if (j->is_array() && !key.empty() &&
-            key.find_first_not_of("0123456789") == std::string::npos) {
-            const std::size_t i = std::stoul(key);
-            if (i >= j->size()) {
-                return nullptr;
-            }
-            j = &(*j)[i];
-        } else if (j->is_object() && j->contains(key)) {
-            j = &(*j)[key];
-        } else {
-            return nullptr;
-        }
-        start = dot + 1;
-    }
-    return j;
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -116,7 +93,7 @@ void expect_same_numbers(const json& j, const test::LoadedPage& page, const std:
     const std::vector<Marked> numbers = marked_numbers(page.dom);
     std::set<std::string> seen;
     for (const Marked& n : numbers) {
-        const json* v = at(j, n.path);
+        const json* v = test::json_at(j, n.path);
         ASSERT_NE(v, nullptr) << n.path << " is not a field of the JSON report";
         ASSERT_TRUE(v->is_number()) << n.path << " = " << v->dump();
         EXPECT_EQ(std::stod(n.value), v->get<double>()) << n.path;
