@@ -133,6 +133,7 @@ HealthTotals& HealthTotals::operator+=(const HealthTotals& o) {
     throttle += o.throttle;
     memory += o.memory;
     gpm += o.gpm;
+    fabric += o.fabric;
     for (std::size_t b = 0; b < k_load_bins; ++b) {
         load[b] += o.load[b];
     }
@@ -274,6 +275,7 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
         th.clock_mhz_ms += std::max<std::int64_t>(*r.sm_clock_mhz, 0) * ms;
         th.max_clock_mhz_ms += *r.max_sm_clock_mhz * ms;
     }
+    add_fabric(tick, states, out.fabric);
 }
 
 } // namespace gua::audit

@@ -2,6 +2,7 @@
 // The `health` object of the JSON report (§9): null wherever the text report says "n/a".
 #include "audit/health.hpp"
 #include "core/time.hpp"
+#include "report/fabric_render.hpp"
 #include "report/json_sections.hpp"
 
 #include <array>
@@ -93,6 +94,9 @@ nlohmann::json health_json(const ReportModel& m) {
                         {"memory", memory_json(g.memory)},
                         {"busy_but_light", light_json(g.light)},
                         {"gpm", gpm_json(g.gpm)}});
+        if (fabric_read(g.fabric)) {
+            gpus.back()["fabric"] = fabric_json(g.fabric);
+        }
     }
     json ids = json::array();
     for (const IdentityEnergyRow& r : h.identities) {

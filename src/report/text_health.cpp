@@ -2,6 +2,7 @@
 // §9 Health as text: formatting only, every number comes from the model; "n/a" where no reading.
 #include "core/time.hpp"
 #include "core/units.hpp"
+#include "report/fabric_render.hpp"
 #include "report/text_sections.hpp"
 
 #include <fmt/format.h>
@@ -192,6 +193,21 @@ void light_table(std::string& out, const HealthSection& h, const std::string& cu
     }
 }
 
+/// NVLink, PCIe and row remapping: only cards whose driver gave any of these readings.
+void fabric_table(std::string& out, const HealthSection& h) {
+    bool header = false;
+    for (const GpuHealthRow& g : h.gpus) {
+        if (!fabric_read(g.fabric)) {
+            continue;
+        }
+        if (!header) {
+            out += "  interconnect and bus (rates per hour of the time read)\n";
+            header = true;
+        }
+        out += fabric_text_line(g.index, g.fabric);
+    }
+}
+
 void findings(std::string& out, const HealthSection& h) {
     if (h.findings.empty()) {
         return;
@@ -222,6 +238,7 @@ void render_health_text(std::string& out, const ReportModel& m) {
     memory_table(out, h);
     gpm_table(out, h);
     light_table(out, h, h.currency);
+    fabric_table(out, h);
     findings(out, h);
 }
 
