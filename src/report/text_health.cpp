@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gua::report {
@@ -193,17 +194,15 @@ void light_table(std::string& out, const HealthSection& h, const std::string& cu
     }
 }
 
-/// NVLink, PCIe and row remapping: only cards whose driver gave any of these readings.
+/// NVLink, PCIe and row remapping: shown when the driver gave any of these readings for some
+/// card, then for every card ("n/a" where not read).
 void fabric_table(std::string& out, const HealthSection& h) {
-    bool header = false;
+    if (std::none_of(h.gpus.begin(), h.gpus.end(),
+                     [](const GpuHealthRow& g) { return fabric_read(g.fabric); })) {
+        return;
+    }
+    out += "  interconnect and bus (rates per hour of the time read)\n";
     for (const GpuHealthRow& g : h.gpus) {
-        if (!fabric_read(g.fabric)) {
-            continue;
-        }
-        if (!header) {
-            out += "  interconnect and bus (rates per hour of the time read)\n";
-            header = true;
-        }
         out += fabric_text_line(g.index, g.fabric);
     }
 }
