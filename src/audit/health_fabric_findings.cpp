@@ -47,7 +47,7 @@ void add_links_down(int gpu, const FabricTotals& t, std::vector<HealthFinding>& 
                     seen_of(t.links_down_seen))});
 }
 
-void add_pcie(int gpu, const FabricTotals& t, std::vector<HealthFinding>& out) {
+void add_pcie_findings(int gpu, const FabricTotals& t, std::vector<HealthFinding>& out) {
     if (t.pcie_known_active_us > 0 && t.pcie_degraded_active_us > 0) {
         const double share = static_cast<double>(t.pcie_degraded_active_us) /
                              static_cast<double>(t.pcie_known_active_us);
@@ -78,7 +78,7 @@ void add_pcie(int gpu, const FabricTotals& t, std::vector<HealthFinding>& out) {
 void add_fabric_findings(int gpu, const FabricTotals& t, std::vector<HealthFinding>& out) {
     add_nvlink_errors(gpu, t, out);
     add_links_down(gpu, t, out);
-    add_pcie(gpu, t, out);
+    add_pcie_findings(gpu, t, out);
     if (t.remap_failed_us > 0) {
         out.push_back(HealthFinding{
             "row-remap-failure", gpu, 0,
