@@ -6,7 +6,11 @@ namespace gua::nvml {
 
 namespace {
 
-std::optional<std::int64_t> uint_of(nvmlReturn_t rc, unsigned int v) {
+/// One unsigned reading: `Fn(handle, &value)`, nullopt unless it succeeded. (The call runs
+/// before the value is read: never both as arguments of one call, whose order is unspecified.)
+template <Entry Fn> std::optional<std::int64_t> uint_of(const Library& lib, nvmlDevice_t handle) {
+    unsigned int v = 0;
+    const nvmlReturn_t rc = lib.call<Fn>(handle, &v);
     return rc == NVML_SUCCESS ? std::optional<std::int64_t>(v) : std::nullopt;
 }
 
@@ -30,16 +34,13 @@ void read_links(const Library& lib, nvmlDevice_t handle, BusHold& hold) {
 } // namespace
 
 void read_bus(const Library& lib, Card& card, TimeUs now, telemetry::CardReadings& r) {
-    unsigned int v = 0;
-    r.pcie_gen = uint_of(lib.call<Entry::device_get_curr_pcie_link_generation>(card.handle, &v), v);
-    r.pcie_width = uint_of(lib.call<Entry::device_get_curr_pcie_link_width>(card.handle, &v), v);
+    r.pcie_gen = uint_of<Entry::device_get_curr_pcie_link_generation>(lib, card.handle);
+    r.pcie_width = uint_of<Entry::device_get_curr_pcie_link_width>(lib, card.handle);
     BusHold& hold = card.bus;
     if (!hold.read_at || now < *hold.read_at || now - *hold.read_at >= k_bus_hold_us) {
         hold.read_at = now;
-        hold.pcie_gen_max =
-            uint_of(lib.call<Entry::device_get_max_pcie_link_generation>(card.handle, &v), v);
-        hold.pcie_width_max =
-            uint_of(lib.call<Entry::device_get_max_pcie_link_width>(card.handle, &v), v);
+        hold.pcie_gen_max = uint_of<Entry::device_get_max_pcie_link_generation>(lib, card.handle);
+        hold.pcie_width_max = uint_of<Entry::device_get_max_pcie_link_width>(lib, card.handle);
         read_links(lib, card.handle, hold);
     }
     r.pcie_gen_max = hold.pcie_gen_max;
