@@ -243,6 +243,7 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
             mem += one;
         }
     }
+    add_fabric(tick, states, out.fabric); // idle ticks too: links, replays, the remapper
     if (states.active <= 0) {
         return;
     }
@@ -275,7 +276,6 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
         th.clock_mhz_ms += std::max<std::int64_t>(*r.sm_clock_mhz, 0) * ms;
         th.max_clock_mhz_ms += *r.max_sm_clock_mhz * ms;
     }
-    add_fabric(tick, states, out.fabric);
 }
 
 } // namespace gua::audit

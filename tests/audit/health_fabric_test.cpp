@@ -2,6 +2,7 @@
 // Interconnect and bus totals and their §9 findings: NVLink error rates per hour of the time read,
 // links down with when, PCIe below its maximum counted over active time only, PCIe replays from
 // the running counter, row-remap failure; a card without the readings gets n/a and no finding.
+#include "audit/health.hpp"
 #include "audit/health_fabric.hpp"
 #include "audit/health_findings.hpp"
 
@@ -146,6 +147,18 @@ TEST(HealthFabric, SumsOfPartsEqualTheWhole) {
     EXPECT_EQ(a.links_down_us, whole.links_down_us);
     EXPECT_EQ(a.links_down_seen, whole.links_down_seen);
     EXPECT_EQ(a.links_active_min, 17);
+}
+
+TEST(HealthFabric, IdleTicksCountThroughTheHealthTotals) {
+    HealthTotals h;
+    CardTick c = tick_at(0);
+    c.readings.remap_failure = 1;
+    c.readings.nvlink_links = 18;
+    c.readings.nvlink_links_active = 16;
+    add_health(c, states_of(0), h);
+    EXPECT_EQ(h.fabric.remap_failed_us, k_dur) << "a failure on an idle card still counts";
+    EXPECT_EQ(h.fabric.links_down_us, k_dur);
+    EXPECT_EQ(h.fabric.links_active_min, 16);
 }
 
 } // namespace health_fabric_test
