@@ -66,6 +66,18 @@ void add_health(Card& card, const FleetOptions& o, double util, std::mt19937_64&
     h.remapped_rows_cor = 0;
     h.remapped_rows_unc = 0;
     h.remap_pending = 0;
+    // Interconnect and bus (A100-SXM4: 12 NVLink links, PCIe gen4 x16): no errors, every link
+    // up, the link at gen4 under load and at gen1 when idle (the driver saves power).
+    h.nvlink_replays = 0;
+    h.nvlink_recoveries = 0;
+    h.nvlink_crc_errors = 0;
+    h.nvlink_links = 12;
+    h.nvlink_links_active = 12;
+    h.pcie_gen = card.phase == Phase::run ? 4 : 1;
+    h.pcie_gen_max = 4;
+    h.pcie_width = 16;
+    h.pcie_width_max = 16;
+    h.remap_failure = 0;
     double watts = card.phase == Phase::free ? 55 : 62;
     double target_c = card.phase == Phase::free ? 32 : 34;
     if (card.phase == Phase::run) {

@@ -133,6 +133,7 @@ HealthTotals& HealthTotals::operator+=(const HealthTotals& o) {
     throttle += o.throttle;
     memory += o.memory;
     gpm += o.gpm;
+    fabric += o.fabric;
     for (std::size_t b = 0; b < k_load_bins; ++b) {
         load[b] += o.load[b];
     }
@@ -242,6 +243,7 @@ void add_health(const CardTick& tick, const StateTimes& states, HealthTotals& ou
             mem += one;
         }
     }
+    add_fabric(tick, states, out.fabric); // idle ticks too: links, replays, the remapper
     if (states.active <= 0) {
         return;
     }

@@ -5,6 +5,7 @@
 
 #include "audit/card_tick.hpp"
 #include "audit/classify.hpp"
+#include "audit/health_fabric.hpp"
 
 #include <array>
 #include <cstdint>
@@ -214,6 +215,8 @@ struct HealthTotals {
     MemoryTotals memory;
     LoadBins load{}; ///< active time by load bin, in card-ticks with power and limit read
     GpmTotals gpm;   ///< GPM metrics over active time (Hopper and newer)
+    /// NVLink, PCIe and row remapping (not kept in rollups: hours read from them leave it 0)
+    FabricTotals fabric;
 
     HealthTotals& operator+=(const HealthTotals& o);
     friend bool operator==(const HealthTotals&, const HealthTotals&) = default;

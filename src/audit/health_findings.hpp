@@ -48,6 +48,11 @@ void add_gpm_findings(int gpu, const GpmTotals& t, DurationUs active_us,
 void add_light_finding(int gpu, const LightTimes& t, int light_power_pct,
                        std::vector<HealthFinding>& out);
 
+/// NVLink errors above DCGM's limits, NVLink links down, a PCIe link below its maximum while
+/// active, PCIe replays above DCGM's limit and a row remapping failure (docs/health.md, "NVLink,
+/// PCIe and row remapping"); nothing where the reading was never given.
+void add_fabric_findings(int gpu, const FabricTotals& t, std::vector<HealthFinding>& out);
+
 /// Imbalance: identity `name` held `cards` whose activity differs by k_imbalance_share or more.
 void add_imbalance_finding(const std::string& name, const std::vector<CardActivity>& cards,
                            std::vector<HealthFinding>& out);

@@ -192,13 +192,16 @@ struct nvmlFieldValue_t {
 
 /// Field ids of nvmlDeviceGetFieldValues that gua reads (NVIDIA's NVML_FI_* values).
 enum nvmlFieldId_t : unsigned int {
-    NVML_FI_DEV_ECC_DBE_VOL_TOTAL = 4,    ///< uncorrected (double-bit) ECC errors, volatile
-    NVML_FI_DEV_MEMORY_TEMP = 82,         ///< memory temperature, °C
-    NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94, ///< PCIe replays since the driver loaded
-    NVML_FI_DEV_REMAPPED_COR = 142,       ///< rows remapped for correctable errors
-    NVML_FI_DEV_REMAPPED_UNC = 143,       ///< rows remapped for uncorrectable errors
-    NVML_FI_DEV_REMAPPED_PENDING = 144,   ///< 1: a remapping waits for a GPU reset
-    NVML_FI_DEV_REMAPPED_FAILURE = 145    ///< 1: a row remapping failed
+    NVML_FI_DEV_ECC_DBE_VOL_TOTAL = 4, ///< uncorrected (double-bit) ECC errors, volatile
+    NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL = 38, ///< NVLink flow-control CRC errors
+    NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL = 52,   ///< NVLink replays, all links
+    NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL = 59, ///< NVLink recoveries, all links
+    NVML_FI_DEV_MEMORY_TEMP = 82,                       ///< memory temperature, °C
+    NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94,               ///< PCIe replays since the driver loaded
+    NVML_FI_DEV_REMAPPED_COR = 142,                     ///< rows remapped for correctable errors
+    NVML_FI_DEV_REMAPPED_UNC = 143,                     ///< rows remapped for uncorrectable errors
+    NVML_FI_DEV_REMAPPED_PENDING = 144,                 ///< 1: a remapping waits for a GPU reset
+    NVML_FI_DEV_REMAPPED_FAILURE = 145                  ///< 1: a row remapping failed
 };
 
 /// nvmlDeviceGetTemperatureV argument (≥ 12.8); set version and sensorType first.

@@ -31,6 +31,12 @@ struct NvmlDiagnostics {
     int junk_power_readings = 0;     ///< power draws or limits outside what a card can have
 };
 
+/// The readings of a card that bus_poll.cpp reads at most every k_bus_hold_us, held in between.
+struct BusHold {
+    std::optional<TimeUs> read_at; ///< wall time of the last read (nullopt: never)
+    std::optional<std::int64_t> pcie_gen_max, pcie_width_max, nvlink_links, nvlink_active;
+};
+
 /// One card: a physical GPU, or a MIG instance of one.
 struct Card {
     telemetry::DeviceInfo info;
@@ -51,6 +57,7 @@ struct Card {
     std::array<unsigned int, 3> list_capacity{};
     unsigned int ring_capacity = 0;
     unsigned int process_sample_capacity = 0;
+    BusHold bus;
 };
 
 /// Order of the process-list entry points in SourceState::process_stride.

@@ -3,6 +3,7 @@
 // value, "not supported" (nullopt), a counted read error, or a lost card.
 #include "nvml/card_reader.hpp"
 
+#include "nvml/bus_poll.hpp"
 #include "nvml/process_list.hpp"
 
 #include <algorithm>
@@ -366,21 +367,28 @@ void read_process_utilization(const Library& lib, Card& card, SourceState& state
     }
 }
 
-/// The readings that only nvmlDeviceGetFieldValues gives (memory temperature) and the memory and
-/// PCIe health counters, in one call; each value has its own return code.
+/// The readings that only nvmlDeviceGetFieldValues gives (memory temperature), the memory and
+/// PCIe health counters, the row remapper's failure flag and the NVLink error totals over all
+/// links, in one call; each value has its own return code.
 void read_field_values(const Library& lib, const Card& card, Status& status,
                        telemetry::CardReadings& r) {
     struct Wanted {
         nvmlFieldId_t id;
         std::optional<std::int64_t> telemetry::CardReadings::*reading;
     };
-    static constexpr std::array<Wanted, 6> k_wanted{{
+    static constexpr std::array<Wanted, 10> k_wanted{{
         {NVML_FI_DEV_MEMORY_TEMP, &telemetry::CardReadings::mem_temperature_c},
         {NVML_FI_DEV_ECC_DBE_VOL_TOTAL, &telemetry::CardReadings::ecc_uncorrected},
         {NVML_FI_DEV_REMAPPED_COR, &telemetry::CardReadings::remapped_rows_cor},
         {NVML_FI_DEV_REMAPPED_UNC, &telemetry::CardReadings::remapped_rows_unc},
         {NVML_FI_DEV_REMAPPED_PENDING, &telemetry::CardReadings::remap_pending},
         {NVML_FI_DEV_PCIE_REPLAY_COUNTER, &telemetry::CardReadings::pcie_replays},
+        {NVML_FI_DEV_REMAPPED_FAILURE, &telemetry::CardReadings::remap_failure},
+        {NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL, &telemetry::CardReadings::nvlink_replays},
+        {NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL,
+         &telemetry::CardReadings::nvlink_recoveries},
+        {NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL,
+         &telemetry::CardReadings::nvlink_crc_errors},
     }};
     std::array<nvmlFieldValue_t, k_wanted.size()> values{};
     for (std::size_t i = 0; i < k_wanted.size(); ++i) {
@@ -426,7 +434,7 @@ void read_power(const Library& lib, const Card& card, Status& status, telemetry:
     }
 }
 
-void read_sensors(const Library& lib, const Card& card, Status& status, SourceState& state,
+void read_sensors(const Library& lib, Card& card, TimeUs now, Status& status, SourceState& state,
                   telemetry::DevicePoll& poll) {
     unsigned int value = 0;
     unsigned long long wide = 0;
@@ -457,6 +465,7 @@ void read_sensors(const Library& lib, const Card& card, Status& status, SourceSt
         poll.readings.clock_events = static_cast<std::int64_t>(wide & 0x7FFFFFFFFFFFFFFFULL);
     }
     read_field_values(lib, card, status, poll.readings);
+    read_bus(lib, card, now, poll.readings);
 }
 
 } // namespace
@@ -506,7 +515,7 @@ void read_card(const Library& library, Card& card, TimeUs now, SourceState& stat
                                                                status, poll);
     if (!mig && !status.lost()) {
         read_process_utilization(library, card, state, status, poll);
-        read_sensors(library, card, status, state, poll);
+        read_sensors(library, card, now, status, state, poll);
     }
     card.last_poll = now;
     if (status.lost()) {

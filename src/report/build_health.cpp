@@ -116,11 +116,12 @@ void add_card_health(const CardHealthInput& c, int light_power_pct, HealthSectio
     h.gpus.push_back(GpuHealthRow{
         c.index, short_uuid(c.uuid), c.model, energy_figures(t.energy, c.states.total()),
         throttle_figures(t.throttle, c.states.active), memory_figures(t.memory),
-        light_figures(card_light), gpm_figures(t.gpm, c.states.active)});
+        light_figures(card_light), gpm_figures(t.gpm, c.states.active), t.fabric});
     const std::size_t first_finding = h.findings.size();
     audit::add_throttle_findings(c.index, t.throttle, h.findings);
     audit::add_memory_findings(c.index, t.memory, h.findings);
     audit::add_gpm_findings(c.index, t.gpm, c.states.active, h.findings);
+    audit::add_fabric_findings(c.index, t.fabric, h.findings);
     LightFigures& light = h.gpus.back().light;
     if (light.share && c.micros_per_gpu_hour) {
         light.cost_cents = audit::cost_cents(card_light.light, *c.micros_per_gpu_hour);

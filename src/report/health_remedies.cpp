@@ -84,6 +84,30 @@ const std::map<std::string, Text>& texts() {
           "read the link's state and error counters (`nvidia-smi nvlink -s`, `nvidia-smi nvlink "
           "-e`); reset the GPUs on the link; check the Fabric Manager's log and the bridges or "
           "switch trays when it repeats"}},
+        {"nvlink-errors",
+         {"Service the NVLink links that keep erring",
+          "read the per-link counters (`nvidia-smi nvlink -e`) to find the link; reseat or "
+          "replace its bridge or cable, check the NVSwitch trays and the Fabric Manager's log, "
+          "and run `dcgmi diag -r 2` before the card takes multi-card jobs again"}},
+        {"nvlink-down",
+         {"Bring the NVLink links that went down back up",
+          "list the links' state (`nvidia-smi nvlink -s`); restart the Fabric Manager on NVSwitch "
+          "systems, reset the GPU, and have the bridge or tray inspected when a link stays down: "
+          "collective operations fall back to slower paths or fail meanwhile"}},
+        {"pcie-degraded",
+         {"Restore the PCIe link of the cards that work below its maximum",
+          "compare `nvidia-smi -q -d PCIE` (current against maximum generation and width) under "
+          "load; reseat the card or its riser, check the slot's BIOS setting and the link's "
+          "signal integrity; a narrower or slower link slows every host transfer"}},
+        {"pcie-replays",
+         {"Check the PCIe link whose replays exceed DCGM's limit",
+          "a high replay rate is a marginal link: reseat the card or its riser, check the slot "
+          "and cable, update the BIOS and retimer firmware; `dcgmi diag -r 2` tests the bus"}},
+        {"row-remap-failure",
+         {"Take the card whose row remapping failed out of service",
+          "a failed remapping leaves a failing memory row in use: drain the card, reset it, and "
+          "run the field diagnostic; NVIDIA's memory error management guide treats a remapping "
+          "failure as a card to return (RMA)"}},
         {"imbalance",
          {"Rebalance multi-card work whose cards wait on each other",
           "profile the slow rank (uneven shards, a straggler node, an unbalanced pipeline stage) "
@@ -159,6 +183,10 @@ void add_worth(HealthRemedy& r, const HealthFinding& f, const GpuHealthRow& row,
     } else if (f.id.starts_with("xid-")) {
         r.basis = "a fault is an event: the work it ended is not estimated; held card time a "
                   "hardware, driver or interconnect fault stranded is in §3 as lost to faults";
+    } else if (f.id.starts_with("nvlink-") || f.id.starts_with("pcie-") ||
+               f.id == "row-remap-failure") {
+        r.basis = "an interconnect or memory fault slows or endangers every job on the card; "
+                  "what it costs is not estimated";
     } else if (f.id == "imbalance") {
         r.basis = "the identity's GPU-hours and cost are in §4 and §7; what rebalancing wins "
                   "back is not estimated";

@@ -2,8 +2,10 @@
 // The `health` object of the JSON report (§9): null wherever the text report says "n/a".
 #include "audit/health.hpp"
 #include "core/time.hpp"
+#include "report/fabric_render.hpp"
 #include "report/json_sections.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace gua::report {
@@ -93,6 +95,14 @@ nlohmann::json health_json(const ReportModel& m) {
                         {"memory", memory_json(g.memory)},
                         {"busy_but_light", light_json(g.light)},
                         {"gpm", gpm_json(g.gpm)}});
+    }
+    // Only where the driver gave some card an interconnect or bus reading (older files, and
+    // drivers without them, keep their shape).
+    if (std::any_of(h.gpus.begin(), h.gpus.end(),
+                    [](const GpuHealthRow& g) { return fabric_read(g.fabric); })) {
+        for (std::size_t i = 0; i < h.gpus.size(); ++i) {
+            gpus[i]["fabric"] = fabric_json(h.gpus[i].fabric);
+        }
     }
     json ids = json::array();
     for (const IdentityEnergyRow& r : h.identities) {

@@ -297,11 +297,13 @@ struct GpuHealthRow {
     MemoryFigures memory;
     LightFigures light;
     GpmFigures gpm;
+    audit::FabricTotals fabric; ///< NVLink, PCIe and row remapping (0 known time: "n/a")
 };
 
 /// §9: a finding on one card (docs/health.md): `id` is "thermal-throttling", "power-capping",
-/// "memory-pressure", "ghost-memory", "busy-but-light", "imbalance", "tensor-idle" or
-/// "dram-bound".
+/// "memory-pressure", "ghost-memory", "busy-but-light", "imbalance", "tensor-idle",
+/// "dram-bound", "nvlink-errors", "nvlink-down", "pcie-degraded", "pcie-replays" or
+/// "row-remap-failure".
 using HealthFinding = audit::HealthFinding;
 
 /// §9: the energy of one identity's attributed (active + idle-held) time.

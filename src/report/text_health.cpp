@@ -2,10 +2,12 @@
 // §9 Health as text: formatting only, every number comes from the model; "n/a" where no reading.
 #include "core/time.hpp"
 #include "core/units.hpp"
+#include "report/fabric_render.hpp"
 #include "report/text_sections.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gua::report {
@@ -192,6 +194,19 @@ void light_table(std::string& out, const HealthSection& h, const std::string& cu
     }
 }
 
+/// NVLink, PCIe and row remapping: shown when the driver gave any of these readings for some
+/// card, then for every card ("n/a" where not read).
+void fabric_table(std::string& out, const HealthSection& h) {
+    if (std::none_of(h.gpus.begin(), h.gpus.end(),
+                     [](const GpuHealthRow& g) { return fabric_read(g.fabric); })) {
+        return;
+    }
+    out += "  interconnect and bus (rates per hour of the time read)\n";
+    for (const GpuHealthRow& g : h.gpus) {
+        out += fabric_text_line(g.index, g.fabric);
+    }
+}
+
 void findings(std::string& out, const HealthSection& h) {
     if (h.findings.empty()) {
         return;
@@ -222,6 +237,7 @@ void render_health_text(std::string& out, const ReportModel& m) {
     memory_table(out, h);
     gpm_table(out, h);
     light_table(out, h, h.currency);
+    fabric_table(out, h);
     findings(out, h);
 }
 

@@ -65,8 +65,11 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned i
         if (link >= d.nvlink_links) {
             return NVML_ERROR_INVALID_ARGUMENT;
         }
+        const double now = drv().now();
         const bool down =
-            std::find(d.nvlink_down.begin(), d.nvlink_down.end(), link) != d.nvlink_down.end();
+            std::find(d.nvlink_down.begin(), d.nvlink_down.end(), link) != d.nvlink_down.end() ||
+            std::any_of(d.nvlink_down_at.begin(), d.nvlink_down_at.end(),
+                        [&](const auto& at) { return at.first == link && now >= at.second; });
         *active = down ? 0 : 1;
         return NVML_SUCCESS;
     });

@@ -235,6 +235,13 @@ GUA_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count,
                 return &d.pcie_replays;
             case NVML_FI_DEV_REMAPPED_FAILURE:
                 return &d.remap_failure;
+            // The totals over all links: link 0's series (the other links count none).
+            case NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL:
+                return d.nvlink_links > 0 ? &d.nvlink_replay : nullptr;
+            case NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL:
+                return d.nvlink_links > 0 ? &d.nvlink_recovery : nullptr;
+            case NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL:
+                return d.nvlink_links > 0 ? &d.nvlink_crc : nullptr;
             default:
                 return nullptr;
             }

@@ -189,6 +189,7 @@ Device parse_device(const json& j, std::size_t index) {
     const json nvlink = get_or(j, "nvlink", json::object());
     d.nvlink_links = get_or(nvlink, "links", 0u);
     d.nvlink_down = get_or(nvlink, "down", std::vector<unsigned int>{});
+    d.nvlink_down_at = get_or(nvlink, "down_at", std::vector<std::pair<unsigned int, double>>{});
     d.nvlink_replay = series(nvlink, "replay", 0);
     d.nvlink_recovery = series(nvlink, "recovery", 0);
     d.nvlink_crc = series(nvlink, "crc_flit", 0);

@@ -76,6 +76,8 @@ struct Device {
     Series pcie_gen, pcie_width, remap_failure, nvlink_replay, nvlink_recovery, nvlink_crc;
     unsigned int pcie_gen_max = 5, pcie_width_max = 16, persistence_mode = 1, nvlink_links = 0;
     std::vector<unsigned int> nvlink_down;
+    /// Links that go down at a scenario time: (link, seconds); down from then on.
+    std::vector<std::pair<unsigned int, double>> nvlink_down_at;
     Gpm gpm;
     double util_period_s = 1.0 / 6.0;
     std::size_t ring_size = 100;

@@ -34,7 +34,7 @@ TEST(FleetRules, PromtoolChecksAndTestsTheShippedHealthAlerts) {
     const std::string dir = std::string(GUA_SOURCE_DIR) + "/packaging/";
     const test::RunResult check = test::run(k_promtool, {"check", "rules", dir + "gua-alerts.yml"});
     EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
-    EXPECT_NE(check.out.find("11 rules found"), std::string::npos) << check.out;
+    EXPECT_NE(check.out.find("14 rules found"), std::string::npos) << check.out;
     const test::RunResult unit =
         test::run(k_promtool, {"test", "rules", dir + "gua-alerts.test.yml"});
     EXPECT_EQ(unit.exit_code, 0) << unit.out << unit.err;

@@ -96,7 +96,8 @@ ReportModel full_model() {
         GpuHealthRow{0, "GPU-0a7c3e1f", "NVIDIA H100", EnergyFigures{}, ThrottleFigures{},
                      MemoryFigures{1, 0.5, 0.5, 1, 2.0, 1'000'000, 2'000'000},
                      LightFigures{"gpm", 1, 0.5, 0.5, 100},
-                     GpmFigures{1, {1, 1, 1, 1, 1, 1, 1}, {0.9, 0.4, 0.02, 0.7, 0.0, 0.5, 0.1}}});
+                     GpmFigures{1, {1, 1, 1, 1, 1, 1, 1}, {0.9, 0.4, 0.02, 0.7, 0.0, 0.5, 0.1}},
+                     audit::FabricTotals{}});
     h.findings.push_back(HealthFinding{"thermal-throttling", 0, 0.2, "x"});
     h.identities.push_back(IdentityEnergyRow{"alice", 1.5, 2.0, 2.0,
                                              LightFigures{"power", 1, 0.5, 0.5, std::nullopt}});

@@ -127,6 +127,8 @@ TEST(EvidenceUpgrade, SchemaEightFileOfTheSameWorkloadReportsTheSame) {
             rolled_identities += i.totals.health;
         }
     }
+    // The interconnect and bus totals (schema 17) are not in the rollups' evidence yet: raw only.
+    raw_cards.fabric = audit::FabricTotals{};
     EXPECT_EQ(rolled_cards, raw_cards);
     EXPECT_EQ(rolled_identities, raw_identities);
 }
