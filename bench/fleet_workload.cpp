@@ -30,6 +30,7 @@ struct Card {
     double job_watts = 0;       ///< the running job's typical draw
     bool power_capped = false;  ///< the job runs into the power limit
     std::int64_t ghost_mib = 0; ///< memory a crashed job left behind, until the card is reset
+    bool link_read_busy = false; ///< the daemon has read the PCIe link while the card was busy
     double temperature = 32;
     double mem_temperature = 38;
     std::int64_t energy_mj_remainder = 0;
@@ -67,13 +68,15 @@ void add_health(Card& card, const FleetOptions& o, double util, std::mt19937_64&
     h.remapped_rows_unc = 0;
     h.remap_pending = 0;
     // Interconnect and bus (A100-SXM4: 12 NVLink links, PCIe gen4 x16): no errors, every link
-    // up, the link at gen4 under load and at gen1 when idle (the driver saves power).
+    // up, the link at gen4 under load and at gen1 when idle (the driver saves power); the daemon
+    // keeps the reading of its latest busy poll, so gen1 only until the card is first busy.
     h.nvlink_replays = 0;
     h.nvlink_recoveries = 0;
     h.nvlink_crc_errors = 0;
     h.nvlink_links = 12;
     h.nvlink_links_active = 12;
-    h.pcie_gen = card.phase == Phase::run ? 4 : 1;
+    card.link_read_busy = card.link_read_busy || (card.phase == Phase::run && util > 0);
+    h.pcie_gen = card.link_read_busy ? 4 : 1;
     h.pcie_gen_max = 4;
     h.pcie_width = 16;
     h.pcie_width_max = 16;

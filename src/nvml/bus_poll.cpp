@@ -31,12 +31,28 @@ void read_links(const Library& lib, nvmlDevice_t handle, BusHold& hold) {
     hold.nvlink_active = links > 0 ? std::optional(active) : std::nullopt;
 }
 
+/// The current PCIe generation and width: read every poll, kept when the card is busy or has not
+/// been busy yet.
+void read_pcie_link(const Library& lib, Card& card, bool busy) {
+    BusHold& hold = card.bus;
+    const std::optional<std::int64_t> gen =
+        uint_of<Entry::device_get_curr_pcie_link_generation>(lib, card.handle);
+    const std::optional<std::int64_t> width =
+        uint_of<Entry::device_get_curr_pcie_link_width>(lib, card.handle);
+    if (busy || !hold.pcie_read_busy) {
+        hold.pcie_gen = gen;
+        hold.pcie_width = width;
+        hold.pcie_read_busy = busy && gen && width;
+    }
+}
+
 } // namespace
 
-void read_bus(const Library& lib, Card& card, TimeUs now, telemetry::CardReadings& r) {
-    r.pcie_gen = uint_of<Entry::device_get_curr_pcie_link_generation>(lib, card.handle);
-    r.pcie_width = uint_of<Entry::device_get_curr_pcie_link_width>(lib, card.handle);
+void read_bus(const Library& lib, Card& card, TimeUs now, bool busy, telemetry::CardReadings& r) {
+    read_pcie_link(lib, card, busy);
     BusHold& hold = card.bus;
+    r.pcie_gen = hold.pcie_gen;
+    r.pcie_width = hold.pcie_width;
     if (!hold.read_at || now < *hold.read_at || now - *hold.read_at >= k_bus_hold_us) {
         hold.read_at = now;
         hold.pcie_gen_max = uint_of<Entry::device_get_max_pcie_link_generation>(lib, card.handle);

@@ -31,10 +31,13 @@ struct NvmlDiagnostics {
     int junk_power_readings = 0;     ///< power draws or limits outside what a card can have
 };
 
-/// The readings of a card that bus_poll.cpp reads at most every k_bus_hold_us, held in between.
+/// The readings of a card that bus_poll.cpp holds between polls: the maxima and link states read
+/// at most every k_bus_hold_us, and the PCIe link as last read while the card was busy.
 struct BusHold {
     std::optional<TimeUs> read_at; ///< wall time of the last read (nullopt: never)
     std::optional<std::int64_t> pcie_gen_max, pcie_width_max, nvlink_links, nvlink_active;
+    std::optional<std::int64_t> pcie_gen, pcie_width; ///< at the latest busy poll (else latest)
+    bool pcie_read_busy = false; ///< pcie_gen and pcie_width come from a busy poll
 };
 
 /// One card: a physical GPU, or a MIG instance of one.

@@ -465,7 +465,8 @@ void read_sensors(const Library& lib, Card& card, TimeUs now, Status& status, So
         poll.readings.clock_events = static_cast<std::int64_t>(wide & 0x7FFFFFFFFFFFFFFFULL);
     }
     read_field_values(lib, card, status, poll.readings);
-    read_bus(lib, card, now, poll.readings);
+    const bool busy = !poll.util.empty() && poll.util.back().pct > 0;
+    read_bus(lib, card, now, busy, poll.readings);
 }
 
 } // namespace

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace gua::nvml {
 namespace bus_poll_test { // named after the file: unique in a unity batch
 
@@ -58,6 +61,37 @@ TEST(BusPoll, ReadsEachPollAndHoldsTheLinkStatesForThirtySeconds) {
 
     fake.set_time(45);
     EXPECT_EQ(source->poll(wall_at(45)).at(0).readings.remap_failure, 1);
+}
+
+TEST(BusPoll, AnIdleCardsLoweredLinkKeepsTheLatestBusyReading) {
+    // Busy at gen 4 until 10 s, idle (the driver lowers the link to gen 1) until 20 s, busy again
+    // on a link that trained at gen 2 only from 20 s.
+    json card = {{"uuid", "GPU-0"},
+                 {"util", {{0, 80}, {10, 0}, {20, 90}}},
+                 {"pcie", {{"gen", {{0, 4}, {10, 1}, {20, 2}}}, {"width", {{0, 16}}}}}};
+    FakeDriver fake(json{{"devices", {card}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    source->poll(wall_at(0));
+    for (const auto& [t, gen] : std::vector<std::pair<int, int>>{
+             {5, 4}, {15, 4}, {19, 4}, {25, 2}, {29, 2}}) {
+        fake.set_time(t);
+        const auto poll = source->poll(wall_at(t)).at(0);
+        EXPECT_EQ(poll.readings.pcie_gen, gen) << "at " << t << " s";
+        EXPECT_EQ(poll.readings.pcie_width, 16);
+    }
+}
+
+TEST(BusPoll, ACardNeverBusyReportsItsLatestLink) {
+    json card = {{"uuid", "GPU-0"},
+                 {"util", {{0, 0}}},
+                 {"pcie", {{"gen", {{0, 3}, {10, 1}}}, {"width", {{0, 16}}}}}};
+    FakeDriver fake(json{{"devices", {card}}});
+    auto source = fake.source();
+    ASSERT_TRUE(source);
+    EXPECT_EQ(source->poll(wall_at(0)).at(0).readings.pcie_gen, 3);
+    fake.set_time(15);
+    EXPECT_EQ(source->poll(wall_at(15)).at(0).readings.pcie_gen, 1);
 }
 
 TEST(BusPoll, ACardWithoutTheReadingsGetsNoneNeverZero) {
