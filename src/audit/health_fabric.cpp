@@ -47,14 +47,32 @@ void add_nvlink(const CardTick& tick, DurationUs span, FabricTotals& out) {
     }
 }
 
+/// Adds the replay counter readings of `o` (a later span) to `out`: the increase from `out`'s
+/// latest reading to `o`'s first counts over `o`'s first tick, unless the counter went back (the
+/// driver was reloaded).
+void add_replay_counter(const FabricTotals& o, FabricTotals& out) {
+    if (o.pcie_replay_read_us <= 0) {
+        return;
+    }
+    if (out.pcie_replay_read_us <= 0) {
+        out.pcie_replay_first = o.pcie_replay_first;
+        out.pcie_replay_first_us = o.pcie_replay_first_us;
+    } else if (o.pcie_replay_first >= out.pcie_replay_last) {
+        out.pcie_replay_known_us += o.pcie_replay_first_us;
+        out.pcie_replays += o.pcie_replay_first - out.pcie_replay_last;
+    }
+    out.pcie_replay_read_us += o.pcie_replay_read_us;
+    out.pcie_replay_last = o.pcie_replay_last;
+}
+
 void add_pcie(const CardTick& tick, DurationUs span, DurationUs active, FabricTotals& out) {
     const CardReadings& r = tick.readings;
     if (r.pcie_replays) {
-        if (out.pcie_replay_last && *r.pcie_replays >= *out.pcie_replay_last) {
-            out.pcie_replay_known_us += span; // a counter that went back: driver reloaded
-            out.pcie_replays += *r.pcie_replays - *out.pcie_replay_last;
-        }
-        out.pcie_replay_last = r.pcie_replays;
+        FabricTotals one;
+        one.pcie_replay_read_us = std::max<DurationUs>(span, 1);
+        one.pcie_replay_first = one.pcie_replay_last = *r.pcie_replays;
+        one.pcie_replay_first_us = span;
+        add_replay_counter(one, out);
     }
     if (!r.pcie_gen || !r.pcie_gen_max || !r.pcie_width || !r.pcie_width_max) {
         return;
@@ -127,11 +145,9 @@ FabricTotals& FabricTotals::operator+=(const FabricTotals& o) {
     pcie_gen_max = std::max(pcie_gen_max, o.pcie_gen_max);
     pcie_width_max = std::max(pcie_width_max, o.pcie_width_max);
     pcie_degraded_seen += o.pcie_degraded_seen;
+    add_replay_counter(o, *this);
     pcie_replay_known_us += o.pcie_replay_known_us;
     pcie_replays += o.pcie_replays;
-    if (o.pcie_replay_last) {
-        pcie_replay_last = o.pcie_replay_last;
-    }
     remap_known_us += o.remap_known_us;
     remap_failed_us += o.remap_failed_us;
     remap_failed_seen += o.remap_failed_seen;

@@ -57,8 +57,14 @@ struct FabricTotals {
     SeenSpan pcie_degraded_seen;
     DurationUs pcie_replay_known_us = 0; ///< time between consecutive replay counter readings
     std::int64_t pcie_replays = 0;       ///< Σ increases of the counter over that time
-    /// The latest replay counter reading (card-ticks come in time order): state, not a sum.
-    std::optional<std::int64_t> pcie_replay_last;
+    /// The replay counter as a running total (card-ticks and rollup hours come in time order):
+    /// the time with a reading (0: never read, the readings below mean nothing), the first
+    /// reading and its tick's time (the increase to it is counted when totals of an earlier span
+    /// are added before), and the latest reading.
+    DurationUs pcie_replay_read_us = 0;
+    std::int64_t pcie_replay_first = 0;
+    DurationUs pcie_replay_first_us = 0;
+    std::int64_t pcie_replay_last = 0;
     DurationUs remap_known_us = 0;  ///< time with the remapper's failure flag read
     DurationUs remap_failed_us = 0; ///< of it, time with the flag set
     SeenSpan remap_failed_seen;

@@ -20,7 +20,7 @@ namespace {
 
 using evidence_format::Field;
 
-constexpr std::size_t k_field_count = 94;
+constexpr std::size_t k_field_count = 126;
 
 /// The field table being filled, in ascending number order: each call gives the number of its
 /// first member, the members after it take the numbers that follow.
@@ -59,6 +59,22 @@ class FieldTable {
     std::array<Field, k_field_count> m_fields{};
     std::size_t m_size = 0;
 };
+
+/// Schema 17: the interconnect and bus totals (audit/health_fabric.hpp), numbers 94–125.
+void add_fabric_fields(FieldTable& f, audit::FabricTotals& x) {
+    f.add_each(94, x.nvlink_known_us);
+    f.add_each(97, x.nvlink_errors);
+    f.add(100, x.nvlink_errors_seen.first_us, x.nvlink_errors_seen.last_end_us, x.links_known_us,
+          x.links_down_us, x.links, x.links_active_min, x.links_down_seen.first_us,
+          x.links_down_seen.last_end_us);
+    f.add(108, x.pcie_known_active_us, x.pcie_degraded_active_us, x.pcie_gen_max,
+          x.pcie_width_max, x.pcie_gen_low, x.pcie_width_low, x.pcie_degraded_seen.first_us,
+          x.pcie_degraded_seen.last_end_us);
+    f.add(116, x.pcie_replay_known_us, x.pcie_replays, x.pcie_replay_read_us,
+          x.pcie_replay_first, x.pcie_replay_first_us, x.pcie_replay_last);
+    f.add(122, x.remap_known_us, x.remap_failed_us, x.remap_failed_seen.first_us,
+          x.remap_failed_seen.last_end_us);
+}
 
 std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     audit::PoolTimes& pools = t.pools;
@@ -99,6 +115,7 @@ std::array<Field, k_field_count> fields_of(audit::GpuTotals& t) {
     f.add(92, v.allocation_unknown_us);
     // Energy of allocated-unused time (counted as unmeasured before; 0 in older rows).
     f.add(93, e.state_mj[4]);
+    add_fabric_fields(f, t.health.fabric);
     return f.fields();
 }
 
