@@ -78,6 +78,10 @@ TickState tick_state(const CardTick& tick, const Thresholds& thresholds) {
 FaultSpan fault_span(TimeUs at, std::vector<TickState> ticks) {
     std::sort(ticks.begin(), ticks.end(),
               [](const TickState& a, const TickState& b) { return a.t0 < b.t0; });
+    return fault_span_sorted(at, ticks).span;
+}
+
+FaultSpanEnd fault_span_sorted(TimeUs at, std::span<const TickState> ticks) {
     TimeUs cursor = at;
     for (const TickState& t : ticks) {
         if (t.end <= cursor) {
@@ -88,11 +92,11 @@ FaultSpan fault_span(TimeUs at, std::vector<TickState> ticks) {
             continue;
         }
         if (t.t0 - cursor > span_gap(t.end - t.t0) || !t.stuck) {
-            break;
+            return FaultSpanEnd{FaultSpan{at, cursor}, true};
         }
         cursor = t.end;
     }
-    return FaultSpan{at, cursor};
+    return FaultSpanEnd{FaultSpan{at, cursor}, false};
 }
 
 void take_lost_to_faults(StateTimes& states, DurationUs lost_us, DurationUs duration_us) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <vector>
 
 namespace gua::audit {
@@ -58,6 +59,14 @@ TickState tick_state(const CardTick& tick, const Thresholds& thresholds);
 /// its holders left, or it was lost and is unmeasured). Empty (from == to) when no tick holds
 /// or follows `at`.
 FaultSpan fault_span(TimeUs at, std::vector<TickState> ticks);
+
+/// fault_span() over `ticks` sorted by start, and whether the span is closed: a tick after it
+/// ended it (busy again, released, or after a gap), so that ticks further on cannot extend it.
+struct FaultSpanEnd {
+    FaultSpan span;
+    bool closed = false;
+};
+FaultSpanEnd fault_span_sorted(TimeUs at, std::span<const TickState> ticks);
 
 /// Moves the part of `states.idle_held` that falls in `lost_us` of the tick's `duration_us`
 /// (pro rata, rounded to the microsecond) to `states.lost_to_faults`; the total is unchanged.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace gua::report {
@@ -34,37 +35,94 @@ std::vector<Stranding> strandings(store::Database& db, const std::vector<store::
     return out;
 }
 
+/// The card-ticks that decide where the spans of `faults` (sorted by time) end, scanned in
+/// stretches: from an hour before a fault (so that the tick it came in is among them) for two
+/// hours, then twice as long each time while a span is still open, and on from an hour before
+/// the next fault once all are closed. A span usually closes within minutes, so a fault early in
+/// a long window costs a few hours of raw card-ticks, not the rest of the window.
+class SpanScan {
+  public:
+    SpanScan(store::Reader& reader, const audit::Thresholds& thresholds,
+             const std::vector<Stranding>& faults, TimeUs to)
+        : m_reader(reader), m_thresholds(thresholds), m_faults(faults), m_to(to) {
+        for (const Stranding& f : faults) {
+            m_first_at.emplace(f.gpu, f.at); // sorted: the first is the card's earliest
+        }
+    }
+
+    audit::FaultSpans run() {
+        TimeUs from = m_faults.front().at - k_us_per_hour;
+        DurationUs width = 2 * k_us_per_hour;
+        while (from < m_to) {
+            const TimeUs until = width >= m_to - from ? m_to : from + width;
+            scan(from, until);
+            const std::optional<TimeUs> next = next_fault(until);
+            if (until >= m_to || (!open(until) && !next)) {
+                break;
+            }
+            if (open(until)) {
+                width = std::min<DurationUs>(width, m_to - from) * 2;
+                from = until;
+            } else {
+                from = std::max(until, *next - k_us_per_hour);
+                width = 2 * k_us_per_hour;
+            }
+        }
+        audit::FaultSpans spans;
+        for (const Stranding& f : m_faults) {
+            const audit::FaultSpan s = audit::fault_span_sorted(f.at, m_ticks[f.gpu]).span;
+            spans.add(f.gpu, s.from, s.to);
+        }
+        return spans;
+    }
+
+  private:
+    void scan(TimeUs from, TimeUs until) {
+        m_reader.scan(from, until, [&](const audit::CardTick& tick) {
+            const auto f = m_first_at.find(tick.gpu);
+            if (f != m_first_at.end() && tick.t0 + tick.duration_us > f->second) {
+                m_ticks[tick.gpu].push_back(audit::tick_state(tick, m_thresholds));
+            }
+        });
+        for (auto& [gpu, ticks] : m_ticks) {
+            std::stable_sort(ticks.begin(), ticks.end(), [](const auto& a, const auto& b) {
+                return a.t0 < b.t0;
+            });
+        }
+    }
+    /// True when a fault before `until` has a span that ticks after `until` could extend.
+    bool open(TimeUs until) {
+        return std::any_of(m_faults.begin(), m_faults.end(), [&](const Stranding& f) {
+            return f.at < until && !audit::fault_span_sorted(f.at, m_ticks[f.gpu]).closed;
+        });
+    }
+    /// The first fault at or after `until`.
+    std::optional<TimeUs> next_fault(TimeUs until) const {
+        const auto it = std::find_if(m_faults.begin(), m_faults.end(),
+                                     [&](const Stranding& f) { return f.at >= until; });
+        return it == m_faults.end() ? std::nullopt : std::optional(it->at);
+    }
+
+    store::Reader& m_reader;
+    const audit::Thresholds& m_thresholds;
+    const std::vector<Stranding>& m_faults;
+    TimeUs m_to;
+    std::map<std::uint32_t, TimeUs> m_first_at;
+    std::map<std::uint32_t, std::vector<audit::TickState>> m_ticks;
+};
+
 } // namespace
 
 audit::FaultSpans fault_loss_spans(store::Database& db, store::Reader& reader,
                                    const std::vector<store::GpuRow>& gpus,
                                    const audit::Thresholds& thresholds, TimeUs from, TimeUs to) {
-    audit::FaultSpans spans;
-    const std::vector<Stranding> faults = strandings(db, gpus, from, to);
+    std::vector<Stranding> faults = strandings(db, gpus, from, to);
     if (faults.empty()) {
-        return spans;
+        return {};
     }
-    std::map<std::uint32_t, TimeUs> first_at; // per card: its earliest fault
-    for (const Stranding& f : faults) {
-        const auto [it, added] = first_at.emplace(f.gpu, f.at);
-        it->second = std::min(it->second, f.at);
-    }
-    const TimeUs scan_from = std::min_element(faults.begin(), faults.end(), [](auto& a, auto& b) {
-                                 return a.at < b.at;
-                             })->at;
-    std::map<std::uint32_t, std::vector<audit::TickState>> ticks;
-    // From an hour earlier, so that the tick a fault came in is among them.
-    reader.scan(scan_from - k_us_per_hour, to, [&](const audit::CardTick& tick) {
-        const auto f = first_at.find(tick.gpu);
-        if (f != first_at.end() && tick.t0 + tick.duration_us > f->second) {
-            ticks[tick.gpu].push_back(audit::tick_state(tick, thresholds));
-        }
-    });
-    for (const Stranding& f : faults) {
-        const audit::FaultSpan s = audit::fault_span(f.at, ticks[f.gpu]);
-        spans.add(f.gpu, s.from, s.to);
-    }
-    return spans;
+    std::stable_sort(faults.begin(), faults.end(),
+                     [](const Stranding& a, const Stranding& b) { return a.at < b.at; });
+    return SpanScan(reader, thresholds, faults, to).run();
 }
 
 } // namespace gua::report

@@ -50,6 +50,21 @@ TEST(FaultLoss, SpanStopsAtAGapAndIsEmptyWithoutTicks) {
     EXPECT_EQ(fault_span(k_t0 + 5 * k_s, later), (FaultSpan{k_t0 + 5 * k_s, k_t0 + 20 * k_s}));
 }
 
+TEST(FaultLoss, ASpanIsClosedOnlyWhenALaterTickEndedIt) {
+    // What lets the report scan a few hours past a fault instead of the rest of the window.
+    const std::vector<TickState> stuck{at(0, true), at(1, true), at(2, true)};
+    const FaultSpanEnd open = fault_span_sorted(k_t0 + 5 * k_s, stuck);
+    EXPECT_EQ(open.span, (FaultSpan{k_t0 + 5 * k_s, k_t0 + 30 * k_s}));
+    EXPECT_FALSE(open.closed) << "ticks after 30 s may still extend it";
+    const std::vector<TickState> busy_again{at(0, true), at(1, true), at(2, false)};
+    EXPECT_TRUE(fault_span_sorted(k_t0 + 5 * k_s, busy_again).closed);
+    const std::vector<TickState> gap{at(0, true), at(40, true)};
+    const FaultSpanEnd after_gap = fault_span_sorted(k_t0 + 5 * k_s, gap);
+    EXPECT_TRUE(after_gap.closed) << "a tick after a gap longer than a minute ends it";
+    EXPECT_EQ(after_gap.span.to, k_t0 + 10 * k_s);
+    EXPECT_FALSE(fault_span_sorted(k_t0, {}).closed);
+}
+
 TEST(FaultLoss, SpansOfOneCardMergeAndCountOnce) {
     FaultSpans spans;
     spans.add(0, k_t0 + 10 * k_s, k_t0 + 30 * k_s);
