@@ -185,7 +185,7 @@ namespace {
 /// beyond this many bytes: a block where an allocation starts or ends on a card (a slot that keeps
 /// every code, six times for the edge tick) then closes where it would without allocations
 /// instead of a few ticks earlier, which made 3 % more blocks, each repeating its layout and
-/// constant streams. Two such blocks still share a 4 kB page; a block whose allocations change
+/// constant streams. Such a block still fits a 4 kB page; a block whose allocations change
 /// often (many cards, many edges) still closes at k_max_bytes.
 constexpr std::size_t k_allocation_allowance = 128;
 

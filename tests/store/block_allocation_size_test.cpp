@@ -12,16 +12,16 @@ namespace gua::store {
 namespace block_allocation_size_test { // named after the file: unique in a unity batch
 
 constexpr TimeUs k_start = 1777593600LL * k_us_per_second; // an hour boundary
-constexpr DurationUs k_tick = 30 * k_us_per_second;
+constexpr DurationUs k_tick = 10 * k_us_per_second;
 constexpr int k_cards = 12;
-constexpr int k_ticks = 120; // the hour
+constexpr int k_ticks = 360; // the hour
 // What the allocation streams may add beyond BlockBuilder::k_max_bytes before they count.
 constexpr std::size_t k_allowance = 128;
 
 enum class Allocations { none, one_edge, churn };
 
 /// Tick `k` of 12 idle cards whose power, clock and temperature change every tick (so blocks
-/// close on size, a few times an hour): with `one_edge`, card 3 is allocated until 13 s into
+/// close on size, a few times an hour): with `one_edge`, card 3 is allocated until 7 s into
 /// tick 40; with `churn`, every card is allocated for a different part of every tick.
 telemetry::Tick tick(int k, Allocations allocations) {
     telemetry::Tick t;
@@ -41,10 +41,10 @@ telemetry::Tick tick(int k, Allocations allocations) {
         card.readings.sm_clock_mhz = 1410 + mix % 570;
         card.readings.temperature_c = 30 + mix % 50;
         if (allocations == Allocations::one_edge && c == 3 && k <= 40) {
-            const DurationUs d = k < 40 ? k_tick : 13 * k_us_per_second;
+            const DurationUs d = k < 40 ? k_tick : 7 * k_us_per_second;
             card.allocation = telemetry::AllocationTimes{d, 0, 0, d, 0, 0};
         } else if (allocations == Allocations::churn) {
-            const DurationUs d = ((k * 31 + c * 17) % 29 + 1) * k_us_per_second;
+            const DurationUs d = ((k * 31 + c * 17) % 9 + 1) * k_us_per_second;
             card.allocation = telemetry::AllocationTimes{d, 0, 0, d, 0, 0};
         }
         t.cards.push_back(card);

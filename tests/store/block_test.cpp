@@ -260,7 +260,7 @@ std::vector<std::pair<std::size_t, std::size_t>> block_sizes(int procs_per_card,
 // a block lasts many ticks instead of one or two. Small layouts keep sharing the budget.
 TEST(Blocks, ALargeLayoutLeavesTheStreamsAWholeBudget) {
     std::vector<std::int64_t> lengths;
-    const auto large = block_sizes(16, 100, lengths);
+    const auto large = block_sizes(32, 100, lengths);
     ASSERT_GE(large.size(), 2u);
     EXPECT_GT(large[0].first, BlockBuilder::k_max_bytes / 2);
     for (std::size_t b = 0; b < large.size(); ++b) {
@@ -269,7 +269,7 @@ TEST(Blocks, ALargeLayoutLeavesTheStreamsAWholeBudget) {
         EXPECT_LT(large[b].second, BlockBuilder::k_max_bytes + 250) << b; // a tick more at most
     }
     lengths.clear();
-    const auto small = block_sizes(1, 400, lengths);
+    const auto small = block_sizes(1, 1000, lengths);
     ASSERT_GE(small.size(), 2u);
     for (std::size_t b = 0; b < small.size(); ++b) {
         EXPECT_LT(small[b].first, BlockBuilder::k_max_bytes / 2) << b;
