@@ -221,7 +221,9 @@ void fill_holders(FleetCardNow& card, const CardSeries& s, const CounterTimeline
                 h.memory_mib = share * *card.memory_used_mib;
             }
             const StateRun run = holder_run(t, idle);
-            const bool whole = run.base == card_run.base || run.seconds >= card_run.seconds;
+            // On an idle-held card, a holder there since the card's run began has its length.
+            const bool whole = card.state == "idle-held" &&
+                               (run.base == card_run.base || run.seconds >= card_run.seconds);
             h.idle_held_s = whole && card.state_for_s ? *card.state_for_s : run.seconds;
             h.idle_held_at_least = whole ? card.state_for_at_least : run.at_least;
         } else if (growth(active, tick) > 0) {
@@ -258,6 +260,9 @@ BuiltCard build_card(const CardKey& key, const CardSeries& s) {
     }
     const std::string state = state_of_interval(b.timeline, *tick);
     card.as_of = b.timeline.times[*tick];
+    if (state.empty()) {
+        return b;
+    }
     card.state = card.last_state = state_name(state);
     b.run = state_run(b.timeline, state);
     card.state_for_s = b.run.seconds;
@@ -377,7 +382,11 @@ FleetNow read_fleet_now(PrometheusClient& prom, const FleetNowOptions& options, 
     read_gauges(c, built);
     for (BuiltCard& b : built) {
         FleetCardNow& card = b.card;
-        if (card.as_of) {
+        const auto host_it = hosts.find(card.host);
+        if (!card.as_of && host_it != hosts.end() && host_it->second.status == "ok") {
+            continue; // no tick in the window on a host that ticks: the card is gone
+        }
+        if (card.as_of && !card.last_state.empty()) {
             fill_holders(card, series.at({card.host, card.uuid}), b.timeline,
                          *newest_tick(b.timeline), b.run);
         }
