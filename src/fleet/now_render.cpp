@@ -140,15 +140,17 @@ std::string render_fleet_now_text(const FleetNow& fleet) {
         }
     }
     std::size_t host_w = 4;
+    std::size_t state_w = 5;
     for (const FleetCardNow& c : fleet.cards) {
         host_w = std::max(host_w, c.host.size());
+        state_w = std::max(state_w, fleet_state(c).size());
     }
     const auto row = [&](const std::string& host, const std::string& gpu, const std::string& state,
                          const std::string& since, const std::string& util,
                          const std::string& memory, const std::string& model,
                          const std::string& holders) {
-        return fmt::format("{:<{}}  {:>3}  {:<28}  {:>9}  {:>5}  {:>17}  {:<24}  {}\n", host,
-                           host_w, gpu, state, since, util, memory, model, holders);
+        return fmt::format("{:<{}}  {:>3}  {:<{}}  {:>9}  {:>5}  {:>19}  {:<24}  {}\n", host,
+                           host_w, gpu, state, state_w, since, util, memory, model, holders);
     };
     out += "\n" + row("HOST", "GPU", "STATE", "FOR", "UTIL", "MEMORY", "MODEL", "HOLDERS");
     for (const FleetCardNow& c : fleet.cards) {
