@@ -29,6 +29,14 @@ struct FleetHolderNow {
     bool idle_held_at_least = false;   ///< the streak reaches back past what was read
 };
 
+/// An allocation (Slurm job, pod, reservation) that owns a card now (gua_allocation_info).
+struct FleetAllocationNow {
+    std::string kind;
+    std::string id;
+    std::string user;
+    std::string account;
+};
+
 /// One card now.
 struct FleetCardNow {
     std::string host;
@@ -46,8 +54,9 @@ struct FleetCardNow {
     std::optional<double> util_pct;
     std::optional<double> memory_used_mib;
     std::optional<double> memory_total_mib;
-    std::vector<FleetHolderNow> holders; ///< most memory first
-    double waste_mib_s = 0;              ///< idle-held memory × time: the sort key
+    std::vector<FleetHolderNow> holders;         ///< most memory first
+    std::vector<FleetAllocationNow> allocations; ///< owning it now, where a source reports them
+    double waste_mib_s = 0;                      ///< idle-held memory × time: the sort key
 };
 
 /// One host (one value of the host label).

@@ -285,6 +285,13 @@ void read_gauges(FleetReadContext& c, std::vector<BuiltCard>& built) {
             }
         });
     };
+    fleet_instant(c, family(Family::allocation_info), [&](const PromLabels& l, double) {
+        const auto it = index.find({host_of(l, c.o.host_label), prom_label(l, "uuid")});
+        if (it != index.end()) {
+            it->second->allocations.push_back({prom_label(l, "kind"), prom_label(l, "id"),
+                                               prom_label(l, "user"), prom_label(l, "account")});
+        }
+    });
     gauge("gua_gpu_memory_used_bytes", 1.0 / 1048576, &FleetCardNow::memory_used_mib);
     gauge(family(Family::gpu_memory_total_bytes), 1.0 / 1048576, &FleetCardNow::memory_total_mib);
     gauge(family(Family::gpu_utilization_ratio), 100.0, &FleetCardNow::util_pct);

@@ -59,6 +59,10 @@ std::string fleet_holders(const FleetCardNow& c) {
             out += " (active)";
         }
     }
+    for (const FleetAllocationNow& a : c.allocations) {
+        out += out.empty() ? "" : ", ";
+        out += fmt::format("allocated to {} ({} {})", a.user.empty() ? "?" : a.user, a.kind, a.id);
+    }
     return out.empty() ? "-" : out;
 }
 
@@ -86,6 +90,11 @@ nlohmann::json fleet_card_json(const FleetCardNow& c) {
                            {"idle_held_s", fleet_opt(h.idle_held_s)},
                            {"idle_held_at_least", h.idle_held_at_least}});
     }
+    nlohmann::json allocations = nlohmann::json::array();
+    for (const FleetAllocationNow& a : c.allocations) {
+        allocations.push_back(
+            {{"kind", a.kind}, {"id", a.id}, {"user", a.user}, {"account", a.account}});
+    }
     const bool idle_held = c.state == "idle-held";
     return {{"host", c.host},
             {"host_status", c.host_status},
@@ -103,7 +112,8 @@ nlohmann::json fleet_card_json(const FleetCardNow& c) {
             {"memory_used_mib", fleet_opt(c.memory_used_mib, 10)},
             {"memory_total_mib", fleet_opt(c.memory_total_mib, 10)},
             {"idle_held_mib_hours", std::round(c.waste_mib_s / 3600 * 1000) / 1000},
-            {"holders", holders}};
+            {"holders", holders},
+            {"allocations", allocations}};
 }
 
 } // namespace

@@ -86,6 +86,16 @@ std::string respond(const std::string& q) {
                           {labels("gone"), 1}})
             .dump();
     }
+    if (q == "gua_allocation_info") {
+        return vector_of({{labels("ok", {{"gpu", "0"},
+                                         {"uuid", "GPU-ok"},
+                                         {"kind", "slurm"},
+                                         {"id", "4242"},
+                                         {"user", "alice"},
+                                         {"account", "ml"}}),
+                           1}})
+            .dump();
+    }
     if (q == "up") {
         return vector_of({{labels("ok"), 1}, {labels("stale"), 1}, {labels("down"), 0}}).dump();
     }
@@ -161,6 +171,10 @@ TEST(FleetNowRead, HostsAreOkStaleOrDownAndTheirCardsNeverIdle) {
     ASSERT_EQ(ok.holders.size(), 1u);
     EXPECT_EQ(ok.holders[0].user, "alice");
     EXPECT_DOUBLE_EQ(ok.holders[0].idle_held_s.value_or(-1), 5);
+    ASSERT_EQ(ok.allocations.size(), 1u);
+    EXPECT_EQ(ok.allocations[0].id, "4242");
+    EXPECT_EQ(ok.allocations[0].user, "alice");
+    EXPECT_NE(render_fleet_now_text(f).find("allocated to alice (slurm 4242)"), std::string::npos);
 
     for (const char* host : {"stale", "down", "gone"}) {
         const FleetCardNow& c = card_of(f, host);

@@ -274,11 +274,12 @@ TEST_F(FleetNowE2E, JsonShowsEachCardsStateHoldersAndIdleHeldTime) {
     EXPECT_EQ(keys(doc["hosts"][0]),
               (std::set<std::string>{"host", "status", "detail", "last_tick", "last_scrape",
                                      "tick_interval_s", "scrape_interval_s", "gpus"}));
-    EXPECT_EQ(keys(doc["gpus"][0]),
-              (std::set<std::string>{"host", "host_status", "gpu", "uuid", "model", "state",
-                                     "last_state", "state_for_s", "state_for_at_least",
-                                     "idle_held_s", "as_of", "utilization_pct", "memory_used_mib",
-                                     "memory_total_mib", "idle_held_mib_hours", "holders"}));
+    EXPECT_EQ(
+        keys(doc["gpus"][0]),
+        (std::set<std::string>{"host", "host_status", "gpu", "uuid", "model", "state", "last_state",
+                               "state_for_s", "state_for_at_least", "idle_held_s", "as_of",
+                               "utilization_pct", "memory_used_mib", "memory_total_mib",
+                               "idle_held_mib_hours", "holders", "allocations"}));
     EXPECT_EQ(keys(doc["gpus"][0]["holders"][0]),
               (std::set<std::string>{"user", "state", "memory_mib", "idle_held_s",
                                      "idle_held_at_least"}));
