@@ -3,6 +3,7 @@
 // running daemon's database, or by sampling NVML for a few seconds when no daemon records.
 #include "cli/command.hpp"
 #include "cli/live_flags.hpp"
+#include "cli/now_fleet.hpp"
 #include "core/fatal.hpp"
 #include "daemon/signals.hpp"
 #include "live/build.hpp"
@@ -22,10 +23,14 @@ namespace {
 
 struct NowCommandOptions {
     LiveFlags flags;
+    FleetNowFlags fleet;
     std::string format = "text";
 };
 
 int run(const NowCommandOptions& o) {
+    if (!o.fleet.url.empty()) {
+        return print_fleet_now(o.fleet, o.flags, o.format);
+    }
     const live::LiveOptions options = live_options(o.flags);
     const DurationUs sample_us = duration_flag("--sample", o.flags.sample);
     LiveDatabase live_db = open_live_database(o.flags);
@@ -68,6 +73,8 @@ Runner register_now(CLI::App& app) {
     cmd->add_option("--sample", o->flags.sample,
                     "How long to sample NVML when no daemon is recording")
         ->capture_default_str();
+    add_fleet_now_flags(*cmd, o->fleet);
+    cmd->get_option("--prometheus")->excludes("--sample");
     cmd->add_option("--format", o->format, "Output format")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();

@@ -5,6 +5,7 @@
 // separated by blank lines when stdout is not a terminal.
 #include "cli/command.hpp"
 #include "cli/live_flags.hpp"
+#include "cli/now_fleet.hpp"
 #include "core/fatal.hpp"
 #include "daemon/signals.hpp"
 #include "live/command_line.hpp"
@@ -22,6 +23,7 @@ namespace {
 
 struct TopCommandOptions {
     LiveFlags flags;
+    FleetNowFlags fleet;
     std::string interval = "2s";
     std::optional<std::uint64_t> count;
     bool readonly = false;
@@ -32,6 +34,9 @@ int run(const TopCommandOptions& o) {
     const DurationUs refresh_us = duration_flag("--interval", o.interval);
     if (refresh_us < 100 * k_us_per_ms) {
         throw Fatal("--interval: must be at least 100ms", ExitCode::usage);
+    }
+    if (!o.fleet.url.empty()) {
+        return run_fleet_top(o.fleet, o.flags, refresh_us, o.count);
     }
     LiveDatabase live_db = open_live_database(o.flags);
     store::Database* db = live_db.db.get();
@@ -90,6 +95,7 @@ Runner register_top(CLI::App& app) {
     cmd->add_option("--count", o->count, "Stop after this many frames");
     cmd->add_flag("--readonly", o->readonly,
                   "No signal keys: k and K (SIGTERM, SIGKILL to the selected holder) are off");
+    add_fleet_now_flags(*cmd, o->fleet);
     return [o] { return run(*o); };
 }
 

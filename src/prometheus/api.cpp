@@ -395,4 +395,10 @@ void PrometheusClient::parallel(const std::vector<std::function<void(PrometheusC
     }
 }
 
+void PrometheusClient::query_samples(
+    const std::string& promql, TimeUs at,
+    const std::function<void(PromLabels&, std::vector<std::pair<TimeUs, double>>&)>& sink) {
+    parse_answer(send("/api/v1/query", {{"query", promql}, {"time", prom_time(at)}}), m_base, sink);
+}
+
 } // namespace gua::report

@@ -87,6 +87,11 @@ class PrometheusClient {
     void query_range_each(
         const std::string& promql, TimeUs start, TimeUs end, DurationUs step,
         const std::function<void(PromLabels&, std::vector<std::pair<TimeUs, double>>&)>& sink);
+    /// Evaluates `promql`, a range selector such as `m[10m]`, at `at`, handing each series with
+    /// every raw sample of the range (scrape times and values, oldest first) to `sink`.
+    void query_samples(
+        const std::string& promql, TimeUs at,
+        const std::function<void(PromLabels&, std::vector<std::pair<TimeUs, double>>&)>& sink);
     /// The values of label `name` on the series that any of the selectors `match` selects in
     /// [start, end] (the server's index only: no sample is read).
     std::vector<std::string> label_values(const std::string& name,
