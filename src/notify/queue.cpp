@@ -86,7 +86,7 @@ void DeliveryQueue::run() {
         m_busy = true;
         lock.unlock();
         ++job.attempts;
-        const Result<void> result = job.transport->send(job.notice, &m_cancel);
+        const Result<void> result = attempt(job);
         lock.lock();
         const std::string line = finish(job, result);
         if (!line.empty() && m_options.log) {
@@ -95,6 +95,14 @@ void DeliveryQueue::run() {
             lock.lock();
         }
         m_busy = false;
+    }
+}
+
+Result<void> DeliveryQueue::attempt(const Job& job) {
+    try {
+        return job.transport->send(job.notice, &m_cancel);
+    } catch (const std::exception& e) { // libcurl not installed, out of memory
+        return Error{e.what()};
     }
 }
 

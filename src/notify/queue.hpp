@@ -69,6 +69,8 @@ class DeliveryQueue {
         std::chrono::steady_clock::time_point due;
     };
     void run();
+    /// One send of `job`; an exception (libcurl missing, no memory) becomes its error.
+    Result<void> attempt(const Job& job);
     /// Counts the attempt's result and requeues or ends the job; returns the log line ("" when
     /// delivered).
     std::string finish(Job& job, const Result<void>& result);

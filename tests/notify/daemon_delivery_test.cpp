@@ -57,12 +57,14 @@ TEST(DeliveryDaemon, AHangingReceiverIsRetriedWhileTicksKeepTheirSchedule) {
         [&] {
             log = s.log();
             return std::regex_search(
-                log, match, std::regex(R"(serving Prometheus metrics on http://127\.0\.0\.1:(\d+))"));
+                log, match,
+                std::regex(R"(serving Prometheus metrics on http://127\.0\.0\.1:(\d+))"));
         },
         std::chrono::seconds(30)))
         << log;
     const int port = std::stoi(match[1]);
-    const std::string delivered = R"(gua_notify_deliveries_total{transport="webhook.hook",outcome="delivered"})";
+    const std::string delivered =
+        R"(gua_notify_deliveries_total{transport="webhook.hook",outcome="delivered"})";
     ASSERT_TRUE(policy_e2e::eventually([&] { return sample(metrics(port), delivered) == 1; },
                                        std::chrono::seconds(40)))
         << s.log() << metrics(port);

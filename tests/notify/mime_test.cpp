@@ -11,9 +11,13 @@ namespace gua::notify {
 namespace mime_test { // named after the file: unique in a unity batch
 
 TEST(NotifyMime, Base64MatchesRfc4648Vectors) {
-    const std::vector<std::pair<std::string, std::string>> vectors{
-        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    const std::vector<std::pair<std::string, std::string>> vectors{{"", ""},
+                                                                   {"f", "Zg=="},
+                                                                   {"fo", "Zm8="},
+                                                                   {"foo", "Zm9v"},
+                                                                   {"foob", "Zm9vYg=="},
+                                                                   {"fooba", "Zm9vYmE="},
+                                                                   {"foobar", "Zm9vYmFy"}};
     for (const auto& [in, out] : vectors) {
         EXPECT_EQ(base64(in), out) << in;
     }
@@ -37,11 +41,10 @@ TEST(NotifyMime, NonAsciiSubjectsAreEncodedWordsPythonDecodes) {
         EXPECT_TRUE(word.starts_with("=?UTF-8?B?")) << word;
     }
     const test::RunResult r = test::run(
-        notify_test::k_python,
-        {"-c",
-         "import sys, email.header; print(str(email.header.make_header("
-         "email.header.decode_header(sys.argv[1]))), end='')",
-         encoded});
+        notify_test::k_python, {"-c",
+                                "import sys, email.header; print(str(email.header.make_header("
+                                "email.header.decode_header(sys.argv[1]))), end='')",
+                                encoded});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, subject);
 }
@@ -50,9 +53,8 @@ TEST(NotifyMime, DatesAreRfc5322InUtc) {
     const TimeUs t = 1'795'805'400 * k_us_per_second; // a moment in late November 2026
     const test::RunResult r = test::run(
         notify_test::k_python,
-        {"-c",
-         "import datetime, email.utils; print(email.utils.format_datetime("
-         "datetime.datetime.fromtimestamp(1795805400, datetime.timezone.utc)), end='')"});
+        {"-c", "import datetime, email.utils; print(email.utils.format_datetime("
+               "datetime.datetime.fromtimestamp(1795805400, datetime.timezone.utc)), end='')"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(mail_date(t), r.out);
 }

@@ -41,9 +41,26 @@ inline void make_server_certificate(const test::TempDir& dir) {
                "[server]\nbasicConstraints = CA:FALSE\nsubjectAltName = IP:127.0.0.1\n"
                "extendedKeyUsage = serverAuth\n");
     const std::vector<std::vector<std::string>> steps{
-        {"req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", dir.file("ca.key"), "-out", dir.file("ca.pem"), "-days", "2",
-         "-config", dir.file("openssl.cnf"), "-extensions", "ca", "-subj", "/CN=gua-test-ca"},
+        {"req",
+         "-x509",
+         "-new",
+         "-newkey",
+         "ec",
+         "-pkeyopt",
+         "ec_paramgen_curve:prime256v1",
+         "-nodes",
+         "-keyout",
+         dir.file("ca.key"),
+         "-out",
+         dir.file("ca.pem"),
+         "-days",
+         "2",
+         "-config",
+         dir.file("openssl.cnf"),
+         "-extensions",
+         "ca",
+         "-subj",
+         "/CN=gua-test-ca"},
         {"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
          "-keyout", dir.file("server.key"), "-out", dir.file("server.csr"), "-config",
          dir.file("openssl.cnf"), "-subj", "/CN=127.0.0.1"},
@@ -70,9 +87,8 @@ inline Server start_server(const test::TempDir& dir, const std::string& name,
     std::vector<std::string> a{k_scripts + script};
     a.insert(a.end(), args.begin(), args.end());
     Server s;
-    s.process = std::make_unique<test::BackgroundProcess>(k_python, a,
-                                                          std::map<std::string, std::string>{},
-                                                          dir.path(), name);
+    s.process = std::make_unique<test::BackgroundProcess>(
+        k_python, a, std::map<std::string, std::string>{}, dir.path(), name);
     if (s.process->wait_for("ready ", 20s, 1, dir.file(name + ".out"))) {
         std::istringstream in(s.process->out());
         std::string word;
@@ -92,9 +108,9 @@ inline Server start_smtp(const test::TempDir& dir, const std::string& mail_dir,
 
 /// The HTTP receiver: 500 to the first `fail` posts after the first `hang` (never answered).
 inline Server start_receiver(const test::TempDir& dir, int fail = 0, int hang = 0) {
-    return start_server(dir, "receiver", "http_receiver.py",
-                        {"--dir", dir.path(), "--fail", std::to_string(fail), "--hang",
-                         std::to_string(hang)});
+    return start_server(
+        dir, "receiver", "http_receiver.py",
+        {"--dir", dir.path(), "--fail", std::to_string(fail), "--hang", std::to_string(hang)});
 }
 
 /// The posts the receiver recorded so far: {t, path, content_type, body}.

@@ -51,7 +51,7 @@ class DeliverySmtp : public ::testing::Test {
     }
 
     test::RunResult digest(std::vector<std::string> extra) const {
-        std::vector<std::string> args{"digest", "--db", m_db, "--config", m_dir.file("gua.toml"),
+        std::vector<std::string> args{"digest", "--db", m_db,   "--config", m_dir.file("gua.toml"),
                                       "--from", k_w1,   "--to", k_w2};
         args.insert(args.end(), extra.begin(), extra.end());
         return test::run_gua(args);
@@ -62,7 +62,8 @@ class DeliverySmtp : public ::testing::Test {
         std::vector<json> out;
         for (int n = 1; std::filesystem::exists(m_mail + "/" + std::to_string(n) + ".eml"); ++n) {
             const std::string base = m_mail + "/" + std::to_string(n);
-            const test::RunResult r = test::run(k_python, {k_scripts + "parse_mail.py", base + ".eml"});
+            const test::RunResult r =
+                test::run(k_python, {k_scripts + "parse_mail.py", base + ".eml"});
             EXPECT_EQ(r.exit_code, 0) << r.err;
             json m = json::parse(r.out);
             m["envelope"] = test::read_text(base + ".env");
@@ -94,19 +95,19 @@ TEST_F(DeliverySmtp, EveryDigestArrivesOverStartTlsWithAuthAndBothParts) {
     const test::RunResult r = digest({"--output-dir", out});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // Addresses: [digest.recipients], the admin's, user@domain for bob; team nlp has none.
-    const std::map<std::string, std::string> expected{
-        {"admin-admin", "ops@example.org"},
-        {"team-vision", "vision-leads@example.org"},
-        {"user-alice", "alice@example.org"},
-        {"user-bob", "bob@example.org"}};
+    const std::map<std::string, std::string> expected{{"admin-admin", "ops@example.org"},
+                                                      {"team-vision", "vision-leads@example.org"},
+                                                      {"user-alice", "alice@example.org"},
+                                                      {"user-bob", "bob@example.org"}};
     EXPECT_NE(r.err.find("no smtp for team nlp"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find(k_password), std::string::npos);
     const std::vector<json> got = mails();
     ASSERT_EQ(got.size(), expected.size()) << r.out << r.err;
     std::set<std::string> seen;
-    const double now_s = static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count());
+    const double now_s =
+        static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
     for (const json& m : got) {
         const std::string to = m["headers"]["To"];
         const auto it = std::find_if(expected.begin(), expected.end(),
@@ -124,7 +125,8 @@ TEST_F(DeliverySmtp, EveryDigestArrivesOverStartTlsWithAuthAndBothParts) {
         EXPECT_EQ(m["parts"][0]["type"], "text/plain");
         EXPECT_EQ(m["parts"][0]["charset"], "utf-8");
         EXPECT_EQ(m["parts"][1]["type"], "text/html");
-        EXPECT_EQ(crlf_to_lf(m["parts"][0]["text"]), test::read_text(out + "/" + it->first + ".txt"));
+        EXPECT_EQ(crlf_to_lf(m["parts"][0]["text"]),
+                  test::read_text(out + "/" + it->first + ".txt"));
         EXPECT_EQ(crlf_to_lf(m["parts"][1]["text"]),
                   test::read_text(out + "/" + it->first + ".html"));
         // The envelope: sender, the one recipient, over TLS (STARTTLS), logged in as gua.
@@ -159,7 +161,13 @@ TEST_F(DeliverySmtp, StartTlsNoneAgainstAServerThatRequiresItIsRefused) {
     write_file(m_dir.file("gua.toml"), text);
     const test::RunResult r = digest({"--for", "admin"});
     EXPECT_EQ(r.exit_code, 1) << r.out;
-    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    // The attempt's log line, then the one error line.
+    const std::vector<std::string> errs = lines_of(r.err);
+    ASSERT_EQ(errs.size(), 2u) << r.err;
+    EXPECT_NE(errs[0].find("delivery: smtp for admin admin: failed after 1 attempt: "),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(errs[1].find("1 of 1 deliveries failed"), std::string::npos) << r.err;
     EXPECT_TRUE(mails().empty()) << "the server requires STARTTLS";
 }
 

@@ -46,15 +46,16 @@ class DeliveryWebhook : public ::testing::Test {
     }
 
     test::RunResult digest(std::vector<std::string> extra = {}) const {
-        std::vector<std::string> args{"digest", "--db",  m_db,    "--config", m_dir.file("gua.toml"),
-                                      "--from", k_w1,    "--to",  k_w2,       "--for",
+        std::vector<std::string> args{"digest", "--db", m_db,   "--config", m_dir.file("gua.toml"),
+                                      "--from", k_w1,   "--to", k_w2,       "--for",
                                       "admin"};
         args.insert(args.end(), extra.begin(), extra.end());
         return test::run_gua(args);
     }
 
     static void expect_no_secret(const std::string& text) {
-        for (const std::string& secret : {"s3cretSlackToken", "s3cretTeamsSig", "s3cretJsonToken"}) {
+        for (const std::string& secret :
+             {"s3cretSlackToken", "s3cretTeamsSig", "s3cretJsonToken"}) {
             EXPECT_EQ(text.find(secret), std::string::npos) << text;
         }
     }
@@ -68,9 +69,9 @@ class DeliveryWebhook : public ::testing::Test {
 std::string admin_subject(const std::string& db) {
     test::TempDir plain;
     write_file(plain.file("gua.toml"), "[digest]\nadmin = \"ops@example.org\"\n");
-    const test::RunResult r = test::run_gua({"digest", "--db", db, "--config",
-                                             plain.file("gua.toml"), "--from", k_w1, "--to", k_w2,
-                                             "--for", "admin", "--format", "json"});
+    const test::RunResult r =
+        test::run_gua({"digest", "--db", db, "--config", plain.file("gua.toml"), "--from", k_w1,
+                       "--to", k_w2, "--for", "admin", "--format", "json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out)["digests"][0]["subject"];
 }
@@ -152,8 +153,8 @@ TEST_F(DeliveryWebhook, PayloadsCarryTheDocumentedFieldsAndTheFigures) {
     EXPECT_TRUE(j["text"].is_string());
     EXPECT_NE(j["html"].get<std::string>().find("<html"), std::string::npos);
     // The figures: the history's own integration of the later week, not gua's output.
-    EXPECT_NEAR(j["digest"]["idle_held_gpu_hours"].get<double>(),
-                m_truth.week[1].at("*").idle_held, 1e-9);
+    EXPECT_NEAR(j["digest"]["idle_held_gpu_hours"].get<double>(), m_truth.week[1].at("*").idle_held,
+                1e-9);
     EXPECT_NEAR(j["digest"]["active_gpu_hours"].get<double>(), m_truth.week[1].at("*").active,
                 1e-9);
     RecordProperty("admin_idle_held_gpu_hours", j["digest"]["idle_held_gpu_hours"].dump());
