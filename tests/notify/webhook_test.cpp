@@ -54,8 +54,7 @@ class DeliveryWebhook : public ::testing::Test {
     }
 
     static void expect_no_secret(const std::string& text) {
-        for (const std::string& secret :
-             {"s3cretSlackToken", "s3cretTeamsSig", "s3cretJsonToken"}) {
+        for (const char* secret : {"s3cretSlackToken", "s3cretTeamsSig", "s3cretJsonToken"}) {
             EXPECT_EQ(text.find(secret), std::string::npos) << text;
         }
     }
