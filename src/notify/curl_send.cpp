@@ -82,10 +82,9 @@ void common_options(Transfer& t, DurationUs timeout_us, const std::string& ca_fi
 /// (which a message might quote).
 std::string transfer_error(const Transfer& t, CURLcode code, const std::string& secret) {
     std::string detail(t.error.data(), strnlen(t.error.data(), t.error.size()));
-    std::string out = t.api.easy_strerror(code);
-    if (!detail.empty() && detail != out) {
-        out += ": " + detail;
-    }
+    // The buffer's detail is the more specific ("Failed to connect to … port 25 after 3 ms:
+    // Couldn't connect to server"); without one, the code's message ("Login denied").
+    std::string out = detail.empty() ? std::string(t.api.easy_strerror(code)) : detail;
     for (std::size_t at = 0; !secret.empty() && (at = out.find(secret)) != std::string::npos;) {
         out.replace(at, secret.size(), "…");
     }
