@@ -21,13 +21,17 @@ class Scripted final : public Transport {
     bool takes(const Notice&) const override { return true; }
     std::string target(const Notice&) const override { return "test"; }
     Result<void> send(const Notice&, const std::atomic<bool>* cancel) const override {
-        const std::lock_guard lock(m_mutex);
-        m_starts.push_back(Clock::now());
+        std::size_t n = 0;
+        {
+            const std::lock_guard lock(m_mutex);
+            m_starts.push_back(Clock::now());
+            n = m_starts.size();
+        }
         const auto until = Clock::now() + m_hold;
         while (Clock::now() < until && !cancel->load()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-        if (static_cast<int>(m_starts.size()) <= m_failures) {
+        if (static_cast<int>(n) <= m_failures) {
             return Error{"HTTP 503"};
         }
         return {};
