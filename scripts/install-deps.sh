@@ -33,6 +33,9 @@ if [ "${1:-}" = "--test" ]; then
         yamllint slurmctld slurmd slurm-client munge)
     # openssl and curl make and use the certificates of the --web-config tests (tests/export/).
     packages+=(openssl curl)
+    # python3-aiosmtpd: the SMTP server (STARTTLS, AUTH) the mail delivery tests send to
+    # (tests/notify/).
+    packages+=(python3-aiosmtpd)
 fi
 if [ "${1:-}" = "--clang" ]; then
     # `make fuzz` (libFuzzer) and `make test-tsan` (ThreadSanitizer) build with clang;

@@ -3,6 +3,7 @@
 // longest idle-held stretches and remedy, for each user, team and the admin.
 #include "cli/command.hpp"
 #include "cli/digest_output.hpp"
+#include "cli/digest_send.hpp"
 #include "cli/report_options.hpp"
 #include "cli/validators.hpp"
 #include "core/fatal.hpp"
@@ -91,12 +92,23 @@ int run(const DigestCommandOptions& o) {
         report::DigestMessage m = report::digest_message(f, address_of(f, cfg.digest));
         items.push_back(DigestItem{std::move(f), std::move(m)});
     }
+    // With [mail] or a [webhook.NAME] for digests, they are sent (and --output-dir still writes
+    // the files); without, the bodies go to stdout or --output-dir as before.
+    const notify::TransportList transports = digest_transports(cfg);
     if (o.dry_run) {
-        dry_run_digests(items, o.output_dir);
+        if (!transports.empty()) {
+            dry_run_sends(items, transports, cfg);
+        }
+        if (transports.empty() || !o.output_dir.empty()) {
+            dry_run_digests(items, o.output_dir);
+        }
     } else if (!o.output_dir.empty()) {
         write_digests(items, o.output_dir);
-    } else {
+    } else if (transports.empty()) {
         print_digests(items, o.format);
+    }
+    if (!o.dry_run && !transports.empty()) {
+        send_digests(items, transports, cfg);
     }
     return 0;
 }
@@ -134,7 +146,8 @@ Runner register_digest(CLI::App& app) {
                     "Write KIND-NAME.txt, .html and .json per recipient into this directory")
         ->check(non_empty());
     cmd->add_flag("--dry-run", o->dry_run,
-                  "List who would get which digest (and which files) without writing any");
+                  "List who would get which digest (files, mail, webhooks) without writing or "
+                  "sending any");
     return [o] { return run(*o); };
 }
 

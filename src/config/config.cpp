@@ -3,6 +3,7 @@
 #include "config/config.hpp"
 
 #include "config/allocations_section.hpp"
+#include "config/delivery_section.hpp"
 #include "config/digest_section.hpp"
 #include "config/policy_section.hpp"
 #include "config/sections.hpp"
@@ -120,7 +121,8 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
     c.path = path;
     if (auto r = check_keys(path, root, "",
                             {"thresholds", "daemon", "pricing", "energy", "health", "report",
-                             "teams", "policy", "retention", "allocations", "digest"});
+                             "teams", "policy", "retention", "allocations", "digest", "mail",
+                             "webhook", "delivery"});
         !r) {
         return r.error();
     }
@@ -172,6 +174,16 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return r.error();
     }
     if (auto r = section("digest", parse_digest, c.digest); !r) {
+        return r.error();
+    }
+    // [mail], [webhook.NAME], [delivery]: the transports of digests and notifications.
+    if (auto r = section("mail", parse_mail, c.delivery); !r) {
+        return r.error();
+    }
+    if (auto r = section("webhook", parse_webhooks, c.delivery); !r) {
+        return r.error();
+    }
+    if (auto r = section("delivery", parse_delivery, c.delivery); !r) {
         return r.error();
     }
     return c;

@@ -8,6 +8,7 @@
 #include "audit/cost.hpp"
 #include "audit/grouping.hpp"
 #include "audit/health.hpp"
+#include "config/delivery_settings.hpp"
 #include "config/digest_settings.hpp"
 #include "core/result.hpp"
 #include "core/time.hpp"
@@ -43,6 +44,7 @@ struct Config {
     std::string time_zone = "UTC";
     alloc::Settings allocations; ///< [allocations]: mapping_dir, kubelet_socket
     DigestSettings digest;       ///< [digest]: `gua digest` recipients and threshold
+    DeliverySettings delivery;   ///< [mail], [webhook.NAME], [delivery] (docs/notify.md)
 };
 
 /// Parses the TOML text `text` (named `path` in errors). Errors say file, line and key, e.g.

@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
+#include "daemon/delivery.hpp"
 #include "daemon/fault_recorder.hpp"
 #include "daemon/known_devices.hpp"
 #include "daemon/lock.hpp"
@@ -368,10 +369,15 @@ int run_daemon(const DaemonOptions& options, const SourceFactory& open_source) {
     source->expect_devices(recorded_devices(db));
     GpuPresence gpus(lock, log, driver);
     gpus.see(cards, 0);
-    policy::PolicyRunner policy_runner(db, cfg.policy, thresholds, log_line,
-                                       policy::RunnerOptions{"/proc", "/var/run/utmp", "/dev",
-                                                             hostname(),
-                                                             static_cast<std::uint32_t>(getpid())});
+    // [mail] and [webhook.NAME] for policy notifications: a queue on its own thread.
+    PolicyDelivery delivery(cfg, hostname(), log_line);
+    if (metrics) {
+        metrics->count_deliveries([&delivery] { return delivery.counts(); });
+    }
+    policy::PolicyRunner policy_runner(
+        db, cfg.policy, thresholds, log_line,
+        policy::RunnerOptions{"/proc", "/var/run/utmp", "/dev", hostname(),
+                              static_cast<std::uint32_t>(getpid()), delivery.hook()});
     policy_runner.start(clock.wall_now());
     notify_service_manager("READY=1");
     // Startup (schema creation or conversion, configuration, NVML discovery) leaves freed heap

@@ -33,6 +33,7 @@ void Log::line(const std::string& message) noexcept {
         // name) cannot start a line of its own or send control sequences to a terminal.
         const std::string text =
             fmt::format("{} {}\n", format_iso8601(wall_now()), printable(message));
+        const std::lock_guard lock(m_mutex); // the delivery thread logs too
         std::fwrite(text.data(), 1, text.size(), m_file);
         std::fflush(m_file);
         std::clearerr(m_file); // a full disk loses this line, not the ones after it
@@ -54,6 +55,7 @@ void Log::reopen() noexcept {
         }
         return;
     }
+    const std::lock_guard lock(m_mutex);
     std::fclose(m_file);
     m_file = fresh;
 }

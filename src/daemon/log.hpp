@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 namespace gua::daemon {
@@ -24,6 +25,7 @@ class Log {
   private:
     std::string m_path;
     std::FILE* m_file = nullptr;
+    std::mutex m_mutex; ///< line() is called from the delivery thread as well
 };
 
 } // namespace gua::daemon

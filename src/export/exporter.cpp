@@ -101,6 +101,9 @@ void Exporter::on_tick(const telemetry::Tick& tick, bool stored,
         }
         m_health.last_tick_end = tick.t0 + tick.duration_us;
         m_health.wal_bytes = file_bytes(m_wal_path);
+        if (m_deliveries) {
+            m_health.deliveries = m_deliveries();
+        }
         m_metrics.set_health(m_health);
         m_server->publish(m_metrics.render());
     } catch (...) {

@@ -44,6 +44,10 @@ class Exporter {
     void on_tick(const telemetry::Tick& tick, bool stored, std::uint64_t db_write_errors) noexcept;
     /// Counts one stored driver fault (gua_gpu_xid_events_total); published with the next tick.
     void on_fault(const std::string& uuid, int xid) noexcept;
+    /// Where the delivery counters come from (read at each tick); unset: no delivery series.
+    void count_deliveries(std::function<std::vector<DeliveryCounts>()> source) {
+        m_deliveries = std::move(source);
+    }
     /// Counts a tick that started more than an interval late.
     void on_overrun() noexcept { ++m_health.overruns; }
     /// The server (its url and port).
@@ -54,6 +58,7 @@ class Exporter {
     Health m_health;
     std::string m_wal_path;
     std::unique_ptr<HttpServer> m_server;
+    std::function<std::vector<DeliveryCounts>()> m_deliveries;
 };
 
 /// Starts an Exporter when `options.listen` is set, else returns nullptr. Throws Fatal (usage) for

@@ -77,6 +77,15 @@ struct CardLabels {
     std::string model;
 };
 
+/// The delivery counters of one mail or webhook transport (docs/notify.md).
+struct DeliveryCounts {
+    std::string transport; ///< "smtp" or "webhook.NAME"
+    std::uint64_t delivered = 0;
+    std::uint64_t failed = 0;  ///< given up after the last attempt
+    std::uint64_t dropped = 0; ///< refused by a full queue
+    std::uint64_t retries = 0; ///< attempts after a failed one
+};
+
 /// The daemon's own health at the latest tick.
 struct Health {
     std::uint64_t ticks = 0;
@@ -86,6 +95,7 @@ struct Health {
     std::optional<TimeUs> last_tick_end;
     std::optional<std::int64_t> wal_bytes;
     TimeUs started = 0;
+    std::vector<DeliveryCounts> deliveries; ///< policy notifications by mail and webhooks
 };
 
 /// Cumulative audit counters, the latest raw readings and health. Not thread-safe: one owner

@@ -250,6 +250,16 @@ void Metrics::render_daemon(Exposition& e) const {
     if (h.wal_bytes) {
         e.add(family_name(Family::db_wal_bytes), {}, static_cast<double>(*h.wal_bytes));
     }
+    for (const DeliveryCounts& d : h.deliveries) {
+        for (const auto& [outcome, n] :
+             {std::pair{"delivered", d.delivered}, std::pair{"failed", d.failed},
+              std::pair{"dropped", d.dropped}}) {
+            e.add(family_name(Family::notify_deliveries_total),
+                  {{"transport", d.transport}, {"outcome", outcome}}, static_cast<double>(n));
+        }
+        e.add(family_name(Family::notify_retries_total), {{"transport", d.transport}},
+              static_cast<double>(d.retries));
+    }
     e.add(family_name(Family::waste_pools_info), {{"time_zone", m_options.time_zone.name()}}, 1);
     e.add(family_name(Family::build_info), {{"version", k_version}}, 1);
 }

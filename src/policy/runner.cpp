@@ -199,6 +199,9 @@ std::string PolicyRunner::notify(const Decision& d, std::int64_t& spawned_pid) {
     if (person) {
         write_to_terminals(m_options.utmp_path, m_options.dev_root, *person, message);
     }
+    if (m_options.deliver) {
+        m_options.deliver(d); // queued: mail and webhooks never hold up the tick
+    }
     const std::string& command = m_engine.config().notify_command;
     if (command.empty()) {
         return "notified";

@@ -28,6 +28,9 @@ struct RunnerOptions {
     std::string dev_root = "/dev";
     std::string host;
     std::uint32_t self_pid = 0;
+    /// Hands a notify decision to the configured mail and webhook transports (the daemon's
+    /// delivery queue: returns at once). Empty: none configured.
+    std::function<void(const Decision&)> deliver;
 };
 
 /// Runs the policy on one thread alongside the writer. Does nothing while the policy is disabled.

@@ -2,9 +2,9 @@
 // Prometheus HTTP API client: form-encoded POSTs, JSON results, one-line errors.
 #include "prometheus/api.hpp"
 
+#include "core/curl_api.hpp"
 #include "core/duration.hpp"
 #include "core/fatal.hpp"
-#include "core/shared_library.hpp"
 #include "prometheus/answer.hpp"
 
 #define CURL_DISABLE_TYPECHECK // calls go through function pointers
@@ -32,42 +32,10 @@ std::string prom_label(const PromLabels& labels, const std::string& name) {
 
 namespace {
 
-/// libcurl's entry points, loaded on first use: only `gua report --prometheus` needs libcurl and
-/// its TLS/Kerberos/LDAP dependencies.
-struct CurlApi {
-    decltype(&curl_easy_init) easy_init = nullptr;
-    decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
-    decltype(&curl_easy_reset) easy_reset = nullptr;
-    decltype(&curl_easy_setopt) easy_setopt = nullptr;
-    decltype(&curl_easy_perform) easy_perform = nullptr;
-    decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
-    decltype(&curl_easy_strerror) easy_strerror = nullptr;
-    decltype(&curl_easy_escape) easy_escape = nullptr;
-    decltype(&curl_free) free = nullptr;
-    decltype(&curl_global_init) global_init = nullptr;
-};
-
+/// libcurl, loaded on first use: only `gua report --prometheus` needs it and its TLS, Kerberos
+/// and LDAP dependencies.
 const CurlApi& curl_api() {
-    static const CurlApi api = [] {
-        const SharedLibrary& lib =
-            SharedLibrary::open("libcurl.so.4", "libcurl4", "gua report --prometheus");
-        CurlApi a;
-        lib.bind(a.easy_init, "curl_easy_init");
-        lib.bind(a.easy_cleanup, "curl_easy_cleanup");
-        lib.bind(a.easy_reset, "curl_easy_reset");
-        lib.bind(a.easy_setopt, "curl_easy_setopt");
-        lib.bind(a.easy_perform, "curl_easy_perform");
-        lib.bind(a.easy_getinfo, "curl_easy_getinfo");
-        lib.bind(a.easy_strerror, "curl_easy_strerror");
-        lib.bind(a.easy_escape, "curl_easy_escape");
-        lib.bind(a.free, "curl_free");
-        lib.bind(a.global_init, "curl_global_init");
-        // Once, before any thread makes a handle: curl_easy_init would otherwise do it lazily,
-        // which is not thread-safe.
-        a.global_init(CURL_GLOBAL_DEFAULT);
-        return a;
-    }();
-    return api;
+    return gua::curl_api("gua report --prometheus");
 }
 
 using nlohmann::json;
