@@ -27,9 +27,9 @@ struct Card {
     std::vector<Proc> procs;
     // Health (its own random stream: the states above are those of gpu-usage-audit's workload).
     Phase health_phase = Phase::free;
-    double job_watts = 0;       ///< the running job's typical draw
-    bool power_capped = false;  ///< the job runs into the power limit
-    std::int64_t ghost_mib = 0; ///< memory a crashed job left behind, until the card is reset
+    double job_watts = 0;        ///< the running job's typical draw
+    bool power_capped = false;   ///< the job runs into the power limit
+    std::int64_t ghost_mib = 0;  ///< memory a crashed job left behind, until the card is reset
     bool link_read_busy = false; ///< the daemon has read the PCIe link while the card was busy
     double temperature = 32;
     double mem_temperature = 38;

@@ -85,9 +85,8 @@ class SpanScan {
             }
         });
         for (auto& [gpu, ticks] : m_ticks) {
-            std::stable_sort(ticks.begin(), ticks.end(), [](const auto& a, const auto& b) {
-                return a.t0 < b.t0;
-            });
+            std::stable_sort(ticks.begin(), ticks.end(),
+                             [](const auto& a, const auto& b) { return a.t0 < b.t0; });
         }
     }
     /// True when a fault before `until` has a span that ticks after `until` could extend.

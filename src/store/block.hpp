@@ -242,9 +242,10 @@ class BlockBuilder {
     /// most of a 4 kB page (SQLite keeps a row of up to 4,061 bytes on its leaf page, and the
     /// last tick may add a few hundred bytes more): every block repeats its layout and its
     /// constant streams, so fewer, longer blocks store less (at 1,800 bytes, two blocks to a page,
-    /// the reference year took 6 % more: docs/PERFORMANCE.md). A block whose layout alone takes more than half of it (many processes)
-    /// may hold this much of streams besides its layout instead: it then takes more than a page,
-    /// but stores its layout once for many ticks rather than once for every one or two.
+    /// the reference year took 6 % more: docs/PERFORMANCE.md). A block whose layout alone takes
+    /// more than half of it (many processes) may hold this much of streams besides its layout
+    /// instead: it then takes more than a page, but stores its layout once for many ticks rather
+    /// than once for every one or two.
     static constexpr std::size_t k_max_bytes = 3600;
 
     bool empty() const { return m_row.n_ticks == 0; }

@@ -67,11 +67,11 @@ void add_fabric_fields(FieldTable& f, audit::FabricTotals& x) {
     f.add(100, x.nvlink_errors_seen.first_us, x.nvlink_errors_seen.last_end_us, x.links_known_us,
           x.links_down_us, x.links, x.links_active_min, x.links_down_seen.first_us,
           x.links_down_seen.last_end_us);
-    f.add(108, x.pcie_known_active_us, x.pcie_degraded_active_us, x.pcie_gen_max,
-          x.pcie_width_max, x.pcie_gen_low, x.pcie_width_low, x.pcie_degraded_seen.first_us,
+    f.add(108, x.pcie_known_active_us, x.pcie_degraded_active_us, x.pcie_gen_max, x.pcie_width_max,
+          x.pcie_gen_low, x.pcie_width_low, x.pcie_degraded_seen.first_us,
           x.pcie_degraded_seen.last_end_us);
-    f.add(116, x.pcie_replay_known_us, x.pcie_replays, x.pcie_replay_read_us,
-          x.pcie_replay_first, x.pcie_replay_first_us, x.pcie_replay_last);
+    f.add(116, x.pcie_replay_known_us, x.pcie_replays, x.pcie_replay_read_us, x.pcie_replay_first,
+          x.pcie_replay_first_us, x.pcie_replay_last);
     f.add(122, x.remap_known_us, x.remap_failed_us, x.remap_failed_seen.first_us,
           x.remap_failed_seen.last_end_us);
 }

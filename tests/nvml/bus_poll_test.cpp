@@ -73,8 +73,8 @@ TEST(BusPoll, AnIdleCardsLoweredLinkKeepsTheLatestBusyReading) {
     auto source = fake.source();
     ASSERT_TRUE(source);
     source->poll(wall_at(0));
-    for (const auto& [t, gen] : std::vector<std::pair<int, int>>{
-             {5, 4}, {15, 4}, {19, 4}, {25, 2}, {29, 2}}) {
+    for (const auto& [t, gen] :
+         std::vector<std::pair<int, int>>{{5, 4}, {15, 4}, {19, 4}, {25, 2}, {29, 2}}) {
         fake.set_time(t);
         const auto poll = source->poll(wall_at(t)).at(0);
         EXPECT_EQ(poll.readings.pcie_gen, gen) << "at " << t << " s";

@@ -31,8 +31,8 @@ constexpr TimeUs k_fault1_at = k_start + k_fault1_tick * k_tick + 30 * k_s;
 constexpr TimeUs k_fault2_at = k_start + k_fault2_tick * k_tick + 10 * k_s;
 
 bool stuck(int index, int k) {
-    return index == 0 && ((k >= k_fault1_tick && k < k_fault1_tick + k_stuck1_ticks) ||
-                          k >= k_fault2_tick);
+    return index == 0 &&
+           ((k >= k_fault1_tick && k < k_fault1_tick + k_stuck1_ticks) || k >= k_fault2_tick);
 }
 
 telemetry::CardTickRecord card(int index, int k) {
@@ -102,8 +102,7 @@ TEST(FaultLossScan, SpansOverAStoreEndWhereTheCardWasBusyAgainOrAtTheWindowsEnd)
         report::fault_loss_spans(t.db, reader, gpus, audit::Thresholds{}, k_start, to);
     ASSERT_EQ(spans.spans().size(), 1U) << "the application fault on GPU-b strands nothing";
     const std::vector<audit::FaultSpan> expected{
-        {k_fault1_at, k_start + (k_fault1_tick + k_stuck1_ticks) * k_tick},
-        {k_fault2_at, to}};
+        {k_fault1_at, k_start + (k_fault1_tick + k_stuck1_ticks) * k_tick}, {k_fault2_at, to}};
     EXPECT_EQ(spans.spans().at(id.at("GPU-a")), expected);
 }
 
