@@ -58,7 +58,7 @@ test-asan: test-deps $(ASAN_BUILD)/build.ninja
 # ThreadSanitizer (clang): only the daemon's threads are under test — the daemon end-to-end,
 # /metrics and HTTP server suites, the clock's stoppable wait (docs/TESTING.md); their files are
 # the test binary gua_tsan_tests (tests/CMakeLists.txt).
-TSAN_TESTS ?= DaemonE2E*:DeadlineWorker*:Export*:FleetMetricsLoad*:StorageWatch*:DatabaseLock*:ScenarioFileClock*:FaultMatrixStorage.LongRead*:TzRules.Concurrent*
+TSAN_TESTS ?= DaemonE2E*:NotifyQueue*:DeadlineWorker*:Export*:FleetMetricsLoad*:StorageWatch*:DatabaseLock*:ScenarioFileClock*:FaultMatrixStorage.LongRead*:TzRules.Concurrent*
 
 $(TSAN_BUILD)/build.ninja: | deps clang-deps
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
