@@ -45,7 +45,8 @@ add_custom_command(OUTPUT ${gua_completion_files}
     VERBATIM)
 add_custom_target(gua_completion ALL DEPENDS ${gua_completion_files})
 
-install(FILES ${gua_packaging}/gua.service DESTINATION ${GUA_SYSTEMD_UNITDIR})
+install(FILES ${gua_packaging}/gua.service ${gua_packaging}/gua-digest.service
+              ${gua_packaging}/gua-digest.timer DESTINATION ${GUA_SYSTEMD_UNITDIR})
 install(FILES ${gua_packaging}/gua.toml DESTINATION ${GUA_CONFIG_DIR})
 install(FILES ${gua_man_gz} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${gua_packaging}/debian/copyright ${gua_changelog_gz}

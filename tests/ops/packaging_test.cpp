@@ -146,6 +146,8 @@ TEST_F(Packaging, DebHoldsBinaryUnitConfigManPageDocsAndCompletion) {
         {"./usr/bin/gua", "-rwxr-xr-x"},
         {"./usr/bin/gpu-usage-audit -> gua", "lrwxrwxrwx"},
         {"./lib/systemd/system/gua.service", "-rw-r--r--"},
+        {"./lib/systemd/system/gua-digest.service", "-rw-r--r--"},
+        {"./lib/systemd/system/gua-digest.timer", "-rw-r--r--"},
         {"./etc/gua/gua.toml", "-rw-r--r--"},
         {"./usr/share/man/man1/gua.1.gz", "-rw-r--r--"},
         {"./usr/share/man/man1/gpu-usage-audit.1.gz -> gua.1.gz", "lrwxrwxrwx"},
@@ -281,6 +283,8 @@ TEST_F(Packaging, PackagedFilesMatchTheSourcesAndTheBinary) {
     const fs::path source = GUA_SOURCE_DIR;
     for (const auto& [installed, original] : std::vector<std::pair<std::string, std::string>>{
              {"lib/systemd/system/gua.service", "packaging/gua.service"},
+             {"lib/systemd/system/gua-digest.service", "packaging/gua-digest.service"},
+             {"lib/systemd/system/gua-digest.timer", "packaging/gua-digest.timer"},
              {"etc/gua/gua.toml", "packaging/gua.toml"},
              {"usr/share/doc/gua/copyright", "packaging/debian/copyright"},
              {"usr/share/doc/gua/examples/gua.toml.example", "packaging/gua.toml.example"},
@@ -487,18 +491,23 @@ TEST(PackagingUnit, SystemdAnalyzeVerifyPasses) {
     if (!have("systemd-analyze")) {
         GTEST_SKIP() << "systemd-analyze is not installed";
     }
-    // verify checks that ExecStart= exists, so the unit is checked with this build's binary.
+    // verify checks that ExecStart= exists, so the units are checked with this build's binary;
+    // the timer is checked with the service it starts next to it.
     std::string pattern = (fs::temp_directory_path() / "gua-unit-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    const fs::path unit = fs::path(pattern) / "gua.service";
-    std::string text = read_text(fs::path(GUA_SOURCE_DIR) / "packaging/gua.service");
-    const std::size_t at = text.find("ExecStart=/usr/bin/gua ");
-    ASSERT_NE(at, std::string::npos);
-    text.replace(at, 23, "ExecStart=" + std::string(GUA_BINARY) + " ");
-    std::ofstream(unit) << text;
-    const auto [code, out] = shell("systemd-analyze verify --man=no " + quoted(unit));
-    EXPECT_EQ(code, 0) << out;
-    EXPECT_EQ(out, "") << "systemd-analyze verify printed warnings";
+    for (const char* name : {"gua.service", "gua-digest.service", "gua-digest.timer"}) {
+        std::string text = read_text(fs::path(GUA_SOURCE_DIR) / "packaging" / name);
+        if (const std::size_t at = text.find("ExecStart=/usr/bin/gua "); at != std::string::npos) {
+            text.replace(at, 23, "ExecStart=" + std::string(GUA_BINARY) + " ");
+        }
+        std::ofstream(fs::path(pattern) / name) << text;
+    }
+    for (const char* name : {"gua.service", "gua-digest.timer"}) {
+        const auto [code, out] =
+            shell("systemd-analyze verify --man=no " + quoted(fs::path(pattern) / name));
+        EXPECT_EQ(code, 0) << name << ": " << out;
+        EXPECT_EQ(out, "") << name << ": systemd-analyze verify printed warnings";
+    }
     fs::remove_all(pattern);
 }
 
