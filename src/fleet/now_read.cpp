@@ -202,7 +202,9 @@ void fill_holders(FleetCardNow& card, const CardSeries& s, const CounterTimeline
     const auto card_idle = t.values.find("idle_held");
     const double idle_gain = card_idle == t.values.end() ? 0 : growth(card_idle->second, tick);
     const std::vector<double> held = values_at(t.times, s.held_idle);
-    for (const auto& [user, states] : s.users) {
+    for (const auto& entry : s.users) {
+        const auto& user = entry.first;
+        const auto& states = entry.second; // a plain reference: clang 14 captures no bindings
         const auto series = [&](const char* state) {
             const auto it = states.find(state);
             return values_at(t.times, it == states.end() ? FleetSamples{} : it->second);
