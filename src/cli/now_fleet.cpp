@@ -87,18 +87,9 @@ void add_fleet_now_flags(CLI::App& cmd, FleetNowFlags& flags) {
         ->check(prometheus_label_name())
         ->capture_default_str()
         ->needs(url);
-    cmd.add_option_function<std::string>(
-           "--prometheus-timeout",
-           [&flags](const std::string& text) {
-               const Result<DurationUs> d = parse_duration(text);
-               if (!d || d.value() <= 0) {
-                   throw CLI::ValidationError("--prometheus-timeout",
-                                              d ? "expected a duration above 0"
-                                                : d.error().message);
-               }
-               flags.timeout_us = d.value();
-           },
-           "With --prometheus: the longest one view may wait for the server (default 30s)")
+    add_positive_duration(
+        cmd, "--prometheus-timeout", flags.timeout_us,
+        "With --prometheus: the longest one view may wait for the server (default 30s)")
         ->needs(url);
 }
 

@@ -37,19 +37,10 @@ void add_fleet_flags(CLI::App& cmd, report::FleetOptions& fleet) {
            },
            "With --source dcgm: sampling step of the gauges (default 15s)")
         ->needs(url);
-    cmd.add_option_function<std::string>(
-           "--prometheus-timeout",
-           [&fleet](const std::string& text) {
-               const Result<DurationUs> d = parse_duration(text);
-               if (!d || d.value() <= 0) {
-                   throw CLI::ValidationError("--prometheus-timeout",
-                                              d ? "expected a duration above 0"
-                                                : d.error().message);
-               }
-               fleet.timeout_us = d.value();
-           },
-           "With --prometheus: the longest the whole report may wait for the server (default "
-           "10m; each request at most 1m)")
+    add_positive_duration(
+        cmd, "--prometheus-timeout", fleet.timeout_us,
+        "With --prometheus: the longest the whole report may wait for the server (default "
+        "10m; each request at most 1m)")
         ->needs(url);
 }
 

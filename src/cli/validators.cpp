@@ -3,12 +3,28 @@
 #include "cli/validators.hpp"
 
 #include "audit/cost.hpp"
+#include "core/duration.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 namespace gua::cli {
+
+CLI::Option* add_positive_duration(CLI::App& cmd, const std::string& name, DurationUs& target,
+                                   const std::string& help) {
+    return cmd.add_option_function<std::string>(
+        name,
+        [name, &target](const std::string& text) {
+            const Result<DurationUs> d = parse_duration(text);
+            if (!d || d.value() <= 0) {
+                throw CLI::ValidationError(name,
+                                           d ? "expected a duration above 0" : d.error().message);
+            }
+            target = d.value();
+        },
+        help);
+}
 
 CLI::Validator non_empty() {
     return CLI::Validator(

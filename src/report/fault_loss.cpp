@@ -56,17 +56,20 @@ class SpanScan {
         while (from < m_to) {
             const TimeUs until = width >= m_to - from ? m_to : from + width;
             scan(from, until);
-            const std::optional<TimeUs> next = next_fault(until);
-            if (until >= m_to || (!open(until) && !next)) {
+            if (until >= m_to) {
                 break;
             }
             if (open(until)) {
                 width = std::min<DurationUs>(width, m_to - from) * 2;
                 from = until;
-            } else {
-                from = std::max(until, *next - k_us_per_hour);
-                width = 2 * k_us_per_hour;
+                continue;
             }
+            const std::optional<TimeUs> next = next_fault(until);
+            if (!next) {
+                break;
+            }
+            from = std::max(until, *next - k_us_per_hour);
+            width = 2 * k_us_per_hour;
         }
         audit::FaultSpans spans;
         for (const Stranding& f : m_faults) {
